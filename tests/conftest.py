@@ -1,0 +1,50 @@
+"""Shared fixtures: seeded RNGs, the tiny random model, the embedded SmolLM2 (session-scoped)."""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import pytest
+import torch
+
+
+@pytest.fixture(autouse=True)
+def _seed_everything():
+    random.seed(0)
+    np.random.seed(0)
+    torch.manual_seed(0)
+    yield
+
+
+@pytest.fixture
+def tiny():
+    from interp_heads.testing import tiny_model
+
+    return tiny_model()
+
+
+@pytest.fixture(scope="session")
+def smollm():
+    """The embedded SmolLM2-135M-Instruct, loaded once per session (cached converted weights)."""
+    from interp_heads.models import load_model
+
+    return load_model("smollm2-135m", device="cpu")
+
+
+@pytest.fixture(scope="session")
+def hf_smollm():
+    """The Hugging Face model de-quantised from the same GGUF, for independent comparisons."""
+    from transformers import AutoModelForCausalLM
+
+    from interp_heads.models import embedded_gguf_path
+
+    path = embedded_gguf_path()
+    return AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32).eval()
+
+
+def pytest_configure(config):
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
