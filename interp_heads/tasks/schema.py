@@ -1,0 +1,91 @@
+"""Task data model: one ``Example`` per JSONL row, a ``Task`` is a named list of them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+BUILTIN_TASKS = ("retrieval", "knowledge_recall", "math_calculation", "inference")
+TASK_TITLES = {
+    "retrieval": "Retrieval",
+    "knowledge_recall": "Knowledge Recall",
+    "math_calculation": "Math Calculation",
+    "inference": "Inference",
+}
+
+
+@dataclass(frozen=True)
+class Example:
+    """One task item.
+
+    Attributes:
+        id: unique within the task.
+        task: task name.
+        prompt: the task text; what the model sees is ``interp_heads.prompts.render(model, prompt)``.
+        question: the plain question (COMET's source).
+        answer: the reference answer.
+        aliases: other accepted answers.
+        corrupted_prompt: same template and token length, a different correct answer (for patching).
+        corrupted_answer: the answer to ``corrupted_prompt``.
+    """
+
+    id: str
+    task: str
+    prompt: str
+    answer: str
+    question: str = ""
+    aliases: tuple[str, ...] = ()
+    corrupted_prompt: str | None = None
+    corrupted_answer: str | None = None
+
+    def to_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d["aliases"] = list(self.aliases)
+        return d
+
+
+@dataclass
+class Task:
+    """A named, ordered list of examples plus where they came from."""
+
+    name: str
+    examples: list[Example]
+    source: str = ""
+    sha256: str = ""
+    meta: dict = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def __iter__(self) -> Iterator[Example]:
+        return iter(self.examples)
+
+    def __getitem__(self, i):
+        return self.examples[i]
+
+    @property
+    def title(self) -> str:
+        return TASK_TITLES.get(self.name, self.name)
+
+    @property
+    def has_corrupted(self) -> bool:
+        return all(e.corrupted_prompt and e.corrupted_answer for e in self.examples)
+
+    def subset(self, ids: Sequence[str] | None = None, n: int | None = None) -> Task:
+        """Examples with these ids (in task order), and/or the first ``n``."""
+        exs = self.examples
+        if ids is not None:
+            keep = set(ids)
+            exs = [e for e in exs if e.id in keep]
+        if n is not None:
+            exs = exs[:n]
+        return Task(self.name, list(exs), self.source, self.sha256, dict(self.meta))
+
+    def split(self, n_first: int) -> tuple[Task, Task]:
+        """Two disjoint tasks: the first ``n_first`` examples and the rest (e.g. rank vs evaluate)."""
+        a, b = self.examples[:n_first], self.examples[n_first:]
+        return (
+            Task(self.name, list(a), self.source, self.sha256, dict(self.meta)),
+            Task(self.name, list(b), self.source, self.sha256, dict(self.meta)),
+        )
