@@ -1,0 +1,128 @@
+"""Answer checking: does a model's generation give the reference answer?
+
+The rule (used by baselines, ablation scoring and every report):
+
+1. Only the first non-empty line of the generation counts (models often ramble on afterwards).
+2. Both that line and the answer are normalised by :func:`normalize`: Unicode NFKC, lower case,
+   thousands separators dropped (``1,000`` -> ``1000``), number words turned into digits
+   (``twelve`` -> ``12``, ``twenty-one`` -> ``21``, ``one hundred and five`` -> ``105``),
+   punctuation turned into spaces (a decimal point or leading minus sign of a number is kept),
+   the articles ``a``/``an``/``the`` dropped, whitespace collapsed.
+3. The generation is correct when the normalised answer (or an alias) equals the normalised line,
+   or appears in it as a whole run of words: ``"The capital of France is Paris."`` counts for
+   ``"Paris"``, but ``"120"`` never counts for ``"12"`` nor ``"12"`` for ``"120"``.
+
+An empty generation or an answer that normalises to nothing is never correct.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13,
+    "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18,
+    "nineteen": 19,
+}  # fmt: skip
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES = {"hundred": 100, "thousand": 1000, "million": 1_000_000}
+_NUMBER_WORDS = set(_UNITS) | set(_TENS) | set(_SCALES)
+_ARTICLES = {"a", "an", "the"}
+
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+# Anything that is not a letter/digit, except a '.' between digits or a '-' before a digit that
+# starts a word (negative numbers).
+_PUNCT = re.compile(r"(?:(?<!\d)\.|\.(?!\d)|(?<=\w)-|-(?!\d)|[^\w\s.\-])+")
+
+
+def _words_to_number(words: list[str]) -> int:
+    total, current = 0, 0
+    for w in words:
+        if w in _UNITS:
+            current += _UNITS[w]
+        elif w in _TENS:
+            current += _TENS[w]
+        elif w == "hundred":
+            current = max(current, 1) * 100
+        else:  # thousand, million
+            total += max(current, 1) * _SCALES[w]
+            current = 0
+    return total + current
+
+
+def _may_follow(prev: str, word: str) -> bool:
+    """Number-word grammar: "twenty one", "one hundred", but not "one two" (two numbers)."""
+    if word in _SCALES:
+        return prev not in _SCALES or _SCALES[prev] < _SCALES[word]
+    if prev in _TENS:
+        return word in _UNITS and 0 < _UNITS[word] < 10
+    return prev in _SCALES
+
+
+def _numberize(tokens: list[str]) -> list[str]:
+    """Replace maximal runs of number words (``and`` allowed inside) by their digits."""
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        if tokens[i] not in _NUMBER_WORDS or tokens[i] in _SCALES:
+            out.append(tokens[i])
+            i += 1
+            continue
+        run = [tokens[i]]
+        j = i + 1
+        while j < len(tokens):
+            if tokens[j] in _NUMBER_WORDS and _may_follow(run[-1], tokens[j]):
+                run.append(tokens[j])
+                j += 1
+            elif (
+                tokens[j] == "and"
+                and run[-1] in _SCALES
+                and j + 1 < len(tokens)
+                and tokens[j + 1] in _NUMBER_WORDS
+            ):
+                j += 1
+            else:
+                break
+        out.append(str(_words_to_number(run)))
+        i = j
+    return out
+
+
+def normalize(text: str) -> str:
+    """Canonical form of an answer or generation line (see the module docstring)."""
+    text = unicodedata.normalize("NFKC", text or "").lower()
+    text = text.replace("\u2212", "-")
+    text = _THOUSANDS.sub("", text)
+    text = _PUNCT.sub(" ", text)
+    tokens = [t for t in text.split() if t not in _ARTICLES]
+    return " ".join(_numberize(tokens))
+
+
+def first_line(generation: str) -> str:
+    """The first line of ``generation`` that is not blank (``""`` when there is none)."""
+    for line in (generation or "").splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _contains_words(haystack: str, needle: str) -> bool:
+    return f" {needle} " in f" {haystack} "
+
+
+def is_correct(generation: str, answer: str, aliases: Sequence[str] = ()) -> bool:
+    """Whether the first non-empty line of ``generation`` gives ``answer`` or one of ``aliases``."""
+    line = normalize(first_line(generation))
+    if not line:
+        return False
+    for ref in (answer, *aliases):
+        target = normalize(ref)
+        if target and (line == target or _contains_words(line, target)):
+            return True
+    return False
