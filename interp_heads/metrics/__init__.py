@@ -1,0 +1,20 @@
+"""Metrics on generated answers: accuracy, COMET, and offline stand-ins (MiniLM cosine, chrF)."""
+
+from interp_heads.metrics.accuracy import Accuracy
+from interp_heads.metrics.base import Metric, MetricItem, MetricUnavailable
+from interp_heads.metrics.comet_metric import CometMetric
+from interp_heads.metrics.comet_offline import build_offline_comet_checkpoint
+from interp_heads.metrics.embedding import ChrF, MiniLMCosine
+from interp_heads.metrics.registry import resolve_metrics
+
+__all__ = [
+    "Accuracy",
+    "ChrF",
+    "CometMetric",
+    "Metric",
+    "MetricItem",
+    "MetricUnavailable",
+    "MiniLMCosine",
+    "build_offline_comet_checkpoint",
+    "resolve_metrics",
+]

@@ -1,0 +1,19 @@
+"""Accuracy: 1.0 when the generation gives the answer (``interp_heads.tasks.checking`` rule)."""
+
+from __future__ import annotations
+
+from interp_heads.metrics.base import Metric, MetricItem
+
+
+class Accuracy(Metric):
+    """Exact-answer accuracy: first non-empty line contains the normalised answer or an alias."""
+
+    name = "accuracy"
+    label = "Accuracy"
+    is_comet = False
+
+    def score(self, items: list[MetricItem]) -> list[float]:
+        """1.0 for a correct generation, else 0.0 (see ``tasks.checking.is_correct``)."""
+        from interp_heads.tasks.checking import is_correct
+
+        return [float(is_correct(it.mt, it.ref, it.aliases)) for it in items]

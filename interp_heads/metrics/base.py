@@ -1,0 +1,93 @@
+"""Metric interface: one :class:`MetricItem` per generated answer, per-item scores in [0, 1]."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import warnings
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+_NOISY_LOGGERS = ("pytorch_lightning", "lightning", "lightning_fabric", "transformers", "comet")
+
+
+class MetricUnavailable(RuntimeError):
+    """Raised when a metric cannot be loaded (missing checkpoint, no network); one-line message."""
+
+
+@dataclass(frozen=True)
+class MetricItem:
+    """One scored answer.
+
+    Attributes:
+        src: the plain question (COMET's source).
+        mt: the model's generation (metrics score its first non-empty line).
+        ref: the reference answer.
+        aliases: other accepted answers (used by accuracy only).
+    """
+
+    src: str
+    mt: str
+    ref: str
+    aliases: tuple[str, ...] = ()
+
+
+class Metric(ABC):
+    """A metric over generated answers.
+
+    Attributes:
+        name: machine id ("accuracy", "comet", "minilm_cosine", "chrf").
+        label: what plots and tables show.
+        is_comet: True only for real COMET models.
+    """
+
+    name: str = ""
+    label: str = ""
+    is_comet: bool = False
+
+    @abstractmethod
+    def score(self, items: list[MetricItem]) -> list[float]:
+        """One score per item, in item order."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, label={self.label!r})"
+
+
+def first_line(text: str) -> str:
+    """First non-empty line of ``text``, stripped (the part of a generation that is scored)."""
+    from interp_heads.tasks.checking import first_line as _first_line
+
+    return _first_line(text)
+
+
+def cache_root() -> Path:
+    """``$INTERP_HEADS_CACHE`` (default ``~/.cache/interp_heads``)."""
+    return Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache" / "interp_heads"))
+
+
+def one_line(exc: BaseException | str) -> str:
+    """First line of an exception message, with its type when the message is empty."""
+    text = str(exc).strip().splitlines()
+    if isinstance(exc, BaseException):
+        return text[0] if text else type(exc).__name__
+    return text[0] if text else ""
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Silence pytorch-lightning / transformers / COMET logging and warnings inside the block."""
+    levels = {}
+    for name in _NOISY_LOGGERS:
+        logger = logging.getLogger(name)
+        levels[name] = logger.level
+        logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for name, level in levels.items():
+            logging.getLogger(name).setLevel(level)

@@ -1,0 +1,65 @@
+"""Turn metric names from the CLI/config into :class:`Metric` objects, with an offline fallback."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+from interp_heads.metrics.accuracy import Accuracy
+from interp_heads.metrics.base import Metric, MetricUnavailable
+from interp_heads.metrics.comet_metric import CometMetric
+from interp_heads.metrics.embedding import ChrF, MiniLMCosine
+
+log = logging.getLogger(__name__)
+
+DEFAULT_COMET_MODEL = "Unbabel/wmt22-comet-da"
+SMALL_COMET_MODEL = "Unbabel/eamt22-cometinho-da"
+METRIC_NAMES = ("accuracy", "comet", "minilm_cosine", "chrf")
+
+
+def fallback_note(reason: str) -> str:
+    """The one-line note printed when COMET falls back to the MiniLM stand-in."""
+    return (
+        f"COMET unavailable ({reason}); using MiniLM cosine, an offline stand-in. "
+        "Pass --comet-model PATH_OR_NAME with a COMET checkpoint to enable COMET."
+    )
+
+
+def resolve_metrics(
+    names: list[str], comet_model: str | None = None, allow_fallback: bool = True
+) -> list[Metric]:
+    """Metric objects for ``names`` (``accuracy``, ``comet``, ``minilm_cosine``, ``chrf``).
+
+    ``comet`` becomes a :class:`CometMetric` when its checkpoint (``comet_model``, default
+    ``Unbabel/wmt22-comet-da``) loads; otherwise, with ``allow_fallback``, a :class:`MiniLMCosine`
+    and a printed note, else :class:`MetricUnavailable` is raised. Duplicates are dropped.
+
+    Raises:
+        ValueError: for an unknown metric name.
+        MetricUnavailable: when COMET cannot load and ``allow_fallback`` is False.
+    """
+    out: list[Metric] = []
+    for raw in names:
+        name = raw.strip().lower()
+        if name == "accuracy":
+            metric: Metric = Accuracy()
+        elif name == "comet":
+            metric = CometMetric(comet_model or DEFAULT_COMET_MODEL)
+            try:
+                metric.load()
+            except MetricUnavailable as exc:
+                if not allow_fallback:
+                    raise
+                note = fallback_note(str(exc))
+                log.info(note)
+                print(note, file=sys.stderr)
+                metric = MiniLMCosine()
+        elif name in ("minilm_cosine", "minilm"):
+            metric = MiniLMCosine()
+        elif name == "chrf":
+            metric = ChrF()
+        else:
+            raise ValueError(f"unknown metric {raw!r}; choose from {', '.join(METRIC_NAMES)}")
+        if metric.name not in {m.name for m in out}:
+            out.append(metric)
+    return out
