@@ -1,11 +1,11 @@
 """COMET (Unbabel) on generated answers: src = question, mt = first line of the generation, ref = answer.
 
-``CometMetric(model)`` takes a COMET model name (e.g. ``Unbabel/eamt22-cometinho-da``; taken from
-the local Hugging Face cache, downloaded only when the hub is reachable and ``HF_HUB_OFFLINE`` is
-not set) or a local checkpoint: a ``.ckpt`` file or a folder holding ``checkpoints/model.ckpt``
-(and ``hparams.yaml``). The model is loaded on first use and cached per checkpoint in-process;
-the encoder named in its ``hparams.yaml`` is looked up locally first. Anything that stops a
-checkpoint from loading raises :class:`MetricUnavailable` with a one-line reason.
+``CometMetric(model)`` takes a COMET model name (e.g. ``Unbabel/eamt22-cometinho-da``: taken from
+the local Hugging Face cache; downloaded from the hub, as ``comet.download_model`` does, only when
+``HF_HUB_OFFLINE`` is not set) or a local checkpoint: a ``.ckpt`` file or a folder holding
+``checkpoints/model.ckpt`` and ``hparams.yaml``. The model is loaded on first use and cached per
+checkpoint in-process; the encoder named in its ``hparams.yaml`` is looked up locally first.
+Anything that stops a checkpoint from loading raises :class:`MetricUnavailable` with a one-line reason.
 """
 
 from __future__ import annotations
@@ -71,11 +71,12 @@ def resolve_checkpoint(model: str) -> Path:
             ) from exc
     try:
         with quiet():
-            from comet import download_model
-
-            return Path(download_model(model))
+            return _checkpoint_in(Path(snapshot_download(repo_id=model)))
+    except MetricUnavailable:
+        raise
     except Exception as exc:
-        raise MetricUnavailable(f"cannot download COMET model {model!r}: {one_line(exc)}") from exc
+        reason = one_line(exc)[:300]
+        raise MetricUnavailable(f"cannot download COMET model {model!r}: {reason}") from exc
 
 
 def _display_name(model: str) -> str:

@@ -51,7 +51,7 @@ def resolve_metrics(
                 if not allow_fallback:
                     raise
                 note = fallback_note(str(exc))
-                log.info(note)
+                log.debug(note)
                 print(note, file=sys.stderr)
                 metric = MiniLMCosine()
         elif name in ("minilm_cosine", "minilm"):
