@@ -1,0 +1,124 @@
+"""``attribute_heads``: rank every attention head by how much a task depends on it."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import time
+from typing import Literal
+
+import torch
+from transformer_lens import HookedTransformer
+
+from interp_heads.attribution.gradients import atp_scores, gradxact_scores, headmask_scores
+from interp_heads.attribution.inputs import make_batches
+from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
+from interp_heads.attribution.scores import HeadScores
+from interp_heads.prompts import PromptFormat
+from interp_heads.tasks.schema import Task
+
+Method = Literal["exact", "atp", "gradxact", "headmask", "mean_ablation"]
+METHODS: tuple[str, ...] = ("exact", "atp", "gradxact", "headmask", "mean_ablation")
+NEEDS_CORRUPTED = {"exact", "atp"}
+METRICS = {
+    "exact": "normalised logit diff (clean=1, corrupted=0) after patching the clean head into the corrupted run",
+    "atp": "attribution patching estimate of the normalised logit diff (grad x (clean z - corrupted z))",
+    "gradxact": "sum over pos, d_head of z * d log p(answer first token)/dz on clean prompts",
+    "headmask": "mean over examples of |dL/dmask| (L = -log p(answer first token)), Michel et al. 2019",
+}
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for pkg in ("interp_heads", "torch", "transformer-lens", "transformers"):
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            out[pkg] = "unknown"
+    return out
+
+
+def attribute_heads(
+    model: HookedTransformer,
+    task: Task,
+    method: Method = "atp",
+    *,
+    n_examples: int | None = None,
+    batch_size: int = 8,
+    refine: int | None = None,
+    fmt: PromptFormat = "auto",
+    max_rows: int = 128,
+) -> HeadScores:
+    """Score every head ``(layer, head)`` of ``model`` on ``task`` (all methods act on ``hook_z``).
+
+    Args:
+        model: a HookedTransformer (grouped-query attention is fine: ``hook_z`` is per query head).
+        task: the task; ``exact``, ``atp`` and ``refine`` need corrupted prompts.
+        method: ``exact`` (activation patching, clean -> corrupted), ``atp`` (attribution
+            patching), ``gradxact`` (grad x activation, clean only), ``headmask`` (Michel et al.
+            2019) or ``mean_ablation`` (exact effect of replacing a head by its task mean).
+        n_examples: use the task's first ``n`` examples (default all).
+        batch_size: examples per forward pass.
+        refine: re-score the top ``refine`` heads of ``method`` with ``exact``; those heads rank
+            first (by their exact score), the others keep their cheap scores and order below them.
+        fmt: prompt format (``"auto"``, ``"chat"``, ``"plain"``), as in ``prompts.render``.
+        max_rows: cap on heads x examples per patched forward pass (``exact``, ``mean_ablation``).
+
+    Returns:
+        HeadScores with ``provenance`` (model, examples, versions, seconds, date).
+    """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
+    start = time.perf_counter()
+    need_corr = (
+        method in NEEDS_CORRUPTED
+        or refine is not None
+        or (method == "mean_ablation" and task.has_corrupted)
+    )
+    if need_corr and not task.has_corrupted:
+        raise ValueError(
+            f"method {method!r}{' with refine' if refine else ''} needs corrupted prompts; task {task.name!r} has none "
+            "(use 'gradxact', 'headmask' or 'mean_ablation')"
+        )
+    batches = make_batches(
+        model, task, n_examples=n_examples, batch_size=batch_size, fmt=fmt, corrupted=need_corr
+    )
+    metric = METRICS.get(method, "")
+    if method == "exact":
+        scores = exact_scores(model, batches, max_rows=max_rows)
+    elif method == "atp":
+        scores = atp_scores(model, batches)
+    elif method == "gradxact":
+        scores = gradxact_scores(model, batches)
+    elif method == "headmask":
+        scores = headmask_scores(model, batches)
+    else:
+        scores, metric = mean_ablation_scores(model, batches, max_rows=max_rows)
+        metric = f"{metric} when the head's z is replaced by its task mean (all non-pad positions)"
+    refined = None
+    name = method
+    if refine is not None and method != "exact":
+        cheap = HeadScores(scores, method, task.name)
+        heads = cheap.top(refine)
+        exact = exact_scores(model, batches, heads=heads, max_rows=max_rows)
+        refined = torch.zeros_like(scores, dtype=torch.bool)
+        for layer, head in heads:
+            refined[layer, head] = True
+        scores = torch.where(refined, exact, scores)
+        name = f"{method}+exact@{refine}"
+        metric = f"top {refine}: {METRICS['exact']}; others: {metric}"
+    ids = [i for b in batches for i in b.ids]
+    provenance = {
+        "model": dict(getattr(model, "interp_heads_source", {}) or {}),
+        "n_layers": model.cfg.n_layers,
+        "n_heads": model.cfg.n_heads,
+        "n_examples": len(ids),
+        "example_ids": ids,
+        "batch_size": batch_size,
+        "fmt": fmt,
+        "refine": refine,
+        "versions": _versions(),
+        "seconds": round(time.perf_counter() - start, 3),
+        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+    }
+    return HeadScores(scores, name, task.name, metric, provenance, refined)

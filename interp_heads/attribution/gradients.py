@@ -1,0 +1,149 @@
+"""Gradient attributions on ``hook_z``: ``atp``, ``gradxact`` and ``headmask``.
+
+All three take activation gradients only: parameters are frozen (``requires_grad=False``) for the
+backward pass and restored afterwards, and hooks are removed even when something raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+from jaxtyping import Float, Int
+from transformer_lens import HookedTransformer
+
+from interp_heads.attribution.inputs import (
+    Batch,
+    answer_logprob,
+    final_logits,
+    frozen_params,
+    last_logits,
+    logit_diff,
+)
+from interp_heads.attribution.patching import _clean_z, _denominator
+
+Objective = Callable[
+    [torch.Tensor], torch.Tensor
+]  # last-position logits [batch, d_vocab] -> [batch]
+
+
+def z_gradients(
+    model: HookedTransformer,
+    tokens: Int[torch.Tensor, "batch pos"],
+    objective: Objective,
+    *,
+    attention_mask: Int[torch.Tensor, "batch pos"] | None = None,
+    head_mask: bool = False,
+) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
+    """One forward and one backward pass of ``objective(...).sum()``.
+
+    Returns:
+        ``(z, grads, values)``: per layer the ``hook_z`` activations ``[batch pos head_index
+        d_head]`` and the gradients of the summed objective w.r.t. them (or, with ``head_mask``,
+        w.r.t. a multiplicative mask ``[batch head_index]`` on ``hook_z`` at mask = 1), and the
+        objective per example.
+    """
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    batch = tokens.shape[0]
+    zs: list[torch.Tensor | None] = [None] * n_layers
+    masks = [
+        torch.ones(batch, n_heads, device=tokens.device, requires_grad=True)
+        for _ in range(n_layers)
+    ]
+
+    def hook(z, hook):
+        layer = hook.layer()
+        if head_mask:
+            zs[layer] = z.detach()
+            return z * masks[layer][:, None, :, None].to(z.dtype)
+        if not z.requires_grad:  # layer 0: nothing upstream needs a gradient
+            z = z.detach().requires_grad_(True)
+        zs[layer] = z
+        return z
+
+    with (
+        torch.enable_grad(),
+        frozen_params(model),
+        model.hooks(fwd_hooks=[(lambda n: n.endswith("attn.hook_z"), hook)]),
+    ):
+        resid = model(tokens, attention_mask=attention_mask, stop_at_layer=n_layers)
+        values = objective(final_logits(model, resid))
+        wrt = masks if head_mask else zs
+        grads = torch.autograd.grad(values.sum(), wrt, allow_unused=True)
+    grads = [
+        torch.zeros_like(w) if g is None else torch.nan_to_num(g)
+        for g, w in zip(grads, wrt, strict=True)
+    ]
+    return [z.detach() for z in zs], grads, values.detach()
+
+
+def atp_scores(
+    model: HookedTransformer, batches: Sequence[Batch]
+) -> Float[torch.Tensor, "layer head"]:
+    """Attribution patching: grad of the metric on the corrupted run x (clean z - corrupted z).
+
+    Summed over positions and ``d_head``; a first-order estimate of :func:`exact_scores` on the
+    same normalised logit-difference scale (2 forwards + 1 backward per batch for all heads).
+    """
+    total = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
+    ld_clean = ld_corr = 0.0
+    n = 0
+    for b in batches:
+        with torch.no_grad():
+            clean_z = _clean_z(model, b.clean, b.mask)
+            ld_clean += float(logit_diff(last_logits(model, b.clean, b.mask), b).sum())
+        zs, grads, vals = z_gradients(
+            model, b.corrupted, lambda lg, b=b: logit_diff(lg, b), attention_mask=b.mask
+        )
+        ld_corr += float(vals.sum())
+        for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
+            total[layer] += ((clean_z[layer] - z) * g).sum(dim=(0, 1, 3)).float().cpu()
+        n += len(b)
+    ld_clean, ld_corr = ld_clean / n, ld_corr / n
+    return total / n / _denominator(ld_clean, ld_corr)
+
+
+def gradxact_scores(
+    model: HookedTransformer, batches: Sequence[Batch]
+) -> Float[torch.Tensor, "layer head"]:
+    """Gradient x activation on clean prompts: mean over examples of sum(z * d log p(answer) / dz).
+
+    The objective is the log-probability of the answer's *first* token at the last prompt
+    position. Positive: the head raises that probability (zero-ablating it would lower it by
+    about this much, to first order). Needs no corrupted prompt.
+    """
+    total = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
+    n = 0
+    for b in batches:
+        zs, grads, _ = z_gradients(
+            model, b.clean, lambda lg, b=b: answer_logprob(lg, b), attention_mask=b.mask
+        )
+        for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
+            total[layer] += (z * g).sum(dim=(0, 1, 3)).float().cpu()
+        n += len(b)
+    return total / n
+
+
+def headmask_scores(
+    model: HookedTransformer, batches: Sequence[Batch]
+) -> Float[torch.Tensor, "layer head"]:
+    """Head importance of Michel et al. (2019): E_x |dL/dmask_h| at mask = 1.
+
+    ``L`` is the loss -log p(answer's first token); the mask multiplies each head's ``hook_z``.
+    Per-example absolute gradients are averaged over examples (Michel et al.'s expectation: their
+    sum up to 1/N). Always >= 0; no per-layer normalisation.
+    """
+    total = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
+    n = 0
+    for b in batches:
+        _, grads, _ = z_gradients(
+            model,
+            b.clean,
+            lambda lg, b=b: -answer_logprob(lg, b),
+            attention_mask=b.mask,
+            head_mask=True,
+        )
+        for layer, g in enumerate(grads):
+            total[layer] += g.abs().sum(0).float().cpu()
+        n += len(b)
+    return total / n

@@ -1,0 +1,230 @@
+"""Exact per-head patching, many heads per forward pass: ``exact`` and ``mean_ablation``.
+
+For a head in layer ``l``, nothing below ``l`` changes, so the base run's residual stream at
+``blocks.{l}.hook_resid_pre`` is cached once and each layer's heads are patched together, one head
+per slice of a batch ``n_heads x batch``, running only blocks ``l..L-1``. Positions before the
+first one where the source and base runs differ are identical in both runs, and stay identical in
+every later layer, so they are not recomputed either: their keys and values are handed to
+TransformerLens as a frozen KV cache. Only the last position is unembedded.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+
+import torch
+from jaxtyping import Float, Int
+from transformer_lens import HookedTransformer
+from transformer_lens.past_key_value_caching import HookedTransformerKeyValueCacheEntry
+
+from interp_heads.attribution.inputs import (
+    Batch,
+    answer_logprob,
+    final_logits,
+    last_logits,
+    logit_diff,
+)
+from interp_heads.heads import Head, all_heads, hook_z
+
+# metric(logits [n_patches, batch, d_vocab]) -> [n_patches, batch]
+PatchMetric = Callable[[torch.Tensor], torch.Tensor]
+
+
+@torch.no_grad()
+def patch_heads(
+    model: HookedTransformer,
+    base_tokens: Int[torch.Tensor, "batch pos"],
+    source_z: Callable[[int], Float[torch.Tensor, "batch pos head_index d_head"]],
+    metric: PatchMetric,
+    *,
+    attention_mask: Int[torch.Tensor, "batch pos"] | None = None,
+    heads: Sequence[Head] | None = None,
+    start_pos: int = 0,
+    max_rows: int = 128,
+) -> Float[torch.Tensor, "layer head batch"]:
+    """Metric of the base run with one head's ``hook_z`` replaced by ``source_z(layer)``, per head.
+
+    Args:
+        model: the model.
+        base_tokens: tokens of the run that is patched (e.g. the corrupted prompts).
+        source_z: layer -> the values patched in (e.g. the clean run's ``hook_z``).
+        metric: logits ``[n, batch, d_vocab]`` at the last position -> ``[n, batch]``.
+        attention_mask: padding mask of ``base_tokens`` (``None``: no padding).
+        heads: heads to patch (default all); unpatched entries of the result are NaN.
+        start_pos: first position where source and base may differ; earlier positions are taken
+            from the base run's KV cache, not recomputed (they would be identical).
+        max_rows: at most this many rows (heads x batch) per forward pass.
+    """
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    batch = base_tokens.shape[0]
+    out = torch.full((n_layers, n_heads, batch), float("nan"))
+    by_layer: dict[int, list[int]] = defaultdict(list)
+    for layer, head in heads if heads is not None else all_heads(n_layers, n_heads):
+        by_layer[layer].append(head)
+    if not by_layer:
+        return out
+    names = {f"blocks.{layer}.hook_resid_pre" for layer in by_layer}
+    if start_pos > 0:
+        lo = min(by_layer)
+        names |= {f"blocks.{i}.attn.hook_{kv}" for i in range(lo, n_layers) for kv in "kv"}
+    _, cache = model.run_with_cache(
+        base_tokens,
+        attention_mask=attention_mask,
+        names_filter=lambda n: n in names,
+        return_type=None,
+    )
+    per_pass = max(1, max_rows // batch)
+    for layer in sorted(by_layer):
+        src = source_z(layer)[:, start_pos:]
+        resid = cache[f"blocks.{layer}.hook_resid_pre"][:, start_pos:]
+        for c in range(0, len(by_layer[layer]), per_pass):
+            hs = by_layer[layer][c : c + per_pass]
+            vals = _run_patched(
+                model, layer, hs, src, resid, cache, attention_mask, start_pos, metric
+            )
+            out[layer, hs] = vals.float().cpu()
+    return out
+
+
+def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos, metric):
+    n, batch = len(hs), resid.shape[0]
+
+    def hook(z, hook):
+        z = z.clone()
+        for j, h in enumerate(hs):
+            z[j * batch : (j + 1) * batch, :, h] = src[:, :, h]
+        return z
+
+    kv = None
+    if start_pos > 0:
+        kv = [None] * model.cfg.n_layers
+        for i in range(layer, model.cfg.n_layers):
+            k = cache[f"blocks.{i}.attn.hook_k"][:, :start_pos].repeat(n, 1, 1, 1)
+            v = cache[f"blocks.{i}.attn.hook_v"][:, :start_pos].repeat(n, 1, 1, 1)
+            kv[i] = HookedTransformerKeyValueCacheEntry(k, v, frozen=True)
+    mask = attention_mask.repeat(n, 1) if attention_mask is not None else None
+    with model.hooks(fwd_hooks=[(hook_z(layer), hook)]):
+        final = model(
+            resid.repeat(n, 1, 1),
+            start_at_layer=layer,
+            stop_at_layer=model.cfg.n_layers,
+            attention_mask=mask,
+            past_kv_cache=kv,
+        )
+    logits = final_logits(model, final)
+    return metric(logits.view(n, batch, -1))
+
+
+def _clean_z(model, tokens, mask) -> dict[int, torch.Tensor]:
+    _, cache = model.run_with_cache(
+        tokens,
+        attention_mask=mask,
+        names_filter=lambda n: n.endswith("attn.hook_z"),
+        return_type=None,
+    )
+    return {layer: cache[hook_z(layer)] for layer in range(model.cfg.n_layers)}
+
+
+@torch.no_grad()
+def exact_scores(
+    model: HookedTransformer,
+    batches: Sequence[Batch],
+    *,
+    heads: Sequence[Head] | None = None,
+    max_rows: int = 128,
+) -> Float[torch.Tensor, "layer head"]:
+    """Activation patching of each head's ``hook_z`` (clean -> corrupted run, all positions).
+
+    Score = (LD_patched - LD_corrupted) / (LD_clean - LD_corrupted), LD = mean over all examples of
+    the logit difference answer - corrupted answer (first tokens) at the last position: 1 means the
+    head alone restores the clean behaviour, 0 means no effect. Same metric as TransformerLens'
+    ``get_act_patch_attn_head_out_all_pos`` with a normalised logit-difference metric.
+    """
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    total = torch.zeros(n_layers, n_heads)
+    ld_clean = ld_corr = 0.0
+    n = 0
+    for b in batches:
+        z = _clean_z(model, b.clean, b.mask)
+        ld_clean += float(logit_diff(last_logits(model, b.clean, b.mask), b).sum())
+        ld_corr += float(logit_diff(last_logits(model, b.corrupted, b.mask), b).sum())
+        res = patch_heads(
+            model,
+            b.corrupted,
+            z.__getitem__,
+            lambda lg, b=b: logit_diff(lg, b),
+            attention_mask=b.mask,
+            heads=heads,
+            start_pos=b.first_diff,
+            max_rows=max_rows,
+        )
+        total += res.sum(-1)
+        n += len(b)
+    ld_clean, ld_corr = ld_clean / n, ld_corr / n
+    return (total / n - ld_corr) / _denominator(ld_clean, ld_corr)
+
+
+def _denominator(ld_clean: float, ld_corr: float) -> float:
+    den = ld_clean - ld_corr
+    if abs(den) < 1e-6:
+        raise ValueError(
+            "clean and corrupted logit differences are equal: the normalised metric is undefined"
+        )
+    return den
+
+
+@torch.no_grad()
+def head_means(
+    model: HookedTransformer, batches: Sequence[Batch]
+) -> Float[torch.Tensor, "layer head_index d_head"]:
+    """Mean of each head's ``hook_z`` over all non-pad positions of the clean prompts."""
+    total, count = None, 0
+    for b in batches:
+        z = _clean_z(model, b.clean, b.mask)
+        stacked = torch.stack(
+            [z[layer] for layer in range(model.cfg.n_layers)]
+        )  # layer batch pos head d
+        m = b.mask.to(stacked.dtype)[None, :, :, None, None]
+        s = (stacked * m).sum(dim=(1, 2))
+        total = s if total is None else total + s
+        count += int(b.mask.sum())
+    return total / count
+
+
+@torch.no_grad()
+def mean_ablation_scores(
+    model: HookedTransformer, batches: Sequence[Batch], *, max_rows: int = 128
+) -> tuple[Float[torch.Tensor, "layer head"], str]:
+    """Drop of the metric when one head's ``hook_z`` is replaced by its task mean (all positions).
+
+    With corrupted answers the metric is the normalised logit difference (drop / (LD_clean -
+    LD_corrupted)); without, the mean log-probability of the answer's first token.
+    """
+    means = head_means(model, batches)
+    use_ld = all(b.corrupted_answer is not None for b in batches)
+    metric_fn = logit_diff if use_ld else answer_logprob
+    total = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
+    base_sum = corr_sum = 0.0
+    n = 0
+    for b in batches:
+        base = metric_fn(last_logits(model, b.clean, b.mask), b)
+        base_sum += float(base.sum())
+        if use_ld and b.corrupted is not None:
+            corr_sum += float(logit_diff(last_logits(model, b.corrupted, b.mask), b).sum())
+        shape = (*b.clean.shape, model.cfg.n_heads, model.cfg.d_head)
+        res = patch_heads(
+            model,
+            b.clean,
+            lambda layer, s=shape: means[layer].expand(s),
+            lambda lg, b=b: metric_fn(lg, b),
+            attention_mask=b.mask,
+            max_rows=max_rows,
+        )
+        total += (base.cpu().float()[None, None] - res).sum(-1)
+        n += len(b)
+    if use_ld and all(b.corrupted is not None for b in batches):
+        return total / n / _denominator(base_sum / n, corr_sum / n), "normalised logit diff drop"
+    if use_ld:
+        return total / n, "logit diff drop"
+    return total / n, "answer log-prob drop"

@@ -1,0 +1,260 @@
+"""``HeadScores``: one score per attention head, its ranking, table, heatmap and file formats.
+
+Importance is ``|score|`` by default (``by="abs"``): a head whose patching or ablation moves the
+metric strongly in either direction matters. ``by="signed"`` ranks by the raw score instead
+(highest first). When a ranking was refined (``refine=m``), the refined heads always rank above the
+others, whatever their scores; the others keep their cheap order below them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+import plotly.graph_objects as go
+import torch
+from jaxtyping import Bool, Float
+
+from interp_heads.heads import Head, head_label
+
+RankBy = Literal["abs", "signed"]
+FORMAT = "interp_heads.HeadScores/1"
+
+
+@dataclass
+class HeadScores:
+    """Scores ``[n_layers, n_heads]`` (float, CPU) of one method on one task.
+
+    Attributes:
+        scores: one float per head (layer, head).
+        method: attribution method (e.g. ``"exact"``, ``"atp+exact@32"``).
+        task: task name.
+        metric: what the scores measure.
+        provenance: model spec, examples, library versions, seconds, date.
+        refined: optional bool mask of heads re-scored exactly; they rank first.
+    """
+
+    scores: Float[torch.Tensor, "layer head"]
+    method: str
+    task: str
+    metric: str = ""
+    provenance: dict = field(default_factory=dict)
+    refined: Bool[torch.Tensor, "layer head"] | None = None
+
+    def __post_init__(self):
+        self.scores = torch.as_tensor(self.scores).detach().float().cpu()
+        if self.scores.ndim != 2:
+            raise ValueError(
+                f"scores must be [n_layers, n_heads], got shape {tuple(self.scores.shape)}"
+            )
+        if self.refined is not None:
+            self.refined = torch.as_tensor(self.refined).bool().cpu()
+
+    @property
+    def n_layers(self) -> int:
+        return self.scores.shape[0]
+
+    @property
+    def n_heads(self) -> int:
+        return self.scores.shape[1]
+
+    def importance(self, by: RankBy = "abs") -> Float[torch.Tensor, "layer head"]:
+        """``|score|`` (``by="abs"``) or the score (``by="signed"``); NaN counts as least important."""
+        if by not in ("abs", "signed"):
+            raise ValueError(f"by must be 'abs' or 'signed', got {by!r}")
+        imp = self.scores.abs() if by == "abs" else self.scores.clone()
+        return torch.nan_to_num(imp, nan=-float("inf"))
+
+    def _order(self, by: RankBy) -> list[int]:
+        imp = self.importance(by).flatten().tolist()
+        ref = self.refined.flatten().tolist() if self.refined is not None else [False] * len(imp)
+        return sorted(range(len(imp)), key=lambda i: (not ref[i], -imp[i], i))
+
+    def top(self, k: int, by: RankBy = "abs") -> list[Head]:
+        """The ``k`` most important heads ``(layer, head)``, most important first."""
+        return [divmod(i, self.n_heads) for i in self._order(by)[: max(0, k)]]
+
+    def top_labels(self, k: int, by: RankBy = "abs") -> list[str]:
+        """Like :meth:`top`, as ``L{l}H{h}`` labels."""
+        return [head_label(layer, head) for layer, head in self.top(k, by)]
+
+    def rank(self, by: RankBy = "abs") -> torch.Tensor:
+        """Rank of each head ``[n_layers, n_heads]`` (long), 1 = most important."""
+        ranks = torch.empty(self.n_layers * self.n_heads, dtype=torch.long)
+        for r, i in enumerate(self._order(by)):
+            ranks[i] = r + 1
+        return ranks.view(self.n_layers, self.n_heads)
+
+    def to_frame(self, by: RankBy = "abs") -> pd.DataFrame:
+        """Tidy table, one row per head: task, method, layer, head, label, score, rank, refined."""
+        ranks = self.rank(by)
+        rows = [
+            {
+                "task": self.task,
+                "method": self.method,
+                "layer": layer,
+                "head": head,
+                "label": head_label(layer, head),
+                "score": float(self.scores[layer, head]),
+                "rank": int(ranks[layer, head]),
+                "refined": bool(self.refined[layer, head]) if self.refined is not None else False,
+            }
+            for layer in range(self.n_layers)
+            for head in range(self.n_heads)
+        ]
+        return pd.DataFrame(rows)
+
+    @classmethod
+    def from_frame(
+        cls, frame: pd.DataFrame, *, metric: str = "", provenance: dict | None = None
+    ) -> HeadScores:
+        """Inverse of :meth:`to_frame` (one task and method per frame)."""
+        n_layers, n_heads = int(frame["layer"].max()) + 1, int(frame["head"].max()) + 1
+        scores = torch.full((n_layers, n_heads), float("nan"))
+        refined = torch.zeros(n_layers, n_heads, dtype=torch.bool)
+        for row in frame.itertuples(index=False):
+            scores[row.layer, row.head] = row.score
+            if "refined" in frame.columns:
+                refined[row.layer, row.head] = bool(row.refined)
+        return cls(
+            scores,
+            str(frame["method"].iloc[0]),
+            str(frame["task"].iloc[0]),
+            metric,
+            dict(provenance or {}),
+            refined if bool(refined.any()) else None,
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT,
+            "task": self.task,
+            "method": self.method,
+            "metric": self.metric,
+            "provenance": self.provenance,
+            "scores": self.scores.tolist(),
+            "refined": self.refined.tolist() if self.refined is not None else None,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> HeadScores:
+        if d.get("format") != FORMAT:
+            raise ValueError(f"not a HeadScores file (format {d.get('format')!r})")
+        refined = (
+            torch.tensor(d["refined"], dtype=torch.bool) if d.get("refined") is not None else None
+        )
+        scores = torch.tensor(
+            [[float("nan") if x is None else x for x in row] for row in d["scores"]]
+        )
+        return cls(
+            scores, d["method"], d["task"], d.get("metric", ""), d.get("provenance", {}), refined
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``.json`` (everything) or ``.parquet`` (the tidy table + metadata)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".json":
+            d = self.to_dict()
+            d["scores"] = [
+                [None if x != x else x for x in row] for row in d["scores"]
+            ]  # NaN -> null
+            path.write_text(json.dumps(d, indent=1, default=str))
+        elif path.suffix == ".parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            table = pa.Table.from_pandas(self.to_frame(), preserve_index=False)
+            meta = {
+                b"interp_heads": json.dumps(
+                    {"format": FORMAT, "metric": self.metric, "provenance": self.provenance},
+                    default=str,
+                ).encode()
+            }
+            pq.write_table(
+                table.replace_schema_metadata({**(table.schema.metadata or {}), **meta}), path
+            )
+        else:
+            raise ValueError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> HeadScores:
+        """Read a file written by :meth:`save`."""
+        path = Path(path)
+        if path.suffix == ".json":
+            return cls.from_dict(json.loads(path.read_text()))
+        if path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            table = pq.read_table(path)
+            meta = json.loads((table.schema.metadata or {}).get(b"interp_heads", b"{}"))
+            return cls.from_frame(
+                table.to_pandas(),
+                metric=meta.get("metric", ""),
+                provenance=meta.get("provenance", {}),
+            )
+        raise ValueError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
+
+    def heatmap(self, by: RankBy = "abs", title: str | None = None) -> go.Figure:
+        """Layer x head heatmap of the scores (diverging colours around 0), hover: label/score/rank."""
+        ranks = self.rank(by)
+        custom = [
+            [[head_label(layer, head), int(ranks[layer, head])] for head in range(self.n_heads)]
+            for layer in range(self.n_layers)
+        ]
+        z = [[None if x != x else x for x in row] for row in self.scores.tolist()]
+        fig = go.Figure(
+            go.Heatmap(
+                z=z,
+                x=list(range(self.n_heads)),
+                y=list(range(self.n_layers)),
+                customdata=custom,
+                colorscale="RdBu",
+                zmid=0,
+                colorbar={"title": "score"},
+                hovertemplate="%{customdata[0]}<br>score=%{z:.4g}<br>rank=%{customdata[1]}<extra></extra>",
+            )
+        )
+        fig.update_layout(
+            title=title or f"{self.task}: {self.method}",
+            xaxis_title="head",
+            yaxis_title="layer",
+            yaxis={"autorange": "reversed"},
+        )
+        return fig
+
+
+def overlap(scores_by_task: dict[str, HeadScores], k: int, by: RankBy = "abs") -> pd.DataFrame:
+    """Jaccard index of the top-``k`` head sets, task x task (square frame, 1 on the diagonal)."""
+    sets = {name: set(s.top(k, by)) for name, s in scores_by_task.items()}
+    names = list(sets)
+    data = [[len(sets[a] & sets[b]) / max(1, len(sets[a] | sets[b])) for b in names] for a in names]
+    frame = pd.DataFrame(data, index=names, columns=names)
+    frame.attrs["k"] = k
+    return frame
+
+
+def overlap_heatmap(frame: pd.DataFrame, title: str | None = None) -> go.Figure:
+    """Heatmap of an :func:`overlap` frame, values printed in the cells."""
+    k = frame.attrs.get("k")
+    fig = go.Figure(
+        go.Heatmap(
+            z=frame.values.tolist(),
+            x=list(frame.columns),
+            y=list(frame.index),
+            zmin=0,
+            zmax=1,
+            colorscale="Viridis",
+            text=[[f"{v:.2f}" for v in row] for row in frame.values.tolist()],
+            texttemplate="%{text}",
+            hovertemplate="%{y} vs %{x}<br>Jaccard=%{z:.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title or (f"Top-{k} head overlap (Jaccard)" if k else "Head overlap (Jaccard)")
+    )
+    return fig
