@@ -1,0 +1,168 @@
+"""Head masking on ``blocks.{l}.attn.hook_z``, per query head, during any forward or generation.
+
+``hook_z`` holds each query head's attention-weighted values before the output projection, so
+editing ``z[:, :, h]`` removes exactly head ``h``'s contribution. Under grouped-query attention
+several query heads share a key/value head; masking at ``hook_z`` (not at K/V, not after ``W_O``)
+still touches only the chosen query heads.
+
+Ablation kinds:
+    ``zero``: ``z = 0``.
+    ``mean``: ``z`` = the head's mean over a reference set of prompts (all non-pad positions).
+    ``resample``: ``z`` = the head's mean over the positions of one reference prompt drawn at
+        random (seeded) per head: a noisier, example-specific replacement.
+
+The replacement does not depend on the position, so it is identical with and without a KV cache:
+masked generation with the cache equals masked generation without it, token for token.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Literal
+
+import torch
+from jaxtyping import Float
+from transformer_lens import HookedTransformer
+
+from interp_heads.heads import Head, hook_z, parse_heads
+
+AblationKind = Literal["zero", "mean", "resample"]
+HeadValues = dict[int, Float[torch.Tensor, "head_index d_head"]]
+
+
+class MaskNotFiring(UserWarning):
+    """A mask was entered and left without its hooks ever running."""
+
+
+@torch.inference_mode()
+def head_means(
+    model: HookedTransformer,
+    prompts: Sequence[str],
+    *,
+    batch_size: int = 32,
+    per_prompt: bool = False,
+) -> HeadValues | list[HeadValues]:
+    """Mean ``z`` per layer and head over all non-pad positions of ``prompts``.
+
+    Returns ``{layer: [n_heads, d_head]}``; with ``per_prompt=True`` one such dict per prompt.
+    """
+    from interp_heads.generation import tokenize_left_padded
+
+    names = [hook_z(layer) for layer in range(model.cfg.n_layers)]
+    sums: dict[int, torch.Tensor] = {}
+    count = 0
+    per: list[HeadValues] = []
+    for start in range(0, len(prompts), batch_size):
+        tokens, mask = tokenize_left_padded(model, prompts[start : start + batch_size])
+        tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
+        _, cache = model.run_with_cache(
+            tokens, attention_mask=mask, names_filter=lambda n: n in names, return_type=None
+        )
+        w = mask.to(model.cfg.dtype)[:, :, None, None]
+        for layer in range(model.cfg.n_layers):
+            z = cache[names[layer]] * w  # [batch pos head d_head]
+            if per_prompt:
+                for b in range(z.shape[0]):
+                    if len(per) <= start + b:
+                        per.append({})
+                    per[start + b][layer] = (z[b].sum(0) / w[b].sum()).cpu()
+            total = z.sum(dim=(0, 1))
+            sums[layer] = sums[layer] + total if layer in sums else total
+        count += int(mask.sum())
+    if per_prompt:
+        return per
+    return {layer: (s / count).cpu() for layer, s in sums.items()}
+
+
+def _replacements(
+    model: HookedTransformer,
+    heads: Sequence[Head],
+    method: AblationKind,
+    values: HeadValues | list[HeadValues] | None,
+    seed: int,
+) -> dict[int, tuple[list[int], torch.Tensor | None]]:
+    by_layer: dict[int, list[int]] = defaultdict(list)
+    for layer, head in heads:
+        by_layer[layer].append(head)
+    out: dict[int, tuple[list[int], torch.Tensor | None]] = {}
+    gen = torch.Generator().manual_seed(seed)
+    for layer, hs in by_layer.items():
+        hs = sorted(set(hs))
+        if method == "zero":
+            out[layer] = (hs, None)
+        elif method == "mean":
+            if not isinstance(values, dict):
+                raise ValueError("method='mean' needs values=head_means(model, reference_prompts)")
+            out[layer] = (hs, values[layer][hs].clone())
+        elif method == "resample":
+            if not isinstance(values, list) or not values:
+                raise ValueError(
+                    "method='resample' needs values=head_means(model, prompts, per_prompt=True)"
+                )
+            picks = torch.randint(len(values), (len(hs),), generator=gen).tolist()
+            out[layer] = (hs, torch.stack([values[p][layer][h] for p, h in zip(picks, hs, strict=True)]))
+        else:
+            raise ValueError(f"unknown ablation method {method!r}: use 'zero', 'mean' or 'resample'")
+    return out
+
+
+@contextmanager
+def mask_heads(
+    model: HookedTransformer,
+    heads: Sequence[Head | str],
+    method: AblationKind = "zero",
+    *,
+    values: HeadValues | list[HeadValues] | None = None,
+    seed: int = 0,
+    warn_if_idle: bool = True,
+) -> Iterator[dict]:
+    """Mask query heads on ``hook_z`` for every forward pass inside the block.
+
+    Args:
+        model: the model; hooks are removed on exit, also on error.
+        heads: ``(layer, head)`` pairs or ``"L{l}H{h}"`` labels.
+        method: ``"zero"``, ``"mean"`` or ``"resample"``.
+        values: for ``mean``, ``head_means(model, prompts)``; for ``resample``,
+            ``head_means(model, prompts, per_prompt=True)``.
+        seed: seeds which reference prompt each head is resampled from.
+        warn_if_idle: warn (``MaskNotFiring``) if no forward pass ran through the hooks.
+
+    Yields:
+        A dict with ``calls``: how many times the hooks fired.
+
+    Example:
+        >>> with mask_heads(model, ["L3H2", (5, 0)], "mean", values=head_means(model, prompts)):
+        ...     answers = generate(model, prompts)
+    """
+    parsed = parse_heads(heads, model.cfg.n_layers, model.cfg.n_heads)
+    plan = _replacements(model, parsed, method, values, seed)
+    stats = {"calls": 0, "heads": parsed, "method": method}
+
+    def make_hook(hs: list[int], repl: torch.Tensor | None):
+        idx = torch.tensor(hs, device=model.cfg.device)
+        if repl is not None:
+            repl = repl.to(model.cfg.device, model.cfg.dtype)
+
+        def hook(z, hook):  # z: [batch pos head_index d_head]
+            stats["calls"] += 1
+            z = z.clone()
+            if repl is None:
+                z[:, :, idx, :] = 0.0
+            else:
+                z[:, :, idx, :] = repl
+            return z
+
+        return hook
+
+    fwd = [(hook_z(layer), make_hook(hs, repl)) for layer, (hs, repl) in sorted(plan.items())]
+    with model.hooks(fwd_hooks=fwd):
+        yield stats
+    if warn_if_idle and parsed and stats["calls"] == 0:
+        warnings.warn(
+            "mask_heads: no forward pass ran inside the block; the mask changed nothing",
+            MaskNotFiring,
+            stacklevel=3,
+        )

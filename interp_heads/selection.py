@@ -1,0 +1,121 @@
+"""Which heads to mask: TopK from a ranking, and seeded random controls.
+
+- ``TopK``: the k most important heads of a ranking (a ``HeadScores`` or any ordered head list).
+- ``RandomK``: k heads drawn uniformly. Draws are *nested*: seed s fixes one random permutation of
+  all heads and k takes its first k, so the k=32 set contains the k=16 set and the curve over k
+  shows the effect of adding heads, not of redrawing them. By default the TopK heads are *not*
+  excluded (a plain random control, as in the retrieval-heads paper); ``exclude_top=True``
+  draws only from heads outside the TopK set of the same k.
+- ``LayerMatchedRandomK``: for each layer, as many random heads as TopK takes from it, drawn from
+  that layer's non-TopK heads first. It controls for "later layers matter more", a stronger
+  control than RandomK that no peer tool offers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from interp_heads.heads import Head, all_heads
+
+
+def _rng(*parts) -> np.random.Generator:
+    digest = hashlib.sha256(repr(parts).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def ranked_heads(ranking) -> list[Head]:
+    """All heads, most important first, from a ``HeadScores`` or an ordered list of heads."""
+    if hasattr(ranking, "top"):
+        n_layers, n_heads = ranking.scores.shape
+        return list(ranking.top(n_layers * n_heads))
+    return [tuple(h) for h in ranking]
+
+
+@dataclass(frozen=True)
+class TopK:
+    """The k highest-ranked heads; deterministic (seed ignored)."""
+
+    ranking: Sequence[Head]
+    name: str = "TopK"
+    random: bool = False
+
+    def select(self, k: int, seed: int = 0) -> list[Head]:
+        return list(self.ranking[:k])
+
+
+@dataclass(frozen=True)
+class RandomK:
+    """k heads drawn uniformly at random, nested over k for a given seed."""
+
+    n_layers: int
+    n_heads: int
+    salt: str = ""
+    exclude: Sequence[Head] = ()
+    ranking: Sequence[Head] = ()
+    exclude_top: bool = False
+    name: str = "RandomK"
+    random: bool = True
+
+    def select(self, k: int, seed: int = 0) -> list[Head]:
+        heads = all_heads(self.n_layers, self.n_heads)
+        banned = set(map(tuple, self.exclude))
+        if self.exclude_top:
+            banned |= set(map(tuple, self.ranking[:k]))
+        pool = [h for h in heads if h not in banned]
+        if k > len(pool):
+            raise ValueError(f"k={k} exceeds the {len(pool)} heads available to RandomK")
+        order = _rng("randomk", self.salt, seed, self.exclude_top and k).permutation(len(pool))
+        return [pool[i] for i in order[:k]]
+
+
+@dataclass(frozen=True)
+class LayerMatchedRandomK:
+    """Random heads with the same per-layer counts as the TopK set of the same k."""
+
+    ranking: Sequence[Head]
+    n_heads: int
+    salt: str = ""
+    name: str = "LayerMatchedRandomK"
+    random: bool = True
+
+    def select(self, k: int, seed: int = 0) -> list[Head]:
+        top = list(self.ranking[:k])
+        top_set = set(top)
+        out: list[Head] = []
+        for layer, count in sorted(Counter(layer for layer, _ in top).items()):
+            rng = _rng("layermatched", self.salt, seed, layer)
+            others = [(layer, h) for h in range(self.n_heads) if (layer, h) not in top_set]
+            same = [(layer, h) for h in range(self.n_heads) if (layer, h) in top_set]
+            pick = [others[i] for i in rng.permutation(len(others))]
+            pick += [same[i] for i in rng.permutation(len(same))]
+            out.extend(pick[:count])
+        return out
+
+
+def make_selections(
+    names: Sequence[str],
+    ranking,
+    n_layers: int,
+    n_heads: int,
+    salt: str = "",
+    exclude_top: bool = False,
+) -> list:
+    """Selections by name: ``topk``, ``randomk``, ``layermatched``."""
+    order = ranked_heads(ranking)
+    out = []
+    for name in names:
+        key = name.lower().replace("_", "").replace("-", "")
+        if key == "topk":
+            out.append(TopK(tuple(order)))
+        elif key == "randomk":
+            out.append(RandomK(n_layers, n_heads, salt, ranking=tuple(order), exclude_top=exclude_top))
+        elif key in ("layermatched", "layermatchedrandomk"):
+            out.append(LayerMatchedRandomK(tuple(order), n_heads, salt))
+        else:
+            raise ValueError(f"unknown selection {name!r}: use topk, randomk or layermatched")
+    return out
