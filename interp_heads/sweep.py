@@ -1,0 +1,279 @@
+"""The ablation sweep: mask TopK or random heads while the model generates, score the answers.
+
+For every task, the grid is ``k x selection x seed`` plus the unmasked baseline (``k = 0``).
+Each condition masks its heads on ``hook_z`` (``interp_heads.ablation.mask_heads``), generates
+greedy answers with the KV cache, and scores them with every metric. With ``out_dir`` each finished
+condition is written atomically to ``out_dir/conditions/``, so an interrupted sweep resumes where
+it stopped and ends with the same results as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from interp_heads.ablation import AblationKind, head_means, mask_heads
+from interp_heads.generation import generate
+from interp_heads.heads import head_label
+from interp_heads.prompts import render
+from interp_heads.selection import make_selections
+from interp_heads.stats import summarize
+
+log = logging.getLogger(__name__)
+
+
+class SweepWarning(UserWarning):
+    """Something in the sweep looks wrong (mask without effect, empty answers, low baseline...)."""
+
+
+@dataclass
+class SweepConfig:
+    """Everything that determines a sweep's results (hashed for resume)."""
+
+    ks: list[int]
+    selections: list[str] = field(default_factory=lambda: ["topk", "randomk"])
+    seeds: int = 5
+    method: AblationKind = "mean"
+    max_new_tokens: int = 8
+    fmt: str = "auto"
+    exclude_top: bool = False
+    metrics: list[str] = field(default_factory=lambda: ["accuracy"])
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class SweepResult:
+    """Per-example scores of every condition, with generations, plus the config."""
+
+    records: pd.DataFrame  # task, selection, seed, k, metric, label, example_id, value
+    generations: pd.DataFrame  # task, selection, seed, k, example_id, heads, generation
+    config: SweepConfig
+    timings: dict = field(default_factory=dict)
+
+    def to_frame(self) -> pd.DataFrame:
+        return self.records
+
+    def summary(self, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+        """Mean and 95% CI per task, selection, k and metric (see ``interp_heads.stats``)."""
+        return summarize(self.records, n_boot=n_boot, seed=seed)
+
+    def figure(self, **kwargs):
+        from interp_heads.plotting import plot_sweep
+
+        return plot_sweep(self.summary(), **kwargs)
+
+
+# --------------------------------------------------------------------------- condition store
+def _condition_key(task: str, selection: str, k: int, seed: int) -> str:
+    return f"{task}__{selection}__k{k}__s{seed}"
+
+
+def _write_atomic(path: Path, payload: dict) -> None:
+    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(payload, ensure_ascii=False))
+    os.replace(tmp, path)
+
+
+class ConditionStore:
+    """One JSON file per finished condition; refuses a folder holding another config."""
+
+    def __init__(self, out_dir: str | os.PathLike | None, config: SweepConfig, force: bool = False):
+        self.dir = Path(out_dir) / "conditions" if out_dir else None
+        if self.dir is None:
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        stamp = self.dir / "config.json"
+        mine = {"digest": config.digest(), "config": asdict(config)}
+        if stamp.exists():
+            theirs = json.loads(stamp.read_text())
+            if theirs.get("digest") != mine["digest"]:
+                if not force:
+                    raise FileExistsError(
+                        f"{self.dir} holds a sweep with a different config; use another folder or force"
+                    )
+                for p in self.dir.glob("*.json"):
+                    p.unlink()
+        _write_atomic(stamp, mine)
+
+    def get(self, key: str) -> dict | None:
+        if self.dir is None:
+            return None
+        path = self.dir / f"{key}.json"
+        if not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text())
+        except json.JSONDecodeError:
+            return None
+
+    def put(self, key: str, payload: dict) -> None:
+        if self.dir is not None:
+            _write_atomic(self.dir / f"{key}.json", payload)
+
+
+# --------------------------------------------------------------------------- the sweep
+def plan_conditions(config: SweepConfig, ranking, n_layers: int, n_heads: int, task: str):
+    """``[(selection_name, k, seed, heads)]`` for one task, baseline first."""
+    sels = make_selections(config.selections, ranking, n_layers, n_heads, salt=task, exclude_top=config.exclude_top)
+    plan = [("baseline", 0, 0, [])]
+    for k in config.ks:
+        if not 0 < k <= n_layers * n_heads:
+            raise ValueError(f"k={k} must be in 1..{n_layers * n_heads} (number of heads)")
+        for sel in sels:
+            for seed in range(config.seeds if sel.random else 1):
+                plan.append((sel.name, k, seed, sel.select(k, seed)))
+    return plan
+
+
+def _check_plan(plan, task: str) -> None:
+    top = {(k): set(h) for name, k, _, h in plan if name == "TopK"}
+    for name, k, seed, heads in plan:
+        if name != "TopK" and name != "baseline" and k in top and set(heads) == top[k]:
+            warnings.warn(f"{task}: {name} seed {seed} at k={k} drew exactly the TopK set", SweepWarning, stacklevel=3)
+
+
+def _mask_has_effect(model, prompts, heads, method, values) -> bool:
+    from interp_heads.generation import tokenize_left_padded
+
+    tokens, mask = tokenize_left_padded(model, prompts[:4])
+    tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
+    with torch.inference_mode():
+        base = model(tokens, attention_mask=mask)[:, -1]
+        with mask_heads(model, heads, method, values=values):
+            masked = model(tokens, attention_mask=mask)[:, -1]
+    return not torch.allclose(base, masked)
+
+
+def run_sweep(
+    model,
+    tasks: Mapping[str, object] | Sequence,
+    rankings: Mapping[str, object],
+    config: SweepConfig,
+    metrics: Sequence | None = None,
+    *,
+    batch_size: int = 32,
+    out_dir: str | os.PathLike | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> SweepResult:
+    """Run the ``k x selection x seed`` grid (plus the baseline) on every task.
+
+    Args:
+        model: a HookedTransformer.
+        tasks: ``{name: Task}`` or a list of Tasks (examples to evaluate; usually filtered to
+            correctly answered ones and disjoint from those used for ranking).
+        rankings: ``{task name: HeadScores or ordered list of heads}``.
+        config: the grid, ablation kind and generation settings.
+        metrics: metric objects (``name``, ``label``, ``score(items)``); default accuracy.
+        batch_size: generation batch size.
+        out_dir: write each finished condition there and resume from it.
+        force: reuse ``out_dir`` even if it holds a different config (its conditions are dropped).
+        progress: show a progress bar.
+    """
+    from interp_heads.metrics import MetricItem, resolve_metrics
+
+    if not isinstance(tasks, Mapping):
+        tasks = {t.name: t for t in tasks}
+    metrics = list(metrics) if metrics is not None else resolve_metrics(config.metrics)
+    store = ConditionStore(out_dir, config, force)
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    plans = {name: plan_conditions(config, rankings[name], n_layers, n_heads, name) for name in tasks}
+    total = sum(len(p) for p in plans.values())
+    bar = _progress(total, progress)
+    rows, gens, timings = [], [], {}
+    for name, task in tasks.items():
+        if len(task) == 0:
+            raise ValueError(f"task {name!r} has no examples to evaluate")
+        t0 = time.perf_counter()
+        prompts = render(model, [e.prompt for e in task], fmt=config.fmt)
+        ids = [e.id for e in task]
+        values = _ablation_values(model, prompts, config.method, batch_size)
+        plan = plans[name]
+        _check_plan(plan, name)
+        biggest = max(plan, key=lambda c: len(c[3]))
+        if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], config.method, values):
+            warnings.warn(f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire", SweepWarning, stacklevel=2)
+        for sel_name, k, seed, heads in plan:
+            key = _condition_key(name, sel_name, k, seed)
+            done = store.get(key)
+            if done is None or done.get("ids") != ids:
+                done = _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, MetricItem)
+                done.update(task=name, selection=sel_name, k=k, seed=seed, ids=ids)
+                store.put(key, done)
+            _collect(done, rows, gens)
+            bar.update(1)
+        timings[name] = time.perf_counter() - t0
+    bar.close()
+    records = pd.DataFrame(rows)
+    result = SweepResult(records, pd.DataFrame(gens), config, timings)
+    _sanity(result)
+    return result
+
+
+def _ablation_values(model, prompts, method, batch_size):
+    if method == "mean":
+        return head_means(model, prompts, batch_size=batch_size)
+    if method == "resample":
+        return head_means(model, prompts, batch_size=batch_size, per_prompt=True)
+    return None
+
+
+def _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, MetricItem) -> dict:
+    t0 = time.perf_counter()
+    with mask_heads(model, heads, config.method, values=values):
+        outs = generate(model, prompts, config.max_new_tokens, batch_size=batch_size)
+    t_gen = time.perf_counter() - t0
+    items = [
+        MetricItem(src=e.question or e.prompt, mt=o, ref=e.answer, aliases=tuple(e.aliases))
+        for e, o in zip(task, outs, strict=True)
+    ]
+    scores = {m.name: [float(v) for v in m.score(items)] for m in metrics}
+    labels = {m.name: m.label for m in metrics}
+    return {
+        "heads": [head_label(layer, h) for layer, h in heads],
+        "generations": outs,
+        "scores": scores,
+        "labels": labels,
+        "seconds": {"generate": t_gen, "total": time.perf_counter() - t0},
+    }
+
+
+def _collect(done: dict, rows: list, gens: list) -> None:
+    base = {key: done[key] for key in ("task", "selection", "seed", "k")}
+    for i, ex_id in enumerate(done["ids"]):
+        gens.append({**base, "example_id": ex_id, "heads": ",".join(done["heads"]), "generation": done["generations"][i]})
+        for metric, values in done["scores"].items():
+            rows.append({**base, "metric": metric, "label": done["labels"][metric], "example_id": ex_id, "value": values[i]})
+
+
+def _sanity(result: SweepResult) -> None:
+    gens = result.generations
+    if len(gens):
+        empty = (gens["generation"].str.strip() == "").groupby([gens["task"], gens["selection"], gens["k"]]).mean()
+        for (task, sel, k), frac in empty.items():
+            if frac > 0.5:
+                warnings.warn(f"{task}: {frac:.0%} empty generations under {sel} k={k}", SweepWarning, stacklevel=3)
+    rec = result.records
+    if len(rec):
+        base = rec[(rec.selection == "baseline") & (rec.metric == "accuracy")].groupby("task")["value"].mean()
+        for task, acc in base.items():
+            if acc < 0.2:
+                warnings.warn(f"{task}: baseline accuracy {acc:.2f} < 0.2; the curve will say little", SweepWarning, stacklevel=3)
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="sweep conditions", disable=not enabled, leave=False)
