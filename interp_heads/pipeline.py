@@ -1,0 +1,419 @@
+"""The scripted ablation run: baseline, attribution, sweep, figures and report in one folder.
+
+``run_pipeline(RunConfig.from_toml("configs/seed_figure.toml"), "runs/demo")`` loads the model,
+then for every task keeps the correctly answered examples, ranks the heads on the first
+``n_rank`` of them, sweeps ``k x selection x seed`` on the rest (up to ``n_eval``) and writes the
+run directory (see ``docs/cli.md``). Everything is checked before the first file is written, so a
+bad input never damages an earlier run; an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import json
+import os
+import shutil
+import subprocess
+import time
+import tomllib
+import types
+import typing
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads.tasks.schema import BUILTIN_TASKS, Example, Task
+
+ROOT = Path(__file__).resolve().parents[1]
+ABLATIONS = ("zero", "mean", "resample")
+SELECTIONS = ("topk", "randomk", "layermatched")
+
+
+class PipelineError(ValueError):
+    """A bad input (config, task, model, folder); the message is one line naming the problem."""
+
+
+@dataclass
+class RunConfig:
+    """Everything that determines a run's results (hashed into ``manifest.json``).
+
+    Attributes:
+        model: model spec for ``load_model`` (``"tiny"``: the random test model).
+        tasks: built-in task names or paths of task JSONL files.
+        n_rank: correctly answered examples used for attribution (the first ones).
+        n_eval: at most this many of the remaining examples are evaluated under masking.
+        attribution: attribution method (``atp``, ``exact``, ``gradxact``, ``headmask``...).
+        refine: re-score the top ``refine`` heads exactly (None: no refinement).
+        ks: numbers of masked heads.
+        scaled_ks: optional fractions of all heads, added to ``ks`` (e.g. ``[0.05, 0.1]``).
+        selections: ``topk``, ``randomk``, ``layermatched``.
+        seeds: random draws per random selection and k.
+        ablation: ``mean``, ``zero`` or ``resample``.
+        metrics: metric names (``accuracy``, ``comet``, ``chrf``, ``minilm_cosine``).
+        comet_model: COMET checkpoint name or path (None: default, falls back offline).
+        max_new_tokens: generation length.
+        batch_size: generation and attribution batch size.
+        seed: torch seed set before the run.
+        filter_correct: keep only examples the unmasked model answers correctly.
+        fmt: prompt format (``auto``, ``chat``, ``plain``).
+        device: ``cpu``, ``cuda``... (None: CUDA when present).
+    """
+
+    model: str = "smollm2-135m"
+    tasks: list[str] = field(default_factory=lambda: list(BUILTIN_TASKS))
+    n_rank: int = 24
+    n_eval: int = 100
+    attribution: str = "atp"
+    refine: int | None = None
+    ks: list[int] = field(default_factory=lambda: [16, 32, 64, 128])
+    scaled_ks: list[float] | None = None
+    selections: list[str] = field(default_factory=lambda: ["topk", "randomk", "layermatched"])
+    seeds: int = 5
+    ablation: str = "mean"
+    metrics: list[str] = field(default_factory=lambda: ["accuracy", "comet"])
+    comet_model: str | None = None
+    max_new_tokens: int = 16
+    batch_size: int = 16
+    seed: int = 0
+    filter_correct: bool = True
+    fmt: str = "auto"
+    device: str | None = None
+
+    def __post_init__(self):
+        self.validate()
+
+    @classmethod
+    def from_dict(cls, d: dict, source: str = "config") -> RunConfig:
+        """Build from a mapping, refusing unknown keys and wrong types (one-line errors)."""
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - set(known))
+        if unknown:
+            raise PipelineError(f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}")
+        hints = typing.get_type_hints(cls)
+        for key, value in d.items():
+            if not _type_ok(value, hints[key]):
+                raise PipelineError(f"{source}: {key} = {value!r} has the wrong type (expected {_type_name(hints[key])})")
+        return cls(**d)
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike) -> RunConfig:
+        """Read a TOML file (flat keys, or under a ``[run]`` table)."""
+        path = Path(path)
+        try:
+            d = tomllib.loads(path.read_text())
+        except FileNotFoundError:
+            raise PipelineError(f"config file {str(path)!r} not found") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise PipelineError(f"malformed config {str(path)!r}: {exc}") from None
+        if set(d) == {"run"} and isinstance(d["run"], dict):
+            d = d["run"]
+        return cls.from_dict(d, source=str(path))
+
+    def validate(self, n_total_heads: int | None = None) -> None:
+        """Check values; with ``n_total_heads`` also that every k fits the model."""
+        from interp_heads.attribution import METHODS
+        from interp_heads.metrics.registry import METRIC_NAMES
+
+        if not self.tasks:
+            raise PipelineError("config: tasks is empty")
+        for name in ("n_rank", "n_eval", "seeds", "max_new_tokens", "batch_size"):
+            if getattr(self, name) <= 0:
+                raise PipelineError(f"config: {name} must be > 0, got {getattr(self, name)}")
+        if self.attribution not in METHODS:
+            raise PipelineError(f"config: unknown attribution {self.attribution!r}; use one of {', '.join(METHODS)}")
+        if self.refine is not None and self.refine <= 0:
+            raise PipelineError(f"config: refine must be > 0, got {self.refine}")
+        if self.ablation not in ABLATIONS:
+            raise PipelineError(f"config: unknown ablation {self.ablation!r}; use one of {', '.join(ABLATIONS)}")
+        for sel in self.selections:
+            if sel.lower().replace("_", "").replace("-", "") not in SELECTIONS + ("layermatchedrandomk",):
+                raise PipelineError(f"config: unknown selection {sel!r}; use {', '.join(SELECTIONS)}")
+        for m in self.metrics:
+            if m.strip().lower() not in METRIC_NAMES + ("minilm",):
+                raise PipelineError(f"config: unknown metric {m!r}; use {', '.join(METRIC_NAMES)}")
+        if self.fmt not in ("auto", "chat", "plain"):
+            raise PipelineError(f"config: fmt must be auto, chat or plain, got {self.fmt!r}")
+        for f in self.scaled_ks or []:
+            if not 0 < f <= 1:
+                raise PipelineError(f"config: scaled_ks fraction {f} must be in (0, 1]")
+        check_ks(self.ks, n_total_heads)
+
+    def resolved_ks(self, n_total_heads: int) -> list[int]:
+        """``ks`` plus ``scaled_ks`` turned into head counts, sorted, unique."""
+        extra = [max(1, round(f * n_total_heads)) for f in self.scaled_ks or []]
+        ks = sorted(set(self.ks) | set(extra))
+        check_ks(ks, n_total_heads)
+        return ks
+
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def check_ks(ks, n_total_heads: int | None = None) -> None:
+    """Every k must be in ``1..n_total_heads``."""
+    if not ks:
+        raise PipelineError("ks is empty")
+    for k in ks:
+        if k <= 0:
+            raise PipelineError(f"k={k} must be > 0")
+        if n_total_heads is not None and k > n_total_heads:
+            raise PipelineError(f"k={k} exceeds the number of heads ({n_total_heads})")
+
+
+def _type_ok(value, hint) -> bool:
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_type_ok(value, a) for a in args)
+    if hint is type(None):
+        return value is None
+    if origin is list:
+        return isinstance(value, list) and all(_type_ok(v, args[0]) for v in value)
+    if hint is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _type_name(hint) -> str:
+    return str(hint).replace("typing.", "")
+
+
+# --------------------------------------------------------------------------- loading
+def load_any_model(spec: str, device: str | None = None):
+    """``load_model(spec)``; ``"tiny"`` is the random test model (hidden, for tests)."""
+    if spec == "tiny":
+        from interp_heads.testing import tiny_model
+
+        model = tiny_model()
+        model.interp_heads_source = {"spec": "tiny", "sha256": None}
+        return model
+    from interp_heads.models import ModelLoadError, load_model
+
+    try:
+        return load_model(spec, device=device)
+    except ModelLoadError as exc:
+        raise PipelineError(str(exc).splitlines()[0]) from None
+
+
+def load_any_task(name_or_path: str) -> Task:
+    """A built-in task by name or a task JSONL file (via ``interp_heads.tasks.load_task``)."""
+    try:
+        from interp_heads.tasks import load_task
+    except ImportError:
+        load_task = _load_jsonl
+    try:
+        task = load_task(name_or_path)
+    except (FileNotFoundError, KeyError) as exc:
+        raise PipelineError(f"unknown task {name_or_path!r} ({exc})") from None
+    except (ValueError, TypeError, json.JSONDecodeError) as exc:
+        if isinstance(exc, PipelineError):
+            raise
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise PipelineError(f"task {name_or_path!r}: {msg}") from None
+    if len(task) == 0:
+        raise PipelineError(f"task {name_or_path!r} has no examples")
+    return task
+
+
+def _load_jsonl(name_or_path: str) -> Task:
+    path = Path(name_or_path)
+    if not path.exists():
+        path = ROOT / "data" / "tasks" / f"{name_or_path}.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"no file {name_or_path!r} and no built-in task of that name")
+    raw = path.read_bytes()
+    examples = []
+    for i, line in enumerate(raw.decode().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            d["aliases"] = tuple(d.get("aliases") or ())
+            examples.append(Example(**d))
+        except (json.JSONDecodeError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path.name} line {i}: {exc}") from None
+    name = examples[0].task if examples else path.stem
+    return Task(name, examples, str(path), hashlib.sha256(raw).hexdigest())
+
+
+def baseline(model, task: Task, cfg: RunConfig) -> tuple[dict, list[str]]:
+    """Unmasked generations; returns the baseline row and the ids answered correctly."""
+    from interp_heads.generation import generate
+    from interp_heads.prompts import render
+    from interp_heads.tasks.checking import is_correct
+
+    prompts = render(model, [e.prompt for e in task], fmt=cfg.fmt)
+    outs = generate(model, prompts, cfg.max_new_tokens, batch_size=cfg.batch_size)
+    ok = [e.id for e, o in zip(task, outs, strict=True) if is_correct(o, e.answer, e.aliases)]
+    row = {"task": task.name, "n_examples": len(task), "n_correct": len(ok), "accuracy": len(ok) / len(task)}
+    return row, ok
+
+
+# --------------------------------------------------------------------------- run directory
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def versions() -> dict[str, str]:
+    out = {}
+    for pkg in ("interp_heads", "torch", "transformer-lens", "transformers", "plotly", "pandas", "numpy", "unbabel-comet"):
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            out[pkg] = "absent"
+    return out
+
+
+def git_hash() -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
+    """Refuse a folder holding another run's config (unless ``force``) or one that is not writable."""
+    manifest = out_dir / "manifest.json"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PipelineError(f"output {str(out_dir)!r} exists and is not a directory")
+    if manifest.exists():
+        try:
+            theirs = json.loads(manifest.read_text()).get("config_digest")
+        except (OSError, json.JSONDecodeError):
+            theirs = None
+        if theirs != digest and not force:
+            raise PipelineError(f"{str(out_dir)!r} holds a run with a different config; use --force or another --out")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / f".write-probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise PipelineError(f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})") from None
+
+
+def _bar(total: int, desc: str, quiet: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, disable=quiet, leave=False)
+
+
+# --------------------------------------------------------------------------- the run
+def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False) -> Path:
+    """Run everything and write the run directory; returns the path of ``index.html``.
+
+    Raises:
+        PipelineError: a bad input, before anything is written to ``out_dir``.
+    """
+    import torch
+
+    from interp_heads.attribution import HeadScores, attribute_heads
+    from interp_heads.attribution.api import NEEDS_CORRUPTED
+    from interp_heads.metrics import MetricUnavailable, resolve_metrics
+    from interp_heads.report import build_report, write_sweep_outputs
+    from interp_heads.sweep import SweepConfig, run_sweep
+
+    out_dir = Path(out_dir)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    torch.manual_seed(config.seed)
+    model = load_any_model(config.model, config.device)
+    timings["load_model"] = time.perf_counter() - t0
+    n_total = model.cfg.n_layers * model.cfg.n_heads
+    ks = config.resolved_ks(n_total)
+    tasks = {}
+    for spec in config.tasks:
+        task = load_any_task(spec)
+        if task.name in tasks:
+            raise PipelineError(f"task {task.name!r} is listed twice")
+        tasks[task.name] = task
+    prepare_out_dir(out_dir, config.digest(), force)  # before any long step: fail fast
+    # Phase 1 (no writes): baselines, filtering, splits.
+    base_rows, splits = [], {}
+    for name, task in tasks.items():
+        t = time.perf_counter()
+        row, ok = baseline(model, task, config) if config.filter_correct else ({"task": name, "n_examples": len(task)}, [e.id for e in task])
+        keep = task.subset(ids=ok)
+        rank, rest = keep.split(config.n_rank)
+        evalset = rest.subset(n=config.n_eval)
+        if len(rank) == 0 or len(evalset) == 0:
+            raise PipelineError(
+                f"task {name!r}: {len(keep)} example(s) left after filtering; need more than n_rank={config.n_rank}"
+            )
+        if (config.attribution in NEEDS_CORRUPTED or config.refine) and not rank.has_corrupted:
+            raise PipelineError(f"task {name!r} has no corrupted prompts, needed by attribution {config.attribution!r}")
+        row.update(n_rank=len(rank), n_eval=len(evalset))
+        base_rows.append(row)
+        splits[name] = (rank, evalset)
+        timings[f"{name}/baseline"] = time.perf_counter() - t
+    try:
+        metrics = resolve_metrics(config.metrics, config.comet_model)
+    except (MetricUnavailable, ValueError) as exc:
+        raise PipelineError(str(exc).splitlines()[0]) from None
+    # Phase 2: write.
+    digest = config.digest()
+    if force:
+        manifest_path = out_dir / "manifest.json"
+        if manifest_path.exists() and json.loads(manifest_path.read_text()).get("config_digest") != digest:
+            shutil.rmtree(out_dir / "attribution", ignore_errors=True)
+    manifest = {
+        "config": asdict(config),
+        "config_digest": digest,
+        "status": "running",
+        "ks": ks,
+        "versions": versions(),
+        "git": git_hash(),
+        "model": {**dict(getattr(model, "interp_heads_source", {}) or {}), "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads},
+        "data": {n: {"source": t.source, "sha256": t.sha256 or _task_hash(t), "n_examples": len(t)} for n, t in tasks.items()},
+        "splits": {n: {"rank": [e.id for e in r], "eval": [e.id for e in ev]} for n, (r, ev) in splits.items()},
+        "seeds": {"torch": config.seed, "random_draws": config.seeds},
+        "metrics": {m.name: m.label for m in metrics},
+        "timings": timings,
+    }
+    write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=1, default=str))
+    pd.DataFrame(base_rows).to_csv(out_dir / "baseline.csv", index=False)
+    rankings = {}
+    (out_dir / "attribution").mkdir(exist_ok=True)
+    bar = _bar(len(splits), "attribution", quiet)
+    for name, (rank, _) in splits.items():
+        t = time.perf_counter()
+        path = out_dir / "attribution" / f"{name}.json"
+        scores = HeadScores.load(path) if path.exists() else None
+        if scores is None or scores.provenance.get("example_ids") is None or sorted(scores.provenance["example_ids"]) != sorted(e.id for e in rank):
+            scores = attribute_heads(model, rank, config.attribution, refine=config.refine, batch_size=config.batch_size, fmt=config.fmt)
+            scores.save(path)
+        rankings[name] = scores
+        timings[f"{name}/attribution"] = time.perf_counter() - t
+        bar.update(1)
+    bar.close()
+    frame = pd.concat([s.to_frame() for s in rankings.values()], ignore_index=True)
+    frame.to_parquet(out_dir / "attribution.parquet", index=False)
+    frame.sort_values(["task", "rank"])[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(out_dir / "ranking.csv", index=False)
+    sweep_cfg = SweepConfig(ks=ks, selections=list(config.selections), seeds=config.seeds, method=config.ablation,
+                            max_new_tokens=config.max_new_tokens, fmt=config.fmt, metrics=list(config.metrics))
+    t = time.perf_counter()
+    result = run_sweep(model, {n: ev for n, (_, ev) in splits.items()}, rankings, sweep_cfg, metrics,
+                       batch_size=config.batch_size, out_dir=out_dir, force=force, progress=not quiet)
+    timings["sweep"] = time.perf_counter() - t
+    timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
+    t = time.perf_counter()
+    write_sweep_outputs(out_dir, result, {n: ev for n, (_, ev) in splits.items()})
+    index = build_report(out_dir)
+    timings["report"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t0
+    manifest.update(status="complete", timings=timings)
+    write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=1, default=str))
+    return index
+
+
+def _task_hash(task: Task) -> str:
+    blob = json.dumps([e.to_dict() for e in task], sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()

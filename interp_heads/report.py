@@ -1,0 +1,151 @@
+"""The run directory's tables, figures and its one self-contained, offline ``index.html``.
+
+``build_report(run_dir)`` needs only the saved files (no model): ``manifest.json``,
+``baseline.csv``, ``attribution.parquet``, ``summary.parquet`` and ``generations.jsonl``; any of
+them may be missing (e.g. after ``attribute`` alone), and the page shows what there is.
+Plotly's JavaScript is embedded once, inline, so the page works without a network.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads.report_tables import (
+    baseline_table,
+    examples_table,
+    provenance_table,
+    topk_vs_random_table,
+)
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1400px;color:#222}
+h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #ddd;padding-bottom:4px}
+table{border-collapse:collapse;font-size:13px;margin:8px 0}
+td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f4f4f4}.note{color:#666;font-size:13px}.grid{display:flex;flex-wrap:wrap;gap:8px}
+pre{background:#f8f8f8;padding:8px;font-size:12px;overflow:auto;max-height:300px}
+"""
+
+
+def write_sweep_outputs(out_dir: str | os.PathLike, result, eval_tasks: dict | None = None, n_boot: int = 1000) -> None:
+    """``sweep.parquet`` (records), ``summary.parquet``/``.csv`` and ``generations.jsonl``."""
+    out_dir = Path(out_dir)
+    result.records.to_parquet(out_dir / "sweep.parquet", index=False)
+    summary = result.summary(n_boot=n_boot)
+    summary.to_parquet(out_dir / "summary.parquet", index=False)
+    summary.assign(draw_means=summary["draw_means"].map(json.dumps)).to_csv(out_dir / "summary.csv", index=False)
+    gens = result.generations.copy()
+    if eval_tasks:
+        ref = {(name, e.id): e for name, task in eval_tasks.items() for e in task}
+        gens["question"] = [getattr(ref.get((t, i)), "question", "") for t, i in zip(gens.task, gens.example_id, strict=True)]
+        gens["answer"] = [getattr(ref.get((t, i)), "answer", "") for t, i in zip(gens.task, gens.example_id, strict=True)]
+    tmp = out_dir / ".generations.jsonl.tmp"
+    gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
+    os.replace(tmp, out_dir / "generations.jsonl")
+
+
+def load_run(run_dir: str | os.PathLike) -> dict:
+    """The saved pieces of a run directory (``None`` for the missing ones)."""
+    run_dir = Path(run_dir)
+
+    def opt(name, reader):
+        path = run_dir / name
+        return reader(path) if path.exists() else None
+
+    return {
+        "manifest": opt("manifest.json", lambda p: json.loads(p.read_text())),
+        "baseline": opt("baseline.csv", pd.read_csv),
+        "attribution": opt("attribution.parquet", pd.read_parquet),
+        "summary": opt("summary.parquet", pd.read_parquet),
+        "generations": opt("generations.jsonl", lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})),
+    }
+
+
+def make_figures(run: dict) -> dict:
+    """``{name: plotly Figure}``: seed figure, one heatmap per task, cross-task overlap."""
+    from interp_heads.attribution import HeadScores, overlap, overlap_heatmap
+    from interp_heads.plotting import plot_sweep
+
+    figs = {}
+    summary = run.get("summary")
+    if summary is not None and len(summary):
+        fig = plot_sweep(summary, title="Masking TopK vs random heads while generating")
+        n_tasks = summary["task"].nunique()
+        fig.update_layout(width=max(900, 330 * n_tasks), height=500, margin={"t": 60, "b": 150},
+                          legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"})
+        figs["seed_figure"] = fig
+    attr = run.get("attribution")
+    if attr is not None and len(attr):
+        scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}
+        for task, s in scores.items():
+            figs[f"heatmap_{task}"] = s.heatmap()
+        if len(scores) > 1:
+            ks = (run.get("manifest") or {}).get("ks") or [16]
+            k = min(min(ks), next(iter(scores.values())).scores.numel())
+            figs["overlap"] = overlap_heatmap(overlap(scores, k))
+    return figs
+
+
+def _plotlyjs() -> str:
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs()
+
+
+def build_report(run_dir: str | os.PathLike) -> Path:
+    """Write ``figures/*.html`` and ``index.html`` from the saved results; returns ``index.html``."""
+    run_dir = Path(run_dir)
+    run = load_run(run_dir)
+    figs = make_figures(run)
+    (run_dir / "figures").mkdir(exist_ok=True)
+    for name, fig in figs.items():
+        fig.write_html(run_dir / "figures" / f"{name}.html", include_plotlyjs="directory", full_html=True)
+    manifest = run.get("manifest") or {}
+    cfg = manifest.get("config", {})
+    title = f"interp_heads run: {cfg.get('model', '?')} ({', '.join(cfg.get('tasks', [])) or 'no tasks'})"
+    parts = [f"<h1>{html.escape(title)}</h1>", _summary_line(manifest)]
+    div = lambda name: figs[name].to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{name}")  # noqa: E731
+    parts.append("<h2>Seed figure</h2>")
+    parts.append(div("seed_figure") if "seed_figure" in figs else '<p class="note">No sweep results yet.</p>')
+    parts.append('<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads. '
+                 "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>")
+    parts.append("<h2>TopK vs RandomK at each k</h2>")
+    parts.append(topk_vs_random_table(run.get("summary")))
+    parts.append("<h2>Baseline (unmasked model)</h2>")
+    parts.append(baseline_table(run.get("baseline")))
+    heat = [n for n in figs if n.startswith("heatmap_")]
+    parts.append("<h2>Head attribution per task</h2>")
+    parts.append('<div class="grid">' + "".join(f"<div>{div(n)}</div>" for n in heat) + "</div>" if heat
+                 else '<p class="note">No attribution results.</p>')
+    if "overlap" in figs:
+        parts.append("<h2>Cross-task overlap of the top heads</h2>" + div("overlap"))
+    parts.append("<h2>Example generations under masking</h2>")
+    parts.append(examples_table(run.get("generations")))
+    parts.append("<h2>Provenance</h2>")
+    parts.append(provenance_table(manifest))
+    page = (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'>"
+        f"<title>{html.escape(title)}</title><style>{CSS}</style>"
+        f"<script type='text/javascript'>{_plotlyjs()}</script></head><body>"
+        + "\n".join(parts)
+        + "</body></html>"
+    )
+    index = run_dir / "index.html"
+    tmp = run_dir / ".index.html.tmp"
+    tmp.write_text(page, encoding="utf-8")
+    os.replace(tmp, index)
+    return index
+
+
+def _summary_line(manifest: dict) -> str:
+    if not manifest:
+        return '<p class="note">No manifest.json: provenance unknown.</p>'
+    status = manifest.get("status", "?")
+    total = manifest.get("timings", {}).get("total")
+    when = f", {total:.0f} s" if isinstance(total, int | float) else ""
+    return f'<p class="note">Status: {html.escape(str(status))}{when}; config digest {html.escape(str(manifest.get("config_digest", "?")))}.</p>'

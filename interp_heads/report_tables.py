@@ -1,0 +1,95 @@
+"""HTML tables of the run report (baseline, TopK vs RandomK, example generations, provenance)."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pandas as pd
+
+SEL_ORDER = ["TopK", "RandomK", "LayerMatchedRandomK"]
+
+
+def _none(what: str) -> str:
+    return f'<p class="note">No {html.escape(what)}.</p>'
+
+
+def _table(frame: pd.DataFrame) -> str:
+    return frame.to_html(index=False, escape=True, border=0, na_rep="")
+
+
+def baseline_table(frame: pd.DataFrame | None) -> str:
+    """The unmasked model's accuracy per task and the rank/eval split sizes."""
+    if frame is None or frame.empty:
+        return _none("baseline table")
+    out = frame.copy()
+    if "accuracy" in out:
+        out["accuracy"] = out["accuracy"].map(lambda v: f"{v:.3f}" if v == v else "")
+    return _table(out)
+
+
+def topk_vs_random_table(summary: pd.DataFrame | None) -> str:
+    """Mean [95% CI] per task, metric and k for every selection, with the unmasked score."""
+    if summary is None or summary.empty:
+        return _none("sweep summary")
+    s = summary[summary.selection != "baseline"].copy()
+    if s.empty:
+        return _none("masked conditions")
+    s["cell"] = [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(s["mean"], s.ci_low, s.ci_high, strict=True)]
+    wide = s.pivot_table(index=["task", "label", "k"], columns="selection", values="cell", aggfunc="first")
+    cols = [c for c in SEL_ORDER if c in wide.columns] + [c for c in wide.columns if c not in SEL_ORDER]
+    wide = wide[cols].reset_index().rename(columns={"label": "metric"})
+    wide.columns.name = None
+    base = summary[summary.selection == "baseline"].set_index(["task", "label"])["mean"]
+    wide.insert(3, "unmasked", [f"{base.get((t, m), float('nan')):.3f}" for t, m in zip(wide.task, wide.metric, strict=True)])
+    return _table(wide)
+
+
+def examples_table(gens: pd.DataFrame | None, n_per_task: int = 4) -> str:
+    """A few evaluated examples: reference, unmasked answer, TopK and RandomK answers at the largest k."""
+    if gens is None or gens.empty:
+        return _none("generations")
+    rows = []
+    for task, g in gens.groupby("task", sort=False):
+        kmax = int(g.k.max())
+        base = g[g.selection == "baseline"].set_index("example_id")
+        top = g[(g.selection == "TopK") & (g.k == kmax)].set_index("example_id")
+        rnd = g[(g.selection == "RandomK") & (g.k == kmax) & (g.seed == 0)].set_index("example_id")
+        for ex in list(dict.fromkeys(g.example_id))[:n_per_task]:
+            rows.append({
+                "task": task,
+                "question": _get(base, ex, "question"),
+                "reference": _get(base, ex, "answer"),
+                "unmasked": _get(base, ex, "generation"),
+                f"TopK k={kmax}": _get(top, ex, "generation"),
+                f"RandomK k={kmax} (seed 0)": _get(rnd, ex, "generation"),
+            })
+    return _table(pd.DataFrame(rows))
+
+
+def _get(frame: pd.DataFrame, ex, col: str) -> str:
+    if col not in frame.columns or ex not in frame.index:
+        return ""
+    value = frame.loc[ex, col]
+    if isinstance(value, pd.Series):
+        value = value.iloc[0]
+    return "" if value is None else str(value)
+
+
+def provenance_table(manifest: dict | None) -> str:
+    """Model, data hashes, versions, git hash, seeds, timings, and the full manifest."""
+    if not manifest:
+        return _none("manifest")
+    rows = [
+        ("model", json.dumps(manifest.get("model", {}))),
+        ("git", manifest.get("git") or "unknown"),
+        ("versions", ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items())),
+        ("seeds", json.dumps(manifest.get("seeds", {}))),
+        ("metrics", json.dumps(manifest.get("metrics", {}))),
+    ]
+    rows += [(f"data: {n}", f"{d.get('n_examples')} examples, sha256 {str(d.get('sha256'))[:16]}, {d.get('source')}")
+             for n, d in manifest.get("data", {}).items()]
+    rows += [(f"time: {k}", f"{v:.1f} s") for k, v in manifest.get("timings", {}).items() if isinstance(v, int | float)]
+    table = _table(pd.DataFrame(rows, columns=["item", "value"]))
+    full = html.escape(json.dumps(manifest, indent=1, default=str))
+    return table + f"<details><summary>manifest.json</summary><pre>{full}</pre></details>"
