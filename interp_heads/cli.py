@@ -1,0 +1,281 @@
+"""``interp-heads``: tasks, attribution, ablation sweeps, whole runs and reports from the shell.
+
+Bad input (task file, model, k, head label, empty task, output folder, config) ends with one line
+``interp-heads: error: ...`` on stderr and exit status 2, before any file is written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from interp_heads.pipeline import (
+    PipelineError,
+    RunConfig,
+    check_ks,
+    load_any_model,
+    load_any_task,
+    prepare_out_dir,
+    versions,
+    write_atomic,
+)
+
+
+def _ints(text: str) -> list[int]:
+    try:
+        return [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+
+
+def _names(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+# --------------------------------------------------------------------------- tasks
+def cmd_tasks(args) -> int:
+    """List, show or build the task data sets."""
+    if args.action == "list":
+        try:
+            from interp_heads.tasks import list_tasks
+
+            names = list(list_tasks())
+        except ImportError:
+            from interp_heads.tasks.schema import BUILTIN_TASKS
+
+            names = list(BUILTIN_TASKS)
+        for name in names:
+            print(name)
+        return 0
+    if args.action == "show":
+        if not args.name:
+            raise PipelineError("tasks show needs a task name or file")
+        task = load_any_task(args.name)
+        print(f"{task.name}: {len(task)} examples, sha256 {task.sha256[:16] or '-'}, source {task.source or '-'}")
+        print(f"corrupted prompts: {'yes' if task.has_corrupted else 'no'}")
+        for ex in list(task)[: args.n]:
+            print(json.dumps(ex.to_dict(), ensure_ascii=False))
+        return 0
+    from interp_heads.tasks import builder
+
+    return int(builder.main(args.rest) or 0)
+
+
+# --------------------------------------------------------------------------- attribute
+def cmd_attribute(args) -> int:
+    """Rank every head on a task; write attribution.parquet, ranking.csv and a heatmap."""
+    from interp_heads.attribution import attribute_heads
+    from interp_heads.report import build_report
+
+    model = load_any_model(args.model, args.device)
+    task = load_any_task(args.task).subset(n=args.n_examples)
+    out = Path(args.out)
+    params = {"command": "attribute", "model": args.model, "task": args.task, "method": args.method,
+              "n_examples": args.n_examples, "refine": args.refine}
+    prepare_out_dir(out, _digest(params), args.force)
+    scores = attribute_heads(model, task, args.method, refine=args.refine, batch_size=args.batch_size)
+    (out / "attribution").mkdir(exist_ok=True)
+    scores.save(out / "attribution" / f"{task.name}.json")
+    frame = scores.to_frame()
+    frame.to_parquet(out / "attribution.parquet", index=False)
+    frame.sort_values("rank")[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(out / "ranking.csv", index=False)
+    _manifest(out, params, model, timings={"attribution": scores.provenance.get("seconds")})
+    index = build_report(out)
+    print(f"top heads: {', '.join(scores.top_labels(10))}")
+    print(f"wrote {out / 'ranking.csv'} and {index}")
+    return 0
+
+
+# --------------------------------------------------------------------------- ablate
+def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
+    """Ordered heads from a run folder, ``ranking.csv`` or ``attribution.parquet``."""
+    import pandas as pd
+
+    from interp_heads.heads import parse_heads
+
+    p = Path(path)
+    if p.is_dir():
+        p = next((p / n for n in ("ranking.csv", "attribution.parquet") if (p / n).exists()), p / "ranking.csv")
+    if not p.exists():
+        raise PipelineError(f"ranking {str(p)!r} not found")
+    frame = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+    if "label" not in frame.columns:
+        raise PipelineError(f"ranking {str(p)!r} has no 'label' column")
+    if "task" in frame.columns and frame["task"].nunique() > 1:
+        frame = frame[frame["task"] == task]
+        if frame.empty:
+            raise PipelineError(f"ranking {str(p)!r} has no rows for task {task!r}")
+    if "rank" in frame.columns:
+        frame = frame.sort_values("rank")
+    return parse_heads(list(frame["label"]), n_layers, n_heads)
+
+
+def cmd_ablate(args) -> int:
+    """Mask TopK vs random heads while generating; write the sweep tables, figures and report."""
+    from interp_heads.heads import parse_heads
+    from interp_heads.metrics import resolve_metrics
+    from interp_heads.report import build_report, write_sweep_outputs
+    from interp_heads.sweep import SweepConfig, run_sweep
+
+    model = load_any_model(args.model, args.device)
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    task = load_any_task(args.task)
+    task = task.subset(n=args.skip + args.n_eval).split(args.skip)[1]
+    if len(task) == 0:
+        raise PipelineError(f"task {args.task!r} has no examples left after skipping {args.skip}")
+    if args.heads:
+        ranking = parse_heads(args.heads, n_layers, n_heads)
+        ks = args.k or [len(ranking)]
+        if max(ks) > len(ranking):
+            raise PipelineError(f"k={max(ks)} exceeds the {len(ranking)} heads given with --heads")
+    elif args.ranking:
+        ranking = load_ranking(args.ranking, task.name, n_layers, n_heads)
+        ks = args.k or [16, 32, 64, 128]
+    else:
+        raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
+    check_ks(ks, n_layers * n_heads)
+    cfg = SweepConfig(ks=ks, selections=args.selections, seeds=args.seeds, method=args.method,
+                      max_new_tokens=args.max_new_tokens, metrics=args.metrics)
+    out = Path(args.out)
+    params = {"command": "ablate", "model": args.model, "task": args.task, "skip": args.skip, "n_eval": args.n_eval,
+              "heads": [list(h) for h in ranking], "sweep": cfg.__dict__}
+    metrics = resolve_metrics(args.metrics, args.comet_model)
+    prepare_out_dir(out, _digest(params), args.force)
+    _manifest(out, params, model, status="running")
+    result = run_sweep(model, {task.name: task}, {task.name: ranking}, cfg, metrics, batch_size=args.batch_size,
+                       out_dir=out, force=args.force, progress=not args.quiet)
+    write_sweep_outputs(out, result, {task.name: task})
+    _manifest(out, params, model, timings=result.timings)
+    index = build_report(out)
+    summary = result.summary()
+    print(summary[["task", "selection", "k", "metric", "mean", "ci_low", "ci_high"]].to_string(index=False))
+    print(f"wrote {index}")
+    return 0
+
+
+# --------------------------------------------------------------------------- run, report
+def cmd_run(args) -> int:
+    """Run the whole pipeline from a TOML config (resumes an interrupted run)."""
+    from interp_heads.pipeline import run_pipeline
+
+    config = RunConfig.from_toml(args.config)
+    index = run_pipeline(config, args.out, force=args.force, quiet=args.quiet)
+    print(f"wrote {index}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    """Rebuild figures and index.html of a run folder from its saved results (no model)."""
+    from interp_heads.report import build_report
+
+    run_dir = Path(args.dir)
+    if not run_dir.is_dir() or not any((run_dir / n).exists() for n in ("manifest.json", "summary.parquet", "attribution.parquet")):
+        raise PipelineError(f"{str(run_dir)!r} is not a run folder (no manifest.json, summary or attribution)")
+    print(f"wrote {build_report(run_dir)}")
+    return 0
+
+
+def _digest(params: dict) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def _manifest(out: Path, params: dict, model, status: str = "complete", timings: dict | None = None) -> None:
+    from interp_heads.pipeline import git_hash
+
+    manifest = {"config": params, "config_digest": _digest(params), "status": status, "versions": versions(),
+                "git": git_hash(), "ks": params.get("sweep", {}).get("ks"),
+                "model": {**dict(getattr(model, "interp_heads_source", {}) or {}),
+                          "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads},
+                "timings": timings or {}}
+    write_atomic(out / "manifest.json", json.dumps(manifest, indent=1, default=str))
+
+
+# --------------------------------------------------------------------------- parser
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="interp-heads", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser("tasks", help=cmd_tasks.__doc__, description=cmd_tasks.__doc__,
+                       epilog="tasks build passes any further arguments to python -m interp_heads.tasks.builder")
+    t.add_argument("action", choices=["list", "show", "build"])
+    t.add_argument("name", nargs="?", help="task name or JSONL file (show)")
+    t.add_argument("-n", type=int, default=3, help="examples to print (show)")
+    t.set_defaults(func=cmd_tasks)
+
+    def common(sp, out_help):
+        sp.add_argument("--model", default="smollm2-135m", help="model spec (default: the embedded SmolLM2)")
+        sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
+        sp.add_argument("--out", required=True, help=out_help)
+        sp.add_argument("--batch-size", type=int, default=16)
+        sp.add_argument("--device", default=None, help="cpu, cuda... (default: CUDA when present)")
+        sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
+
+    a = sub.add_parser("attribute", help=cmd_attribute.__doc__, description=cmd_attribute.__doc__)
+    common(a, "output folder")
+    a.add_argument("--method", default="atp", help="exact, atp, gradxact, headmask or mean_ablation")
+    a.add_argument("--n-examples", type=int, default=None, help="use the first N examples (default all)")
+    a.add_argument("--refine", type=int, default=None, help="re-score the top N heads exactly")
+    a.set_defaults(func=cmd_attribute)
+
+    b = sub.add_parser("ablate", help=cmd_ablate.__doc__, description=cmd_ablate.__doc__)
+    common(b, "output folder (resumable)")
+    b.add_argument("--ranking", help="run folder, ranking.csv or attribution.parquet")
+    b.add_argument("--heads", help="explicit heads to mask, e.g. L3H2,L5H0 (instead of --ranking)")
+    b.add_argument("--k", type=_ints, default=None, help="numbers of masked heads, e.g. 16,32,64,128")
+    b.add_argument("--seeds", type=int, default=5, help="random draws per random selection and k")
+    b.add_argument("--selections", type=_names, default=["topk", "randomk"], help="topk,randomk,layermatched")
+    b.add_argument("--metrics", type=_names, default=["accuracy", "comet"], help="accuracy,comet,chrf,minilm_cosine")
+    b.add_argument("--comet-model", default=None, help="COMET checkpoint name or path")
+    b.add_argument("--method", default="mean", choices=["mean", "zero", "resample"], help="ablation kind")
+    b.add_argument("--n-eval", type=int, default=100, help="evaluate at most N examples")
+    b.add_argument("--skip", type=int, default=0, help="skip the first N examples (e.g. those used for ranking)")
+    b.add_argument("--max-new-tokens", type=int, default=16)
+    b.add_argument("--quiet", action="store_true", help="no progress bars")
+    b.set_defaults(func=cmd_ablate)
+
+    r = sub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
+    r.add_argument("--config", required=True, help="TOML config, e.g. configs/seed_figure.toml")
+    r.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
+    r.add_argument("--force", action="store_true", help="overwrite a folder holding a different config")
+    r.add_argument("--quiet", action="store_true", help="no progress bars")
+    r.set_defaults(func=cmd_run)
+
+    rp = sub.add_parser("report", help=cmd_report.__doc__, description=cmd_report.__doc__)
+    rp.add_argument("dir", help="run folder")
+    rp.set_defaults(func=cmd_report)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (2 for bad input)."""
+    from interp_heads.metrics import MetricUnavailable
+    from interp_heads.models import ModelLoadError
+
+    parser = build_parser()
+    try:
+        args, rest = parser.parse_known_args(argv)
+        if rest and not (args.command == "tasks" and args.action == "build"):
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        args.rest = rest
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    errors: tuple[type[BaseException], ...] = (ValueError, ModelLoadError, MetricUnavailable, OSError, KeyError)
+    try:
+        from interp_heads.tasks import TaskFormatError
+
+        errors += (TaskFormatError,)
+    except ImportError:
+        pass
+    try:
+        return args.func(args)
+    except errors as exc:
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"interp-heads: error: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
