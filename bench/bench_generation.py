@@ -1,0 +1,103 @@
+"""Masked, KV-cached generation throughput against Hugging Face ``generate`` (run by hand).
+
+Same model weights (the embedded SmolLM2, HF de-quantised from the same GGUF), same 32 prompts of
+about 40 tokens, 10 new tokens, greedy, no early stop; runs are interleaved so both see the same
+machine load. Reports medians and ratios and writes bench/results/generation.json.
+
+    .venv/bin/python bench/bench_generation.py [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import torch
+
+from interp_heads.ablation import head_means, mask_heads
+from interp_heads.generation import generate_tokens, tokenize_left_padded
+from interp_heads.models import embedded_gguf_path, load_model
+from interp_heads.selection import RandomK
+
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
+
+
+def prompts(model, n=32, target=40):
+    out = []
+    for i in range(n):
+        words = [WORDS[(i * 7 + j * 3) % len(WORDS)] for j in range(60)]
+        text = f"Item {i}: " + " ".join(words)
+        ids = model.to_tokens(text, prepend_bos=False)[0][: target - (i % 5)]
+        out.append(model.tokenizer.decode(ids))
+    return out
+
+
+def timed(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--new-tokens", type=int, default=10)
+    ap.add_argument("--k", type=int, default=32)
+    args = ap.parse_args(argv)
+    torch.set_grad_enabled(False)
+    model = load_model("smollm2-135m", device="cpu")
+    from transformers import AutoModelForCausalLM
+
+    g = embedded_gguf_path()
+    hf = AutoModelForCausalLM.from_pretrained(g.parent, gguf_file=g.name, dtype=torch.float32).eval()
+    ps = prompts(model)
+    tokens, mask = tokenize_left_padded(model, ps)
+    n = args.new_tokens
+    heads = RandomK(model.cfg.n_layers, model.cfg.n_heads).select(args.k, 0)
+    means = head_means(model, ps)
+
+    def run_hf():
+        hf.generate(tokens, attention_mask=mask, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0)
+
+    def run_ours():
+        generate_tokens(model, ps, n, batch_size=32, stop_at_eos=False)
+
+    def run_ours_masked():
+        with mask_heads(model, heads, "mean", values=means):
+            generate_tokens(model, ps, n, batch_size=32, stop_at_eos=False)
+
+    def run_tl():
+        model.generate(tokens, max_new_tokens=n, do_sample=False, stop_at_eos=False, verbose=False, use_past_kv_cache=True)
+
+    runs = {"hf_generate": run_hf, "ours": run_ours, "ours_masked_mean_k": run_ours_masked, "tl_generate": run_tl}
+    for fn in runs.values():  # warm up
+        fn()
+    times = {name: [] for name in runs}
+    for _ in range(args.repeats):
+        for name, fn in runs.items():
+            times[name] += timed(fn, 1)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    result = {
+        "what": f"32 prompts x ~40 tokens, {n} new tokens, greedy, CPU threads={torch.get_num_threads()}",
+        "median_s": med,
+        "all_s": times,
+        "throughput_ratio_vs_hf": {name: med["hf_generate"] / v for name, v in med.items()},
+        "masked_heads": args.k,
+        "machine": platform.platform(),
+        "torch": torch.__version__,
+    }
+    out = Path(__file__).parent / "results" / "generation.json"
+    out.write_text(json.dumps(result, indent=1))
+    for name, v in med.items():
+        print(f"{name:22s} {v:6.2f} s   throughput vs HF {med['hf_generate'] / v:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
