@@ -133,6 +133,7 @@ def exact_scores(
     *,
     heads: Sequence[Head] | None = None,
     max_rows: int = 128,
+    skip_prefix: bool = True,
 ) -> Float[torch.Tensor, "layer head"]:
     """Activation patching of each head's ``hook_z`` (clean -> corrupted run, all positions).
 
@@ -140,6 +141,8 @@ def exact_scores(
     the logit difference answer - corrupted answer (first tokens) at the last position: 1 means the
     head alone restores the clean behaviour, 0 means no effect. Same metric as TransformerLens'
     ``get_act_patch_attn_head_out_all_pos`` with a normalised logit-difference metric.
+    ``skip_prefix=False`` recomputes the positions before the first clean/corrupted difference too
+    (same result, slower; for benchmarks).
     """
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     total = torch.zeros(n_layers, n_heads)
@@ -156,7 +159,7 @@ def exact_scores(
             lambda lg, b=b: logit_diff(lg, b),
             attention_mask=b.mask,
             heads=heads,
-            start_pos=b.first_diff,
+            start_pos=b.first_diff if skip_prefix else 0,
             max_rows=max_rows,
         )
         total += res.sum(-1)

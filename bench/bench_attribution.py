@@ -1,0 +1,149 @@
+"""Benchmark head attribution on SmolLM2: atp, exact, and TransformerLens' head patching.
+
+8 plain-format prompts of about 48 tokens (who-lives-where retrieval, clean and corrupted differ in
+the queried name). Times ``atp`` and ``exact`` (median of a few repeats) and TransformerLens'
+``patching.get_act_patch_attn_head_out_all_pos`` (once: ~5 minutes), asserts that exact equals
+TransformerLens' result, writes bench/results/attribution.json. Run by hand, not in CI:
+
+    .venv/bin/python bench/bench_attribution.py [--repeats 3] [--skip-tl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import random
+import statistics
+import time
+from pathlib import Path
+
+import torch
+from transformer_lens import patching
+
+from interp_heads.attribution import atp_scores, exact_scores, make_batches
+from interp_heads.attribution.inputs import logit_diff
+from interp_heads.models import load_model
+from interp_heads.tasks.schema import Example, Task
+
+OUT = Path(__file__).parent / "results" / "attribution.json"
+NAMES = ["Anna", "Ben", "Carl", "Dana", "Emma", "Frank", "Grace", "Henry"]
+CITIES = ["Paris", "Rome", "Tokyo", "Cairo", "Lima", "Oslo", "Berlin", "Madrid"]
+
+
+def bench_task(n: int = 8, seed: int = 0) -> Task:
+    """``n`` examples: seven name-city facts, then a question about one name (corrupted: another)."""
+    rng = random.Random(seed)
+    examples = []
+    for i in range(n):
+        names, cities = rng.sample(NAMES, 7), rng.sample(CITIES, 7)
+        facts = "Facts: " + " ".join(
+            f"{a} lives in {c}." for a, c in zip(names, cities, strict=True)
+        )
+        q, r = rng.sample(range(7), 2)
+
+        def prompt(j, facts=facts, names=names):
+            return f"{facts} Question: where does {names[j]} live? Answer: {names[j]} lives in"
+
+        examples.append(
+            Example(
+                f"b{i}",
+                "bench",
+                prompt(q),
+                cities[q],
+                corrupted_prompt=prompt(r),
+                corrupted_answer=cities[r],
+            )
+        )
+    return Task("bench", examples)
+
+
+def timed(fn, repeats: int) -> tuple[list[float], object]:
+    runs, out = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        runs.append(round(time.perf_counter() - t, 3))
+    return runs, out
+
+
+def tl_exact(model, batch):
+    with torch.no_grad():
+        clean_logits, cache = model.run_with_cache(
+            batch.clean, names_filter=lambda n: n.endswith("hook_z")
+        )
+        ld_clean = logit_diff(clean_logits[:, -1], batch).mean()
+        ld_corr = logit_diff(model(batch.corrupted)[:, -1], batch).mean()
+
+    def metric(logits):
+        return (logit_diff(logits[:, -1], batch).mean() - ld_corr) / (ld_clean - ld_corr)
+
+    return patching.get_act_patch_attn_head_out_all_pos(model, batch.corrupted, cache, metric).cpu()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument(
+        "--skip-tl",
+        action="store_true",
+        help="reuse the TransformerLens timing in the results file",
+    )
+    args = ap.parse_args()
+    model = load_model(device="cpu")
+    task = bench_task()
+    batches = make_batches(model, task, batch_size=8, fmt="plain")
+    (batch,) = batches
+    assert bool(batch.mask.all()), "bench prompts must have one length"
+    print(
+        f"{len(task)} prompts x {batch.clean.shape[1]} tokens; first difference at {batch.first_diff}"
+    )
+    results: dict = {
+        "model": "smollm2-135m",
+        "n_prompts": len(task),
+        "n_tokens": int(batch.clean.shape[1]),
+        "first_diff": batch.first_diff,
+        "torch_threads": torch.get_num_threads(),
+        "load_avg_before": os.getloadavg()[0],
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "timings_s": {},
+    }
+    T = results["timings_s"]
+    T["atp"], atp = timed(lambda: atp_scores(model, batches), args.repeats)
+    print("atp", T["atp"])
+    T["exact"], exact = timed(lambda: exact_scores(model, batches), max(1, args.repeats - 1))
+    print("exact", T["exact"])
+    T["exact_no_prefix_skip"], exact_full = timed(
+        lambda: exact_scores(model, batches, skip_prefix=False), 1
+    )
+    print("exact_no_prefix_skip", T["exact_no_prefix_skip"])
+    assert torch.allclose(exact, exact_full, atol=1e-4)
+    old = json.loads(OUT.read_text()) if OUT.exists() else {}
+    if args.skip_tl and "tl_get_act_patch_attn_head_out_all_pos" in old.get("timings_s", {}):
+        T["tl_get_act_patch_attn_head_out_all_pos"] = old["timings_s"][
+            "tl_get_act_patch_attn_head_out_all_pos"
+        ]
+        results["max_abs_diff_exact_vs_tl"] = old.get("max_abs_diff_exact_vs_tl")
+    else:
+        T["tl_get_act_patch_attn_head_out_all_pos"], ref = timed(lambda: tl_exact(model, batch), 1)
+        print("TransformerLens", T["tl_get_act_patch_attn_head_out_all_pos"])
+        diff = float((ref - exact).abs().max())
+        results["max_abs_diff_exact_vs_tl"] = diff
+        assert torch.allclose(exact, ref, atol=1e-4), diff
+    med = {k: statistics.median(v) for k, v in T.items()}
+    tl = med["tl_get_act_patch_attn_head_out_all_pos"]
+    results["median_s"] = med
+    results["speedup_vs_tl"] = {
+        k: round(tl / v, 1) for k, v in med.items() if not k.startswith("tl_")
+    }
+    corr = torch.corrcoef(torch.stack([atp.flatten(), exact.flatten()]))[0, 1]
+    results["pearson_atp_exact"] = round(float(corr), 4)
+    results["load_avg_after"] = os.getloadavg()[0]
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
