@@ -1,0 +1,129 @@
+"""The ``interp-heads`` CLI on the tiny model: subcommands, and bad input -> one line, exit 2, no damage."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from interp_heads.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+TASK = str(DATA / "tiny_echo.jsonl")
+CONFIG_TEXT = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
+
+
+def _main(*argv) -> int:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return main([str(a) for a in argv])
+
+
+@pytest.fixture(scope="module")
+def earlier(tmp_path_factory):
+    """A finished run (``run``) and an ablation folder (``attribute`` + ``ablate``)."""
+    root = tmp_path_factory.mktemp("cli")
+    assert _main("run", "--config", _bad_config(root, CONFIG_TEXT), "--out", root / "run", "--quiet") == 0
+    assert _main("attribute", "--model", "tiny", "--task", TASK, "--n-examples", 4, "--out", root / "attr") == 0
+    assert _main("ablate", "--model", "tiny", "--task", TASK, "--ranking", root / "attr", "--k", "2,4", "--seeds", 2,
+                 "--metrics", "accuracy", "--skip", 4, "--n-eval", 6, "--max-new-tokens", 3, "--out", root / "abl",
+                 "--quiet") == 0
+    return root
+
+
+def _snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_attribute_and_ablate_write_their_files(earlier):
+    attr, abl = earlier / "attr", earlier / "abl"
+    assert {"attribution.parquet", "ranking.csv", "index.html", "manifest.json"} <= {p.name for p in attr.iterdir()}
+    assert (attr / "figures" / "heatmap_tiny_echo.html").exists()
+    ranking = pd.read_csv(attr / "ranking.csv")
+    rec = pd.read_parquet(abl / "sweep.parquet")
+    top2 = rec.merge(pd.read_json(abl / "generations.jsonl", lines=True)).query("selection == 'TopK' and k == 2")
+    assert top2.heads.iloc[0] == ",".join(ranking.label[:2])
+    assert set(rec.example_id.astype(str)) == {f"t{i}" for i in range(4, 10)}
+    assert {"summary.csv", "generations.jsonl", "index.html"} <= {p.name for p in abl.iterdir()}
+
+
+def test_ablate_explicit_heads_and_report(earlier, tmp_path, capsys):
+    out = tmp_path / "heads"
+    assert _main("ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H1,L2H3", "--seeds", 1, "--metrics",
+                 "accuracy", "--n-eval", 3, "--max-new-tokens", 2, "--out", out, "--quiet") == 0
+    gens = pd.read_json(out / "generations.jsonl", lines=True)
+    assert set(gens.query("selection == 'TopK'").heads) == {"L0H1,L2H3"}
+    (earlier / "run" / "index.html").unlink()
+    assert _main("report", earlier / "run") == 0
+    assert (earlier / "run" / "index.html").exists()
+
+
+def test_tasks_and_help(capsys):
+    assert _main("tasks", "show", TASK, "-n", 1) == 0
+    out = capsys.readouterr().out
+    assert "tiny_echo: 16 examples" in out and out.count('"id"') == 1
+    assert _main("tasks", "list") == 0
+    for cmd in ("tasks", "attribute", "ablate", "run", "report"):
+        assert _main(cmd, "--help") == 0
+        assert "usage: interp-heads" in capsys.readouterr().out
+
+
+def _bad_config(tmp_path, text):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    return path
+
+
+BAD = {
+    "malformed task": lambda t: ["ablate", "--model", "tiny", "--task", t / "bad.jsonl", "--heads", "L0H0"],
+    "unknown task": lambda t: ["ablate", "--model", "tiny", "--task", "no_such_task_xyz", "--heads", "L0H0"],
+    "unknown model": lambda t: ["ablate", "--model", "no-such-model-xyz", "--task", TASK, "--heads", "L0H0"],
+    "k <= 0": lambda t: ["ablate", "--model", "tiny", "--task", TASK, "--ranking", t / "ranking.csv", "--k", "0,2"],
+    "k > heads": lambda t: ["ablate", "--model", "tiny", "--task", TASK, "--ranking", t / "ranking.csv", "--k", "13"],
+    "bad head": lambda t: ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L99H1"],
+    "bad head label": lambda t: ["ablate", "--model", "tiny", "--task", TASK, "--heads", "layer3"],
+    "empty after filtering": lambda t: ["run", "--config", _bad_config(t, CONFIG_TEXT.replace(
+        "filter_correct = false", "filter_correct = true")), "--force"],
+    "malformed config": lambda t: ["run", "--config", _bad_config(t, "ks = [1,\n")],
+    "unknown config key": lambda t: ["run", "--config", _bad_config(t, 'model = "tiny"\ncolour = "red"\n')],
+    "k > heads in config": lambda t: ["run", "--config", _bad_config(t, CONFIG_TEXT.replace("ks = [2, 4, 8]", "ks = [2, 400]"))],
+    "different config": lambda t: ["run", "--config", _bad_config(t, CONFIG_TEXT.replace("seeds = 2", "seeds = 3"))],
+}
+EXPECT = {
+    "malformed task": "bad.jsonl", "unknown task": "no_such_task_xyz", "unknown model": "no-such-model-xyz",
+    "k <= 0": "k=0", "k > heads": "k=13", "bad head": "L99H1", "bad head label": "layer3",
+    "empty after filtering": "left after filtering", "malformed config": "malformed config",
+    "unknown config key": "colour", "k > heads in config": "k=400", "different config": "different config",
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_input_one_line_exit_2_no_damage(case, earlier, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(earlier / "run", run)
+    pd.read_csv(earlier / "attr" / "ranking.csv").to_csv(tmp_path / "ranking.csv", index=False)
+    (tmp_path / "bad.jsonl").write_text('{"id": "a", "prompt": "x"\nnot json\n')
+    before = _snapshot(run)
+    capsys.readouterr()
+    assert _main(*BAD[case](tmp_path), "--out", run) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("interp-heads: error:") and "\n" not in err, err
+    assert EXPECT[case] in err, err
+    assert _snapshot(run) == before
+
+
+def test_unwritable_output_and_force(earlier, tmp_path, capsys):
+    config = _bad_config(tmp_path, CONFIG_TEXT)
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert _main("run", "--config", config, "--out", blocker / "sub") == 2
+    assert "not writable" in capsys.readouterr().err
+    assert _main("run", "--config", config, "--out", blocker) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert blocker.read_text() == "not a folder"
+    assert _main("report", tmp_path) == 2
+    assert "not a run folder" in capsys.readouterr().err
