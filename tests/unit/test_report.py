@@ -1,0 +1,89 @@
+"""The run report: rebuilt from saved files only, self-contained, renders offline in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+import warnings
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from interp_heads.pipeline import RunConfig, run_pipeline
+from interp_heads.report import build_report, load_run
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    """A tiny run with two tasks (so the overlap heatmap is drawn)."""
+    root = tmp_path_factory.mktemp("report")
+    rows = [json.loads(line) for line in (DATA / "tiny_echo.jsonl").read_text().splitlines()]
+    second = root / "tiny_echo2.jsonl"
+    second.write_text("".join(json.dumps({**r, "task": "tiny_echo2"}) + "\n" for r in rows[::-1]))
+    cfg = RunConfig.from_toml(DATA / "tiny.toml")
+    cfg.tasks = [str(DATA / "tiny_echo.jsonl"), str(second)]
+    cfg.n_eval = 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_pipeline(cfg, root / "run", quiet=True)
+    return root / "run"
+
+
+def test_report_is_rebuilt_from_saved_files_only(run_dir, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("index.html", "figures", "conditions", "attribution"))
+    index = build_report(copy)
+    page = index.read_text()
+    assert page.count("<script type='text/javascript'>") == 1  # plotly.js inline, once
+    from plotly.offline import get_plotlyjs
+
+    rest = page.replace(get_plotlyjs(), "")
+    assert "<script src" not in rest and "cdn.plot.ly" not in rest  # nothing fetched from a network
+    for div in ("fig-seed_figure", "fig-heatmap_tiny_echo", "fig-heatmap_tiny_echo2", "fig-overlap"):
+        assert f'id="{div}"' in page
+    for heading in ("Seed figure", "TopK vs RandomK at each k", "Baseline", "Example generations", "Provenance"):
+        assert heading in page
+    assert {p.name for p in (copy / "figures").iterdir()} >= {"seed_figure.html", "overlap.html", "plotly.min.js"}
+
+
+def test_report_tables_and_partial_runs(run_dir, tmp_path):
+    run = load_run(run_dir)
+    assert set(run["summary"].task) == {"tiny_echo", "tiny_echo2"}
+    assert len(run["generations"]) == 2 * 4 * 16
+    assert {"answer", "question", "generation"} <= set(run["generations"].columns)
+    only = tmp_path / "only_attr"
+    only.mkdir()
+    shutil.copy(run_dir / "attribution.parquet", only)
+    page = build_report(only).read_text()
+    assert "No sweep results yet" in page and "fig-heatmap_tiny_echo" in page
+    summary = pd.read_csv(run_dir / "summary.csv")
+    assert {"mean", "ci_low", "ci_high", "baseline", "drop"} <= set(summary.columns)
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+
+
+def _headless(browser: str, *args: str) -> subprocess.CompletedProcess:
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+             f"--user-data-dir={tempfile.mkdtemp()}"]
+    return subprocess.run([browser, *flags, *args], capture_output=True, text=True, timeout=180)
+
+
+@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (apt-get install -y chromium)")
+def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
+    browser = _chromium()
+    url = (run_dir / "index.html").resolve().as_uri()
+    dom = _headless(browser, "--virtual-time-budget=10000", "--dump-dom", url).stdout
+    # plotly drew every figure: one "main-svg" root per plot (4 figures: seed, 2 heatmaps, overlap)
+    assert dom.count('class="plot-container plotly"') == 4, dom[:500]
+    assert "Layer-matched RandomK" in dom and "Jaccard" in dom or "overlap" in dom
+    shot = tmp_path / "report.png"
+    _headless(browser, f"--screenshot={shot}", "--window-size=1400,2000", url)
+    assert shot.exists() and shot.stat().st_size > 50_000  # a blank page is a few kB
