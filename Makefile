@@ -24,7 +24,7 @@ test-fast: setup
 	$(BIN)/python -m pytest -q tests/unit
 
 demo: setup
-	$(BIN)/python -m interp_heads.demo
+	$(BIN)/interp-heads run --config configs/seed_figure.toml --out runs/demo
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
