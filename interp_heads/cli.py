@@ -56,12 +56,12 @@ def cmd_tasks(args) -> int:
         task = load_any_task(args.name)
         print(f"{task.name}: {len(task)} examples, sha256 {task.sha256[:16] or '-'}, source {task.source or '-'}")
         print(f"corrupted prompts: {'yes' if task.has_corrupted else 'no'}")
-        for ex in list(task)[: args.n]:
+        for ex in list(task)[: 3 if args.n is None else args.n]:
             print(json.dumps(ex.to_dict(), ensure_ascii=False))
         return 0
     from interp_heads.tasks import builder
 
-    return int(builder.main(args.rest) or 0)
+    return int(builder.main(args.rest + ([] if args.n is None else ["-n", str(args.n)])) or 0)
 
 
 # --------------------------------------------------------------------------- attribute
@@ -76,7 +76,8 @@ def cmd_attribute(args) -> int:
     params = {"command": "attribute", "model": args.model, "task": args.task, "method": args.method,
               "n_examples": args.n_examples, "refine": args.refine}
     prepare_out_dir(out, _digest(params), args.force)
-    scores = attribute_heads(model, task, args.method, refine=args.refine, batch_size=args.batch_size)
+    scores = attribute_heads(model, task, args.method, refine=args.refine, batch_size=args.batch_size,
+                             fmt=getattr(task, "fmt", "auto"))
     (out / "attribution").mkdir(exist_ok=True)
     scores.save(out / "attribution" / f"{task.name}.json")
     frame = scores.to_frame()
@@ -138,7 +139,7 @@ def cmd_ablate(args) -> int:
         raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
     check_ks(ks, n_layers * n_heads)
     cfg = SweepConfig(ks=ks, selections=args.selections, seeds=args.seeds, method=args.method,
-                      max_new_tokens=args.max_new_tokens, metrics=args.metrics)
+                      max_new_tokens=args.max_new_tokens, metrics=args.metrics, fmt=getattr(task, "fmt", "auto"))
     out = Path(args.out)
     params = {"command": "ablate", "model": args.model, "task": args.task, "skip": args.skip, "n_eval": args.n_eval,
               "heads": [list(h) for h in ranking], "sweep": cfg.__dict__}
@@ -202,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
                        epilog="tasks build passes any further arguments to python -m interp_heads.tasks.builder")
     t.add_argument("action", choices=["list", "show", "build"])
     t.add_argument("name", nargs="?", help="task name or JSONL file (show)")
-    t.add_argument("-n", type=int, default=3, help="examples to print (show)")
+    t.add_argument("-n", type=int, default=None, help="examples to print (show, default 3) or build (per task)")
     t.set_defaults(func=cmd_tasks)
 
     def common(sp, out_help):

@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.metadata
 import json
 import os
 import shutil
-import subprocess
 import time
 import tomllib
 import types
@@ -25,15 +23,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.report_io import PipelineError, git_hash, prepare_out_dir, versions, write_atomic
 from interp_heads.tasks.schema import BUILTIN_TASKS, Example, Task
+
+__all__ = ["PipelineError", "RunConfig", "check_ks", "git_hash", "load_any_model", "load_any_task",
+           "prepare_out_dir", "run_pipeline", "versions", "write_atomic"]
 
 ROOT = Path(__file__).resolve().parents[1]
 ABLATIONS = ("zero", "mean", "resample")
 SELECTIONS = ("topk", "randomk", "layermatched")
-
-
-class PipelineError(ValueError):
-    """A bad input (config, task, model, folder); the message is one line naming the problem."""
 
 
 @dataclass
@@ -58,7 +56,7 @@ class RunConfig:
         batch_size: generation and attribution batch size.
         seed: torch seed set before the run.
         filter_correct: keep only examples the unmasked model answers correctly.
-        fmt: prompt format (``auto``, ``chat``, ``plain``).
+        fmt: prompt format (``auto``, ``chat``, ``plain``; None: each task's own, e.g. ``plain``).
         device: ``cpu``, ``cuda``... (None: CUDA when present).
     """
 
@@ -79,7 +77,7 @@ class RunConfig:
     batch_size: int = 16
     seed: int = 0
     filter_correct: bool = True
-    fmt: str = "auto"
+    fmt: str | None = None
     device: str | None = None
 
     def __post_init__(self):
@@ -134,7 +132,7 @@ class RunConfig:
         for m in self.metrics:
             if m.strip().lower() not in METRIC_NAMES + ("minilm",):
                 raise PipelineError(f"config: unknown metric {m!r}; use {', '.join(METRIC_NAMES)}")
-        if self.fmt not in ("auto", "chat", "plain"):
+        if self.fmt not in (None, "auto", "chat", "plain"):
             raise PipelineError(f"config: fmt must be auto, chat or plain, got {self.fmt!r}")
         for f in self.scaled_ks or []:
             if not 0 < f <= 1:
@@ -240,64 +238,33 @@ def _load_jsonl(name_or_path: str) -> Task:
     return Task(name, examples, str(path), hashlib.sha256(raw).hexdigest())
 
 
-def baseline(model, task: Task, cfg: RunConfig) -> tuple[dict, list[str]]:
+def baseline(model, task: Task, cfg: RunConfig, fmt: str = "auto") -> tuple[dict, list[str]]:
     """Unmasked generations; returns the baseline row and the ids answered correctly."""
-    from interp_heads.generation import generate
-    from interp_heads.prompts import render
-    from interp_heads.tasks.checking import is_correct
-
-    prompts = render(model, [e.prompt for e in task], fmt=cfg.fmt)
-    outs = generate(model, prompts, cfg.max_new_tokens, batch_size=cfg.batch_size)
-    ok = [e.id for e, o in zip(task, outs, strict=True) if is_correct(o, e.answer, e.aliases)]
-    row = {"task": task.name, "n_examples": len(task), "n_correct": len(ok), "accuracy": len(ok) / len(task)}
-    return row, ok
-
-
-# --------------------------------------------------------------------------- run directory
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def versions() -> dict[str, str]:
-    out = {}
-    for pkg in ("interp_heads", "torch", "transformer-lens", "transformers", "plotly", "pandas", "numpy", "unbabel-comet"):
-        try:
-            out[pkg] = importlib.metadata.version(pkg)
-        except importlib.metadata.PackageNotFoundError:
-            out[pkg] = "absent"
-    return out
-
-
-def git_hash() -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        return out.stdout.strip() or None
-    except (OSError, subprocess.SubprocessError):
-        return None
+        from interp_heads.tasks import evaluate_baseline
+    except ImportError:
+        evaluate_baseline = None
+    if evaluate_baseline is not None:
+        res = evaluate_baseline(model, task, fmt=fmt, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size)
+        ok = [i for i, c in zip(res.ids, res.correct, strict=True) if c]
+    else:
+        from interp_heads.generation import generate
+        from interp_heads.prompts import render
+        from interp_heads.tasks.checking import is_correct
+
+        outs = generate(model, render(model, [e.prompt for e in task], fmt=fmt), cfg.max_new_tokens, batch_size=cfg.batch_size)
+        ok = [e.id for e, o in zip(task, outs, strict=True) if is_correct(o, e.answer, e.aliases)]
+    return {"task": task.name, "n_examples": len(task), "n_correct": len(ok), "accuracy": len(ok) / len(task)}, ok
 
 
-def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
-    """Refuse a folder holding another run's config (unless ``force``) or one that is not writable."""
-    manifest = out_dir / "manifest.json"
-    if out_dir.exists() and not out_dir.is_dir():
-        raise PipelineError(f"output {str(out_dir)!r} exists and is not a directory")
-    if manifest.exists():
-        try:
-            theirs = json.loads(manifest.read_text()).get("config_digest")
-        except (OSError, json.JSONDecodeError):
-            theirs = None
-        if theirs != digest and not force:
-            raise PipelineError(f"{str(out_dir)!r} holds a run with a different config; use --force or another --out")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        probe = out_dir / f".write-probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise PipelineError(f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})") from None
+def task_fmt(config: RunConfig, tasks: dict) -> str:
+    """The prompt format: the config's, else the tasks' own (they must agree)."""
+    if config.fmt is not None:
+        return config.fmt
+    fmts = {getattr(t, "fmt", "auto") for t in tasks.values()}
+    if len(fmts) > 1:
+        raise PipelineError(f"tasks use different prompt formats ({', '.join(sorted(fmts))}); set fmt in the config")
+    return fmts.pop()
 
 
 def _bar(total: int, desc: str, quiet: bool):
@@ -335,12 +302,13 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         if task.name in tasks:
             raise PipelineError(f"task {task.name!r} is listed twice")
         tasks[task.name] = task
+    fmt = task_fmt(config, tasks)
     prepare_out_dir(out_dir, config.digest(), force)  # before any long step: fail fast
     # Phase 1 (no writes): baselines, filtering, splits.
     base_rows, splits = [], {}
     for name, task in tasks.items():
         t = time.perf_counter()
-        row, ok = baseline(model, task, config) if config.filter_correct else ({"task": name, "n_examples": len(task)}, [e.id for e in task])
+        row, ok = baseline(model, task, config, fmt) if config.filter_correct else ({"task": name, "n_examples": len(task)}, [e.id for e in task])
         keep = task.subset(ids=ok)
         rank, rest = keep.split(config.n_rank)
         evalset = rest.subset(n=config.n_eval)
@@ -369,6 +337,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         "config_digest": digest,
         "status": "running",
         "ks": ks,
+        "fmt": fmt,
         "versions": versions(),
         "git": git_hash(),
         "model": {**dict(getattr(model, "interp_heads_source", {}) or {}), "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads},
@@ -388,7 +357,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         path = out_dir / "attribution" / f"{name}.json"
         scores = HeadScores.load(path) if path.exists() else None
         if scores is None or scores.provenance.get("example_ids") is None or sorted(scores.provenance["example_ids"]) != sorted(e.id for e in rank):
-            scores = attribute_heads(model, rank, config.attribution, refine=config.refine, batch_size=config.batch_size, fmt=config.fmt)
+            scores = attribute_heads(model, rank, config.attribution, refine=config.refine, batch_size=config.batch_size, fmt=fmt)
             scores.save(path)
         rankings[name] = scores
         timings[f"{name}/attribution"] = time.perf_counter() - t
@@ -398,7 +367,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     frame.to_parquet(out_dir / "attribution.parquet", index=False)
     frame.sort_values(["task", "rank"])[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(out_dir / "ranking.csv", index=False)
     sweep_cfg = SweepConfig(ks=ks, selections=list(config.selections), seeds=config.seeds, method=config.ablation,
-                            max_new_tokens=config.max_new_tokens, fmt=config.fmt, metrics=list(config.metrics))
+                            max_new_tokens=config.max_new_tokens, fmt=fmt, metrics=list(config.metrics))
     t = time.perf_counter()
     result = run_sweep(model, {n: ev for n, (_, ev) in splits.items()}, rankings, sweep_cfg, metrics,
                        batch_size=config.batch_size, out_dir=out_dir, force=force, progress=not quiet)
