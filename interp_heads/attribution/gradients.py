@@ -17,10 +17,10 @@ from interp_heads.attribution.inputs import (
     answer_logprob,
     final_logits,
     frozen_params,
-    last_logits,
     logit_diff,
 )
-from interp_heads.attribution.patching import _clean_z, _denominator
+from interp_heads.attribution.patching import _denominator, _z_names, run_cached
+from interp_heads.heads import hook_z
 
 Objective = Callable[
     [torch.Tensor], torch.Tensor
@@ -89,15 +89,14 @@ def atp_scores(
     ld_clean = ld_corr = 0.0
     n = 0
     for b in batches:
-        with torch.no_grad():
-            clean_z = _clean_z(model, b.clean, b.mask)
-            ld_clean += float(logit_diff(last_logits(model, b.clean, b.mask), b).sum())
+        clean_z, clean_logits = run_cached(model, b.clean, b.mask, _z_names(model))
+        ld_clean += float(logit_diff(clean_logits, b).sum())
         zs, grads, vals = z_gradients(
             model, b.corrupted, lambda lg, b=b: logit_diff(lg, b), attention_mask=b.mask
         )
         ld_corr += float(vals.sum())
         for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
-            total[layer] += ((clean_z[layer] - z) * g).sum(dim=(0, 1, 3)).float().cpu()
+            total[layer] += ((clean_z[hook_z(layer)] - z) * g).sum(dim=(0, 1, 3)).float().cpu()
         n += len(b)
     ld_clean, ld_corr = ld_clean / n, ld_corr / n
     return total / n / _denominator(ld_clean, ld_corr)

@@ -22,7 +22,6 @@ from interp_heads.attribution.inputs import (
     Batch,
     answer_logprob,
     final_logits,
-    last_logits,
     logit_diff,
 )
 from interp_heads.heads import Head, all_heads, hook_z
@@ -42,6 +41,7 @@ def patch_heads(
     heads: Sequence[Head] | None = None,
     start_pos: int = 0,
     max_rows: int = 128,
+    base_cache: dict[str, torch.Tensor] | None = None,
 ) -> Float[torch.Tensor, "layer head batch"]:
     """Metric of the base run with one head's ``hook_z`` replaced by ``source_z(layer)``, per head.
 
@@ -55,6 +55,7 @@ def patch_heads(
         start_pos: first position where source and base may differ; earlier positions are taken
             from the base run's KV cache, not recomputed (they would be identical).
         max_rows: at most this many rows (heads x batch) per forward pass.
+        base_cache: the base run's activations named by :func:`base_names`, if already computed.
     """
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     batch = base_tokens.shape[0]
@@ -64,16 +65,11 @@ def patch_heads(
         by_layer[layer].append(head)
     if not by_layer:
         return out
-    names = {f"blocks.{layer}.hook_resid_pre" for layer in by_layer}
-    if start_pos > 0:
-        lo = min(by_layer)
-        names |= {f"blocks.{i}.attn.hook_{kv}" for i in range(lo, n_layers) for kv in "kv"}
-    _, cache = model.run_with_cache(
-        base_tokens,
-        attention_mask=attention_mask,
-        names_filter=lambda n: n in names,
-        return_type=None,
-    )
+    if base_cache is None:
+        base_cache, _ = run_cached(
+            model, base_tokens, attention_mask, base_names(model, by_layer, start_pos)
+        )
+    cache = base_cache
     per_pass = max(1, max_rows // batch)
     for layer in sorted(by_layer):
         src = source_z(layer)[:, start_pos:]
@@ -85,6 +81,36 @@ def patch_heads(
             )
             out[layer, hs] = vals.float().cpu()
     return out
+
+
+def base_names(model: HookedTransformer, layers, start_pos: int) -> set[str]:
+    """Activations of the base run that :func:`patch_heads` needs."""
+    names = {f"blocks.{layer}.hook_resid_pre" for layer in layers}
+    if start_pos > 0 and layers:
+        names |= {
+            f"blocks.{i}.attn.hook_{kv}"
+            for i in range(min(layers), model.cfg.n_layers)
+            for kv in "kv"
+        }
+    return names
+
+
+@torch.no_grad()
+def run_cached(
+    model: HookedTransformer,
+    tokens: Int[torch.Tensor, "batch pos"],
+    attention_mask: Int[torch.Tensor, "batch pos"] | None,
+    names: set[str],
+) -> tuple[dict[str, torch.Tensor], Float[torch.Tensor, "batch d_vocab"]]:
+    """One forward pass: the named activations and the logits at the last position only."""
+    cache: dict[str, torch.Tensor] = {}
+
+    def keep(x, hook):
+        cache[hook.name] = x.detach()
+
+    with model.hooks(fwd_hooks=[(lambda n: n in names, keep)]):
+        resid = model(tokens, attention_mask=attention_mask, stop_at_layer=model.cfg.n_layers)
+    return cache, final_logits(model, resid)
 
 
 def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos, metric):
@@ -116,16 +142,6 @@ def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos,
     return metric(logits.view(n, batch, -1))
 
 
-def _clean_z(model, tokens, mask) -> dict[int, torch.Tensor]:
-    _, cache = model.run_with_cache(
-        tokens,
-        attention_mask=mask,
-        names_filter=lambda n: n.endswith("attn.hook_z"),
-        return_type=None,
-    )
-    return {layer: cache[hook_z(layer)] for layer in range(model.cfg.n_layers)}
-
-
 @torch.no_grad()
 def exact_scores(
     model: HookedTransformer,
@@ -148,19 +164,23 @@ def exact_scores(
     total = torch.zeros(n_layers, n_heads)
     ld_clean = ld_corr = 0.0
     n = 0
+    layers = sorted({layer for layer, _ in heads}) if heads is not None else list(range(n_layers))
     for b in batches:
-        z = _clean_z(model, b.clean, b.mask)
-        ld_clean += float(logit_diff(last_logits(model, b.clean, b.mask), b).sum())
-        ld_corr += float(logit_diff(last_logits(model, b.corrupted, b.mask), b).sum())
+        start = b.first_diff if skip_prefix else 0
+        z, clean_logits = run_cached(model, b.clean, b.mask, {hook_z(layer) for layer in layers})
+        base, corr_logits = run_cached(model, b.corrupted, b.mask, base_names(model, layers, start))
+        ld_clean += float(logit_diff(clean_logits, b).sum())
+        ld_corr += float(logit_diff(corr_logits, b).sum())
         res = patch_heads(
             model,
             b.corrupted,
-            z.__getitem__,
+            lambda layer, z=z: z[hook_z(layer)],
             lambda lg, b=b: logit_diff(lg, b),
             attention_mask=b.mask,
             heads=heads,
-            start_pos=b.first_diff if skip_prefix else 0,
+            start_pos=start,
             max_rows=max_rows,
+            base_cache=base,
         )
         total += res.sum(-1)
         n += len(b)
@@ -177,21 +197,25 @@ def _denominator(ld_clean: float, ld_corr: float) -> float:
     return den
 
 
+def _z_names(model) -> set[str]:
+    return {hook_z(layer) for layer in range(model.cfg.n_layers)}
+
+
+def _mean_from(model, cache: dict[str, torch.Tensor], mask) -> tuple[torch.Tensor, int]:
+    stacked = torch.stack([cache[hook_z(layer)] for layer in range(model.cfg.n_layers)])
+    m = mask.to(stacked.dtype)[None, :, :, None, None]
+    return (stacked * m).sum(dim=(1, 2)), int(mask.sum())
+
+
 @torch.no_grad()
 def head_means(
     model: HookedTransformer, batches: Sequence[Batch]
 ) -> Float[torch.Tensor, "layer head_index d_head"]:
     """Mean of each head's ``hook_z`` over all non-pad positions of the clean prompts."""
-    total, count = None, 0
+    total, count = 0.0, 0
     for b in batches:
-        z = _clean_z(model, b.clean, b.mask)
-        stacked = torch.stack(
-            [z[layer] for layer in range(model.cfg.n_layers)]
-        )  # layer batch pos head d
-        m = b.mask.to(stacked.dtype)[None, :, :, None, None]
-        s = (stacked * m).sum(dim=(1, 2))
-        total = s if total is None else total + s
-        count += int(b.mask.sum())
+        s, c = _mean_from(model, run_cached(model, b.clean, b.mask, _z_names(model))[0], b.mask)
+        total, count = total + s, count + c
     return total / count
 
 
@@ -204,17 +228,23 @@ def mean_ablation_scores(
     With corrupted answers the metric is the normalised logit difference (drop / (LD_clean -
     LD_corrupted)); without, the mean log-probability of the answer's first token.
     """
-    means = head_means(model, batches)
-    use_ld = all(b.corrupted_answer is not None for b in batches)
+    n_layers = model.cfg.n_layers
+    use_ld = all(b.corrupted is not None for b in batches)
     metric_fn = logit_diff if use_ld else answer_logprob
-    total = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
-    base_sum = corr_sum = 0.0
-    n = 0
-    for b in batches:
-        base = metric_fn(last_logits(model, b.clean, b.mask), b)
-        base_sum += float(base.sum())
-        if use_ld and b.corrupted is not None:
-            corr_sum += float(logit_diff(last_logits(model, b.corrupted, b.mask), b).sum())
+    names = _z_names(model) | base_names(model, range(n_layers), 0)
+    total, count, bases, base_caches = 0.0, 0, [], []
+    for b in batches:  # one clean pass: means, base metric and the sweep's cache
+        cache, logits = run_cached(model, b.clean, b.mask, names)
+        s, c = _mean_from(model, cache, b.mask)
+        total, count = total + s, count + c
+        bases.append(metric_fn(logits, b).float().cpu())
+        base_caches.append({k: v for k, v in cache.items() if not k.endswith("hook_z")})
+    means = total / count
+    scores = torch.zeros(n_layers, model.cfg.n_heads)
+    corr_sum, n = 0.0, 0
+    for b, base, cache in zip(batches, bases, base_caches, strict=True):
+        if use_ld:
+            corr_sum += float(logit_diff(run_cached(model, b.corrupted, b.mask, set())[1], b).sum())
         shape = (*b.clean.shape, model.cfg.n_heads, model.cfg.d_head)
         res = patch_heads(
             model,
@@ -223,11 +253,11 @@ def mean_ablation_scores(
             lambda lg, b=b: metric_fn(lg, b),
             attention_mask=b.mask,
             max_rows=max_rows,
+            base_cache=cache,
         )
-        total += (base.cpu().float()[None, None] - res).sum(-1)
+        scores += (base[None, None] - res).sum(-1)
         n += len(b)
-    if use_ld and all(b.corrupted is not None for b in batches):
-        return total / n / _denominator(base_sum / n, corr_sum / n), "normalised logit diff drop"
     if use_ld:
-        return total / n, "logit diff drop"
-    return total / n, "answer log-prob drop"
+        base_mean = float(torch.cat(bases).mean())
+        return scores / n / _denominator(base_mean, corr_sum / n), "normalised logit diff drop"
+    return scores / n, "answer log-prob drop"

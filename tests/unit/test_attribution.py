@@ -202,7 +202,7 @@ def test_mean_ablation_matches_direct_hook(tiny, task):
             b.clean, attention_mask=b.mask, fwd_hooks=[(hook_z(layer), ablate)]
         )
         drop = (ld_clean - logit_diff(logits[:, -1], b)).mean() / (ld_clean - ld_corr).mean()
-        assert abs(float(drop) - float(scores[layer, head])) < 1e-4
+        assert abs(float(drop.detach()) - float(scores[layer, head])) < 1e-4
 
 
 def test_hooks_removed_and_params_restored_on_error(tiny, task):
