@@ -41,6 +41,7 @@ class RunConfig:
     Attributes:
         model: model spec for ``load_model`` (``"tiny"``: the random test model).
         tasks: built-in task names or paths of task JSONL files.
+        max_examples: read at most this many examples per task (None: all) before filtering.
         n_rank: correctly answered examples used for attribution (the first ones).
         n_eval: at most this many of the remaining examples are evaluated under masking.
         attribution: attribution method (``atp``, ``exact``, ``gradxact``, ``headmask``...).
@@ -62,6 +63,7 @@ class RunConfig:
 
     model: str = "smollm2-135m"
     tasks: list[str] = field(default_factory=lambda: list(BUILTIN_TASKS))
+    max_examples: int | None = None
     n_rank: int = 24
     n_eval: int = 100
     attribution: str = "atp"
@@ -117,8 +119,8 @@ class RunConfig:
 
         if not self.tasks:
             raise PipelineError("config: tasks is empty")
-        for name in ("n_rank", "n_eval", "seeds", "max_new_tokens", "batch_size"):
-            if getattr(self, name) <= 0:
+        for name in ("n_rank", "n_eval", "seeds", "max_new_tokens", "batch_size", "max_examples"):
+            if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise PipelineError(f"config: {name} must be > 0, got {getattr(self, name)}")
         if self.attribution not in METHODS:
             raise PipelineError(f"config: unknown attribution {self.attribution!r}; use one of {', '.join(METHODS)}")
@@ -298,7 +300,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     ks = config.resolved_ks(n_total)
     tasks = {}
     for spec in config.tasks:
-        task = load_any_task(spec)
+        task = load_any_task(spec).subset(n=config.max_examples)
         if task.name in tasks:
             raise PipelineError(f"task {task.name!r} is listed twice")
         tasks[task.name] = task
@@ -306,6 +308,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     prepare_out_dir(out_dir, config.digest(), force)  # before any long step: fail fast
     # Phase 1 (no writes): baselines, filtering, splits.
     base_rows, splits = [], {}
+    bar = _bar(len(tasks), "baseline", quiet or not config.filter_correct)
     for name, task in tasks.items():
         t = time.perf_counter()
         row, ok = baseline(model, task, config, fmt) if config.filter_correct else ({"task": name, "n_examples": len(task)}, [e.id for e in task])
@@ -322,6 +325,8 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         base_rows.append(row)
         splits[name] = (rank, evalset)
         timings[f"{name}/baseline"] = time.perf_counter() - t
+        bar.update(1)
+    bar.close()
     try:
         metrics = resolve_metrics(config.metrics, config.comet_model)
     except (MetricUnavailable, ValueError) as exc:
