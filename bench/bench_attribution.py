@@ -5,7 +5,7 @@ the queried name). Times ``atp`` and ``exact`` (median of a few repeats) and Tra
 ``patching.get_act_patch_attn_head_out_all_pos`` (once: ~5 minutes), asserts that exact equals
 TransformerLens' result, writes bench/results/attribution.json. Run by hand, not in CI:
 
-    .venv/bin/python bench/bench_attribution.py [--repeats 3] [--skip-tl]
+    .venv/bin/python bench/bench_attribution.py [--repeats 3] [--skip-tl] [--tl-heads 270]
 """
 
 from __future__ import annotations
@@ -99,6 +99,13 @@ def main() -> None:
         "--skip-tl",
         action="store_true",
         help="reuse the TransformerLens timing in the results file",
+    )
+    ap.add_argument(
+        "--tl-heads",
+        type=int,
+        default=270,
+        help="time TransformerLens on this many evenly spread heads and extrapolate x 270/n "
+        "(its cost is one full forward per head); 270 = get_act_patch_attn_head_out_all_pos itself",
     )
     args = ap.parse_args()
     model = load_model(device="cpu")
