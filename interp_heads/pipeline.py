@@ -380,10 +380,12 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
     t = time.perf_counter()
     write_sweep_outputs(out_dir, result, {n: ev for n, (_, ev) in splits.items()})
+    timings["total"] = time.perf_counter() - t0
+    manifest.update(status="complete", timings=timings)
+    write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=1, default=str))
     index = build_report(out_dir)
     timings["report"] = time.perf_counter() - t
     timings["total"] = time.perf_counter() - t0
-    manifest.update(status="complete", timings=timings)
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=1, default=str))
     return index
 

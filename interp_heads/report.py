@@ -83,11 +83,11 @@ def make_figures(run: dict) -> dict:
     if attr is not None and len(attr):
         scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}
         for task, s in scores.items():
-            figs[f"heatmap_{task}"] = s.heatmap()
+            figs[f"heatmap_{task}"] = s.heatmap().update_layout(width=560, height=max(360, 40 + 14 * s.n_layers))
         if len(scores) > 1:
             ks = (run.get("manifest") or {}).get("ks") or [16]
             k = min(min(ks), next(iter(scores.values())).scores.numel())
-            figs["overlap"] = overlap_heatmap(overlap(scores, k))
+            figs["overlap"] = overlap_heatmap(overlap(scores, k)).update_layout(width=640, height=520, yaxis={"autorange": "reversed"})
     return figs
 
 
@@ -109,7 +109,13 @@ def build_report(run_dir: str | os.PathLike) -> Path:
     cfg = manifest.get("config", {})
     title = f"interp_heads run: {cfg.get('model', '?')} ({', '.join(cfg.get('tasks', [])) or 'no tasks'})"
     parts = [f"<h1>{html.escape(title)}</h1>", _summary_line(manifest)]
-    div = lambda name: figs[name].to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{name}")  # noqa: E731
+
+    def div(name: str) -> str:
+        lay = figs[name].layout
+        return figs[name].to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{name}",
+                                  default_width=f"{lay.width}px" if lay.width else "100%",
+                                  default_height=f"{lay.height or 450}px")
+
     parts.append("<h2>Seed figure</h2>")
     parts.append(div("seed_figure") if "seed_figure" in figs else '<p class="note">No sweep results yet.</p>')
     parts.append('<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads. '

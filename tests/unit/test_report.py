@@ -81,9 +81,11 @@ def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
     browser = _chromium()
     url = (run_dir / "index.html").resolve().as_uri()
     dom = _headless(browser, "--virtual-time-budget=10000", "--dump-dom", url).stdout
-    # plotly drew every figure: one "main-svg" root per plot (4 figures: seed, 2 heatmaps, overlap)
+    # plotly drew every figure (seed figure, 2 heatmaps, overlap) and their traces
     assert dom.count('class="plot-container plotly"') == 4, dom[:500]
-    assert "Layer-matched RandomK" in dom and "Jaccard" in dom or "overlap" in dom
+    assert dom.count('class="hm"') == 3  # 2 head heatmaps + the overlap heatmap
+    assert dom.count('class="trace scatter') >= 2 * 3 * 2  # 2 panels x 3 selections x 2 metrics
+    assert "Layer-matched RandomK" in dom and "Jaccard" in dom
     shot = tmp_path / "report.png"
-    _headless(browser, f"--screenshot={shot}", "--window-size=1400,2000", url)
+    _headless(browser, "--virtual-time-budget=10000", f"--screenshot={shot}", "--window-size=1400,2000", url)
     assert shot.exists() and shot.stat().st_size > 50_000  # a blank page is a few kB
