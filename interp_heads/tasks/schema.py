@@ -69,6 +69,11 @@ class Task:
         return TASK_TITLES.get(self.name, self.name)
 
     @property
+    def fmt(self) -> str:
+        """Prompt format the task is meant for (``meta["fmt"]``; ``"auto"`` when unset)."""
+        return self.meta.get("fmt", "auto")
+
+    @property
     def has_corrupted(self) -> bool:
         return all(e.corrupted_prompt and e.corrupted_answer for e in self.examples)
 

@@ -1,0 +1,194 @@
+"""Baseline accuracy of the unablated model, and the subset of a task it gets right."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from interp_heads.generation import generate
+from interp_heads.prompts import PromptFormat, render
+from interp_heads.tasks.checking import is_correct
+from interp_heads.tasks.schema import Task
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_NEW_TOKENS = 5
+
+
+@dataclass
+class BaselineResult:
+    """Greedy generations of the unablated model on a task, and their correctness."""
+
+    task: str
+    ids: list[str]
+    generations: list[str]
+    correct: list[bool]
+    fmt: str = "auto"
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
+    corrupted_generations: list[str] | None = None
+    corrupted_correct: list[bool] | None = None
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    @property
+    def accuracy(self) -> float:
+        return sum(self.correct) / self.n if self.n else 0.0
+
+    @property
+    def corrupted_accuracy(self) -> float | None:
+        if self.corrupted_correct is None:
+            return None
+        return sum(self.corrupted_correct) / self.n if self.n else 0.0
+
+    def to_frame(self):
+        """One row per example (``pandas.DataFrame``)."""
+        import pandas as pd
+
+        d = {"id": self.ids, "generation": self.generations, "correct": self.correct}
+        if self.corrupted_correct is not None:
+            d["corrupted_generation"] = self.corrupted_generations
+            d["corrupted_correct"] = self.corrupted_correct
+        frame = pd.DataFrame(d)
+        frame.insert(0, "task", self.task)
+        return frame
+
+
+def evaluate_baseline(
+    model,
+    task: Task,
+    *,
+    fmt: PromptFormat | None = None,
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+    batch_size: int = 32,
+    corrupted: bool = False,
+) -> BaselineResult:
+    """Greedy generations and correctness (``is_correct``) on every example of ``task``.
+
+    ``fmt=None`` uses the task's own format (``task.fmt``: ``"plain"`` for the built-in tasks).
+    With ``corrupted=True`` the corrupted prompts (when the task has them) are scored too,
+    against ``corrupted_answer``.
+    """
+    fmt = fmt or task.fmt
+    exs = task.examples
+    gens = generate(
+        model,
+        render(model, [e.prompt for e in exs], fmt=fmt),
+        max_new_tokens,
+        batch_size=batch_size,
+    )
+    result = BaselineResult(
+        task=task.name,
+        ids=[e.id for e in exs],
+        generations=gens,
+        correct=[is_correct(g, e.answer, e.aliases) for g, e in zip(gens, exs, strict=True)],
+        fmt=fmt,
+        max_new_tokens=max_new_tokens,
+    )
+    if corrupted and task.has_corrupted:
+        cgens = generate(
+            model,
+            render(model, [e.corrupted_prompt for e in exs], fmt=fmt),
+            max_new_tokens,
+            batch_size=batch_size,
+        )
+        result.corrupted_generations = cgens
+        result.corrupted_correct = [
+            is_correct(g, e.corrupted_answer) for g, e in zip(cgens, exs, strict=True)
+        ]
+    log.info("baseline %s: accuracy %.3f on %d examples", task.name, result.accuracy, result.n)
+    return result
+
+
+def filter_correct(
+    model,
+    task: Task,
+    *,
+    fmt: PromptFormat | None = None,
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+    batch_size: int = 32,
+    require_corrupted: bool = False,
+    result: BaselineResult | None = None,
+) -> Task:
+    """The examples the unablated model answers correctly (a new ``Task``).
+
+    Args:
+        fmt: prompt format; ``None`` uses ``task.fmt``.
+        require_corrupted: also require the corrupted prompt to be answered correctly.
+        result: a baseline already computed for ``task`` (with the same options), to reuse.
+
+    The counts go to ``meta["filter"]`` of the returned task and to the log.
+    """
+    need_corrupted = require_corrupted and task.has_corrupted
+    if result is None or (need_corrupted and result.corrupted_correct is None):
+        result = evaluate_baseline(
+            model,
+            task,
+            fmt=fmt,
+            max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
+            corrupted=need_corrupted,
+        )
+    keep = list(result.correct)
+    if need_corrupted:
+        keep = [a and b for a, b in zip(keep, result.corrupted_correct, strict=True)]
+    kept = [e for e, k in zip(task.examples, keep, strict=True) if k]
+    meta = dict(task.meta)
+    meta["filter"] = {
+        "n_before": len(task),
+        "n_after": len(kept),
+        "accuracy": result.accuracy,
+        "require_corrupted": need_corrupted,
+        "fmt": result.fmt,
+        "max_new_tokens": max_new_tokens,
+    }
+    log.info(
+        "filter_correct %s: kept %d of %d examples%s",
+        task.name,
+        len(kept),
+        len(task),
+        " (clean and corrupted correct)" if need_corrupted else "",
+    )
+    return Task(task.name, kept, task.source, task.sha256, meta)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the baseline table of the built-in tasks (``python -m interp_heads.tasks.baseline``)."""
+    import argparse
+
+    from interp_heads.models import load_model
+    from interp_heads.tasks.io import load_task
+    from interp_heads.tasks.schema import BUILTIN_TASKS
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("tasks", nargs="*", default=list(BUILTIN_TASKS))
+    parser.add_argument("--model", default="smollm2-135m")
+    parser.add_argument("--fmt", default=None)
+    parser.add_argument("--max-new-tokens", type=int, default=DEFAULT_MAX_NEW_TOKENS)
+    parser.add_argument("-n", type=int, default=None, help="first n examples only")
+    parser.add_argument("--dump", default=None, help="write per-example results (CSV) here")
+    args = parser.parse_args(argv)
+    model = load_model(args.model)
+    print("| task | n | accuracy | n after filter | format | max_new_tokens |")
+    print("|---|---|---|---|---|---|")
+    frames = []
+    for name in args.tasks:
+        task = load_task(name).subset(n=args.n)
+        res = evaluate_baseline(model, task, fmt=args.fmt, max_new_tokens=args.max_new_tokens)
+        kept = filter_correct(model, task, result=res)
+        print(
+            f"| {name} | {res.n} | {res.accuracy:.3f} | {len(kept)} | {res.fmt} | {res.max_new_tokens} |",
+            flush=True,
+        )
+        frames.append(res.to_frame())
+    if args.dump:
+        import pandas as pd
+
+        pd.concat(frames).to_csv(args.dump, index=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

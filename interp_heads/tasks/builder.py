@@ -1,0 +1,215 @@
+"""Generate the four built-in task files, reproducibly, from templates and ``facts.py``.
+
+``python -m interp_heads.tasks.builder [--out data/tasks]`` rewrites
+``{retrieval,knowledge_recall,math_calculation,inference}.jsonl``; the same seed gives
+byte-identical files. No model or tokenizer is needed: every corrupted prompt swaps single-token
+words (see ``facts.py``) so it keeps the clean prompt's token length, and clean and corrupted
+answers start with different characters, so their first tokens differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+from interp_heads.tasks import facts
+from interp_heads.tasks.io import data_dir, save_task
+from interp_heads.tasks.schema import BUILTIN_TASKS, Example, Task
+
+SEED = 0
+N_EXAMPLES = 320
+
+Row = tuple[
+    str, str, str, tuple[str, ...], str, str
+]  # prompt, question, answer, aliases, c_prompt, c_answer
+
+
+def _distinct_initials(rng: random.Random, pool, k: int) -> list[str]:
+    """``k`` words of ``pool`` whose first letters all differ."""
+    while True:
+        words = rng.sample(list(pool), k)
+        if len({w[0].lower() for w in words}) == k:
+            return words
+
+
+# --------------------------------------------------------------------------- retrieval
+RETRIEVAL_INSTRUCTION = ""
+
+
+def _retrieval(rng: random.Random) -> Row:
+    names = rng.sample(facts.NAMES, 3)
+    objs = _distinct_initials(rng, facts.OBJECTS, 3)
+    q, cq = rng.sample(range(3), 2)
+    context = " ".join(f"{n} has a {o}." for n, o in zip(names, objs, strict=True))
+
+    def prompt(i: int) -> str:
+        return f"{context} What does {names[i]} have?{RETRIEVAL_INSTRUCTION}"
+
+    question = f"{context} What does {names[q]} have?"
+    return prompt(q), question, objs[q], (), prompt(cq), objs[cq]
+
+
+# --------------------------------------------------------------------------- knowledge recall
+KNOWLEDGE_TEMPLATES = (
+    ("capital", "The capital of {c} is"),
+    ("capital", "The capital city of {c} is"),
+    ("capital", "Q: What is the capital of {c}?\nA:"),
+    ("language", "The official language of {c} is"),
+    ("language", "In {c}, most people speak"),
+)
+KNOWLEDGE_QUESTIONS = {
+    "capital": "What is the capital of {c}?",
+    "language": "What is the official language of {c}?",
+}
+
+
+def _knowledge(rng: random.Random) -> Row:
+    kind, template = rng.choice(KNOWLEDGE_TEMPLATES)
+    col = 0 if kind == "capital" else 1
+    while True:
+        a, b = rng.sample(list(facts.COUNTRIES), 2)
+        ans, cans = facts.COUNTRIES[a][col], facts.COUNTRIES[b][col]
+        if ans[0] != cans[0]:
+            break
+    aliases = facts.COUNTRIES[a][2] if kind == "capital" else ()
+    question = KNOWLEDGE_QUESTIONS[kind].format(c=a)
+    return template.format(c=a), question, ans, aliases, template.format(c=b), cans
+
+
+# --------------------------------------------------------------------------- math
+# Two worked examples of the same operation, then the item; the prompt ends with "= " because
+# the tokenizer writes " 12" as " " + "1" + "2", so the model's next token is the first digit.
+MATH_OPS = ("+", "-")
+
+
+def _math_operands(rng: random.Random, op: str) -> tuple[int, int]:
+    if op == "+":
+        return rng.randint(1, 9), rng.randint(1, 9)
+    a = rng.randint(10, 19)
+    return a, rng.randint(1, 9)
+
+
+def _math_value(a: int, op: str, b: int) -> int:
+    return a + b if op == "+" else a - b
+
+
+def _math(rng: random.Random) -> Row:
+    op = rng.choice(MATH_OPS)
+    shots = [_math_operands(rng, op) for _ in range(2)]
+    while True:  # corrupted: first operand with as many digits, answer starts with another digit
+        a, b = _math_operands(rng, op)
+        ca = _math_operands(rng, op)[0]
+        if str(_math_value(a, op, b))[0] != str(_math_value(ca, op, b))[0]:
+            break
+    head = "".join(f"{x} {op} {y} = {_math_value(x, op, y)}\n" for x, y in shots)
+
+    def prompt(x: int) -> str:
+        return f"{head}{x} {op} {b} = "
+
+    question = f"What is {a} {'plus' if op == '+' else 'minus'} {b}?"
+    return (
+        prompt(a),
+        question,
+        str(_math_value(a, op, b)),
+        (),
+        prompt(ca),
+        str(_math_value(ca, op, b)),
+    )
+
+
+# --------------------------------------------------------------------------- inference
+# Converse comparatives: "X is taller than Y. Who is shorter?" -> Y. One worked example first.
+RELATIONS = (
+    ("taller", "shorter"),
+    ("older", "younger"),
+    ("faster", "slower"),
+    ("heavier", "lighter"),
+)
+INFERENCE_DIRECTIONS = ("forward", "reverse")
+
+
+def _inference(rng: random.Random) -> Row:
+    s1, s2 = rng.sample(facts.NAMES, 2)
+    x, y = _distinct_initials(rng, [n for n in facts.NAMES if n not in (s1, s2)], 2)
+    more, less = rng.choice(RELATIONS)
+    shot_more, shot_less = rng.choice(RELATIONS)
+    shot = f"Q: {s1} is {shot_more} than {s2}. Who is {shot_less}?\nA: {s2}\n"
+    said, asked = (more, less) if rng.choice(INFERENCE_DIRECTIONS) == "forward" else (less, more)
+
+    def item(p: str, q: str) -> str:
+        return f"{p} is {said} than {q}. Who is {asked}?"
+
+    return (
+        f"{shot}Q: {item(x, y)}\nA:",
+        item(x, y),
+        y,
+        (),
+        f"{shot}Q: {item(y, x)}\nA:",
+        x,
+    )
+
+
+GENERATORS: dict[str, Callable[[random.Random], Row]] = {
+    "retrieval": _retrieval,
+    "knowledge_recall": _knowledge,
+    "math_calculation": _math,
+    "inference": _inference,
+}
+
+
+def build_task(name: str, n: int = N_EXAMPLES, seed: int = SEED) -> Task:
+    """``n`` distinct examples of built-in task ``name`` (deterministic for a given seed)."""
+    if name not in GENERATORS:
+        raise ValueError(f"unknown built-in task {name!r}; expected one of {BUILTIN_TASKS}")
+    rng = random.Random(f"{seed}:{name}")
+    gen = GENERATORS[name]
+    examples, seen = [], set()
+    attempts = 0
+    while len(examples) < n:
+        attempts += 1
+        if attempts > 100 * n:
+            raise RuntimeError(f"{name}: could not draw {n} distinct examples")
+        prompt, question, answer, aliases, cprompt, canswer = gen(rng)
+        if prompt in seen:
+            continue
+        seen.add(prompt)
+        examples.append(
+            Example(
+                id=f"{name}-{len(examples):04d}",
+                task=name,
+                prompt=prompt,
+                question=question,
+                answer=answer,
+                aliases=tuple(aliases),
+                corrupted_prompt=cprompt,
+                corrupted_answer=canswer,
+            )
+        )
+    return Task(name, examples, source="interp_heads.tasks.builder", meta={"seed": seed})
+
+
+def build_all(
+    out: str | Path | None = None, seed: int = SEED, n: int = N_EXAMPLES
+) -> dict[str, Path]:
+    """Write every built-in task to ``out`` (default: the built-in data folder)."""
+    out = Path(out) if out is not None else data_dir()
+    return {
+        name: save_task(build_task(name, n, seed), out / f"{name}.jsonl") for name in BUILTIN_TASKS
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=None, help="output folder (default: data/tasks)")
+    parser.add_argument("--seed", type=int, default=SEED)
+    parser.add_argument("-n", type=int, default=N_EXAMPLES, help="examples per task")
+    args = parser.parse_args(argv)
+    for name, path in build_all(args.out, args.seed, args.n).items():
+        print(f"{name}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

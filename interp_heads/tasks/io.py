@@ -1,0 +1,186 @@
+"""Reading and writing task files: the built-in JSONL suites and users' own JSONL or CSV files.
+
+A task file has one example per JSONL line (or CSV row) with at least ``prompt`` and ``answer``;
+``question`` defaults to the prompt, ``id`` to the line number, ``task`` to the file stem,
+``aliases`` to none (a JSON list, or ``|``-separated in CSV). ``corrupted_prompt`` and
+``corrupted_answer`` are optional. Every problem raises :class:`TaskFormatError` with a one-line
+message ``<file>:<line>: <reason>``. See ``docs/tasks.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+
+from interp_heads.tasks.schema import BUILTIN_TASKS, Example, Task
+
+FIELDS = (
+    "id", "task", "prompt", "question", "answer", "aliases", "corrupted_prompt", "corrupted_answer",
+)  # fmt: skip
+REQUIRED = ("prompt", "answer")
+_STRING_FIELDS = (
+    "id",
+    "task",
+    "prompt",
+    "question",
+    "answer",
+    "corrupted_prompt",
+    "corrupted_answer",
+)
+
+
+# The built-in prompts are plain completion prompts: SmolLM2-135M-Instruct answers them far more
+# often than the same items wrapped in its chat template (see docs/tasks.md).
+BUILTIN_FORMAT = "plain"
+
+
+class TaskFormatError(ValueError):
+    """A task file that cannot be used; the message names the file, the line and the reason."""
+
+
+def data_dir() -> Path:
+    """Folder of the built-in task files: ``$INTERP_HEADS_DATA`` or the repository's data/tasks."""
+    env = os.environ.get("INTERP_HEADS_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "data" / "tasks"
+
+
+def list_tasks() -> list[str]:
+    """Names of the built-in tasks that have a data file, in the canonical order."""
+    root = data_dir()
+    return [name for name in BUILTIN_TASKS if (root / f"{name}.jsonl").is_file()]
+
+
+def _example(row: dict, lineno: int, default_task: str, where: str) -> Example:
+    def fail(reason: str):
+        raise TaskFormatError(f"{where}:{lineno}: {reason}")
+
+    if not isinstance(row, dict):
+        fail(f"expected a JSON object, got {type(row).__name__}")
+    for key in REQUIRED:
+        if key not in row or row[key] is None:
+            fail(f"missing field '{key}'")
+    for key in _STRING_FIELDS:
+        if key in row and row[key] is not None and not isinstance(row[key], str):
+            if key == "id" and isinstance(row[key], int) and not isinstance(row[key], bool):
+                continue
+            fail(f"field '{key}' must be a string, got {type(row[key]).__name__}")
+    if not row["prompt"].strip():
+        fail("empty prompt")
+    if not row["answer"].strip():
+        fail("empty answer")
+    aliases = row.get("aliases") or []
+    if isinstance(aliases, str):
+        aliases = [a for a in aliases.split("|") if a.strip()]
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        fail("field 'aliases' must be a list of strings")
+    cp, ca = row.get("corrupted_prompt") or None, row.get("corrupted_answer") or None
+    if (cp is None) != (ca is None):
+        fail("'corrupted_prompt' and 'corrupted_answer' must be given together")
+    return Example(
+        id=str(row["id"]) if row.get("id") not in (None, "") else str(lineno),
+        task=row.get("task") or default_task,
+        prompt=row["prompt"],
+        answer=row["answer"],
+        question=row.get("question") or row["prompt"],
+        aliases=tuple(aliases),
+        corrupted_prompt=cp,
+        corrupted_answer=ca,
+    )
+
+
+def _rows_jsonl(text: str, where: str):
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as e:
+            raise TaskFormatError(f"{where}:{lineno}: invalid JSON ({e.msg})") from None
+
+
+def _rows_csv(text: str, where: str):
+    reader = csv.DictReader(io.StringIO(text))
+    if reader.fieldnames is None:
+        raise TaskFormatError(f"{where}:1: empty CSV file (a header row is required)")
+    for row in reader:
+        lineno = reader.line_num
+        if None in row:
+            raise TaskFormatError(f"{where}:{lineno}: more values than header columns")
+        yield lineno, {k: v for k, v in row.items() if v is not None}
+
+
+def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
+    """Parse and validate a JSONL or CSV task file."""
+    path = Path(path)
+    where = path.name
+    if not path.is_file():
+        raise TaskFormatError(f"{where}:0: no such file ({path})")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        lineno = raw[: e.start].count(b"\n") + 1
+        raise TaskFormatError(f"{where}:{lineno}: not valid UTF-8 (byte {e.start})") from None
+    rows = _rows_csv(text, where) if path.suffix.lower() == ".csv" else _rows_jsonl(text, where)
+    default_task = name or path.stem
+    examples, seen = [], {}
+    for lineno, row in rows:
+        ex = _example(row, lineno, default_task, where)
+        if ex.id in seen:
+            raise TaskFormatError(
+                f"{where}:{lineno}: duplicate id '{ex.id}' (first on line {seen[ex.id]})"
+            )
+        seen[ex.id] = lineno
+        examples.append(ex)
+    if not examples:
+        raise TaskFormatError(f"{where}:0: no examples")
+    return Task(
+        name=default_task,
+        examples=examples,
+        source=str(path),
+        sha256=hashlib.sha256(raw).hexdigest(),
+    )
+
+
+def load_task(name_or_path: str | os.PathLike) -> Task:
+    """A built-in task by name (``retrieval``, ...) or a user's JSONL/CSV file by path."""
+    key = str(name_or_path)
+    if key in BUILTIN_TASKS:
+        path = data_dir() / f"{key}.jsonl"
+        if not path.is_file():
+            raise TaskFormatError(
+                f"{path.name}:0: built-in task file missing; rebuild it with "
+                "`python -m interp_heads.tasks.builder`"
+            )
+        task = read_task_file(path, name=key)
+        task.meta["fmt"] = BUILTIN_FORMAT
+        return task
+    path = Path(name_or_path)
+    if not path.exists() and path.suffix == "":
+        raise TaskFormatError(
+            f"{path.name}:0: unknown task (built-in tasks: {', '.join(BUILTIN_TASKS)}; "
+            "or give a .jsonl/.csv path)"
+        )
+    return read_task_file(path)
+
+
+def dumps_example(ex: Example) -> str:
+    """One JSONL line (fixed key order, UTF-8, no trailing newline)."""
+    d = ex.to_dict()
+    return json.dumps({k: d[k] for k in FIELDS}, ensure_ascii=False)
+
+
+def save_task(task: Task, path: str | os.PathLike) -> Path:
+    """Write ``task`` as JSONL (fixed key order, ``\\n`` line ends); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(dumps_example(ex) + "\n" for ex in task.examples)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(text)
+    return path
