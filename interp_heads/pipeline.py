@@ -23,13 +23,20 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads.report_io import PipelineError, git_hash, prepare_out_dir, versions, write_atomic
-from interp_heads.tasks.schema import BUILTIN_TASKS, Example, Task
+from interp_heads.report_io import (
+    PipelineError,
+    git_hash,
+    load_any_model,
+    load_any_task,
+    prepare_out_dir,
+    versions,
+    write_atomic,
+)
+from interp_heads.tasks.schema import BUILTIN_TASKS, Task
 
 __all__ = ["PipelineError", "RunConfig", "check_ks", "git_hash", "load_any_model", "load_any_task",
            "prepare_out_dir", "run_pipeline", "versions", "write_atomic"]
 
-ROOT = Path(__file__).resolve().parents[1]
 ABLATIONS = ("zero", "mean", "resample")
 SELECTIONS = ("topk", "randomk", "layermatched")
 
@@ -183,63 +190,6 @@ def _type_name(hint) -> str:
 
 
 # --------------------------------------------------------------------------- loading
-def load_any_model(spec: str, device: str | None = None):
-    """``load_model(spec)``; ``"tiny"`` is the random test model (hidden, for tests)."""
-    if spec == "tiny":
-        from interp_heads.testing import tiny_model
-
-        model = tiny_model()
-        model.interp_heads_source = {"spec": "tiny", "sha256": None}
-        return model
-    from interp_heads.models import ModelLoadError, load_model
-
-    try:
-        return load_model(spec, device=device)
-    except ModelLoadError as exc:
-        raise PipelineError(str(exc).splitlines()[0]) from None
-
-
-def load_any_task(name_or_path: str) -> Task:
-    """A built-in task by name or a task JSONL file (via ``interp_heads.tasks.load_task``)."""
-    try:
-        from interp_heads.tasks import load_task
-    except ImportError:
-        load_task = _load_jsonl
-    try:
-        task = load_task(name_or_path)
-    except (FileNotFoundError, KeyError) as exc:
-        raise PipelineError(f"unknown task {name_or_path!r} ({exc})") from None
-    except (ValueError, TypeError, json.JSONDecodeError) as exc:
-        if isinstance(exc, PipelineError):
-            raise
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise PipelineError(f"task {name_or_path!r}: {msg}") from None
-    if len(task) == 0:
-        raise PipelineError(f"task {name_or_path!r} has no examples")
-    return task
-
-
-def _load_jsonl(name_or_path: str) -> Task:
-    path = Path(name_or_path)
-    if not path.exists():
-        path = ROOT / "data" / "tasks" / f"{name_or_path}.jsonl"
-    if not path.exists():
-        raise FileNotFoundError(f"no file {name_or_path!r} and no built-in task of that name")
-    raw = path.read_bytes()
-    examples = []
-    for i, line in enumerate(raw.decode().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-            d["aliases"] = tuple(d.get("aliases") or ())
-            examples.append(Example(**d))
-        except (json.JSONDecodeError, TypeError, AttributeError) as exc:
-            raise ValueError(f"{path.name} line {i}: {exc}") from None
-    name = examples[0].task if examples else path.stem
-    return Task(name, examples, str(path), hashlib.sha256(raw).hexdigest())
-
-
 def baseline(model, task: Task, cfg: RunConfig, fmt: str = "auto") -> tuple[dict, list[str]]:
     """Unmasked generations; returns the baseline row and the ids answered correctly."""
     try:
@@ -285,7 +235,6 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     import torch
 
     from interp_heads.attribution import HeadScores, attribute_heads
-    from interp_heads.attribution.api import NEEDS_CORRUPTED
     from interp_heads.metrics import MetricUnavailable, resolve_metrics
     from interp_heads.report import build_report, write_sweep_outputs
     from interp_heads.sweep import SweepConfig, run_sweep
@@ -307,26 +256,11 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     fmt = task_fmt(config, tasks)
     prepare_out_dir(out_dir, config.digest(), force)  # before any long step: fail fast
     # Phase 1 (no writes): baselines, filtering, splits.
-    base_rows, splits = [], {}
-    bar = _bar(len(tasks), "baseline", quiet or not config.filter_correct)
-    for name, task in tasks.items():
-        t = time.perf_counter()
-        row, ok = baseline(model, task, config, fmt) if config.filter_correct else ({"task": name, "n_examples": len(task)}, [e.id for e in task])
-        keep = task.subset(ids=ok)
-        rank, rest = keep.split(config.n_rank)
-        evalset = rest.subset(n=config.n_eval)
-        if len(rank) == 0 or len(evalset) == 0:
-            raise PipelineError(
-                f"task {name!r}: {len(keep)} example(s) left after filtering; need more than n_rank={config.n_rank}"
-            )
-        if (config.attribution in NEEDS_CORRUPTED or config.refine) and not rank.has_corrupted:
-            raise PipelineError(f"task {name!r} has no corrupted prompts, needed by attribution {config.attribution!r}")
-        row.update(n_rank=len(rank), n_eval=len(evalset))
-        base_rows.append(row)
-        splits[name] = (rank, evalset)
-        timings[f"{name}/baseline"] = time.perf_counter() - t
-        bar.update(1)
-    bar.close()
+    base_rows, splits, new_cache = [], {}, {}
+    with _bar(len(tasks), "baseline", quiet or not config.filter_correct) as bar:
+        for name, task in tasks.items():
+            _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, new_cache, timings)
+            bar.update(1)
     try:
         metrics = resolve_metrics(config.metrics, config.comet_model)
     except (MetricUnavailable, ValueError) as exc:
@@ -354,20 +288,23 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     }
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=1, default=str))
     pd.DataFrame(base_rows).to_csv(out_dir / "baseline.csv", index=False)
+    (out_dir / "baseline").mkdir(exist_ok=True)
+    for name, entry in new_cache.items():  # reused when the run is resumed
+        write_atomic(out_dir / "baseline" / f"{name}.json", json.dumps(entry))
     rankings = {}
     (out_dir / "attribution").mkdir(exist_ok=True)
-    bar = _bar(len(splits), "attribution", quiet)
-    for name, (rank, _) in splits.items():
-        t = time.perf_counter()
-        path = out_dir / "attribution" / f"{name}.json"
-        scores = HeadScores.load(path) if path.exists() else None
-        if scores is None or scores.provenance.get("example_ids") is None or sorted(scores.provenance["example_ids"]) != sorted(e.id for e in rank):
-            scores = attribute_heads(model, rank, config.attribution, refine=config.refine, batch_size=config.batch_size, fmt=fmt)
-            scores.save(path)
-        rankings[name] = scores
-        timings[f"{name}/attribution"] = time.perf_counter() - t
-        bar.update(1)
-    bar.close()
+    with _bar(len(splits), "attribution", quiet) as bar:
+        for name, (rank, _) in splits.items():
+            t = time.perf_counter()
+            path = out_dir / "attribution" / f"{name}.json"
+            scores = HeadScores.load(path) if path.exists() else None
+            if scores is None or sorted(scores.provenance.get("example_ids") or []) != sorted(e.id for e in rank):
+                scores = attribute_heads(model, rank, config.attribution, refine=config.refine,
+                                         batch_size=config.batch_size, fmt=fmt)
+                scores.save(path)
+            rankings[name] = scores
+            timings[f"{name}/attribution"] = time.perf_counter() - t
+            bar.update(1)
     frame = pd.concat([s.to_frame() for s in rankings.values()], ignore_index=True)
     frame.to_parquet(out_dir / "attribution.parquet", index=False)
     frame.sort_values(["task", "rank"])[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(out_dir / "ranking.csv", index=False)
@@ -388,6 +325,48 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     timings["total"] = time.perf_counter() - t0
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=1, default=str))
     return index
+
+
+def _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, new_cache, timings) -> None:
+    """Baseline (cached in ``out_dir/baseline``), filtering and the rank/eval split of one task."""
+    from interp_heads.attribution.api import NEEDS_CORRUPTED
+
+    t = time.perf_counter()
+    if not config.filter_correct:
+        row, ok = {"task": name, "n_examples": len(task)}, [e.id for e in task]
+    else:
+        key = _baseline_key(config, task, fmt)
+        cached = _read_json(out_dir / "baseline" / f"{name}.json")
+        if cached.get("key") == key:
+            row, ok = cached["row"], cached["ok"]
+        else:
+            row, ok = baseline(model, task, config, fmt)
+            new_cache[name] = {"key": key, "row": row, "ok": ok}
+    keep = task.subset(ids=ok)
+    rank, rest = keep.split(config.n_rank)
+    evalset = rest.subset(n=config.n_eval)
+    if len(rank) == 0 or len(evalset) == 0:
+        raise PipelineError(
+            f"task {name!r}: {len(keep)} example(s) left after filtering; need more than n_rank={config.n_rank}"
+        )
+    if (config.attribution in NEEDS_CORRUPTED or config.refine) and not rank.has_corrupted:
+        raise PipelineError(f"task {name!r} has no corrupted prompts, needed by attribution {config.attribution!r}")
+    row.update(n_rank=len(rank), n_eval=len(evalset))
+    base_rows.append(row)
+    splits[name] = (rank, evalset)
+    timings[f"{name}/baseline"] = time.perf_counter() - t
+
+
+def _baseline_key(config: RunConfig, task: Task, fmt: str) -> str:
+    parts = [config.model, fmt, config.max_new_tokens, task.sha256 or _task_hash(task), [e.id for e in task]]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
 
 
 def _task_hash(task: Task) -> str:

@@ -1,12 +1,15 @@
-"""Run-directory helpers: one-line input errors, atomic writes, provenance, folder checks."""
+"""Run inputs and outputs: one-line input errors, model/task loading, atomic writes, provenance."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import os
 import subprocess
 from pathlib import Path
+
+from interp_heads.tasks.schema import Example, Task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -59,3 +62,60 @@ def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
         probe.unlink()
     except OSError as exc:
         raise PipelineError(f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})") from None
+
+
+def load_any_model(spec: str, device: str | None = None):
+    """``load_model(spec)``; ``"tiny"`` is the random test model (hidden, for tests)."""
+    if spec == "tiny":
+        from interp_heads.testing import tiny_model
+
+        model = tiny_model()
+        model.interp_heads_source = {"spec": "tiny", "sha256": None}
+        return model
+    from interp_heads.models import ModelLoadError, load_model
+
+    try:
+        return load_model(spec, device=device)
+    except ModelLoadError as exc:
+        raise PipelineError(str(exc).splitlines()[0]) from None
+
+
+def load_any_task(name_or_path: str) -> Task:
+    """A built-in task by name or a task JSONL file (via ``interp_heads.tasks.load_task``)."""
+    try:
+        from interp_heads.tasks import load_task
+    except ImportError:
+        load_task = _load_jsonl
+    try:
+        task = load_task(name_or_path)
+    except (FileNotFoundError, KeyError) as exc:
+        raise PipelineError(f"unknown task {name_or_path!r} ({exc})") from None
+    except (ValueError, TypeError, json.JSONDecodeError) as exc:
+        if isinstance(exc, PipelineError):
+            raise
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise PipelineError(f"task {name_or_path!r}: {msg}") from None
+    if len(task) == 0:
+        raise PipelineError(f"task {name_or_path!r} has no examples")
+    return task
+
+
+def _load_jsonl(name_or_path: str) -> Task:
+    path = Path(name_or_path)
+    if not path.exists():
+        path = ROOT / "data" / "tasks" / f"{name_or_path}.jsonl"
+    if not path.exists():
+        raise FileNotFoundError(f"no file {name_or_path!r} and no built-in task of that name")
+    raw = path.read_bytes()
+    examples = []
+    for i, line in enumerate(raw.decode().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            d = json.loads(line)
+            d["aliases"] = tuple(d.get("aliases") or ())
+            examples.append(Example(**d))
+        except (json.JSONDecodeError, TypeError, AttributeError) as exc:
+            raise ValueError(f"{path.name} line {i}: {exc}") from None
+    name = examples[0].task if examples else path.stem
+    return Task(name, examples, str(path), hashlib.sha256(raw).hexdigest())
