@@ -1,6 +1,5 @@
 """Task suites: built-in data sets, user task files, answer checking and baselines."""
 
-from interp_heads.tasks.baseline import BaselineResult, evaluate_baseline, filter_correct
 from interp_heads.tasks.checking import is_correct, normalize
 from interp_heads.tasks.io import (
     BUILTIN_FORMAT,
@@ -11,6 +10,14 @@ from interp_heads.tasks.io import (
     save_task,
 )
 from interp_heads.tasks.schema import BUILTIN_TASKS, Example, Task
+
+_LAZY = {
+    "build_all": "builder",
+    "build_task": "builder",
+    "BaselineResult": "baseline",
+    "evaluate_baseline": "baseline",
+    "filter_correct": "baseline",
+}
 
 __all__ = [
     "BUILTIN_FORMAT",
@@ -33,9 +40,10 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    # Imported lazily so that `python -m interp_heads.tasks.builder` runs cleanly.
-    if name in ("build_all", "build_task"):
-        from interp_heads.tasks import builder
+    # builder and baseline are imported lazily so that `python -m interp_heads.tasks.builder`
+    # (or .baseline) runs without a double import.
+    if name in _LAZY:
+        import importlib
 
-        return getattr(builder, name)
+        return getattr(importlib.import_module(f"interp_heads.tasks.{_LAZY[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

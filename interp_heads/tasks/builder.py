@@ -35,17 +35,18 @@ def _distinct_initials(rng: random.Random, pool, k: int) -> list[str]:
 
 
 # --------------------------------------------------------------------------- retrieval
-RETRIEVAL_INSTRUCTION = ""
+# Who-has-what: facts stated in the prompt, the item completes a restatement of one of them.
+RETRIEVAL_FACTS = 2
 
 
 def _retrieval(rng: random.Random) -> Row:
-    names = rng.sample(facts.NAMES, 3)
-    objs = _distinct_initials(rng, facts.OBJECTS, 3)
-    q, cq = rng.sample(range(3), 2)
+    names = rng.sample(facts.NAMES, RETRIEVAL_FACTS)
+    objs = _distinct_initials(rng, facts.OBJECTS, RETRIEVAL_FACTS)
+    q, cq = rng.sample(range(RETRIEVAL_FACTS), 2)
     context = " ".join(f"{n} has a {o}." for n, o in zip(names, objs, strict=True))
 
     def prompt(i: int) -> str:
-        return f"{context} What does {names[i]} have?{RETRIEVAL_INSTRUCTION}"
+        return f"{context} So {names[i]} has a"
 
     question = f"{context} What does {names[q]} have?"
     return prompt(q), question, objs[q], (), prompt(cq), objs[cq]

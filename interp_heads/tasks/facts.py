@@ -18,8 +18,8 @@ NAMES = (
 )  # fmt: skip
 
 OBJECTS = (
-    "apple", "bag", "ball", "bell", "belt", "bird", "book", "boot", "box", "bread", "brush",
-    "bucket", "camera", "car", "chair", "clock", "coin", "cookie", "cup", "dog", "egg", "fish",
+    "bag", "ball", "bell", "belt", "bird", "book", "boot", "box", "bread", "brush",
+    "bucket", "camera", "car", "chair", "clock", "coin", "cookie", "cup", "dog", "fish",
     "glass", "hat", "horse", "jar", "key", "map", "pen", "phone", "plate", "radio", "ring", "rug",
     "shirt", "sock", "wallet", "watch",
 )  # fmt: skip
