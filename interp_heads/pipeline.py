@@ -271,6 +271,8 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         manifest_path = out_dir / "manifest.json"
         if manifest_path.exists() and json.loads(manifest_path.read_text()).get("config_digest") != digest:
             shutil.rmtree(out_dir / "attribution", ignore_errors=True)
+    earlier = _read_json(out_dir / "manifest.json")
+    history = earlier.get("earlier_timings", []) + [earlier["timings"]] if earlier.get("config_digest") == digest else []
     manifest = {
         "config": asdict(config),
         "config_digest": digest,
@@ -284,7 +286,8 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         "splits": {n: {"rank": [e.id for e in r], "eval": [e.id for e in ev]} for n, (r, ev) in splits.items()},
         "seeds": {"torch": config.seed, "random_draws": config.seeds},
         "metrics": {m.name: m.label for m in metrics},
-        "timings": timings,
+        "timings": timings,  # this invocation; steps reused from an interrupted run take ~0 s
+        "earlier_timings": history,
     }
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=1, default=str))
     pd.DataFrame(base_rows).to_csv(out_dir / "baseline.csv", index=False)

@@ -124,4 +124,5 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tiny_run, tmp_path):
     gb = pd.read_json(out / "generations.jsonl", lines=True).sort_values(key[:4]).reset_index(drop=True)
     pd.testing.assert_frame_equal(ga, gb)
     pd.testing.assert_frame_equal(pd.read_csv(ref / "ranking.csv"), pd.read_csv(out / "ranking.csv"))
-    assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and len(manifest["earlier_timings"]) == 1  # the killed run's
