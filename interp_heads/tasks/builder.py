@@ -56,9 +56,10 @@ def _retrieval(rng: random.Random) -> Row:
 KNOWLEDGE_TEMPLATES = (
     ("capital", "The capital of {c} is"),
     ("capital", "The capital city of {c} is"),
-    ("capital", "Q: What is the capital of {c}?\nA:"),
+    ("capital", "The capital of {c} is called"),
     ("language", "The official language of {c} is"),
-    ("language", "In {c}, most people speak"),
+    ("language", "The main language of {c} is"),
+    ("language", "The national language of {c} is"),
 )
 KNOWLEDGE_QUESTIONS = {
     "capital": "What is the capital of {c}?",
@@ -69,8 +70,9 @@ KNOWLEDGE_QUESTIONS = {
 def _knowledge(rng: random.Random) -> Row:
     kind, template = rng.choice(KNOWLEDGE_TEMPLATES)
     col = 0 if kind == "capital" else 1
+    pool = facts.WELL_KNOWN_CAPITALS if kind == "capital" else list(facts.COUNTRIES)
     while True:
-        a, b = rng.sample(list(facts.COUNTRIES), 2)
+        a, b = rng.sample(pool, 2)
         ans, cans = facts.COUNTRIES[a][col], facts.COUNTRIES[b][col]
         if ans[0] != cans[0]:
             break

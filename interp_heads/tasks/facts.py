@@ -99,3 +99,12 @@ COUNTRIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "Senegal": ("Dakar", "French", ()),
     "Zimbabwe": ("Harare", "English", ()),
 }
+
+# Countries whose capital the embedded model mostly knows (capital templates use only these).
+WELL_KNOWN_CAPITALS = (
+    "France", "Spain", "Italy", "Germany", "Japan", "China", "Russia", "Egypt", "Greece",
+    "Portugal", "England", "Canada", "Brazil", "Kenya", "Poland", "Austria", "Sweden", "Norway",
+    "Denmark", "Ireland", "Thailand", "Peru", "Cuba", "Hungary", "Ukraine", "Indonesia",
+    "Scotland", "Romania", "Bulgaria", "Afghanistan", "Bangladesh", "Chile", "Korea", "Somalia",
+    "Finland", "Iraq", "Syria",
+)  # fmt: skip
