@@ -84,7 +84,7 @@ def _knowledge(rng: random.Random) -> Row:
 # --------------------------------------------------------------------------- math
 # Two worked examples of the same operation, then the item; the prompt ends with "= " because
 # the tokenizer writes " 12" as " " + "1" + "2", so the model's next token is the first digit.
-MATH_OPS = ("+", "-")
+MATH_OPS = ("+",)
 
 
 def _math_operands(rng: random.Random, op: str) -> tuple[int, int]:
