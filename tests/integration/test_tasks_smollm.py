@@ -34,8 +34,13 @@ def test_corrupted_prompts_have_clean_length_and_another_first_token(smollm, nam
         ), e.id
 
 
+# Accuracy on all 320 examples (docs/tasks.md): retrieval 0.600, the others 0.76-0.81; the first
+# 64 retrieval examples score 0.55, hence its lower floor here.
+FLOORS = {"retrieval": 0.5}
+
+
 @pytest.mark.parametrize("name", BUILTIN_TASKS)
 def test_baseline_accuracy_on_a_subset(smollm, name):
     task = load_task(name).subset(n=64)
     res = evaluate_baseline(smollm, task)
-    assert res.accuracy >= 0.6, (name, res.accuracy)
+    assert res.accuracy >= FLOORS.get(name, 0.6), (name, res.accuracy)
