@@ -45,7 +45,7 @@ class SweepConfig:
     seeds: int = 5
     method: AblationKind = "mean"
     max_new_tokens: int = 8
-    fmt: str = "auto"
+    fmt: str | None = None  # None: each task's own format (built-in tasks: "plain")
     exclude_top: bool = False
     metrics: list[str] = field(default_factory=lambda: ["accuracy"])
 
@@ -197,7 +197,8 @@ def run_sweep(
         if len(task) == 0:
             raise ValueError(f"task {name!r} has no examples to evaluate")
         t0 = time.perf_counter()
-        prompts = render(model, [e.prompt for e in task], fmt=config.fmt)
+        fmt = config.fmt or getattr(task, "fmt", None) or "auto"
+        prompts = render(model, [e.prompt for e in task], fmt=fmt)
         ids = [e.id for e in task]
         values = _ablation_values(model, prompts, config.method, batch_size)
         plan = plans[name]
