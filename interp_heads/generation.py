@@ -27,6 +27,22 @@ def stop_token_ids(model: HookedTransformer) -> set[int]:
     return ids
 
 
+def newline_tables(model: HookedTransformer) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-token booleans over the vocabulary: has a newline, has text, has text before a newline.
+
+    Cached on the model; used to stop an answer at the end of its first non-empty line.
+    """
+    cached = getattr(model, "_interp_heads_newline_tables", None)
+    if cached is not None:
+        return cached
+    texts = model.tokenizer.batch_decode([[i] for i in range(model.cfg.d_vocab)])
+    has_nl = torch.tensor(["\n" in t for t in texts])
+    has_text = torch.tensor([bool(t.strip()) for t in texts])
+    text_then_nl = torch.tensor(["\n" in t and bool(t.split("\n", 1)[0].strip()) for t in texts])
+    model._interp_heads_newline_tables = (has_nl, has_text, text_then_nl)
+    return model._interp_heads_newline_tables
+
+
 def tokenize_left_padded(
     model: HookedTransformer, prompts: Sequence[str], prepend_bos: bool | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -54,9 +70,14 @@ def generate_tokens(
     fwd_hooks: Sequence = (),
     use_cache: bool = True,
     stop_at_eos: bool = True,
+    stop_at_newline: bool = False,
     prepend_bos: bool | None = None,
 ) -> list[list[int]]:
-    """Greedy continuations (token ids, stop token excluded) for each prompt, in input order."""
+    """Greedy continuations (token ids, stop token excluded) for each prompt, in input order.
+
+    ``stop_at_newline`` ends a row once its first non-empty line is complete (the newline token is
+    kept); answers are scored on that line only, so the rest would be wasted work.
+    """
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
     stops = stop_token_ids(model) if stop_at_eos else set()
@@ -67,7 +88,8 @@ def generate_tokens(
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             tokens, mask = tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos)
-            rows = _greedy(model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache)
+            nl = newline_tables(model) if stop_at_newline else None
+            rows = _greedy(model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl)
             for i, row in zip(idx, rows, strict=True):
                 out[i] = row
     return out  # type: ignore[return-value]
@@ -88,36 +110,42 @@ def last_logits(model: HookedTransformer, tokens, attention_mask, past_kv_cache=
     return model.unembed(resid)[:, -1]
 
 
-def _greedy(model, tokens, mask, max_new_tokens, stops, use_cache) -> list[list[int]]:
-    batch = tokens.shape[0]
+def _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl=None) -> list[list[int]]:
+    batch, device = tokens.shape[0], tokens.device
     cache = HookedTransformerKeyValueCache.init_cache(model.cfg, model.cfg.device, batch) if use_cache else None
-    generated = torch.empty((batch, 0), dtype=torch.long, device=tokens.device)
-    done = torch.zeros(batch, dtype=torch.bool, device=tokens.device)
-    stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=tokens.device)
+    stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=device)
+    if nl is not None:
+        has_nl, has_text, text_then_nl = (t.to(device) for t in nl)
+    seen_text = torch.zeros(batch, dtype=torch.bool, device=device)
+    done = torch.zeros(batch, dtype=torch.bool, device=device)
+    length = torch.full((batch,), max_new_tokens, dtype=torch.long, device=device)
+    steps: list[torch.Tensor] = []
     step_input, step_mask = tokens, mask
-    full_tokens, full_mask = tokens, mask
     pad = model.tokenizer.pad_token_id
-    for _ in range(max_new_tokens):
+    for step in range(max_new_tokens):
         if use_cache:
             logits = last_logits(model, step_input, step_mask, cache)
         else:
-            logits = last_logits(model, full_tokens, full_mask)
-        nxt = logits.argmax(dim=-1)
-        nxt = torch.where(done, torch.full_like(nxt, pad), nxt)
-        generated = torch.cat([generated, nxt[:, None]], dim=1)
-        if len(stop_tensor):
-            done = done | torch.isin(nxt, stop_tensor)
+            logits = last_logits(model, tokens, mask)
+        nxt = torch.where(done, torch.full((batch,), pad, device=device), logits.argmax(dim=-1))
+        steps.append(nxt)
+        ends = torch.isin(nxt, stop_tensor) & ~done  # stop token: not part of the answer
+        length = torch.where(ends, step, length)
+        newly = ends
+        if nl is not None:
+            line_end = ((has_nl[nxt] & seen_text) | text_then_nl[nxt]) & ~done & ~ends
+            length = torch.where(line_end, step + 1, length)  # newline token kept
+            seen_text = seen_text | has_text[nxt]
+            newly = newly | line_end
+        done = done | newly
         if bool(done.all()):
             break
         step_input = nxt[:, None]
-        step_mask = torch.ones((batch, 1), dtype=mask.dtype, device=mask.device)
-        full_tokens = torch.cat([full_tokens, step_input], dim=1)
-        full_mask = torch.cat([full_mask, step_mask], dim=1)
-    rows = []
-    for row in generated.tolist():
-        cut = next((j for j, t in enumerate(row) if t in stops), len(row))
-        rows.append(row[:cut])
-    return rows
+        step_mask = torch.ones((batch, 1), dtype=mask.dtype, device=device)
+        tokens = torch.cat([tokens, step_input], dim=1)
+        mask = torch.cat([mask, step_mask], dim=1)
+    generated = torch.stack(steps, dim=1).tolist()
+    return [row[:n] for row, n in zip(generated, length.tolist(), strict=True)]
 
 
 def generate(

@@ -234,7 +234,7 @@ def _ablation_values(model, prompts, method, batch_size):
 def _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, MetricItem) -> dict:
     t0 = time.perf_counter()
     with mask_heads(model, heads, config.method, values=values):
-        outs = generate(model, prompts, config.max_new_tokens, batch_size=batch_size)
+        outs = generate(model, prompts, config.max_new_tokens, batch_size=batch_size, stop_at_newline=True)
     t_gen = time.perf_counter() - t0
     items = [
         MetricItem(src=e.question or e.prompt, mt=o, ref=e.answer, aliases=tuple(e.aliases))

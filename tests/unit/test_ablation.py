@@ -97,3 +97,18 @@ def test_bad_heads_and_method(tiny):
     with pytest.raises(ValueError, match="needs values"):
         with mask_heads(tiny, [(0, 0)], "mean"):
             pass
+
+
+def test_stop_at_newline_keeps_the_first_line(tiny):
+    prompts = PROMPTS + [chr(97 + i) * 3 for i in range(20)]
+    full = generate_tokens(tiny, prompts, 12, stop_at_eos=False)
+    short = generate_tokens(tiny, prompts, 12, stop_at_eos=False, stop_at_newline=True)
+    dec = tiny.tokenizer.decode
+    assert sum(len(s) < len(f) for f, s in zip(full, short, strict=True)) >= 1  # the case is exercised
+    for f, s in zip(full, short, strict=True):
+        assert f[: len(s)] == s
+        text = dec(f)
+        if "\n" in text.lstrip() and text.strip():
+            assert dec(s).strip() == text.strip().split("\n")[0].strip()
+        else:
+            assert s == f
