@@ -46,7 +46,7 @@ def attribute_heads(
     n_examples: int | None = None,
     batch_size: int = 8,
     refine: int | None = None,
-    fmt: PromptFormat = "auto",
+    fmt: PromptFormat | None = None,
     max_rows: int = 128,
 ) -> HeadScores:
     """Score every head ``(layer, head)`` of ``model`` on ``task`` (all methods act on ``hook_z``).
@@ -61,7 +61,8 @@ def attribute_heads(
         batch_size: examples per forward pass.
         refine: re-score the top ``refine`` heads of ``method`` with ``exact``; those heads rank
             first (by their exact score), the others keep their cheap scores and order below them.
-        fmt: prompt format (``"auto"``, ``"chat"``, ``"plain"``), as in ``prompts.render``.
+        fmt: prompt format (``"auto"``, ``"chat"``, ``"plain"``), as in ``prompts.render``;
+            None (default): the task's own format (``task.fmt``; built-in tasks are ``"plain"``).
         max_rows: cap on heads x examples per patched forward pass (``exact``, ``mean_ablation``).
 
     Returns:
@@ -70,6 +71,7 @@ def attribute_heads(
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
     start = time.perf_counter()
+    fmt = fmt or getattr(task, "fmt", None) or "auto"
     need_corr = (
         method in NEEDS_CORRUPTED
         or refine is not None
