@@ -200,16 +200,15 @@ def run_sweep(
         fmt = config.fmt or getattr(task, "fmt", None) or "auto"
         prompts = render(model, [e.prompt for e in task], fmt=fmt)
         ids = [e.id for e in task]
-        values = _ablation_values(model, prompts, config.method, batch_size)
         plan = plans[name]
         _check_plan(plan, name)
-        biggest = max(plan, key=lambda c: len(c[3]))
-        if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], config.method, values):
-            warnings.warn(f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire", SweepWarning, stacklevel=2)
+        values, prepared = None, False  # ablation means: computed only when a condition has to run
         for sel_name, k, seed, heads in plan:
             key = _condition_key(name, sel_name, k, seed)
             done = store.get(key)
             if done is None or done.get("ids") != ids:
+                if not prepared:
+                    values, prepared = _prepare_task(model, name, prompts, plan, config.method, batch_size), True
                 done = _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, MetricItem)
                 done.update(task=name, selection=sel_name, k=k, seed=seed, ids=ids)
                 store.put(key, done)
@@ -221,6 +220,17 @@ def run_sweep(
     result = SweepResult(records, pd.DataFrame(gens), config, timings)
     _sanity(result)
     return result
+
+
+def _prepare_task(model, name, prompts, plan, method, batch_size):
+    """Ablation values for a task, and a check that its biggest mask changes the logits."""
+    values = _ablation_values(model, prompts, method, batch_size)
+    biggest = max(plan, key=lambda c: len(c[3]))
+    if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], method, values):
+        warnings.warn(
+            f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire", SweepWarning, stacklevel=3
+        )
+    return values
 
 
 def _ablation_values(model, prompts, method, batch_size):
