@@ -30,7 +30,7 @@ lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 bench: setup
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/bench_load.py && $(BIN)/python bench/bench_generation.py && $(BIN)/python bench/bench_attribution.py
 
 clean:
 	rm -rf $(VENV) runs
