@@ -32,7 +32,7 @@ CHEAP = [m for m in METHODS if m != "exact"]
 
 
 def load_tasks(
-    names: list[str], model, n: int, synthetic: bool, fmt: str
+    names: list[str], model, n: int, synthetic: bool, fmt: str | None
 ) -> tuple[dict[str, Task], dict[str, str]]:
     tasks, notes = {}, {}
     for name in names:
@@ -95,11 +95,11 @@ def main() -> None:
     args = ap.parse_args()
     model = load_model(device="cpu")
     tasks, notes = load_tasks(
-        [t for t in args.tasks.split(",") if t], model, args.n, args.synthetic, "auto"
+        [t for t in args.tasks.split(",") if t], model, args.n, args.synthetic, None
     )
     rows, tops = [], {}
     for name, task in tasks.items():
-        fmt = "plain" if name == "synthetic_retrieval" else "auto"
+        fmt = "plain" if name == "synthetic_retrieval" else None  # None: the task's own format
         t0 = time.perf_counter()
         scores = {
             m: attribute_heads(model, task, m, batch_size=args.batch_size, fmt=fmt) for m in METHODS
