@@ -14,7 +14,6 @@ from interp_heads.attribution.gradients import (
 from interp_heads.attribution.inputs import Batch, answer_token, frozen_params, make_batches
 from interp_heads.attribution.patching import (
     exact_scores,
-    head_means,
     mean_ablation_scores,
     patch_heads,
 )
@@ -30,7 +29,6 @@ __all__ = [
     "exact_scores",
     "frozen_params",
     "gradxact_scores",
-    "head_means",
     "headmask_scores",
     "make_batches",
     "mean_ablation_scores",

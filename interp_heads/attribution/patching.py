@@ -208,18 +208,6 @@ def _mean_from(model, cache: dict[str, torch.Tensor], mask) -> tuple[torch.Tenso
 
 
 @torch.no_grad()
-def head_means(
-    model: HookedTransformer, batches: Sequence[Batch]
-) -> Float[torch.Tensor, "layer head_index d_head"]:
-    """Mean of each head's ``hook_z`` over all non-pad positions of the clean prompts."""
-    total, count = 0.0, 0
-    for b in batches:
-        s, c = _mean_from(model, run_cached(model, b.clean, b.mask, _z_names(model))[0], b.mask)
-        total, count = total + s, count + c
-    return total / count
-
-
-@torch.no_grad()
 def mean_ablation_scores(
     model: HookedTransformer, batches: Sequence[Batch], *, max_rows: int = 128
 ) -> tuple[Float[torch.Tensor, "layer head"], str]:
