@@ -95,19 +95,29 @@ def generate_tokens(
     return out  # type: ignore[return-value]
 
 
-def last_logits(model: HookedTransformer, tokens, attention_mask, past_kv_cache=None) -> torch.Tensor:
-    """Logits ``[batch, d_vocab]`` at the last position only.
+def final_logits(model: HookedTransformer, resid: torch.Tensor) -> torch.Tensor:
+    """Logits ``[batch, d_vocab]`` at the last position, from the final residual stream.
 
     Unembedding every prompt position costs about a fifth of a SmolLM2 forward pass (49k-token
-    vocabulary); Hugging Face's ``generate`` skips it too. Hooks on ``ln_final`` and ``unembed``
-    still fire.
+    vocabulary); Hugging Face's ``generate`` skips it too. Hooks on ``ln_final`` still fire; the
+    config's output soft cap (Gemma 2) is applied as TransformerLens does.
     """
+    x = resid[:, -1:, :]
+    if model.cfg.normalization_type is not None:
+        x = model.ln_final(x)
+    logits = model.unembed(x)[:, 0]
+    cap = getattr(model.cfg, "output_logits_soft_cap", 0.0)
+    if cap and cap > 0:
+        logits = cap * torch.tanh(logits / cap)
+    return logits
+
+
+def last_logits(model: HookedTransformer, tokens, attention_mask, past_kv_cache=None) -> torch.Tensor:
+    """Logits ``[batch, d_vocab]`` at the last position of a forward pass (hooks active)."""
     resid = model(
         tokens, attention_mask=attention_mask, past_kv_cache=past_kv_cache, stop_at_layer=model.cfg.n_layers
-    )[:, -1:]
-    if model.cfg.normalization_type is not None:
-        resid = model.ln_final(resid)
-    return model.unembed(resid)[:, -1]
+    )
+    return final_logits(model, resid)
 
 
 def _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl=None) -> list[list[int]]:

@@ -15,7 +15,7 @@ import torch
 from jaxtyping import Float, Int
 from transformer_lens import HookedTransformer
 
-from interp_heads.generation import tokenize_left_padded
+from interp_heads.generation import final_logits, last_logits, tokenize_left_padded  # noqa: F401 (re-exported)
 from interp_heads.prompts import PromptFormat, has_chat_template, render
 from interp_heads.tasks.schema import Task
 
@@ -156,28 +156,6 @@ def answer_logprob(
     """Log-probability of the answer's first token."""
     logp = logits.float().log_softmax(-1)
     return logp.gather(-1, batch.answer.expand(logits.shape[:-1])[..., None])[..., 0]
-
-
-def final_logits(
-    model: HookedTransformer, resid: Float[torch.Tensor, "batch pos d_model"]
-) -> Float[torch.Tensor, "batch d_vocab"]:
-    """Logits at the last position only, from the final residual stream (before ``ln_final``)."""
-    x = resid[:, -1:, :]
-    if model.cfg.normalization_type is not None:
-        x = model.ln_final(x)
-    logits = model.unembed(x)[:, 0]
-    cap = getattr(model.cfg, "output_logits_soft_cap", 0.0)
-    if cap and cap > 0:
-        logits = cap * torch.tanh(logits / cap)
-    return logits
-
-
-def last_logits(
-    model: HookedTransformer, tokens: torch.Tensor, mask: torch.Tensor
-) -> Float[torch.Tensor, "batch d_vocab"]:
-    """Logits at the last position of a full forward pass (hooks active)."""
-    resid = model(tokens, attention_mask=mask, stop_at_layer=model.cfg.n_layers)
-    return final_logits(model, resid)
 
 
 @contextmanager
