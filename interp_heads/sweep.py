@@ -26,6 +26,7 @@ from interp_heads.ablation import AblationKind, head_means, mask_heads
 from interp_heads.generation import generate
 from interp_heads.heads import head_label
 from interp_heads.prompts import render
+from interp_heads.report_io import write_atomic
 from interp_heads.selection import make_selections
 from interp_heads.stats import summarize
 
@@ -81,9 +82,7 @@ def _condition_key(task: str, selection: str, k: int, seed: int) -> str:
 
 
 def _write_atomic(path: Path, payload: dict) -> None:
-    tmp = path.with_suffix(path.suffix + f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps(payload, ensure_ascii=False))
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(payload, ensure_ascii=False))
 
 
 class ConditionStore:
