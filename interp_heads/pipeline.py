@@ -192,20 +192,10 @@ def _type_name(hint) -> str:
 # --------------------------------------------------------------------------- loading
 def baseline(model, task: Task, cfg: RunConfig, fmt: str = "auto") -> tuple[dict, list[str]]:
     """Unmasked generations; returns the baseline row and the ids answered correctly."""
-    try:
-        from interp_heads.tasks import evaluate_baseline
-    except ImportError:
-        evaluate_baseline = None
-    if evaluate_baseline is not None:
-        res = evaluate_baseline(model, task, fmt=fmt, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size)
-        ok = [i for i, c in zip(res.ids, res.correct, strict=True) if c]
-    else:
-        from interp_heads.generation import generate
-        from interp_heads.prompts import render
-        from interp_heads.tasks.checking import is_correct
+    from interp_heads.tasks import evaluate_baseline
 
-        outs = generate(model, render(model, [e.prompt for e in task], fmt=fmt), cfg.max_new_tokens, batch_size=cfg.batch_size)
-        ok = [e.id for e, o in zip(task, outs, strict=True) if is_correct(o, e.answer, e.aliases)]
+    res = evaluate_baseline(model, task, fmt=fmt, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size)
+    ok = [i for i, c in zip(res.ids, res.correct, strict=True) if c]
     return {"task": task.name, "n_examples": len(task), "n_correct": len(ok), "accuracy": len(ok) / len(task)}, ok
 
 
