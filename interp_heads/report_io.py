@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import json
 import os
 import subprocess
 from pathlib import Path
 
-from interp_heads.tasks.schema import Example, Task
+from interp_heads.tasks.schema import Task
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -82,10 +81,8 @@ def load_any_model(spec: str, device: str | None = None):
 
 def load_any_task(name_or_path: str) -> Task:
     """A built-in task by name or a task JSONL file (via ``interp_heads.tasks.load_task``)."""
-    try:
-        from interp_heads.tasks import load_task
-    except ImportError:
-        load_task = _load_jsonl
+    from interp_heads.tasks import load_task
+
     try:
         task = load_task(name_or_path)
     except (FileNotFoundError, KeyError) as exc:
@@ -98,24 +95,3 @@ def load_any_task(name_or_path: str) -> Task:
     if len(task) == 0:
         raise PipelineError(f"task {name_or_path!r} has no examples")
     return task
-
-
-def _load_jsonl(name_or_path: str) -> Task:
-    path = Path(name_or_path)
-    if not path.exists():
-        path = ROOT / "data" / "tasks" / f"{name_or_path}.jsonl"
-    if not path.exists():
-        raise FileNotFoundError(f"no file {name_or_path!r} and no built-in task of that name")
-    raw = path.read_bytes()
-    examples = []
-    for i, line in enumerate(raw.decode().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-            d["aliases"] = tuple(d.get("aliases") or ())
-            examples.append(Example(**d))
-        except (json.JSONDecodeError, TypeError, AttributeError) as exc:
-            raise ValueError(f"{path.name} line {i}: {exc}") from None
-    name = examples[0].task if examples else path.stem
-    return Task(name, examples, str(path), hashlib.sha256(raw).hexdigest())
