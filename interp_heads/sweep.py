@@ -246,7 +246,9 @@ def _run_condition(model, task, prompts, heads, config, values, metrics, batch_s
         outs = generate(model, prompts, config.max_new_tokens, batch_size=batch_size, stop_at_newline=True)
     t_gen = time.perf_counter() - t0
     items = [
-        MetricItem(src=e.question or e.prompt, mt=o, ref=e.answer, aliases=tuple(e.aliases))
+        MetricItem(
+            src=e.question or e.prompt, mt=o, ref=e.answer, aliases=tuple(e.aliases), distractors=tuple(e.distractors)
+        )
         for e, o in zip(task, outs, strict=True)
     ]
     scores = {m.name: [float(v) for v in m.score(items)] for m in metrics}

@@ -16,4 +16,4 @@ class Accuracy(Metric):
         """1.0 for a correct generation, else 0.0 (see ``tasks.checking.is_correct``)."""
         from interp_heads.tasks.checking import is_correct
 
-        return [float(is_correct(it.mt, it.ref, it.aliases)) for it in items]
+        return [float(is_correct(it.mt, it.ref, it.aliases, it.distractors)) for it in items]

@@ -27,12 +27,15 @@ class MetricItem:
         mt: the model's generation (metrics score its first non-empty line).
         ref: the reference answer.
         aliases: other accepted answers (used by accuracy only).
+        distractors: wrong candidates from the prompt; naming one makes the answer wrong
+            (used by accuracy only).
     """
 
     src: str
     mt: str
     ref: str
     aliases: tuple[str, ...] = ()
+    distractors: tuple[str, ...] = ()
 
 
 class Metric(ABC):

@@ -83,7 +83,7 @@ def evaluate_baseline(
         task=task.name,
         ids=[e.id for e in exs],
         generations=gens,
-        correct=[is_correct(g, e.answer, e.aliases) for g, e in zip(gens, exs, strict=True)],
+        correct=[is_correct(g, e.answer, e.aliases, e.distractors) for g, e in zip(gens, exs, strict=True)],
         fmt=fmt,
         max_new_tokens=max_new_tokens,
     )

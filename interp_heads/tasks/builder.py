@@ -1,7 +1,7 @@
 """Generate the four built-in task files, reproducibly, from templates and ``facts.py``.
 
 ``python -m interp_heads.tasks.builder [--out data/tasks]`` rewrites
-``{retrieval,knowledge_recall,math_calculation,inference}.jsonl``; the same seed gives
+``{retrieval,knowledge_recall,math_calculation,inference,retrieval_keyed}.jsonl``; the same seed gives
 byte-identical files. No model or tokenizer is needed: every corrupted prompt swaps single-token
 words (see ``facts.py``) so it keeps the clean prompt's token length, and clean and corrupted
 answers start with different characters, so their first tokens differ.
@@ -14,16 +14,18 @@ import random
 from collections.abc import Callable
 from pathlib import Path
 
-from interp_heads.tasks import facts
+from interp_heads.tasks import facts, haystack
 from interp_heads.tasks.io import data_dir, save_task
-from interp_heads.tasks.schema import BUILTIN_TASKS, Example, Task
+from interp_heads.tasks.schema import BUILTIN_TASKS, EXTRA_TASKS, Example, Task
 
 SEED = 0
 N_EXAMPLES = 320
+# Keyed retrieval is harder (baseline ~0.33 on SmolLM2-135M): more rows so that >= 150 survive
+# filtering to correctly answered ones.
+N_EXAMPLES_BY_TASK = {"retrieval_keyed": 480}
 
-Row = tuple[
-    str, str, str, tuple[str, ...], str, str
-]  # prompt, question, answer, aliases, c_prompt, c_answer
+# prompt, question, answer, aliases, c_prompt, c_answer[, distractors, meta]
+Row = tuple
 
 
 def _distinct_initials(rng: random.Random, pool, k: int) -> list[str]:
@@ -35,21 +37,57 @@ def _distinct_initials(rng: random.Random, pool, k: int) -> list[str]:
 
 
 # --------------------------------------------------------------------------- retrieval
-# Who-has-what: facts stated in the prompt, the item completes a restatement of one of them.
-RETRIEVAL_FACTS = 2
+# Needle in a haystack: one needle sentence ("The secret word is kite.") at a chosen depth of a
+# varied filler text, then the needle's opening again; the model must copy the needle's value.
+# Values are single tokens (with and without a leading space), so the corrupted prompt (another
+# value in the same place) has the same token length and a different first answer token.
+NEEDLE_KEYS = ("secret word", "magic word", "password", "code word")
+HAYSTACK_SENTENCES = (3, 6, 10, 15, 21)  # about 45 to 245 tokens with the needle and the query
+NEEDLE_DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
 def _retrieval(rng: random.Random) -> Row:
-    names = rng.sample(facts.NAMES, RETRIEVAL_FACTS)
-    objs = _distinct_initials(rng, facts.OBJECTS, RETRIEVAL_FACTS)
-    q, cq = rng.sample(range(RETRIEVAL_FACTS), 2)
-    context = " ".join(f"{n} has a {o}." for n, o in zip(names, objs, strict=True))
+    n = rng.choice(HAYSTACK_SENTENCES)
+    depth = rng.choice(NEEDLE_DEPTHS)
+    key = rng.choice(NEEDLE_KEYS)
+    value, cvalue = _distinct_initials(rng, facts.OBJECTS, 2)
+    filler = haystack.haystack(rng, n)
 
-    def prompt(i: int) -> str:
-        return f"{context} So {names[i]} has a"
+    def prompt(v: str) -> str:
+        text = " ".join(haystack.insert_at_depth(filler, [f"The {key} is {v}."], [depth]))
+        return f"{text} The {key} is"
 
-    question = f"{context} What does {names[q]} have?"
-    return prompt(q), question, objs[q], (), prompt(cq), objs[cq]
+    text = " ".join(haystack.insert_at_depth(filler, [f"The {key} is {value}."], [depth]))
+    question = f"{text} What is the {key}?"
+    meta = {"n_sentences": n, "depth": depth, "context_words": len(prompt(value).split())}
+    return prompt(value), question, value, (), prompt(cvalue), cvalue, (), meta
+
+
+# Keyed needles ("Anna lives in Oslo."): three in one haystack; the query names one key and the
+# other two values are distractors. Harder: the model must bind a key to its value.
+KEYED_NEEDLES = 3
+
+
+def _retrieval_keyed(rng: random.Random) -> Row:
+    n = rng.choice(HAYSTACK_SENTENCES)
+    names = rng.sample(facts.NAMES, KEYED_NEEDLES)
+    cities = _distinct_initials(rng, facts.CITIES, KEYED_NEEDLES)
+    depths = sorted(rng.sample(NEEDLE_DEPTHS, KEYED_NEEDLES))
+    needles = [f"{a} lives in {c}." for a, c in zip(names, cities, strict=True)]
+    text = " ".join(haystack.insert_at_depth(haystack.haystack(rng, n), needles, depths))
+    q, cq = rng.sample(range(KEYED_NEEDLES), 2)
+    others = tuple(c for i, c in enumerate(cities) if i != q)
+    meta = {"n_sentences": n, "depth": depths[q], "context_words": len(text.split()) + 3}
+    return (
+        f"{text} {names[q]} lives in",
+        f"{text} Where does {names[q]} live?",
+        cities[q],
+        (),
+        f"{text} {names[cq]} lives in",
+        cities[cq],
+        others,
+        meta,
+    )
 
 
 # --------------------------------------------------------------------------- knowledge recall
@@ -151,6 +189,8 @@ def _inference(rng: random.Random) -> Row:
         (),
         f"{shot}Q: {item(y, x)}\nA:",
         x,
+        (x,),  # naming the other person (or both) is wrong
+        {},
     )
 
 
@@ -159,13 +199,14 @@ GENERATORS: dict[str, Callable[[random.Random], Row]] = {
     "knowledge_recall": _knowledge,
     "math_calculation": _math,
     "inference": _inference,
+    "retrieval_keyed": _retrieval_keyed,
 }
 
 
 def build_task(name: str, n: int = N_EXAMPLES, seed: int = SEED) -> Task:
     """``n`` distinct examples of built-in task ``name`` (deterministic for a given seed)."""
     if name not in GENERATORS:
-        raise ValueError(f"unknown built-in task {name!r}; expected one of {BUILTIN_TASKS}")
+        raise ValueError(f"unknown built-in task {name!r}; expected one of {BUILTIN_TASKS + EXTRA_TASKS}")
     rng = random.Random(f"{seed}:{name}")
     gen = GENERATORS[name]
     examples, seen = [], set()
@@ -174,7 +215,8 @@ def build_task(name: str, n: int = N_EXAMPLES, seed: int = SEED) -> Task:
         attempts += 1
         if attempts > 100 * n:
             raise RuntimeError(f"{name}: could not draw {n} distinct examples")
-        prompt, question, answer, aliases, cprompt, canswer = gen(rng)
+        prompt, question, answer, aliases, cprompt, canswer, *rest = gen(rng)
+        distractors, meta = rest if rest else ((), {})
         if prompt in seen:
             continue
         seen.add(prompt)
@@ -188,6 +230,8 @@ def build_task(name: str, n: int = N_EXAMPLES, seed: int = SEED) -> Task:
                 aliases=tuple(aliases),
                 corrupted_prompt=cprompt,
                 corrupted_answer=canswer,
+                distractors=tuple(distractors),
+                meta=dict(meta),
             )
         )
     return Task(name, examples, source="interp_heads.tasks.builder", meta={"seed": seed})
@@ -199,7 +243,11 @@ def build_all(
     """Write every built-in task to ``out`` (default: the built-in data folder)."""
     out = Path(out) if out is not None else data_dir()
     return {
-        name: save_task(build_task(name, n, seed), out / f"{name}.jsonl") for name in BUILTIN_TASKS
+        name: save_task(
+            build_task(name, N_EXAMPLES_BY_TASK.get(name, n) if n == N_EXAMPLES else n, seed),
+            out / f"{name}.jsonl",
+        )
+        for name in BUILTIN_TASKS + EXTRA_TASKS
     }
 
 

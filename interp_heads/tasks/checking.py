@@ -12,6 +12,10 @@ The rule (used by baselines, ablation scoring and every report):
    or appears in it as a whole run of words: ``"The capital of France is Paris."`` counts for
    ``"Paris"``, but ``"120"`` never counts for ``"12"`` nor ``"12"`` for ``"120"``.
 
+4. Distractor-aware: when the example lists ``distractors`` (wrong candidates the prompt itself
+   contains), a line that names any of them as a whole run of words is wrong, even if it also
+   names the answer ("radio and bread" is not an answer to "what does Alex have?").
+
 An empty generation or an answer that normalises to nothing is never correct.
 """
 
@@ -116,10 +120,26 @@ def _contains_words(haystack: str, needle: str) -> bool:
     return f" {needle} " in f" {haystack} "
 
 
-def is_correct(generation: str, answer: str, aliases: Sequence[str] = ()) -> bool:
-    """Whether the first non-empty line of ``generation`` gives ``answer`` or one of ``aliases``."""
+def names_distractor(generation: str, distractors: Sequence[str], answer: str = "") -> bool:
+    """Whether the first line of ``generation`` names a distractor (one that is not the answer)."""
+    line = normalize(first_line(generation))
+    target = normalize(answer)
+    for d in distractors:
+        nd = normalize(d)
+        if nd and nd != target and not _contains_words(target, nd) and _contains_words(line, nd):
+            return True
+    return False
+
+
+def is_correct(
+    generation: str, answer: str, aliases: Sequence[str] = (), distractors: Sequence[str] = ()
+) -> bool:
+    """Whether the first non-empty line of ``generation`` gives ``answer`` (or an alias) and no
+    distractor."""
     line = normalize(first_line(generation))
     if not line:
+        return False
+    if distractors and names_distractor(generation, distractors, answer):
         return False
     for ref in (answer, *aliases):
         target = normalize(ref)

@@ -24,8 +24,6 @@ OBJECTS = (
     "shirt", "sock", "wallet", "watch",
 )  # fmt: skip
 
-COLORS = ("red", "blue", "green", "yellow", "black", "white", "purple", "brown", "gray", "gold")
-
 # country -> (capital, language, capital aliases)
 COUNTRIES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "France": ("Paris", "French", ()),
@@ -107,4 +105,13 @@ WELL_KNOWN_CAPITALS = (
     "Denmark", "Ireland", "Thailand", "Peru", "Cuba", "Hungary", "Ukraine", "Indonesia",
     "Scotland", "Romania", "Bulgaria", "Afghanistan", "Bangladesh", "Chile", "Korea", "Somalia",
     "Finland", "Iraq", "Syria",
+)  # fmt: skip
+
+# Cities for keyed retrieval (any tokenization: only the query name differs between a clean and a
+# corrupted prompt, and values in one prompt start with different letters).
+CITIES = (
+    "Paris", "Rome", "London", "Boston", "Chicago", "Oxford", "Berlin", "Tokyo", "Madrid", "Dublin",
+    "Vienna", "Prague", "Lisbon", "Warsaw", "Athens", "Cairo", "Seoul", "Sydney", "Toronto",
+    "Miami", "Denver", "Houston", "Geneva", "Munich", "Naples", "Venice", "Kyoto", "Lagos",
+    "Nairobi", "Havana",
 )  # fmt: skip

@@ -3,7 +3,11 @@
 A task file has one example per JSONL line (or CSV row) with at least ``prompt`` and ``answer``;
 ``question`` defaults to the prompt, ``id`` to the line number, ``task`` to the file stem,
 ``aliases`` to none (a JSON list, or ``|``-separated in CSV). ``corrupted_prompt`` and
-``corrupted_answer`` are optional. Every problem raises :class:`TaskFormatError` with a one-line
+``corrupted_answer`` are optional, and so are ``distractors`` (wrong candidates that the prompt
+contains: an answer naming one is wrong; a JSON list, or ``|``-separated in CSV) and ``meta`` (a
+JSON object of per-row facts for breakdowns). The prompt format may be declared by the file: a
+``fmt`` field (``chat`` or ``plain``, the same on every row) or a header line ``{"fmt": "plain"}``
+before the first example (JSONL). Every problem raises :class:`TaskFormatError` with a one-line
 message ``<file>:<line>: <reason>``. See ``docs/tasks.md``.
 """
 
@@ -16,11 +20,14 @@ import json
 import os
 from pathlib import Path
 
-from interp_heads.tasks.schema import BUILTIN_TASKS, Example, Task
+from interp_heads.tasks.schema import BUILTIN_TASKS, EXTRA_TASKS, Example, Task
 
 FIELDS = (
     "id", "task", "prompt", "question", "answer", "aliases", "corrupted_prompt", "corrupted_answer",
+    "distractors", "meta",
 )  # fmt: skip
+FORMATS = ("chat", "plain")
+HEADER_KEYS = {"fmt", "name", "description"}
 REQUIRED = ("prompt", "answer")
 _STRING_FIELDS = (
     "id",
@@ -53,7 +60,7 @@ def data_dir() -> Path:
 def list_tasks() -> list[str]:
     """Names of the built-in tasks that have a data file, in the canonical order."""
     root = data_dir()
-    return [name for name in BUILTIN_TASKS if (root / f"{name}.jsonl").is_file()]
+    return [name for name in BUILTIN_TASKS + EXTRA_TASKS if (root / f"{name}.jsonl").is_file()]
 
 
 def _example(row: dict, lineno: int, default_task: str, where: str) -> Example:
@@ -74,11 +81,19 @@ def _example(row: dict, lineno: int, default_task: str, where: str) -> Example:
         fail("empty prompt")
     if not row["answer"].strip():
         fail("empty answer")
-    aliases = row.get("aliases") or []
-    if isinstance(aliases, str):
-        aliases = [a for a in aliases.split("|") if a.strip()]
-    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
-        fail("field 'aliases' must be a list of strings")
+    lists = {}
+    for key in ("aliases", "distractors"):
+        value = row.get(key) or []
+        if isinstance(value, str):
+            value = [a for a in value.split("|") if a.strip()]
+        if not isinstance(value, list) or not all(isinstance(a, str) for a in value):
+            fail(f"field '{key}' must be a list of strings")
+        lists[key] = tuple(value)
+    meta = row.get("meta") or {}
+    if not isinstance(meta, dict):
+        fail("field 'meta' must be a JSON object")
+    if row.get("fmt") not in (None, "", *FORMATS):
+        fail(f"field 'fmt' must be one of {', '.join(FORMATS)}, got {row.get('fmt')!r}")
     cp, ca = row.get("corrupted_prompt") or None, row.get("corrupted_answer") or None
     if (cp is None) != (ca is None):
         fail("'corrupted_prompt' and 'corrupted_answer' must be given together")
@@ -88,9 +103,11 @@ def _example(row: dict, lineno: int, default_task: str, where: str) -> Example:
         prompt=row["prompt"],
         answer=row["answer"],
         question=row.get("question") or row["prompt"],
-        aliases=tuple(aliases),
+        aliases=lists["aliases"],
         corrupted_prompt=cp,
         corrupted_answer=ca,
+        distractors=lists["distractors"],
+        meta=dict(meta),
     )
 
 
@@ -130,8 +147,17 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
     rows = _rows_csv(text, where) if path.suffix.lower() == ".csv" else _rows_jsonl(text, where)
     default_task = name or path.stem
     examples, seen = [], {}
+    fmts: dict[str, int] = {}
     for lineno, row in rows:
+        if not examples and _is_header(row):
+            if row.get("fmt") not in (None, *FORMATS):
+                raise TaskFormatError(f"{where}:{lineno}: header 'fmt' must be one of {', '.join(FORMATS)}")
+            if row.get("fmt"):
+                fmts.setdefault(row["fmt"], lineno)
+            continue
         ex = _example(row, lineno, default_task, where)
+        if row.get("fmt"):
+            fmts.setdefault(row["fmt"], lineno)
         if ex.id in seen:
             raise TaskFormatError(
                 f"{where}:{lineno}: duplicate id '{ex.id}' (first on line {seen[ex.id]})"
@@ -140,18 +166,28 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
         examples.append(ex)
     if not examples:
         raise TaskFormatError(f"{where}:0: no examples")
+    if len(fmts) > 1:
+        (a, la), (b, lb) = sorted(fmts.items(), key=lambda kv: kv[1])[:2]
+        raise TaskFormatError(f"{where}:{lb}: fmt {b!r} differs from fmt {a!r} on line {la}")
+    meta = {"fmt": next(iter(fmts)), "fmt_source": "file"} if fmts else {}
     return Task(
         name=default_task,
         examples=examples,
         source=str(path),
         sha256=hashlib.sha256(raw).hexdigest(),
+        meta=meta,
     )
+
+
+def _is_header(row) -> bool:
+    """A leading ``{"fmt": ...}`` object (no prompt) that declares the file's prompt format."""
+    return isinstance(row, dict) and "prompt" not in row and "fmt" in row and set(row) <= HEADER_KEYS
 
 
 def load_task(name_or_path: str | os.PathLike) -> Task:
     """A built-in task by name (``retrieval``, ...) or a user's JSONL/CSV file by path."""
     key = str(name_or_path)
-    if key in BUILTIN_TASKS:
+    if key in BUILTIN_TASKS + EXTRA_TASKS:
         path = data_dir() / f"{key}.jsonl"
         if not path.is_file():
             raise TaskFormatError(
@@ -159,7 +195,7 @@ def load_task(name_or_path: str | os.PathLike) -> Task:
                 "`python -m interp_heads.tasks.builder`"
             )
         task = read_task_file(path, name=key)
-        task.meta["fmt"] = BUILTIN_FORMAT
+        task.meta.update(fmt=BUILTIN_FORMAT, fmt_source="built-in")
         return task
     path = Path(name_or_path)
     if not path.exists() and path.suffix == "":
@@ -173,7 +209,11 @@ def load_task(name_or_path: str | os.PathLike) -> Task:
 def dumps_example(ex: Example) -> str:
     """One JSONL line (fixed key order, UTF-8, no trailing newline)."""
     d = ex.to_dict()
-    return json.dumps({k: d[k] for k in FIELDS}, ensure_ascii=False)
+    out = {k: d[k] for k in FIELDS}
+    for key in ("distractors", "meta"):  # optional: written only when set
+        if not out[key]:
+            del out[key]
+    return json.dumps(out, ensure_ascii=False)
 
 
 def save_task(task: Task, path: str | os.PathLike) -> Path:

@@ -7,11 +7,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 BUILTIN_TASKS = ("retrieval", "knowledge_recall", "math_calculation", "inference")
+# Further built-in tasks, not part of the seed figure's four panels.
+EXTRA_TASKS = ("retrieval_keyed",)
 TASK_TITLES = {
     "retrieval": "Retrieval",
     "knowledge_recall": "Knowledge Recall",
     "math_calculation": "Math Calculation",
     "inference": "Inference",
+    "retrieval_keyed": "Keyed Retrieval",
 }
 
 
@@ -28,6 +31,10 @@ class Example:
         aliases: other accepted answers.
         corrupted_prompt: same template and token length, a different correct answer (for patching).
         corrupted_answer: the answer to ``corrupted_prompt``.
+        distractors: wrong candidates the prompt contains (e.g. the other person of a comparison,
+            the other needles' values); an answer that names one of them is wrong.
+        meta: free per-row facts (e.g. ``{"context_tokens": 120, "depth": 0.5}`` for retrieval),
+            used for breakdowns in the report, never for scoring.
     """
 
     id: str
@@ -38,10 +45,13 @@ class Example:
     aliases: tuple[str, ...] = ()
     corrupted_prompt: str | None = None
     corrupted_answer: str | None = None
+    distractors: tuple[str, ...] = ()
+    meta: dict = field(default_factory=dict, compare=False, hash=False)
 
     def to_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d["aliases"] = list(self.aliases)
+        d["distractors"] = list(self.distractors)
         return d
 
 
