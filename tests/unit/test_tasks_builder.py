@@ -48,3 +48,29 @@ def test_builtin_rows_are_well_formed(name):
 def test_unknown_task():
     with pytest.raises(ValueError, match="unknown built-in task"):
         build_task("nope")
+
+
+def test_needle_in_a_haystack_rows():
+    from interp_heads.tasks.builder import build_task
+    from interp_heads.tasks.facts import OBJECTS
+
+    task = build_task("retrieval", n=60)
+    depths, sizes = set(), set()
+    for e in task:
+        assert e.prompt.count(f" is {e.answer}.") == 1 and e.answer in OBJECTS
+        assert e.corrupted_prompt.replace(f" is {e.corrupted_answer}.", f" is {e.answer}.") == e.prompt
+        assert e.answer[0] != e.corrupted_answer[0]
+        others = [w for w in OBJECTS if w != e.answer]
+        assert not any(f" {w} " in f" {e.prompt} " or f" {w}." in e.prompt for w in others)
+        depths.add(e.meta["depth"])
+        sizes.add(e.meta["n_sentences"])
+    assert len(depths) == 5 and len(sizes) == 5
+
+
+def test_keyed_retrieval_distractors():
+    from interp_heads.tasks.builder import build_task
+
+    for e in build_task("retrieval_keyed", n=20):
+        assert len(e.distractors) == 2 and e.answer not in e.distractors
+        assert all(f"lives in {c}." in e.prompt for c in (e.answer, *e.distractors))
+        assert e.corrupted_answer in e.distractors

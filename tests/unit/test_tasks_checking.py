@@ -65,3 +65,16 @@ def test_aliases():
 def test_first_line():
     assert first_line("\n \n  hello \nworld") == "hello"
     assert first_line("") == ""
+
+
+def test_distractor_named_is_wrong():
+    from interp_heads.tasks.checking import is_correct
+
+    assert is_correct("Henry", "Henry", distractors=["Will"])
+    assert not is_correct("Henry and Will", "Henry", distractors=["Will"])
+    assert not is_correct("Will", "Henry", distractors=["Will"])
+    assert is_correct("Will is slower, so Henry", "Henry") and not is_correct("Will is slower, so Henry", "Henry", distractors=["Will"])
+    # a distractor that is part of the answer itself does not count against it
+    assert is_correct("New York", "New York", distractors=["York"])
+    # only the first line counts
+    assert is_correct("Henry\nWill", "Henry", distractors=["Will"])

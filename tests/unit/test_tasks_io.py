@@ -94,8 +94,8 @@ def test_save_roundtrip(tmp_path):
 
 
 def test_builtins_listed_and_loadable():
-    assert list_tasks() == list(BUILTIN_TASKS)
-    for name in BUILTIN_TASKS:
+    assert list_tasks() == list(BUILTIN_TASKS) + ["retrieval_keyed"]
+    for name in list_tasks():
         task = load_task(name)
         assert task.name == name and len(task) >= 300 and task.has_corrupted
         assert task.fmt == "plain"
@@ -107,3 +107,33 @@ def test_data_dir_env(tmp_path, monkeypatch):
     _write(tmp_path / "retrieval.jsonl", [json.dumps({"prompt": "a", "answer": "b"})])
     assert list_tasks() == ["retrieval"]
     assert load_task("retrieval")[0].answer == "b"
+
+
+def test_distractors_meta_and_declared_format(tmp_path):
+    rows = [
+        json.dumps({"fmt": "plain"}),
+        json.dumps({"prompt": "Q: A is taller than B. Who is shorter?\nA:", "answer": "B", "distractors": ["A"],
+                    "meta": {"depth": 0.5}}),
+        json.dumps({"prompt": "p2", "answer": "x", "distractors": "y|z"}),
+    ]
+    path = _write(tmp_path / "mine.jsonl", rows)
+    task = load_task(path)
+    assert task.fmt == "plain" and task.meta["fmt_source"] == "file" and len(task) == 2
+    assert task[0].distractors == ("A",) and task[0].meta == {"depth": 0.5}
+    assert task[1].distractors == ("y", "z")
+    # round trip keeps the optional fields
+    from interp_heads.tasks.io import dumps_example
+
+    assert json.loads(dumps_example(task[0]))["distractors"] == ["A"]
+    assert "distractors" not in json.loads(dumps_example(Example("1", "t", "p", "a")))
+
+
+def test_row_format_field_must_agree(tmp_path):
+    rows = [json.dumps({"prompt": "a", "answer": "b", "fmt": "chat"}), json.dumps({"prompt": "c", "answer": "d"})]
+    assert load_task(_write(tmp_path / "one.jsonl", rows)).fmt == "chat"
+    rows.append(json.dumps({"prompt": "e", "answer": "f", "fmt": "plain"}))
+    with pytest.raises(TaskFormatError, match=r"two.jsonl:3: fmt 'plain' differs"):
+        load_task(_write(tmp_path / "two.jsonl", rows))
+    with pytest.raises(TaskFormatError, match="fmt"):
+        load_task(_write(tmp_path / "bad.jsonl", [json.dumps({"prompt": "a", "answer": "b", "fmt": "html"})]))
+    assert load_task(_write(tmp_path / "none.jsonl", [json.dumps({"prompt": "a", "answer": "b"})])).fmt == "auto"
