@@ -4,7 +4,7 @@
 >>> scores.top_labels(10)
 """
 
-from interp_heads.attribution.api import METHODS, attribute_heads
+from interp_heads.attribution.api import METHODS, attribute_heads, default_method
 from interp_heads.attribution.gradients import (
     atp_scores,
     gradxact_scores,
@@ -21,6 +21,7 @@ from interp_heads.attribution.scores import HeadScores, overlap, overlap_heatmap
 
 __all__ = [
     "METHODS",
+    "default_method",
     "Batch",
     "HeadScores",
     "answer_token",

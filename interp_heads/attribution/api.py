@@ -10,22 +10,39 @@ from typing import Literal
 import torch
 from transformer_lens import HookedTransformer
 
-from interp_heads.attribution.gradients import atp_scores, gradxact_scores, headmask_scores
+from interp_heads.attribution.gradients import (
+    ablation_atp_scores,
+    atp_scores,
+    gradxact_scores,
+    headmask_scores,
+)
 from interp_heads.attribution.inputs import make_batches
 from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.prompts import PromptFormat
 from interp_heads.tasks.schema import Task
 
-Method = Literal["exact", "atp", "gradxact", "headmask", "mean_ablation"]
-METHODS: tuple[str, ...] = ("exact", "atp", "gradxact", "headmask", "mean_ablation")
+Method = Literal["auto", "exact", "atp", "ablation_atp", "gradxact", "headmask", "mean_ablation"]
+METHODS: tuple[str, ...] = (
+    "auto", "exact", "atp", "ablation_atp", "gradxact", "headmask", "mean_ablation",
+)  # fmt: skip
 NEEDS_CORRUPTED = {"exact", "atp"}
+# Methods that estimate the drop caused by the sweep's own intervention: rank by signed score
+# (largest drop first), so that TopK never picks heads whose ablation *helps* the task.
+SIGNED = {"ablation_atp", "mean_ablation"}
 METRICS = {
     "exact": "normalised logit diff (clean=1, corrupted=0) after patching the clean head into the corrupted run",
     "atp": "attribution patching estimate of the normalised logit diff (grad x (clean z - corrupted z))",
     "gradxact": "sum over pos, d_head of z * d log p(answer first token)/dz on clean prompts",
     "headmask": "mean over examples of |dL/dmask| (L = -log p(answer first token)), Michel et al. 2019",
+    "ablation_atp": "first-order estimate of the drop of log p(answer first token) when the head's z "
+    "is replaced by its {kind} ablation value (grad x (z - replacement))",
 }
+
+
+def default_method(task: Task) -> str:
+    """``atp`` when the task has corrupted prompts, else ``ablation_atp`` (no corrupted prompts)."""
+    return "atp" if task.has_corrupted else "ablation_atp"
 
 
 def _versions() -> dict[str, str]:
@@ -41,13 +58,15 @@ def _versions() -> dict[str, str]:
 def attribute_heads(
     model: HookedTransformer,
     task: Task,
-    method: Method = "atp",
+    method: Method = "auto",
     *,
     n_examples: int | None = None,
     batch_size: int = 8,
     refine: int | None = None,
     fmt: PromptFormat | None = None,
     max_rows: int = 128,
+    ablation: str = "mean",
+    seed: int = 0,
 ) -> HeadScores:
     """Score every head ``(layer, head)`` of ``model`` on ``task`` (all methods act on ``hook_z``).
 
@@ -55,15 +74,21 @@ def attribute_heads(
         model: a HookedTransformer (grouped-query attention is fine: ``hook_z`` is per query head).
         task: the task; ``exact``, ``atp`` and ``refine`` need corrupted prompts.
         method: ``exact`` (activation patching, clean -> corrupted), ``atp`` (attribution
-            patching), ``gradxact`` (grad x activation, clean only), ``headmask`` (Michel et al.
-            2019) or ``mean_ablation`` (exact effect of replacing a head by its task mean).
+            patching), ``ablation_atp`` (attribution patching against the ablation baseline,
+            clean only: estimates the sweep's own intervention), ``gradxact`` (grad x
+            activation, clean only), ``headmask`` (Michel et al. 2019), ``mean_ablation``
+            (exact effect of replacing a head by its task mean) or ``auto`` (the default:
+            ``atp`` when the task has corrupted prompts, else ``ablation_atp``).
         n_examples: use the task's first ``n`` examples (default all).
         batch_size: examples per forward pass.
-        refine: re-score the top ``refine`` heads of ``method`` with ``exact``; those heads rank
+        refine: re-score the top ``refine`` heads of ``method`` exactly (``exact`` patching; for
+            ``ablation_atp``, exact ``mean_ablation`` on the same log-prob scale); those heads rank
             first (by their exact score), the others keep their cheap scores and order below them.
         fmt: prompt format (``"auto"``, ``"chat"``, ``"plain"``), as in ``prompts.render``;
             None (default): the task's own format (``task.fmt``; built-in tasks are ``"plain"``).
         max_rows: cap on heads x examples per patched forward pass (``exact``, ``mean_ablation``).
+        ablation: the ablation kind ``ablation_atp`` estimates (``mean``, ``zero``, ``resample``).
+        seed: seeds the resample partners of ``ablation_atp``.
 
     Returns:
         HeadScores with ``provenance`` (model, examples, versions, seconds, date).
@@ -71,16 +96,21 @@ def attribute_heads(
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
     start = time.perf_counter()
+    if method == "auto":
+        method = default_method(task)
     fmt = fmt or getattr(task, "fmt", None) or "auto"
+    ablation_refine = method == "ablation_atp"
     need_corr = (
         method in NEEDS_CORRUPTED
-        or refine is not None
+        or (refine is not None and not ablation_refine)
         or (method == "mean_ablation" and task.has_corrupted)
     )
+    if ablation_refine and refine is not None and ablation != "mean":
+        raise ValueError("refine with ablation_atp confirms heads by exact mean ablation: use ablation='mean'")
     if need_corr and not task.has_corrupted:
         raise ValueError(
             f"method {method!r}{' with refine' if refine else ''} needs corrupted prompts; task {task.name!r} has none "
-            "(use 'gradxact', 'headmask' or 'mean_ablation')"
+            "(use 'ablation_atp', the default for such tasks, or 'mean_ablation', 'gradxact', 'headmask')"
         )
     batches = make_batches(
         model, task, n_examples=n_examples, batch_size=batch_size, fmt=fmt, corrupted=need_corr
@@ -90,6 +120,9 @@ def attribute_heads(
         scores = exact_scores(model, batches, max_rows=max_rows)
     elif method == "atp":
         scores = atp_scores(model, batches)
+    elif method == "ablation_atp":
+        scores = ablation_atp_scores(model, batches, ablation, seed=seed)
+        metric = METRICS["ablation_atp"].format(kind=ablation)
     elif method == "gradxact":
         scores = gradxact_scores(model, batches)
     elif method == "headmask":
@@ -101,14 +134,23 @@ def attribute_heads(
     name = method
     if refine is not None and method != "exact":
         cheap = HeadScores(scores, method, task.name)
-        heads = cheap.top(refine)
-        exact = exact_scores(model, batches, heads=heads, max_rows=max_rows)
+        heads = cheap.top(refine, "signed" if method in SIGNED else "abs")
+        if ablation_refine:
+            exact, _ = mean_ablation_scores(
+                model, batches, heads=heads, max_rows=max_rows, metric="logprob"
+            )
+        else:
+            exact = exact_scores(model, batches, heads=heads, max_rows=max_rows)
         refined = torch.zeros_like(scores, dtype=torch.bool)
         for layer, head in heads:
             refined[layer, head] = True
         scores = torch.where(refined, exact, scores)
-        name = f"{method}+exact@{refine}"
-        metric = f"top {refine}: {METRICS['exact']}; others: {metric}"
+        if ablation_refine:
+            name = f"{method}+mean_ablation@{refine}"
+            metric = f"top {refine}: exact answer log-prob drop under mean ablation; others: {metric}"
+        else:
+            name = f"{method}+exact@{refine}"
+            metric = f"top {refine}: {METRICS['exact']}; others: {metric}"
     ids = [i for b in batches for i in b.ids]
     provenance = {
         "model": dict(getattr(model, "interp_heads_source", {}) or {}),
@@ -119,6 +161,8 @@ def attribute_heads(
         "batch_size": batch_size,
         "fmt": fmt,
         "refine": refine,
+        "ablation": ablation if method == "ablation_atp" else None,
+        "rank_by": "signed" if method in SIGNED else "abs",
         "versions": _versions(),
         "seconds": round(time.perf_counter() - start, 3),
         "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

@@ -209,15 +209,25 @@ def _mean_from(model, cache: dict[str, torch.Tensor], mask) -> tuple[torch.Tenso
 
 @torch.no_grad()
 def mean_ablation_scores(
-    model: HookedTransformer, batches: Sequence[Batch], *, max_rows: int = 128
+    model: HookedTransformer,
+    batches: Sequence[Batch],
+    *,
+    max_rows: int = 128,
+    heads: Sequence[Head] | None = None,
+    metric: str = "auto",
 ) -> tuple[Float[torch.Tensor, "layer head"], str]:
     """Drop of the metric when one head's ``hook_z`` is replaced by its task mean (all positions).
 
-    With corrupted answers the metric is the normalised logit difference (drop / (LD_clean -
-    LD_corrupted)); without, the mean log-probability of the answer's first token.
+    All heads of a layer are patched in one forward pass from that layer on (``patch_heads``).
+    ``metric="auto"``: with corrupted answers the normalised logit difference (drop / (LD_clean -
+    LD_corrupted)), without them the mean log-probability of the answer's first token;
+    ``metric="logprob"`` always the latter (the scale of ``ablation_atp``). ``heads``: score only
+    these (the others are NaN).
     """
     n_layers = model.cfg.n_layers
-    use_ld = all(b.corrupted is not None for b in batches)
+    if metric not in ("auto", "logprob"):
+        raise ValueError(f"metric must be 'auto' or 'logprob', got {metric!r}")
+    use_ld = metric == "auto" and all(b.corrupted is not None for b in batches)
     metric_fn = logit_diff if use_ld else answer_logprob
     names = _z_names(model) | base_names(model, range(n_layers), 0)
     total, count, bases, base_caches = 0.0, 0, [], []
@@ -240,6 +250,7 @@ def mean_ablation_scores(
             lambda layer, s=shape: means[layer].expand(s),
             lambda lg, b=b: metric_fn(lg, b),
             attention_mask=b.mask,
+            heads=heads,
             max_rows=max_rows,
             base_cache=cache,
         )

@@ -1,8 +1,10 @@
 """``HeadScores``: one score per attention head, its ranking, table, heatmap and file formats.
 
-Importance is ``|score|`` by default (``by="abs"``): a head whose patching or ablation moves the
-metric strongly in either direction matters. ``by="signed"`` ranks by the raw score instead
-(highest first). When a ranking was refined (``refine=m``), the refined heads always rank above the
+Importance is ``|score|`` by default (``by="abs"``): a head whose patching moves the metric strongly
+in either direction matters. ``by="signed"`` ranks by the raw score instead (highest first); it is
+the default of scores whose ``provenance["rank_by"]`` says so (``ablation_atp`` and
+``mean_ablation``, which estimate the drop caused by ablating the head: a head whose ablation
+*helps* the task is not one the task depends on). When a ranking was refined (``refine=m``), the refined heads always rank above the
 others, whatever their scores; the others keep their cheap order below them.
 """
 
@@ -61,34 +63,40 @@ class HeadScores:
     def n_heads(self) -> int:
         return self.scores.shape[1]
 
-    def importance(self, by: RankBy = "abs") -> Float[torch.Tensor, "layer head"]:
+    @property
+    def rank_by(self) -> RankBy:
+        """The default ranking direction: ``provenance["rank_by"]`` or ``"abs"``."""
+        return self.provenance.get("rank_by") or "abs"
+
+    def importance(self, by: RankBy | None = None) -> Float[torch.Tensor, "layer head"]:
         """``|score|`` (``by="abs"``) or the score (``by="signed"``); NaN counts as least important."""
+        by = by or self.rank_by
         if by not in ("abs", "signed"):
             raise ValueError(f"by must be 'abs' or 'signed', got {by!r}")
         imp = self.scores.abs() if by == "abs" else self.scores.clone()
         return torch.nan_to_num(imp, nan=-float("inf"))
 
-    def _order(self, by: RankBy) -> list[int]:
+    def _order(self, by: RankBy | None) -> list[int]:
         imp = self.importance(by).flatten().tolist()
         ref = self.refined.flatten().tolist() if self.refined is not None else [False] * len(imp)
         return sorted(range(len(imp)), key=lambda i: (not ref[i], -imp[i], i))
 
-    def top(self, k: int, by: RankBy = "abs") -> list[Head]:
+    def top(self, k: int, by: RankBy | None = None) -> list[Head]:
         """The ``k`` most important heads ``(layer, head)``, most important first."""
         return [divmod(i, self.n_heads) for i in self._order(by)[: max(0, k)]]
 
-    def top_labels(self, k: int, by: RankBy = "abs") -> list[str]:
+    def top_labels(self, k: int, by: RankBy | None = None) -> list[str]:
         """Like :meth:`top`, as ``L{l}H{h}`` labels."""
         return [head_label(layer, head) for layer, head in self.top(k, by)]
 
-    def rank(self, by: RankBy = "abs") -> torch.Tensor:
+    def rank(self, by: RankBy | None = None) -> torch.Tensor:
         """Rank of each head ``[n_layers, n_heads]`` (long), 1 = most important."""
         ranks = torch.empty(self.n_layers * self.n_heads, dtype=torch.long)
         for r, i in enumerate(self._order(by)):
             ranks[i] = r + 1
         return ranks.view(self.n_layers, self.n_heads)
 
-    def to_frame(self, by: RankBy = "abs") -> pd.DataFrame:
+    def to_frame(self, by: RankBy | None = None) -> pd.DataFrame:
         """Tidy table, one row per head: task, method, layer, head, label, score, rank, refined."""
         ranks = self.rank(by)
         rows = [

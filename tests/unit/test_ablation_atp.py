@@ -1,0 +1,99 @@
+"""``ablation_atp``: attribution patching against the ablation baseline (no corrupted prompts).
+
+References are independent of the implementation: finite differences of the answer log-prob along
+the straight line from ``z`` to the ablation value, computed with plain forward hooks, and exact
+mean ablation (``mean_ablation_scores``).
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from interp_heads.ablation import head_means
+from interp_heads.attribution import attribute_heads, make_batches, mean_ablation_scores
+from interp_heads.attribution.gradients import _derangement, ablation_atp_scores, gradxact_scores
+from interp_heads.attribution.inputs import answer_logprob
+from interp_heads.heads import hook_z
+from interp_heads.prompts import render
+from interp_heads.tasks.schema import Example, Task
+
+PROMPTS = ["The capital of France is ", "Bob gave the cat to the ", "Sun rises in the east and "]
+TASK = Task("plain", [Example(str(i), "plain", p, a) for i, (p, a) in enumerate(zip(PROMPTS, "PAS", strict=True))])
+
+
+def _logprob_along(model, batches, layer, head, target, eps):
+    """Mean answer log-prob with z[layer, head] <- z + eps * (target - z) (target per example)."""
+    total, n = 0.0, 0
+    for b in batches:
+        tgt = target(b)
+
+        def hook(z, hook):
+            z = z.clone()
+            z[:, :, head] = z[:, :, head] + eps * (tgt - z[:, :, head])
+            return z
+
+        with torch.no_grad():
+            logits = model.run_with_hooks(b.clean, attention_mask=b.mask, fwd_hooks=[(hook_z(layer), hook)])
+        total += float(answer_logprob(logits[:, -1], b).sum())
+        n += len(b)
+    return total / n
+
+
+@pytest.mark.parametrize("kind", ["zero", "mean"])
+def test_equals_directional_derivative(tiny, kind):
+    batches = make_batches(tiny, TASK, batch_size=2, corrupted=False, fmt="plain")
+    ours = ablation_atp_scores(tiny, batches, kind)
+    means = head_means(tiny, render(tiny, PROMPTS, fmt="plain"))
+    eps = 1e-3
+    for layer, head in [(0, 0), (1, 2), (2, 3)]:
+        if kind == "zero":
+            target = lambda b: torch.zeros(1)  # noqa: E731
+        else:
+            target = lambda b, layer=layer, head=head: means[layer][head]  # noqa: E731
+        up = _logprob_along(tiny, batches, layer, head, target, eps)
+        down = _logprob_along(tiny, batches, layer, head, target, -eps)
+        drop = -(up - down) / (2 * eps)  # minus the derivative towards the ablation value
+        assert abs(drop - float(ours[layer, head])) < 2e-3 * max(1.0, abs(drop))
+
+
+def test_zero_kind_is_gradxact(tiny):
+    batches = make_batches(tiny, TASK, batch_size=3, corrupted=False, fmt="plain")
+    assert torch.allclose(ablation_atp_scores(tiny, batches, "zero"), gradxact_scores(tiny, batches), atol=1e-6)
+
+
+def test_resample_uses_other_examples(tiny):
+    batches = make_batches(tiny, TASK, batch_size=3, corrupted=False, fmt="plain")
+    a = ablation_atp_scores(tiny, batches, "resample", seed=0)
+    assert torch.isfinite(a).all() and not torch.allclose(a, ablation_atp_scores(tiny, batches, "mean"))
+    for n in (2, 3, 7):
+        perm = _derangement(n, seed=n)
+        assert sorted(perm.tolist()) == list(range(n)) and bool((perm != torch.arange(n)).all())
+
+
+def test_agrees_with_exact_mean_ablation(tiny):
+    """First-order estimate vs the exact drop: same sign on the heads that matter most."""
+    batches = make_batches(tiny, TASK, batch_size=3, corrupted=False, fmt="plain")
+    est = ablation_atp_scores(tiny, batches, "mean")
+    exact, metric = mean_ablation_scores(tiny, batches, metric="logprob")
+    assert "log-prob" in metric
+    corr = torch.corrcoef(torch.stack([est.flatten(), exact.flatten()]))[0, 1]
+    assert corr > 0.7
+
+
+def test_default_method_and_signed_ranking(tiny):
+    s = attribute_heads(tiny, TASK, fmt="plain")
+    assert s.method == "ablation_atp" and s.rank_by == "signed"
+    assert s.top(1)[0] == divmod(int(s.scores.flatten().argmax()), 4)  # biggest estimated drop first
+    assert s.provenance["ablation"] == "mean"
+
+
+def test_refine_confirms_with_exact_mean_ablation(tiny):
+    s = attribute_heads(tiny, TASK, "ablation_atp", refine=3, fmt="plain")
+    exact, _ = mean_ablation_scores(tiny, make_batches(tiny, TASK, batch_size=8, corrupted=False, fmt="plain"),
+                                    metric="logprob")
+    assert s.method == "ablation_atp+mean_ablation@3" and int(s.refined.sum()) == 3
+    for layer, head in s.top(3):
+        assert abs(float(s.scores[layer, head] - exact[layer, head])) < 1e-4
+    with pytest.raises(ValueError, match="ablation='mean'"):
+        attribute_heads(tiny, TASK, "ablation_atp", refine=3, ablation="zero")
