@@ -66,18 +66,40 @@ def cmd_tasks(args) -> int:
 
 # --------------------------------------------------------------------------- attribute
 def cmd_attribute(args) -> int:
-    """Rank every head on a task; write attribution.parquet, ranking.csv and a heatmap."""
+    """Rank every head on a task; write attribution.parquet, ranking.csv and a heatmap.
+
+    By default the heads are ranked on the first ``--n-examples`` examples the unmasked model
+    answers correctly, in the task's prompt format (declared by the file, else measured), with
+    ``--method auto``: ``atp`` when the task has corrupted prompts, else ``ablation_atp``.
+    """
     from interp_heads.attribution import attribute_heads
     from interp_heads.report import build_report
+    from interp_heads.tasks import resolve_format, take_correct
+    from interp_heads.tasks.fmt import describe
 
     model = load_any_model(args.model, args.device)
-    task = load_any_task(args.task).subset(n=args.n_examples)
+    task = load_any_task(args.task)
     out = Path(args.out)
     params = {"command": "attribute", "model": args.model, "task": args.task, "method": args.method,
-              "n_examples": args.n_examples, "refine": args.refine}
+              "n_examples": args.n_examples, "refine": args.refine, "ablation": args.ablation,
+              "filter_correct": not args.no_filter, "fmt": args.fmt, "max_new_tokens": args.max_new_tokens}
     prepare_out_dir(out, _digest(params), args.force)
+    fmt, fmt_info = resolve_format(model, task, args.fmt, max_new_tokens=args.max_new_tokens)
+    _say(args, describe(fmt, fmt_info))
+    n_total = len(task)
+    if args.no_filter:
+        task = task.subset(n=args.n_examples)
+    else:
+        task = take_correct(model, task, args.n_examples, fmt=fmt, max_new_tokens=args.max_new_tokens,
+                            batch_size=args.batch_size)
+        f = task.meta["filter"]
+        _say(args, f"ranking on {len(task)} correctly answered example(s) ({f['n_evaluated']} of {n_total} evaluated)")
+        if len(task) == 0:
+            raise PipelineError(f"task {args.task!r}: no example answered correctly in format {fmt!r}; "
+                                "nothing to rank (try --fmt or --no-filter)")
     scores = attribute_heads(model, task, args.method, refine=args.refine, batch_size=args.batch_size,
-                             fmt=getattr(task, "fmt", "auto"))
+                             fmt=fmt, ablation=args.ablation)
+    scores.provenance.update(filter_correct=not args.no_filter, fmt_info=fmt_info)
     (out / "attribution").mkdir(exist_ok=True)
     scores.save(out / "attribution" / f"{task.name}.json")
     frame = scores.to_frame()
@@ -85,9 +107,14 @@ def cmd_attribute(args) -> int:
     frame.sort_values("rank")[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(out / "ranking.csv", index=False)
     _manifest(out, params, model, timings={"attribution": scores.provenance.get("seconds")})
     index = build_report(out)
-    print(f"top heads: {', '.join(scores.top_labels(10))}")
+    print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
     print(f"wrote {out / 'ranking.csv'} and {index}")
     return 0
+
+
+def _say(args, line: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(line, file=sys.stderr)
 
 
 # --------------------------------------------------------------------------- ablate
@@ -114,19 +141,44 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
     return parse_heads(list(frame["label"]), n_layers, n_heads)
 
 
+def ranking_provenance(path: str, task: str) -> dict:
+    """Provenance of a ranking (its examples, prompt format...) when the run folder holds it."""
+    from interp_heads.attribution import HeadScores
+
+    p = Path(path)
+    root = p if p.is_dir() else p.parent
+    for cand in (root / "attribution" / f"{task}.json", root / "attribution.parquet"):
+        if cand.exists():
+            try:
+                scores = HeadScores.load(cand)
+            except (OSError, ValueError, KeyError):
+                continue
+            if scores.task == task:
+                return dict(scores.provenance)
+    return {}
+
+
 def cmd_ablate(args) -> int:
-    """Mask TopK vs random heads while generating; write the sweep tables, figures and report."""
+    """Mask TopK vs random heads while generating; write the sweep tables, figures and report.
+
+    By default the evaluated examples are those the unmasked model answers correctly, and the
+    examples the ranking was computed on (recorded by ``attribute``) are left out; the prompt
+    format is the ranking's, so heads are ranked and masked on the same prompts.
+    """
     from interp_heads.heads import parse_heads
     from interp_heads.metrics import resolve_metrics
     from interp_heads.report import build_report, write_sweep_outputs
     from interp_heads.sweep import SweepConfig, run_sweep
+    from interp_heads.tasks import resolve_format, take_correct
+    from interp_heads.tasks.fmt import describe
 
+    ablation = args.ablation or args.method or "mean"
+    if args.method:
+        print("interp-heads: note: ablate --method is deprecated; use --ablation", file=sys.stderr)
     model = load_any_model(args.model, args.device)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     task = load_any_task(args.task)
-    task = task.subset(n=args.skip + args.n_eval).split(args.skip)[1]
-    if len(task) == 0:
-        raise PipelineError(f"task {args.task!r} has no examples left after skipping {args.skip}")
+    prov = {}
     if args.heads:
         ranking = parse_heads(args.heads, n_layers, n_heads)
         ks = args.k or [len(ranking)]
@@ -135,14 +187,39 @@ def cmd_ablate(args) -> int:
     elif args.ranking:
         ranking = load_ranking(args.ranking, task.name, n_layers, n_heads)
         ks = args.k or [16, 32, 64, 128]
+        prov = ranking_provenance(args.ranking, task.name)
     else:
         raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
     check_ks(ks, n_layers * n_heads)
-    cfg = SweepConfig(ks=ks, selections=args.selections, seeds=args.seeds, method=args.method,
-                      max_new_tokens=args.max_new_tokens, metrics=args.metrics, fmt=getattr(task, "fmt", "auto"))
+    fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
+    fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
+    if fmt_req and not args.fmt:
+        fmt_info = {"source": "ranking"}
+    _say(args, describe(fmt, fmt_info))
+    pool = task.split(args.skip)[1]
+    rank_ids = set(prov.get("example_ids") or [])
+    if rank_ids and not args.allow_overlap:
+        pool = pool.subset(ids=[e.id for e in pool if e.id not in rank_ids])
+        _say(args, f"left out the {len(rank_ids)} example(s) the ranking was computed on")
+    elif args.ranking and not rank_ids and not args.allow_overlap:
+        _say(args, "note: the ranking does not record its examples; evaluation may overlap them")
+    if args.no_filter:
+        task = pool.subset(n=args.n_eval)
+    else:
+        task = take_correct(model, pool, args.n_eval, fmt=fmt, max_new_tokens=args.max_new_tokens,
+                            batch_size=args.batch_size)
+        _say(args, f"evaluating {len(task)} correctly answered example(s) "
+                   f"({task.meta['filter']['n_evaluated']} of {len(pool)} evaluated)")
+    if len(task) == 0:
+        raise PipelineError(f"task {args.task!r} has no examples left to evaluate (after --skip {args.skip}"
+                            f"{', leaving out the ranking examples' if rank_ids and not args.allow_overlap else ''}"
+                            f"{'' if args.no_filter else ', keeping correct answers'})")
+    cfg = SweepConfig(ks=ks, selections=args.selections, seeds=args.seeds, method=ablation,
+                      max_new_tokens=args.max_new_tokens, metrics=args.metrics, fmt=fmt)
     out = Path(args.out)
     params = {"command": "ablate", "model": args.model, "task": args.task, "skip": args.skip, "n_eval": args.n_eval,
-              "heads": [list(h) for h in ranking], "sweep": cfg.__dict__}
+              "heads": [list(h) for h in ranking], "sweep": cfg.__dict__, "eval_ids": [e.id for e in task],
+              "filter_correct": not args.no_filter, "fmt_info": fmt_info}
     metrics = resolve_metrics(args.metrics, args.comet_model)
     prepare_out_dir(out, _digest(params), args.force)
     _manifest(out, params, model, status="running")
@@ -216,9 +293,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     a = sub.add_parser("attribute", help=cmd_attribute.__doc__, description=cmd_attribute.__doc__)
     common(a, "output folder")
-    a.add_argument("--method", default="atp", help="exact, atp, gradxact, headmask or mean_ablation")
-    a.add_argument("--n-examples", type=int, default=None, help="use the first N examples (default all)")
+    a.add_argument("--method", default="auto",
+                   help="auto (atp with corrupted prompts, else ablation_atp), exact, atp, ablation_atp, gradxact, "
+                        "headmask or mean_ablation")
+    a.add_argument("--ablation", default="mean", choices=["mean", "zero", "resample"],
+                   help="the ablation kind ablation_atp estimates (use the one you will mask with)")
+    a.add_argument("--n-examples", type=int, default=24,
+                   help="rank on the first N correctly answered examples (all of them: --n-examples 0 is refused)")
+    a.add_argument("--no-filter", action="store_true", help="rank on the first N examples, answered correctly or not")
+    a.add_argument("--fmt", default=None, choices=["chat", "plain", "auto"],
+                   help="prompt format (default: the task file's, else the better of chat/plain, measured)")
+    a.add_argument("--max-new-tokens", type=int, default=16, help="answer length when checking correctness")
     a.add_argument("--refine", type=int, default=None, help="re-score the top N heads exactly")
+    a.add_argument("--quiet", action="store_true", help="no progress messages")
     a.set_defaults(func=cmd_attribute)
 
     b = sub.add_parser("ablate", help=cmd_ablate.__doc__, description=cmd_ablate.__doc__)
@@ -230,9 +317,16 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--selections", type=_names, default=["topk", "randomk"], help="topk,randomk,layermatched")
     b.add_argument("--metrics", type=_names, default=["accuracy", "comet"], help="accuracy,comet,chrf,minilm_cosine")
     b.add_argument("--comet-model", default=None, help="COMET checkpoint name or path")
-    b.add_argument("--method", default="mean", choices=["mean", "zero", "resample"], help="ablation kind")
-    b.add_argument("--n-eval", type=int, default=100, help="evaluate at most N examples")
-    b.add_argument("--skip", type=int, default=0, help="skip the first N examples (e.g. those used for ranking)")
+    b.add_argument("--ablation", default=None, choices=["mean", "zero", "resample"], help="ablation kind (default mean)")
+    b.add_argument("--method", default=None, choices=["mean", "zero", "resample"],
+                   help="deprecated alias of --ablation (kept for one release)")
+    b.add_argument("--n-eval", type=int, default=100, help="evaluate at most N (correctly answered) examples")
+    b.add_argument("--skip", type=int, default=0, help="skip the first N examples of the task file")
+    b.add_argument("--no-filter", action="store_true", help="evaluate examples whether or not the unmasked model gets them right")
+    b.add_argument("--allow-overlap", action="store_true",
+                   help="also evaluate the examples the ranking was computed on (left out by default)")
+    b.add_argument("--fmt", default=None, choices=["chat", "plain", "auto"],
+                   help="prompt format (default: the ranking's, else the task file's, else measured)")
     b.add_argument("--max-new-tokens", type=int, default=16)
     b.add_argument("--quiet", action="store_true", help="no progress bars")
     b.set_defaults(func=cmd_ablate)

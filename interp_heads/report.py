@@ -19,6 +19,7 @@ from interp_heads.report_tables import (
     baseline_table,
     examples_table,
     provenance_table,
+    significance_table,
     topk_vs_random_table,
 )
 
@@ -39,6 +40,7 @@ def write_sweep_outputs(out_dir: str | os.PathLike, result, eval_tasks: dict | N
     summary = result.summary(n_boot=n_boot)
     summary.to_parquet(out_dir / "summary.parquet", index=False)
     summary.assign(draw_means=summary["draw_means"].map(json.dumps)).to_csv(out_dir / "summary.csv", index=False)
+    result.significance().to_csv(out_dir / "significance.csv", index=False)
     gens = result.generations.copy()
     if eval_tasks:
         ref = {(name, e.id): e for name, task in eval_tasks.items() for e in task}
@@ -62,6 +64,7 @@ def load_run(run_dir: str | os.PathLike) -> dict:
         "baseline": opt("baseline.csv", pd.read_csv),
         "attribution": opt("attribution.parquet", pd.read_parquet),
         "summary": opt("summary.parquet", pd.read_parquet),
+        "significance": opt("significance.csv", pd.read_csv),
         "generations": opt("generations.jsonl", lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})),
     }
 
@@ -121,7 +124,12 @@ def build_report(run_dir: str | os.PathLike) -> Path:
     parts.append('<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads. '
                  "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>")
     parts.append("<h2>TopK vs RandomK at each k</h2>")
-    parts.append(topk_vs_random_table(run.get("summary")))
+    parts.append(topk_vs_random_table(run.get("summary"), run.get("significance")))
+    parts.append("<h2>Is TopK lower than the random controls?</h2>")
+    parts.append('<p class="note">TopK minus control, mean [95% CI] from a paired bootstrap over examples '
+                 "and random draws; p: two-sided bootstrap p-value. Significant cells (CI excludes 0) are "
+                 "marked *. Drop ratio: TopK's drop from the unmasked score over the control's.</p>")
+    parts.append(significance_table(run.get("significance")))
     parts.append("<h2>Baseline (unmasked model)</h2>")
     parts.append(baseline_table(run.get("baseline")))
     heat = [n for n in figs if n.startswith("heatmap_")]

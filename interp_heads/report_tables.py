@@ -28,14 +28,27 @@ def baseline_table(frame: pd.DataFrame | None) -> str:
     return _table(out)
 
 
-def topk_vs_random_table(summary: pd.DataFrame | None) -> str:
-    """Mean [95% CI] per task, metric and k for every selection, with the unmasked score."""
+def topk_vs_random_table(summary: pd.DataFrame | None, sig: pd.DataFrame | None = None) -> str:
+    """Mean [95% CI] per task, metric and k for every selection, with the unmasked score.
+
+    With ``sig`` (``stats.significance``), a TopK cell is marked ``*`` when TopK is significantly
+    different from RandomK at that k.
+    """
     if summary is None or summary.empty:
         return _none("sweep summary")
     s = summary[summary.selection != "baseline"].copy()
     if s.empty:
         return _none("masked conditions")
-    s["cell"] = [f"{m:.3f} [{lo:.3f}, {hi:.3f}]" for m, lo, hi in zip(s["mean"], s.ci_low, s.ci_high, strict=True)]
+    marked = set()
+    if sig is not None and len(sig):
+        hit = sig[(sig.control == "RandomK") & sig.significant.astype(bool)]
+        marked = set(zip(hit.task, hit.k.astype(int), hit.metric, strict=True))
+    s["cell"] = [
+        f"{m:.3f} [{lo:.3f}, {hi:.3f}]" + (" *" if sel == "TopK" and (t, int(k), me) in marked else "")
+        for m, lo, hi, sel, t, k, me in zip(
+            s["mean"], s.ci_low, s.ci_high, s.selection, s.task, s.k, s.metric, strict=True
+        )
+    ]
     wide = s.pivot_table(index=["task", "label", "k"], columns="selection", values="cell", aggfunc="first")
     cols = [c for c in SEL_ORDER if c in wide.columns] + [c for c in wide.columns if c not in SEL_ORDER]
     wide = wide[cols].reset_index().rename(columns={"label": "metric"})
@@ -43,6 +56,25 @@ def topk_vs_random_table(summary: pd.DataFrame | None) -> str:
     base = summary[summary.selection == "baseline"].set_index(["task", "label"])["mean"]
     wide.insert(3, "unmasked", [f"{base.get((t, m), float('nan')):.3f}" for t, m in zip(wide.task, wide.metric, strict=True)])
     return _table(wide)
+
+
+def significance_table(sig: pd.DataFrame | None) -> str:
+    """TopK minus each random control: difference [95% CI], p-value, drop ratio, marked ``*``."""
+    if sig is None or sig.empty:
+        return _none("significance table")
+    rows = [
+        {
+            "task": r.task,
+            "metric": r.label,
+            "k": int(r.k),
+            "control": r.control,
+            "TopK - control": f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]" + (" *" if r.significant else ""),
+            "p": f"{r.p_value:.4f}",
+            "drop ratio": f"{r.drop_ratio:.1f}x" if r.drop_ratio == r.drop_ratio else "",
+        }
+        for r in sig.itertuples(index=False)
+    ]
+    return _table(pd.DataFrame(rows))
 
 
 def examples_table(gens: pd.DataFrame | None, n_per_task: int = 4) -> str:

@@ -28,7 +28,7 @@ from interp_heads.heads import head_label
 from interp_heads.prompts import render
 from interp_heads.report_io import write_atomic
 from interp_heads.selection import make_selections
-from interp_heads.stats import summarize
+from interp_heads.stats import significance, summarize
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,10 @@ class SweepResult:
     def summary(self, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
         """Mean and 95% CI per task, selection, k and metric (see ``interp_heads.stats``)."""
         return summarize(self.records, n_boot=n_boot, seed=seed)
+
+    def significance(self, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+        """TopK minus each random control per task, k and metric: 95% CI and p-value."""
+        return significance(self.records, n_boot=n_boot, seed=seed)
 
     def figure(self, **kwargs):
         from interp_heads.plotting import plot_sweep

@@ -17,6 +17,8 @@ _LAZY = {
     "BaselineResult": "baseline",
     "evaluate_baseline": "baseline",
     "filter_correct": "baseline",
+    "take_correct": "baseline",
+    "resolve_format": "fmt",
 }
 
 __all__ = [
@@ -30,6 +32,8 @@ __all__ = [
     "build_task",
     "evaluate_baseline",
     "filter_correct",
+    "resolve_format",
+    "take_correct",
     "is_correct",
     "list_tasks",
     "load_task",

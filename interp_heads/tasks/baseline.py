@@ -154,6 +154,34 @@ def filter_correct(
     return Task(task.name, kept, task.source, task.sha256, meta)
 
 
+def take_correct(
+    model,
+    task: Task,
+    n: int | None,
+    *,
+    fmt: PromptFormat | None = None,
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
+    batch_size: int = 32,
+) -> Task:
+    """The first ``n`` examples (in task order) that the unmasked model answers correctly.
+
+    Evaluates the task in growing chunks and stops as soon as ``n`` are found (all examples when
+    ``n`` is None), so ranking 24 examples of a 10,000-row file does not generate 10,000 answers.
+    ``meta["filter"]`` of the result says how many were evaluated and kept.
+    """
+    kept, done, chunk = [], 0, max(2 * (n or 0), 32)
+    while done < len(task) and (n is None or len(kept) < n):
+        part = Task(task.name, task.examples[done : done + chunk], task.source, task.sha256, dict(task.meta))
+        res = evaluate_baseline(model, part, fmt=fmt, max_new_tokens=max_new_tokens, batch_size=batch_size)
+        kept += [e for e, ok in zip(part.examples, res.correct, strict=True) if ok]
+        done += len(part)
+        chunk *= 2
+    kept = kept[:n] if n is not None else kept
+    meta = dict(task.meta)
+    meta["filter"] = {"n_evaluated": done, "n_kept": len(kept), "fmt": fmt or task.fmt, "max_new_tokens": max_new_tokens}
+    return Task(task.name, kept, task.source, task.sha256, meta)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the baseline table of the built-in tasks (``python -m interp_heads.tasks.baseline``)."""
     import argparse

@@ -28,9 +28,9 @@ def earlier(tmp_path_factory):
     """A finished run (``run``) and an ablation folder (``attribute`` + ``ablate``)."""
     root = tmp_path_factory.mktemp("cli")
     assert _main("run", "--config", _bad_config(root, CONFIG_TEXT), "--out", root / "run", "--quiet") == 0
-    assert _main("attribute", "--model", "tiny", "--task", TASK, "--n-examples", 4, "--out", root / "attr") == 0
+    assert _main("attribute", "--model", "tiny", "--task", TASK, "--n-examples", 4, "--no-filter", "--out", root / "attr") == 0
     assert _main("ablate", "--model", "tiny", "--task", TASK, "--ranking", root / "attr", "--k", "2,4", "--seeds", 2,
-                 "--metrics", "accuracy", "--skip", 4, "--n-eval", 6, "--max-new-tokens", 3, "--out", root / "abl",
+                 "--metrics", "accuracy", "--skip", 4, "--n-eval", 6, "--no-filter", "--max-new-tokens", 3, "--out", root / "abl",
                  "--quiet") == 0
     return root
 
@@ -53,7 +53,7 @@ def test_attribute_and_ablate_write_their_files(earlier):
 
 def test_ablate_explicit_heads_and_report(earlier, tmp_path, capsys):
     out = tmp_path / "heads"
-    assert _main("ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H1,L2H3", "--seeds", 1, "--metrics",
+    assert _main("ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H1,L2H3", "--seeds", 1, "--no-filter", "--metrics",
                  "accuracy", "--n-eval", 3, "--max-new-tokens", 2, "--out", out, "--quiet") == 0
     gens = pd.read_json(out / "generations.jsonl", lines=True)
     assert set(gens.query("selection == 'TopK'").heads) == {"L0H1,L2H3"}
@@ -81,13 +81,13 @@ def _bad_config(tmp_path, text):
 
 
 BAD = {
-    "malformed task": lambda t: ["ablate", "--model", "tiny", "--task", t / "bad.jsonl", "--heads", "L0H0"],
-    "unknown task": lambda t: ["ablate", "--model", "tiny", "--task", "no_such_task_xyz", "--heads", "L0H0"],
-    "unknown model": lambda t: ["ablate", "--model", "no-such-model-xyz", "--task", TASK, "--heads", "L0H0"],
-    "k <= 0": lambda t: ["ablate", "--model", "tiny", "--task", TASK, "--ranking", t / "ranking.csv", "--k", "0,2"],
-    "k > heads": lambda t: ["ablate", "--model", "tiny", "--task", TASK, "--ranking", t / "ranking.csv", "--k", "13"],
-    "bad head": lambda t: ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L99H1"],
-    "bad head label": lambda t: ["ablate", "--model", "tiny", "--task", TASK, "--heads", "layer3"],
+    "malformed task": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", t / "bad.jsonl", "--heads", "L0H0"],
+    "unknown task": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", "no_such_task_xyz", "--heads", "L0H0"],
+    "unknown model": lambda t: ["ablate", "--no-filter", "--model", "no-such-model-xyz", "--task", TASK, "--heads", "L0H0"],
+    "k <= 0": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", TASK, "--ranking", t / "ranking.csv", "--k", "0,2"],
+    "k > heads": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", TASK, "--ranking", t / "ranking.csv", "--k", "13"],
+    "bad head": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", TASK, "--heads", "L99H1"],
+    "bad head label": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", TASK, "--heads", "layer3"],
     "empty after filtering": lambda t: ["run", "--config", _bad_config(t, CONFIG_TEXT.replace(
         "filter_correct = false", "filter_correct = true")), "--force"],
     "malformed config": lambda t: ["run", "--config", _bad_config(t, "ks = [1,\n")],
