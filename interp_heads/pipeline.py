@@ -51,7 +51,8 @@ class RunConfig:
         max_examples: read at most this many examples per task (None: all) before filtering.
         n_rank: correctly answered examples used for attribution (the first ones).
         n_eval: at most this many of the remaining examples are evaluated under masking.
-        attribution: attribution method (``atp``, ``exact``, ``gradxact``, ``headmask``...).
+        attribution: attribution method (``auto``: ``atp`` for tasks with corrupted prompts, else
+            ``ablation_atp``; or ``atp``, ``ablation_atp``, ``exact``, ``gradxact``, ``headmask``...).
         refine: re-score the top ``refine`` heads exactly (None: no refinement).
         ks: numbers of masked heads.
         scaled_ks: optional fractions of all heads, added to ``ks`` (e.g. ``[0.05, 0.1]``).
@@ -73,7 +74,7 @@ class RunConfig:
     max_examples: int | None = None
     n_rank: int = 24
     n_eval: int = 100
-    attribution: str = "atp"
+    attribution: str = "auto"
     refine: int | None = None
     ks: list[int] = field(default_factory=lambda: [16, 32, 64, 128])
     scaled_ks: list[float] | None = None
@@ -199,14 +200,15 @@ def baseline(model, task: Task, cfg: RunConfig, fmt: str = "auto") -> tuple[dict
     return {"task": task.name, "n_examples": len(task), "n_correct": len(ok), "accuracy": len(ok) / len(task)}, ok
 
 
-def task_fmt(config: RunConfig, tasks: dict) -> str:
-    """The prompt format: the config's, else the tasks' own (they must agree)."""
-    if config.fmt is not None:
-        return config.fmt
-    fmts = {getattr(t, "fmt", "auto") for t in tasks.values()}
-    if len(fmts) > 1:
-        raise PipelineError(f"tasks use different prompt formats ({', '.join(sorted(fmts))}); set fmt in the config")
-    return fmts.pop()
+def task_formats(config: RunConfig, model, tasks: dict) -> tuple[dict[str, str], dict[str, dict]]:
+    """Each task's prompt format (the config's, else declared by the task, else measured)."""
+    from interp_heads.tasks.fmt import resolve_format
+
+    fmts, infos = {}, {}
+    for name, task in tasks.items():
+        fmts[name], infos[name] = resolve_format(model, task, config.fmt, max_new_tokens=config.max_new_tokens,
+                                                 batch_size=config.batch_size)
+    return fmts, infos
 
 
 def _bar(total: int, desc: str, quiet: bool):
@@ -243,13 +245,13 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         if task.name in tasks:
             raise PipelineError(f"task {task.name!r} is listed twice")
         tasks[task.name] = task
-    fmt = task_fmt(config, tasks)
+    fmts, fmt_infos = task_formats(config, model, tasks)
     prepare_out_dir(out_dir, config.digest(), force)  # before any long step: fail fast
     # Phase 1 (no writes): baselines, filtering, splits.
     base_rows, splits, new_cache = [], {}, {}
     with _bar(len(tasks), "baseline", quiet or not config.filter_correct) as bar:
         for name, task in tasks.items():
-            _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, new_cache, timings)
+            _baseline_step(config, model, name, task, fmts[name], out_dir, base_rows, splits, new_cache, timings)
             bar.update(1)
     try:
         metrics = resolve_metrics(config.metrics, config.comet_model)
@@ -268,7 +270,8 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         "config_digest": digest,
         "status": "running",
         "ks": ks,
-        "fmt": fmt,
+        "fmt": fmts,
+        "fmt_info": fmt_infos,
         "versions": versions(),
         "git": git_hash(),
         "model": {**dict(getattr(model, "interp_heads_source", {}) or {}), "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads},
@@ -293,7 +296,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
             scores = HeadScores.load(path) if path.exists() else None
             if scores is None or sorted(scores.provenance.get("example_ids") or []) != sorted(e.id for e in rank):
                 scores = attribute_heads(model, rank, config.attribution, refine=config.refine,
-                                         batch_size=config.batch_size, fmt=fmt)
+                                         batch_size=config.batch_size, fmt=fmts[name], ablation=config.ablation)
                 scores.save(path)
             rankings[name] = scores
             timings[f"{name}/attribution"] = time.perf_counter() - t
@@ -302,7 +305,8 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     frame.to_parquet(out_dir / "attribution.parquet", index=False)
     frame.sort_values(["task", "rank"])[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(out_dir / "ranking.csv", index=False)
     sweep_cfg = SweepConfig(ks=ks, selections=list(config.selections), seeds=config.seeds, method=config.ablation,
-                            max_new_tokens=config.max_new_tokens, fmt=fmt, metrics=list(config.metrics))
+                            max_new_tokens=config.max_new_tokens, metrics=list(config.metrics),
+                            fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None)
     t = time.perf_counter()
     result = run_sweep(model, {n: ev for n, (_, ev) in splits.items()}, rankings, sweep_cfg, metrics,
                        batch_size=config.batch_size, out_dir=out_dir, force=force, progress=not quiet)
@@ -322,7 +326,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
 
 def _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, new_cache, timings) -> None:
     """Baseline (cached in ``out_dir/baseline``), filtering and the rank/eval split of one task."""
-    from interp_heads.attribution.api import NEEDS_CORRUPTED
+    from interp_heads.attribution.api import NEEDS_CORRUPTED, default_method
 
     t = time.perf_counter()
     if not config.filter_correct:
@@ -342,7 +346,8 @@ def _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, n
         raise PipelineError(
             f"task {name!r}: {len(keep)} example(s) left after filtering; need more than n_rank={config.n_rank}"
         )
-    if (config.attribution in NEEDS_CORRUPTED or config.refine) and not rank.has_corrupted:
+    method = default_method(rank) if config.attribution == "auto" else config.attribution
+    if (method in NEEDS_CORRUPTED or (config.refine and method != "ablation_atp")) and not rank.has_corrupted:
         raise PipelineError(f"task {name!r} has no corrupted prompts, needed by attribution {config.attribution!r}")
     row.update(n_rank=len(rank), n_eval=len(evalset))
     base_rows.append(row)

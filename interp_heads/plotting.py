@@ -120,3 +120,41 @@ def plot_sweep(
         template="plotly_white",
     )
     return fig
+
+
+def breakdown_table(records: pd.DataFrame, gens: pd.DataFrame, task: str, k: int, metric: str = "accuracy") -> pd.DataFrame:
+    """Mean score per haystack length x needle depth for unmasked, TopK and RandomK at ``k``.
+
+    ``gens`` must carry the examples' ``n_sentences`` and ``depth`` (``generations.jsonl`` does
+    for tasks whose rows record them, e.g. ``retrieval``). One row per panel, length and depth.
+    """
+    meta = gens[gens.task == task][["example_id", "n_sentences", "depth"]].drop_duplicates("example_id")
+    rec = records[(records.task == task) & (records.metric == metric)]
+    rec = rec[(rec.selection == "baseline") | ((rec.k == k) & rec.selection.isin(["TopK", "RandomK"]))]
+    rec = rec.assign(example_id=rec.example_id.astype(str)).merge(
+        meta.assign(example_id=meta.example_id.astype(str)), on="example_id"
+    )
+    rec["panel"] = rec.selection.map({"baseline": "unmasked", "TopK": f"TopK k={k}", "RandomK": f"RandomK k={k}"})
+    return rec.groupby(["panel", "n_sentences", "depth"], as_index=False)["value"].agg(["mean", "count"]).reset_index(drop=True)
+
+
+def plot_breakdown(table: pd.DataFrame, title: str = "") -> go.Figure:
+    """Heatmaps of :func:`breakdown_table`: x = needle depth, y = haystack length, one per panel."""
+    panels = [p for p in ("unmasked",) if p in set(table.panel)] + sorted(set(table.panel) - {"unmasked"}, reverse=True)
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=panels, shared_yaxes=True, horizontal_spacing=0.04)
+    for col, panel in enumerate(panels, start=1):
+        sub = table[table.panel == panel]
+        z = sub.pivot_table(index="n_sentences", columns="depth", values="mean")
+        n = sub.pivot_table(index="n_sentences", columns="depth", values="count")
+        fig.add_trace(
+            go.Heatmap(
+                z=z.to_numpy(), x=[f"{d:.2f}" for d in z.columns], y=[str(i) for i in z.index], zmin=0, zmax=1,
+                colorscale="RdYlGn", showscale=col == len(panels), customdata=n.to_numpy(),
+                hovertemplate="depth %{x}<br>%{y} filler sentences<br>score %{z:.2f} (n=%{customdata})<extra></extra>",
+            ),
+            row=1, col=col,
+        )  # fmt: skip
+        fig.update_xaxes(title_text="needle depth", row=1, col=col)
+    fig.update_yaxes(title_text="haystack (filler sentences)", row=1, col=1)
+    fig.update_layout(title=title or None, width=320 * len(panels) + 120, height=380)
+    return fig

@@ -44,8 +44,12 @@ def write_sweep_outputs(out_dir: str | os.PathLike, result, eval_tasks: dict | N
     gens = result.generations.copy()
     if eval_tasks:
         ref = {(name, e.id): e for name, task in eval_tasks.items() for e in task}
-        gens["question"] = [getattr(ref.get((t, i)), "question", "") for t, i in zip(gens.task, gens.example_id, strict=True)]
-        gens["answer"] = [getattr(ref.get((t, i)), "answer", "") for t, i in zip(gens.task, gens.example_id, strict=True)]
+        exs = [ref.get((t, i)) for t, i in zip(gens.task, gens.example_id, strict=True)]
+        gens["question"] = [getattr(e, "question", "") for e in exs]
+        gens["answer"] = [getattr(e, "answer", "") for e in exs]
+        for key in ("n_sentences", "depth", "context_words"):  # needle-in-a-haystack rows
+            if any(e is not None and key in e.meta for e in exs):
+                gens[key] = [e.meta.get(key) if e is not None else None for e in exs]
     tmp = out_dir / ".generations.jsonl.tmp"
     gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
     os.replace(tmp, out_dir / "generations.jsonl")
@@ -64,6 +68,7 @@ def load_run(run_dir: str | os.PathLike) -> dict:
         "baseline": opt("baseline.csv", pd.read_csv),
         "attribution": opt("attribution.parquet", pd.read_parquet),
         "summary": opt("summary.parquet", pd.read_parquet),
+        "records": opt("sweep.parquet", pd.read_parquet),
         "significance": opt("significance.csv", pd.read_csv),
         "generations": opt("generations.jsonl", lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})),
     }
@@ -82,6 +87,7 @@ def make_figures(run: dict) -> dict:
         fig.update_layout(width=max(900, 330 * n_tasks), height=500, margin={"t": 60, "b": 150},
                           legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"})
         figs["seed_figure"] = fig
+    figs.update(_breakdowns(run))
     attr = run.get("attribution")
     if attr is not None and len(attr):
         scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}
@@ -91,6 +97,24 @@ def make_figures(run: dict) -> dict:
             ks = (run.get("manifest") or {}).get("ks") or [16]
             k = min(min(ks), next(iter(scores.values())).scores.numel())
             figs["overlap"] = overlap_heatmap(overlap(scores, k)).update_layout(width=640, height=520, yaxis={"autorange": "reversed"})
+    return figs
+
+
+def _breakdowns(run: dict) -> dict:
+    """Per-length x per-depth heatmaps for tasks whose rows record them (needle in a haystack)."""
+    from interp_heads.plotting import breakdown_table, plot_breakdown
+
+    gens, records = run.get("generations"), run.get("records")
+    if gens is None or records is None or "depth" not in gens.columns or "n_sentences" not in gens.columns:
+        return {}
+    figs = {}
+    for task in dict.fromkeys(gens.loc[gens.depth.notna(), "task"]):
+        ks = sorted(k for k in records[records.task == task].k.unique() if k > 0)
+        if not ks:
+            continue
+        k = 32 if 32 in ks else ks[len(ks) // 2]
+        table = breakdown_table(records, gens, task, k)
+        figs[f"breakdown_{task}"] = plot_breakdown(table, f"{task}: accuracy by haystack length and needle depth")
     return figs
 
 
@@ -136,6 +160,9 @@ def build_report(run_dir: str | os.PathLike) -> Path:
     parts.append("<h2>Head attribution per task</h2>")
     parts.append('<div class="grid">' + "".join(f"<div>{div(n)}</div>" for n in heat) + "</div>" if heat
                  else '<p class="note">No attribution results.</p>')
+    for name in [n for n in figs if n.startswith("breakdown_")]:
+        parts.append(f"<h2>{html.escape(name.removeprefix('breakdown_'))}: by haystack length and needle depth</h2>")
+        parts.append(div(name))
     if "overlap" in figs:
         parts.append("<h2>Cross-task overlap of the top heads</h2>" + div("overlap"))
     parts.append("<h2>Example generations under masking</h2>")

@@ -89,3 +89,26 @@ def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
     shot = tmp_path / "report.png"
     _headless(browser, "--virtual-time-budget=10000", f"--screenshot={shot}", "--window-size=1400,2000", url)
     assert shot.exists() and shot.stat().st_size > 50_000  # a blank page is a few kB
+
+
+def test_haystack_breakdown_figure():
+    import pandas as pd
+
+    from interp_heads.plotting import breakdown_table, plot_breakdown
+
+    rows, gens = [], []
+    for i in range(12):
+        ex = f"e{i}"
+        gens.append({"task": "retrieval", "example_id": ex, "n_sentences": 3 if i < 6 else 21, "depth": (i % 3) / 2})
+        rows.append(("baseline", 0, 0, ex, 1.0))
+        rows.append(("TopK", 32, 0, ex, float(i < 6)))  # short haystacks survive TopK
+        for seed in range(2):
+            rows.append(("RandomK", 32, seed, ex, 1.0))
+    records = pd.DataFrame(rows, columns=["selection", "k", "seed", "example_id", "value"]).assign(
+        task="retrieval", metric="accuracy")
+    table = breakdown_table(records, pd.DataFrame(gens), "retrieval", 32)
+    top = table[table.panel == "TopK k=32"].set_index(["n_sentences", "depth"])["mean"]
+    assert top[(3, 0.0)] == 1.0 and top[(21, 0.5)] == 0.0
+    assert int(table[table.panel == "RandomK k=32"]["count"].sum()) == 24
+    fig = plot_breakdown(table)
+    assert len(fig.data) == 3 and [a.text for a in fig.layout.annotations] == ["unmasked", "TopK k=32", "RandomK k=32"]
