@@ -25,6 +25,8 @@ test-fast: setup
 
 demo: setup
 	$(BIN)/interp-heads run --config configs/seed_figure.toml --out runs/demo
+	$(BIN)/interp-heads run --config configs/seed_figure_scaled.toml --out runs/demo_scaled
+	$(BIN)/python docs/make_results.py runs/demo runs/demo_scaled
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

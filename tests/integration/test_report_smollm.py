@@ -28,7 +28,7 @@ def test_smollm_run_writes_report_and_resumes(tmp_path, capsys):
         warnings.simplefilter("ignore")
         assert main(["run", "--config", str(cfg), "--out", str(out), "--quiet"]) == 0, capsys.readouterr().err
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "complete" and manifest["model"]["n_heads"] == 9 and manifest["fmt"] == "plain"
+    assert manifest["status"] == "complete" and manifest["model"]["n_heads"] == 9 and manifest["fmt"] == {"retrieval": "plain"}
     base = pd.read_csv(out / "baseline.csv")
     assert base.accuracy.iloc[0] > 0
     summary = pd.read_parquet(out / "summary.parquet")

@@ -28,7 +28,7 @@ def _logprob_along(model, batches, layer, head, target, eps):
     for b in batches:
         tgt = target(b)
 
-        def hook(z, hook):
+        def hook(z, hook, tgt=tgt):
             z = z.clone()
             z[:, :, head] = z[:, :, head] + eps * (tgt - z[:, :, head])
             return z

@@ -1,0 +1,166 @@
+"""Write docs/results.md from the demo's run folders (``make demo`` calls this last).
+
+    python docs/make_results.py runs/demo runs/demo_scaled [--out docs/results.md]
+
+Every number on the page is read from the run folders (``manifest.json``, ``baseline.csv``,
+``summary.parquet``, ``significance.csv``); the pass/fail marks are computed here from the seed
+figure's claim: at the claim's k, TopK's accuracy drop is >= 3x the mean RandomK drop and TopK's
+95% interval lies below RandomK's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pandas as pd
+
+CLAIM_RATIO = 3.0
+
+
+def load(run: Path) -> dict:
+    manifest = json.loads((run / "manifest.json").read_text())
+    return {
+        "dir": run,
+        "manifest": manifest,
+        "baseline": pd.read_csv(run / "baseline.csv"),
+        "summary": pd.read_parquet(run / "summary.parquet"),
+        "sig": pd.read_csv(run / "significance.csv"),
+    }
+
+
+def claim_rows(r: dict, k: int) -> list[dict]:
+    s, sig = r["summary"], r["sig"]
+    acc = s[s.metric == "accuracy"]
+    out = []
+    for task in dict.fromkeys(acc.task):
+        cell = acc[(acc.task == task) & (acc.k == k)].set_index("selection")
+        row = sig[(sig.task == task) & (sig.k == k) & (sig.metric == "accuracy") & (sig.control == "RandomK")]
+        if "TopK" not in cell.index or "RandomK" not in cell.index or row.empty:
+            continue
+        t, rnd, g = cell.loc["TopK"], cell.loc["RandomK"], row.iloc[0]
+        ratio = g.top_drop / g.control_drop if g.control_drop > 0 else float("inf")
+        ok = ratio >= CLAIM_RATIO and t.ci_high < rnd.ci_low
+        out.append({
+            "task": task, "k": k,
+            "unmasked": f"{g.baseline:.2f}",
+            "TopK": f"{t['mean']:.2f} [{t.ci_low:.2f}, {t.ci_high:.2f}]",
+            "RandomK": f"{rnd['mean']:.2f} [{rnd.ci_low:.2f}, {rnd.ci_high:.2f}]",
+            "TopK drop": f"{g.top_drop:.2f}", "RandomK drop": f"{g.control_drop:.2f}",
+            "ratio": "inf" if ratio == float("inf") else f"{ratio:.1f}x",
+            "TopK - RandomK [95% CI], p": f"{g['diff']:+.2f} [{g.diff_low:+.2f}, {g.diff_high:+.2f}], p={g.p_value:.4f}",
+            "claim holds": "yes" if ok else "**no**",
+        })  # fmt: skip
+    return out
+
+
+def grid_table(r: dict, metric: str) -> pd.DataFrame:
+    s = r["summary"]
+    s = s[(s.metric == metric) & (s.selection != "baseline")]
+    sig = r["sig"]
+    marked = {(t, int(k)) for t, k in zip(*[sig[(sig.metric == metric) & (sig.control == "RandomK") & sig.significant][c]
+                                             for c in ("task", "k")], strict=True)}
+    s = s.assign(cell=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" + (" *" if sel == "TopK" and (t, int(k)) in marked else "")
+                       for m, lo, hi, sel, t, k in zip(s["mean"], s.ci_low, s.ci_high, s.selection, s.task, s.k,
+                                                       strict=True)])
+    wide = s.pivot_table(index=["task", "k"], columns="selection", values="cell", aggfunc="first").reset_index()
+    wide.columns.name = None
+    order = {t: i for i, t in enumerate(dict.fromkeys(s.task))}
+    return wide.sort_values(["task", "k"], key=lambda c: c.map(order) if c.name == "task" else c)
+
+
+def md(frame: pd.DataFrame | list[dict]) -> str:
+    frame = pd.DataFrame(frame)
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    body = ["| " + " | ".join("" if v != v else str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
+
+
+def setup_table(r: dict) -> str:
+    c, m = r["manifest"]["config"], r["manifest"]
+    n_heads = m["model"]["n_layers"] * m["model"]["n_heads"]
+    rows = [
+        ("model", f"{c['model']} ({m['model']['n_layers']} layers x {m['model']['n_heads']} heads = {n_heads} heads)"),
+        ("tasks", ", ".join(c["tasks"])),
+        ("prompt format", ", ".join(f"{t}: {f}" for t, f in (m.get("fmt") or {}).items()) if isinstance(m.get("fmt"), dict) else str(m.get("fmt"))),
+        ("attribution", f"{c['attribution']} on the first {c['n_rank']} correctly answered examples per task"),
+        ("evaluation", f"up to {c['n_eval']} further correctly answered examples per task (disjoint from the rank set)"),
+        ("ablation", f"{c['ablation']} on hook_z"),
+        ("selections", ", ".join(c["selections"]) + f"; {c['seeds']} random draws per k"),
+        ("ks", ", ".join(map(str, m["ks"])) + " (" + ", ".join(f"{k / n_heads:.1%}" for k in m["ks"]) + " of the heads)"),
+        ("metrics", "; ".join(m.get("metrics", {}).values())),
+        ("greedy generation", f"at most {c['max_new_tokens']} new tokens, stopped at the end of the first line"),
+        ("run time", f"{m['timings'].get('total', float('nan')) / 60:.1f} min (sweep {m['timings'].get('sweep', float('nan')) / 60:.1f} min)"),
+        ("commit", str(m.get("git"))),
+    ]  # fmt: skip
+    return md(pd.DataFrame(rows, columns=["item", "value"]))
+
+
+def render(default: dict, scaled: dict | None) -> str:
+    parts = [
+        "# Results on SmolLM2-135M-Instruct",
+        "",
+        "Regenerated by `make demo` (`configs/seed_figure.toml` -> `runs/demo`, "
+        "`configs/seed_figure_scaled.toml` -> `runs/demo_scaled`, then `python docs/make_results.py`). "
+        "Open `runs/demo/index.html` for the interactive page (seed figure, significance table, per-head "
+        "heatmaps, the retrieval length x depth heatmap, example generations). All numbers were measured on "
+        "the 2-core CPU machine; nothing on this page is typed by hand.",
+        "",
+        "## The seed figure's claim at k = 32 (literal k of the seed)",
+        "",
+        f"Claim: masking the TopK heads collapses the task while RandomK barely moves it; checked as TopK's "
+        f"accuracy drop >= {CLAIM_RATIO:.0f}x the mean RandomK drop **and** TopK's 95% interval below RandomK's. "
+        "Difference: paired bootstrap over examples and random draws (`interp_heads.stats.significance`).",
+        "",
+        md(claim_rows(default, 32)),
+        "",
+    ]
+    if scaled is not None:
+        n_heads = scaled["manifest"]["model"]["n_layers"] * scaled["manifest"]["model"]["n_heads"]
+        ks = scaled["manifest"]["ks"]
+        k8 = min(ks, key=lambda k: abs(k / n_heads - 32 / 1024))
+        parts += [
+            f"## The same claim at the seed's *fraction* of heads (k = {k8}, {k8 / n_heads:.1%} of {n_heads})",
+            "",
+            md(claim_rows(scaled, k8)),
+            "",
+        ]
+    parts += ["## Setup (literal k)", "", setup_table(default), "", "## Baseline (unmasked)", "",
+              md(default["baseline"]), "",
+              "## Accuracy, mean [95% CI], literal k (`*`: TopK significantly different from RandomK)", "",
+              md(grid_table(default, "accuracy")), ""]
+    metrics = [m for m in dict.fromkeys(default["summary"].metric) if m != "accuracy"]
+    for m in metrics:
+        label = default["summary"].loc[default["summary"].metric == m, "label"].iloc[0]
+        parts += [f"## {label}, mean [95% CI], literal k", "", md(grid_table(default, m)), ""]
+    if scaled is not None:
+        parts += ["## Setup (scaled k)", "", setup_table(scaled), "",
+                  "## Accuracy, mean [95% CI], scaled k", "", md(grid_table(scaled, "accuracy")), ""]
+    parts += ["## Significance, every k (accuracy; TopK minus each random control)", ""]
+    sig = default["sig"][default["sig"].metric == "accuracy"]
+    parts += [md([{"task": r.task, "k": r.k, "control": r.control,
+                   "TopK - control [95% CI]": f"{r.diff:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]",
+                   "p": f"{r.p_value:.4f}", "significant": "yes" if r.significant else "no",
+                   "drop ratio": f"{r.drop_ratio:.1f}x"} for r in sig.itertuples(index=False)]), ""]
+    return "\n".join(parts) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("default", type=Path)
+    ap.add_argument("scaled", type=Path, nargs="?")
+    ap.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
+    ap.add_argument("--notes", type=Path, default=Path(__file__).with_name("results_notes.md"),
+                    help="hand-written reading of the results, appended when present")
+    args = ap.parse_args()
+    text = render(load(args.default), load(args.scaled) if args.scaled else None)
+    if args.notes.exists():
+        text += "\n" + args.notes.read_text()
+    args.out.write_text(text)
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
