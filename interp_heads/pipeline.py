@@ -191,8 +191,8 @@ def _type_name(hint) -> str:
 
 
 # --------------------------------------------------------------------------- loading
-def baseline(model, task: Task, cfg: RunConfig, fmt: str = "auto") -> tuple[dict, list[str]]:
-    """Unmasked generations; returns the baseline row and the ids answered correctly."""
+def baseline(model, task: Task, cfg: RunConfig, fmt: str | None = None) -> tuple[dict, list[str]]:
+    """Unmasked generations (``fmt=None``: the task's own format); the baseline row and the correct ids."""
     from interp_heads.tasks import evaluate_baseline
 
     res = evaluate_baseline(model, task, fmt=fmt, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size)
