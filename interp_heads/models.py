@@ -339,12 +339,6 @@ def _load_official(name: str, device: str, dtype: torch.dtype) -> HookedTransfor
         ) from exc
 
 
-def official_names() -> list[str]:
-    from transformer_lens.loading_from_pretrained import OFFICIAL_MODEL_NAMES
-
-    return list(OFFICIAL_MODEL_NAMES)
-
-
 def load_model(
     spec: str = EMBEDDED,
     device: str | None = None,

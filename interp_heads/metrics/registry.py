@@ -13,7 +13,6 @@ from interp_heads.metrics.embedding import ChrF, MiniLMCosine
 log = logging.getLogger(__name__)
 
 DEFAULT_COMET_MODEL = "Unbabel/wmt22-comet-da"
-SMALL_COMET_MODEL = "Unbabel/eamt22-cometinho-da"
 METRIC_NAMES = ("accuracy", "comet", "minilm_cosine", "chrf")
 
 
