@@ -68,7 +68,7 @@ def head_means(
                 for b in range(z.shape[0]):
                     if len(per) <= start + b:
                         per.append({})
-                    per[start + b][layer] = (z[b].sum(0) / w[b].sum()).cpu()
+                    per[start + b][layer] = (z[b].sum(0) / w[b].sum().clamp(min=1)).cpu()
             total = z.sum(dim=(0, 1))
             sums[layer] = sums[layer] + total if layer in sums else total
         count += int(mask.sum())

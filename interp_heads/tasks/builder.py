@@ -42,7 +42,7 @@ def _distinct_initials(rng: random.Random, pool, k: int) -> list[str]:
 # Values are single tokens (with and without a leading space), so the corrupted prompt (another
 # value in the same place) has the same token length and a different first answer token.
 NEEDLE_KEYS = ("secret word", "magic word", "password", "code word")
-HAYSTACK_SENTENCES = (3, 6, 10, 15, 21)  # about 45 to 245 tokens with the needle and the query
+HAYSTACK_SENTENCES = (3, 5, 8, 12, 17)  # about 40 to 210 tokens with the needle and the query
 NEEDLE_DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)
 
 
