@@ -1,17 +1,24 @@
 """``interp-heads``: tasks, attribution, ablation sweeps, whole runs and reports from the shell.
 
-Bad input (task file, model, k, head label, empty task, output folder, config) ends with one line
-``interp-heads: error: ...`` on stderr and exit status 2, before any file is written.
+Bad input (task file, model, k, head label, empty task, output folder, config, flag value) ends
+with one line ``interp-heads: error: ...`` on stderr and exit status 2, before any file is written.
+Ctrl-C ends with "interrupted; rerun the same command to resume" and exit status 130. One process
+writes a run folder at a time (``interp_heads.runfolder``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import io
 import json
+import os
 import sys
+import warnings
 from pathlib import Path
 
+from interp_heads import runfolder, validation
 from interp_heads.pipeline import (
     PipelineError,
     RunConfig,
@@ -23,16 +30,16 @@ from interp_heads.pipeline import (
     write_atomic,
 )
 
-
-def _ints(text: str) -> list[int]:
-    try:
-        return [int(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+MAX_MESSAGE = 300  # characters of an error line; longer messages are cut
 
 
-def _names(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
+def _load_model(args):
+    """The model of ``--model`` on ``--device`` (library chatter such as "Moving model to device"
+    is swallowed with ``--quiet``)."""
+    validation.check_device(args.device)
+    quiet = contextlib.redirect_stdout(io.StringIO()) if getattr(args, "quiet", False) else contextlib.nullcontext()
+    with quiet:
+        return load_any_model(args.model, args.device)
 
 
 # --------------------------------------------------------------------------- tasks
@@ -72,13 +79,19 @@ def cmd_attribute(args) -> int:
     answers correctly, in the task's prompt format (declared by the file, else measured), with
     ``--method auto``: ``atp`` when the task has corrupted prompts, else ``ablation_atp``.
     """
-    from interp_heads.attribution import attribute_heads
+    from interp_heads.attribution import METHODS, attribute_heads
     from interp_heads.report import build_report
     from interp_heads.tasks import resolve_format, take_correct
     from interp_heads.tasks.fmt import describe
 
-    model = load_any_model(args.model, args.device)
+    if args.method not in METHODS:
+        raise PipelineError(f"unknown method {args.method!r}; use one of {', '.join(METHODS)}")
+    model = _load_model(args)
     task = load_any_task(args.task)
+    # the longest rendering (chat when the model has a template) unless the format is given
+    validation.check_prompt_lengths(model, task, args.fmt or task.fmt, args.max_new_tokens, corrupted=task.has_corrupted)
+    if args.refine is not None and args.refine > model.cfg.n_layers * model.cfg.n_heads:
+        raise PipelineError(f"refine={args.refine} exceeds the number of heads ({model.cfg.n_layers * model.cfg.n_heads})")
     out = Path(args.out)
     params = {"command": "attribute", "model": args.model, "task": args.task, "method": args.method,
               "n_examples": args.n_examples, "refine": args.refine, "ablation": args.ablation,
@@ -97,8 +110,9 @@ def cmd_attribute(args) -> int:
         if len(task) == 0:
             raise PipelineError(f"task {args.task!r}: no example answered correctly in format {fmt!r}; "
                                 "nothing to rank (try --fmt or --no-filter)")
-    scores = attribute_heads(model, task, args.method, refine=args.refine, batch_size=args.batch_size,
-                             fmt=fmt, ablation=args.ablation)
+    with _forward_counter(model, "attribution", args.quiet):
+        scores = attribute_heads(model, task, args.method, refine=args.refine, batch_size=args.batch_size,
+                                 fmt=fmt, ablation=args.ablation)
     scores.provenance.update(filter_correct=not args.no_filter, fmt_info=fmt_info)
     (out / "attribution").mkdir(exist_ok=True)
     scores.save(out / "attribution" / f"{task.name}.json")
@@ -117,6 +131,20 @@ def _say(args, line: str) -> None:
         print(line, file=sys.stderr)
 
 
+@contextlib.contextmanager
+def _forward_counter(model, desc: str, quiet: bool):
+    """A progress bar counting the model's forward passes (attribution has no known total)."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(desc=desc, unit=" forward", disable=quiet, leave=False)
+    handle = model.embed.register_forward_hook(lambda *_: bar.update(1))
+    try:
+        yield bar
+    finally:
+        handle.remove()
+        bar.close()
+
+
 # --------------------------------------------------------------------------- ablate
 def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
     """Ordered heads from a run folder, ``ranking.csv`` or ``attribution.parquet``."""
@@ -129,7 +157,11 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
         p = next((p / n for n in ("ranking.csv", "attribution.parquet") if (p / n).exists()), p / "ranking.csv")
     if not p.exists():
         raise PipelineError(f"ranking {str(p)!r} not found")
-    frame = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+    try:
+        frame = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p, dtype={"label": str})
+    except Exception as exc:  # pandas/pyarrow raise many types for a damaged file
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PipelineError(f"ranking {str(p)!r} is not a readable {p.suffix.lstrip('.') or 'csv'} file ({msg})") from None
     if "label" not in frame.columns:
         raise PipelineError(f"ranking {str(p)!r} has no 'label' column")
     if "task" in frame.columns and frame["task"].nunique() > 1:
@@ -138,7 +170,12 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
             raise PipelineError(f"ranking {str(p)!r} has no rows for task {task!r}")
     if "rank" in frame.columns:
         frame = frame.sort_values("rank")
-    return parse_heads(list(frame["label"]), n_layers, n_heads)
+    labels = list(frame["label"])
+    if not labels or any(not isinstance(x, str) for x in labels):
+        raise PipelineError(f"ranking {str(p)!r} has {'no rows' if not labels else 'rows without a label'} (truncated?)")
+    heads = parse_heads(labels, n_layers, n_heads)
+    validation.check_unique_heads(heads, f"ranking {str(p)!r}")
+    return heads
 
 
 def ranking_provenance(path: str, task: str) -> dict:
@@ -167,31 +204,37 @@ def cmd_ablate(args) -> int:
     """
     from interp_heads.heads import parse_heads
     from interp_heads.metrics import resolve_metrics
+    from interp_heads.pipeline import SELECTIONS
     from interp_heads.report import build_report, write_sweep_outputs
     from interp_heads.sweep import SweepConfig, run_sweep
     from interp_heads.tasks import resolve_format, take_correct
     from interp_heads.tasks.fmt import describe
 
+    _check_names(args.selections, SELECTIONS + ("layermatchedrandomk",), "selection")
+    if not (args.heads or args.ranking):
+        raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
     ablation = args.ablation or args.method or "mean"
     if args.method:
         print("interp-heads: note: ablate --method is deprecated; use --ablation", file=sys.stderr)
-    model = load_any_model(args.model, args.device)
+    model = _load_model(args)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     task = load_any_task(args.task)
     prov = {}
     if args.heads:
         ranking = parse_heads(args.heads, n_layers, n_heads)
+        validation.check_unique_heads(ranking, "--heads")
         ks = args.k or [len(ranking)]
-        if max(ks) > len(ranking):
-            raise PipelineError(f"k={max(ks)} exceeds the {len(ranking)} heads given with --heads")
-    elif args.ranking:
+        validation.check_ks_fit(ks, len(ranking), "--heads")
+    else:
         ranking = load_ranking(args.ranking, task.name, n_layers, n_heads)
         ks = args.k or [16, 32, 64, 128]
+        check_ks(ks, n_layers * n_heads)
+        validation.check_ks_fit(ks, len(ranking), f"ranking {args.ranking!r}")
         prov = ranking_provenance(args.ranking, task.name)
-    else:
-        raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
     check_ks(ks, n_layers * n_heads)
     fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
+    # before resolve_format generates: the longest rendering (chat when the model has a template) unless given
+    validation.check_prompt_lengths(model, task.split(args.skip)[1], fmt_req or task.fmt, args.max_new_tokens)
     fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
     if fmt_req and not args.fmt:
         fmt_info = {"source": "ranking"}
@@ -240,6 +283,10 @@ def cmd_run(args) -> int:
     from interp_heads.pipeline import run_pipeline
 
     config = RunConfig.from_toml(args.config)
+    if args.threads is None and config.threads is not None:
+        from interp_heads import threads
+
+        threads.configure(config.threads)
     index = run_pipeline(config, args.out, force=args.force, quiet=args.quiet)
     print(f"wrote {index}")
     return 0
@@ -252,8 +299,18 @@ def cmd_report(args) -> int:
     run_dir = Path(args.dir)
     if not run_dir.is_dir() or not any((run_dir / n).exists() for n in ("manifest.json", "summary.parquet", "attribution.parquet")):
         raise PipelineError(f"{str(run_dir)!r} is not a run folder (no manifest.json, summary or attribution)")
+    try:
+        runfolder.acquire(run_dir)
+    except runfolder.RunFolderBusy as exc:
+        raise PipelineError(str(exc)) from None
     print(f"wrote {build_report(run_dir)}")
     return 0
+
+
+def _check_names(names: list[str], known: tuple[str, ...], what: str) -> None:
+    for name in names:
+        if name.lower().replace("_", "").replace("-", "") not in known:
+            raise PipelineError(f"unknown {what} {name!r}; use {', '.join(k for k in known if 'randomk' not in k or k == 'randomk')}")
 
 
 def _digest(params: dict) -> str:
@@ -272,24 +329,49 @@ def _manifest(out: Path, params: dict, model, status: str = "complete", timings:
 
 
 # --------------------------------------------------------------------------- parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``interp-heads: error: ...``, exit 2) and defaults in help."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        self.exit(2, f"interp-heads: error: {_cut(message)} (see {self.prog} --help)\n")
+
+
+def _version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("interp_heads")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="interp-heads", description=__doc__.splitlines()[0])
+    pos, nonneg = validation.positive_int, validation.non_negative_int
+    p = _Parser(prog="interp-heads", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"interp-heads {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     t = sub.add_parser("tasks", help=cmd_tasks.__doc__, description=cmd_tasks.__doc__,
                        epilog="tasks build passes any further arguments to python -m interp_heads.tasks.builder")
     t.add_argument("action", choices=["list", "show", "build"])
     t.add_argument("name", nargs="?", help="task name or JSONL file (show)")
-    t.add_argument("-n", type=int, default=None, help="examples to print (show, default 3) or build (per task)")
+    t.add_argument("-n", type=pos, default=None, help="examples to print (show: 3 when unset) or build (per task)")
     t.set_defaults(func=cmd_tasks)
 
     def common(sp, out_help):
-        sp.add_argument("--model", default="smollm2-135m", help="model spec (default: the embedded SmolLM2)")
+        sp.add_argument("--model", default="smollm2-135m", help="model spec (smollm2-135m: the embedded SmolLM2)")
         sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
         sp.add_argument("--out", required=True, help=out_help)
-        sp.add_argument("--batch-size", type=int, default=16)
-        sp.add_argument("--device", default=None, help="cpu, cuda... (default: CUDA when present)")
+        sp.add_argument("--batch-size", type=pos, default=16, help="examples per forward pass")
+        sp.add_argument("--device", default=None, help="cpu, cuda, cuda:N, mps (None: CUDA when present)")
+        sp.add_argument("--threads", type=pos, default=None,
+                        help="torch CPU threads (None: cores shared among running interp-heads processes)")
         sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
+        sp.add_argument("--quiet", action="store_true", help="no progress bars")
 
     a = sub.add_parser("attribute", help=cmd_attribute.__doc__, description=cmd_attribute.__doc__)
     common(a, "output folder")
@@ -298,43 +380,45 @@ def build_parser() -> argparse.ArgumentParser:
                         "headmask or mean_ablation")
     a.add_argument("--ablation", default="mean", choices=["mean", "zero", "resample"],
                    help="the ablation kind ablation_atp estimates (use the one you will mask with)")
-    a.add_argument("--n-examples", type=int, default=24,
-                   help="rank on the first N correctly answered examples (all of them: --n-examples 0 is refused)")
+    a.add_argument("--n-examples", type=pos, default=24, help="rank on the first N correctly answered examples")
     a.add_argument("--no-filter", action="store_true", help="rank on the first N examples, answered correctly or not")
     a.add_argument("--fmt", default=None, choices=["chat", "plain", "auto"],
-                   help="prompt format (default: the task file's, else the better of chat/plain, measured)")
-    a.add_argument("--max-new-tokens", type=int, default=16, help="answer length when checking correctness")
-    a.add_argument("--refine", type=int, default=None, help="re-score the top N heads exactly")
-    a.add_argument("--quiet", action="store_true", help="no progress messages")
+                   help="prompt format (None: the task file's, else the better of chat/plain, measured)")
+    a.add_argument("--max-new-tokens", type=pos, default=16, help="answer length when checking correctness")
+    a.add_argument("--refine", type=pos, default=None, help="re-score the top N heads exactly")
     a.set_defaults(func=cmd_attribute)
 
     b = sub.add_parser("ablate", help=cmd_ablate.__doc__, description=cmd_ablate.__doc__)
     common(b, "output folder (resumable)")
     b.add_argument("--ranking", help="run folder, ranking.csv or attribution.parquet")
     b.add_argument("--heads", help="explicit heads to mask, e.g. L3H2,L5H0 (instead of --ranking)")
-    b.add_argument("--k", type=_ints, default=None, help="numbers of masked heads, e.g. 16,32,64,128")
-    b.add_argument("--seeds", type=int, default=5, help="random draws per random selection and k")
-    b.add_argument("--selections", type=_names, default=["topk", "randomk"], help="topk,randomk,layermatched")
-    b.add_argument("--metrics", type=_names, default=["accuracy", "comet"], help="accuracy,comet,chrf,minilm_cosine")
+    b.add_argument("--k", type=validation.ks_arg, default=None,
+                   help="numbers of masked heads, e.g. 16,32,64,128 (None: 16,32,64,128; with --heads their number)")
+    b.add_argument("--seeds", type=pos, default=5, help="random draws per random selection and k")
+    b.add_argument("--selections", type=validation.names_arg, default=["topk", "randomk"],
+                   help="topk,randomk,layermatched")
+    b.add_argument("--metrics", type=validation.names_arg, default=["accuracy", "comet"],
+                   help="accuracy,comet,chrf,minilm_cosine")
     b.add_argument("--comet-model", default=None, help="COMET checkpoint name or path")
-    b.add_argument("--ablation", default=None, choices=["mean", "zero", "resample"], help="ablation kind (default mean)")
+    b.add_argument("--ablation", default=None, choices=["mean", "zero", "resample"], help="ablation kind (None: mean)")
     b.add_argument("--method", default=None, choices=["mean", "zero", "resample"],
                    help="deprecated alias of --ablation (kept for one release)")
-    b.add_argument("--n-eval", type=int, default=100, help="evaluate at most N (correctly answered) examples")
-    b.add_argument("--skip", type=int, default=0, help="skip the first N examples of the task file")
+    b.add_argument("--n-eval", type=pos, default=100, help="evaluate at most N (correctly answered) examples")
+    b.add_argument("--skip", type=nonneg, default=0, help="skip the first N examples of the task file")
     b.add_argument("--no-filter", action="store_true", help="evaluate examples whether or not the unmasked model gets them right")
     b.add_argument("--allow-overlap", action="store_true",
                    help="also evaluate the examples the ranking was computed on (left out by default)")
     b.add_argument("--fmt", default=None, choices=["chat", "plain", "auto"],
-                   help="prompt format (default: the ranking's, else the task file's, else measured)")
-    b.add_argument("--max-new-tokens", type=int, default=16)
-    b.add_argument("--quiet", action="store_true", help="no progress bars")
+                   help="prompt format (None: the ranking's, else the task file's, else measured)")
+    b.add_argument("--max-new-tokens", type=pos, default=16, help="tokens generated per answer")
     b.set_defaults(func=cmd_ablate)
 
     r = sub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
     r.add_argument("--config", required=True, help="TOML config, e.g. configs/seed_figure.toml")
     r.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
-    r.add_argument("--force", action="store_true", help="overwrite a folder holding a different config")
+    r.add_argument("--threads", type=pos, default=None,
+                   help="torch CPU threads (None: the config's, else cores shared among interp-heads processes)")
+    r.add_argument("--force", action="store_true", help="reuse a folder holding a different config")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     r.set_defaults(func=cmd_run)
 
@@ -344,8 +428,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _cut(msg: str, limit: int = MAX_MESSAGE) -> str:
+    """First line of ``msg``, at most ``limit`` characters."""
+    line = msg.strip().splitlines()[0] if msg.strip() else ""
+    return line if len(line) <= limit else line[: limit - 15] + f" ... [{len(line)} chars]"
+
+
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    return f"interp-heads: warning: {_cut(str(message), 2 * MAX_MESSAGE)}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status (2 for bad input)."""
+    """Entry point; returns the exit status (2 for bad input, 130 when interrupted)."""
     from interp_heads.metrics import MetricUnavailable
     from interp_heads.models import ModelLoadError
 
@@ -364,12 +458,29 @@ def main(argv: list[str] | None = None) -> int:
         errors += (TaskFormatError,)
     except ImportError:
         pass
+    formatwarning, warnings.formatwarning = warnings.formatwarning, _one_line_warning
     try:
-        return args.func(args)
+        with runfolder.held_locks():
+            if args.command in ("attribute", "ablate", "run"):
+                from interp_heads import threads
+
+                threads.configure(args.threads)
+            return args.func(args)
+    except KeyboardInterrupt:
+        print("\ninterp-heads: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
     except errors as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"interp-heads: error: {msg}", file=sys.stderr)
+        msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"interp-heads: error: {_cut(msg) or type(exc).__name__}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a bug, not bad input: one line, the traceback on request
+        if os.environ.get("INTERP_HEADS_DEBUG"):
+            raise
+        print(f"interp-heads: internal error: {type(exc).__name__}: {_cut(str(exc))} "
+              "(INTERP_HEADS_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1
+    finally:
+        warnings.formatwarning = formatwarning
 
 
 if __name__ == "__main__":

@@ -18,11 +18,13 @@ import time
 import tomllib
 import types
 import typing
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from interp_heads import resume, validation
 from interp_heads.report_io import (
     PipelineError,
     git_hash,
@@ -32,6 +34,7 @@ from interp_heads.report_io import (
     versions,
     write_atomic,
 )
+from interp_heads.runfolder import StoreWarning, read_entry, releases_locks, write_entry
 from interp_heads.tasks.schema import BUILTIN_TASKS, Task
 
 __all__ = ["PipelineError", "RunConfig", "check_ks", "git_hash", "load_any_model", "load_any_task",
@@ -67,6 +70,7 @@ class RunConfig:
         filter_correct: keep only examples the unmasked model answers correctly.
         fmt: prompt format (``auto``, ``chat``, ``plain``; None: each task's own, e.g. ``plain``).
         device: ``cpu``, ``cuda``... (None: CUDA when present).
+        threads: torch CPU threads (None: the cores shared among running interp-heads processes).
     """
 
     model: str = "smollm2-135m"
@@ -89,6 +93,7 @@ class RunConfig:
     filter_correct: bool = True
     fmt: str | None = None
     device: str | None = None
+    threads: int | None = None  # torch CPU threads; not part of the digest (results do not depend on it)
 
     def __post_init__(self):
         self.validate()
@@ -127,7 +132,7 @@ class RunConfig:
 
         if not self.tasks:
             raise PipelineError("config: tasks is empty")
-        for name in ("n_rank", "n_eval", "seeds", "max_new_tokens", "batch_size", "max_examples"):
+        for name in ("n_rank", "n_eval", "seeds", "max_new_tokens", "batch_size", "max_examples", "threads"):
             if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise PipelineError(f"config: {name} must be > 0, got {getattr(self, name)}")
         if self.attribution not in METHODS:
@@ -148,6 +153,7 @@ class RunConfig:
             if not 0 < f <= 1:
                 raise PipelineError(f"config: scaled_ks fraction {f} must be in (0, 1]")
         check_ks(self.ks, n_total_heads)
+        validation.check_device(self.device)
 
     def resolved_ks(self, n_total_heads: int) -> list[int]:
         """``ks`` plus ``scaled_ks`` turned into head counts, sorted, unique."""
@@ -157,7 +163,9 @@ class RunConfig:
         return ks
 
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        d = asdict(self)
+        d.pop("threads")  # speed only
+        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def check_ks(ks, n_total_heads: int | None = None) -> None:
@@ -218,6 +226,7 @@ def _bar(total: int, desc: str, quiet: bool):
 
 
 # --------------------------------------------------------------------------- the run
+@releases_locks
 def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False) -> Path:
     """Run everything and write the run directory; returns the path of ``index.html``.
 
@@ -226,7 +235,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     """
     import torch
 
-    from interp_heads.attribution import HeadScores, attribute_heads
+    from interp_heads.attribution import attribute_heads
     from interp_heads.metrics import MetricUnavailable, resolve_metrics
     from interp_heads.report import build_report, write_sweep_outputs
     from interp_heads.sweep import SweepConfig, run_sweep
@@ -245,6 +254,9 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         if task.name in tasks:
             raise PipelineError(f"task {task.name!r} is listed twice")
         tasks[task.name] = task
+    for task in tasks.values():  # before task_formats generates: the longest rendering unless fmt is given
+        validation.check_prompt_lengths(model, task, config.fmt or task.fmt, config.max_new_tokens,
+                                        corrupted=task.has_corrupted)
     fmts, fmt_infos = task_formats(config, model, tasks)
     prepare_out_dir(out_dir, config.digest(), force)  # before any long step: fail fast
     # Phase 1 (no writes): baselines, filtering, splits.
@@ -261,10 +273,10 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     digest = config.digest()
     if force:
         manifest_path = out_dir / "manifest.json"
-        if manifest_path.exists() and json.loads(manifest_path.read_text()).get("config_digest") != digest:
+        if manifest_path.exists() and _read_json(manifest_path).get("config_digest") != digest:
             shutil.rmtree(out_dir / "attribution", ignore_errors=True)
     earlier = _read_json(out_dir / "manifest.json")
-    history = earlier.get("earlier_timings", []) + [earlier["timings"]] if earlier.get("config_digest") == digest else []
+    history = earlier.get("earlier_timings", []) + [earlier.get("timings", {})] if earlier.get("config_digest") == digest else []
     manifest = {
         "config": asdict(config),
         "config_digest": digest,
@@ -286,17 +298,21 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     pd.DataFrame(base_rows).to_csv(out_dir / "baseline.csv", index=False)
     (out_dir / "baseline").mkdir(exist_ok=True)
     for name, entry in new_cache.items():  # reused when the run is resumed
-        write_atomic(out_dir / "baseline" / f"{name}.json", json.dumps(entry))
+        write_entry(out_dir / "baseline" / f"{name}.json", entry)
     rankings = {}
     (out_dir / "attribution").mkdir(exist_ok=True)
     with _bar(len(splits), "attribution", quiet) as bar:
         for name, (rank, _) in splits.items():
             t = time.perf_counter()
             path = out_dir / "attribution" / f"{name}.json"
-            scores = HeadScores.load(path) if path.exists() else None
-            if scores is None or sorted(scores.provenance.get("example_ids") or []) != sorted(e.id for e in rank):
+            settings = {"method": config.attribution, "refine": config.refine, "batch_size": config.batch_size,
+                        "fmt": fmts[name], "ablation": config.ablation}
+            key = resume.attribution_key(resume.model_fingerprint(model), _rows(model, rank, fmts[name]), **settings)
+            scores = resume.load_scores(path, key)  # None when absent, damaged (warned) or of other inputs
+            if scores is None:
                 scores = attribute_heads(model, rank, config.attribution, refine=config.refine,
                                          batch_size=config.batch_size, fmt=fmts[name], ablation=config.ablation)
+                scores.provenance["resume_key"] = key
                 scores.save(path)
             rankings[name] = scores
             timings[f"{name}/attribution"] = time.perf_counter() - t
@@ -332,8 +348,8 @@ def _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, n
     if not config.filter_correct:
         row, ok = {"task": name, "n_examples": len(task)}, [e.id for e in task]
     else:
-        key = _baseline_key(config, task, fmt)
-        cached = _read_json(out_dir / "baseline" / f"{name}.json")
+        key = _baseline_key(config, task, fmt, model)
+        cached = _read_baseline(out_dir / "baseline" / f"{name}.json", task)
         if cached.get("key") == key:
             row, ok = cached["row"], cached["ok"]
         else:
@@ -355,16 +371,36 @@ def _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, n
     timings[f"{name}/baseline"] = time.perf_counter() - t
 
 
-def _baseline_key(config: RunConfig, task: Task, fmt: str) -> str:
-    parts = [config.model, fmt, config.max_new_tokens, task.sha256 or _task_hash(task), [e.id for e in task]]
-    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:16]
+def _baseline_key(config: RunConfig, task: Task, fmt: str, model) -> str:
+    return resume.baseline_key(resume.model_fingerprint(model), _rows(model, task, fmt),
+                               max_new_tokens=config.max_new_tokens, batch_size=config.batch_size, decoding="greedy")
+
+
+def _rows(model, task: Task, fmt: str) -> str:
+    """Digest of a task's rows and of the prompts the model sees (part of every resume key)."""
+    from interp_heads.prompts import render
+
+    return resume.rows_digest(task, render(model, [e.prompt for e in task], fmt=fmt))
+
+
+def _read_baseline(path: Path, task: Task) -> dict:
+    """A verified baseline cache entry (damaged ones are warned about and ignored), else ``{}``."""
+    entry = read_entry(path, {"key": str, "row": dict, "ok": list})
+    if entry is None:
+        return {}
+    if not set(entry["ok"]) <= {e.id for e in task}:
+        warnings.warn(f"{path}: names examples the task does not have; ignored, it will be recomputed",
+                      StoreWarning, stacklevel=2)
+        return {}
+    return entry
 
 
 def _read_json(path: Path) -> dict:
     try:
-        return json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        d = json.loads(path.read_text())
+    except (OSError, ValueError):  # absent, truncated, invalid UTF-8
         return {}
+    return d if isinstance(d, dict) else {}
 
 
 def _task_hash(task: Task) -> str:

@@ -8,6 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from interp_heads import runfolder
 from interp_heads.tasks.schema import Task
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,10 +19,8 @@ class PipelineError(ValueError):
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    """Write ``text`` to ``path`` through a temporary file, ``fsync`` and a rename."""
+    runfolder.write_atomic(path, text)
 
 
 def versions() -> dict[str, str]:
@@ -43,17 +42,15 @@ def git_hash() -> str | None:
 
 
 def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
-    """Refuse a folder holding another run's config (unless ``force``) or one that is not writable."""
+    """Create ``out_dir``, take its lock, refuse a folder holding another run's config (unless ``force``).
+
+    The lock (``runfolder.acquire``) is held until the enclosing ``runfolder.held_locks`` ends.
+    A damaged ``manifest.json`` is reported and treated as absent: the resume keys of every
+    stored unit keep its results from being reused under other inputs.
+    """
     manifest = out_dir / "manifest.json"
     if out_dir.exists() and not out_dir.is_dir():
         raise PipelineError(f"output {str(out_dir)!r} exists and is not a directory")
-    if manifest.exists():
-        try:
-            theirs = json.loads(manifest.read_text()).get("config_digest")
-        except (OSError, json.JSONDecodeError):
-            theirs = None
-        if theirs != digest and not force:
-            raise PipelineError(f"{str(out_dir)!r} holds a run with a different config; use --force or another --out")
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         probe = out_dir / f".write-probe-{os.getpid()}"
@@ -61,6 +58,15 @@ def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
         probe.unlink()
     except OSError as exc:
         raise PipelineError(f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})") from None
+    try:
+        runfolder.acquire(out_dir)
+    except runfolder.RunFolderBusy as exc:
+        raise PipelineError(str(exc)) from None
+    if manifest.exists():
+        entry = runfolder.read_entry(manifest, {"config_digest": str}, checksum=False)
+        theirs = entry.get("config_digest") if entry else None
+        if entry is not None and theirs != digest and not force:
+            raise PipelineError(f"{str(out_dir)!r} holds a run with a different config; use --force or another --out")
 
 
 def load_any_model(spec: str, device: str | None = None):

@@ -26,7 +26,8 @@ from interp_heads.ablation import AblationKind, head_means, mask_heads
 from interp_heads.generation import generate
 from interp_heads.heads import head_label
 from interp_heads.prompts import render
-from interp_heads.report_io import write_atomic
+from interp_heads.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
+from interp_heads.runfolder import StoreWarning, read_entry, write_entry
 from interp_heads.selection import make_selections
 from interp_heads.stats import significance, summarize
 
@@ -85,45 +86,70 @@ def _condition_key(task: str, selection: str, k: int, seed: int) -> str:
     return f"{task}__{selection}__k{k}__s{seed}"
 
 
-def _write_atomic(path: Path, payload: dict) -> None:
-    write_atomic(path, json.dumps(payload, ensure_ascii=False))
+CONDITION_SCHEMA = {"resume_key": str, "task": str, "selection": str, "k": int, "seed": int, "ids": list,
+                    "heads": list, "generations": list, "scores": dict, "labels": dict}
+
+
+def _condition_problem(done: dict) -> str | None:
+    n = len(done["ids"])
+    if len(done["generations"]) != n:
+        return f"{len(done['generations'])} generations for {n} examples"
+    for metric, values in done["scores"].items():
+        if not isinstance(values, list) or len(values) != n:
+            return f"metric {metric!r} has no list of {n} scores"
+        if metric not in done["labels"]:
+            return f"metric {metric!r} has no label"
+    return None
 
 
 class ConditionStore:
-    """One JSON file per finished condition; refuses a folder holding another config."""
+    """One verified JSON file per finished condition (``runfolder.write_entry``), keyed for resume.
+
+    An entry is reused only when its ``resume_key`` matches (``interp_heads.resume``); a damaged
+    one is reported with its file name and recomputed. ``config.json`` records the sweep config;
+    a folder holding another config is refused unless ``force``, and then nothing is deleted up
+    front: entries whose key differs are overwritten as their conditions run, and entries of
+    conditions no longer planned are pruned once the sweep has finished (:meth:`prune`).
+    """
 
     def __init__(self, out_dir: str | os.PathLike | None, config: SweepConfig, force: bool = False):
         self.dir = Path(out_dir) / "conditions" if out_dir else None
         if self.dir is None:
             return
-        self.dir.mkdir(parents=True, exist_ok=True)
         stamp = self.dir / "config.json"
         mine = {"digest": config.digest(), "config": asdict(config)}
-        if stamp.exists():
-            theirs = json.loads(stamp.read_text())
-            if theirs.get("digest") != mine["digest"]:
-                if not force:
-                    raise FileExistsError(
-                        f"{self.dir} holds a sweep with a different config; use another folder or force"
-                    )
-                for p in self.dir.glob("*.json"):
-                    p.unlink()
-        _write_atomic(stamp, mine)
+        theirs = read_entry(stamp, {"digest": str}) if stamp.exists() else None
+        if theirs is not None and theirs["digest"] != mine["digest"] and not force:
+            raise FileExistsError(f"{self.dir} holds a sweep with a different config; use another folder or force")
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if theirs != mine:
+            write_entry(stamp, mine)
 
-    def get(self, key: str) -> dict | None:
+    def get(self, key: str, resume_key: str | None = None) -> dict | None:
+        """The finished condition ``key`` if it is intact and (when given) has this ``resume_key``."""
         if self.dir is None:
             return None
         path = self.dir / f"{key}.json"
-        if not path.exists():
+        done = read_entry(path, CONDITION_SCHEMA)
+        problem = _condition_problem(done) if done is not None else None
+        if problem:
+            warnings.warn(f"{path}: {problem}; ignored, it will be recomputed", StoreWarning, stacklevel=2)
             return None
-        try:
-            return json.loads(path.read_text())
-        except json.JSONDecodeError:
+        if done is None or (resume_key is not None and done["resume_key"] != resume_key):
             return None
+        return done
 
     def put(self, key: str, payload: dict) -> None:
         if self.dir is not None:
-            _write_atomic(self.dir / f"{key}.json", payload)
+            write_entry(self.dir / f"{key}.json", payload)
+
+    def prune(self, keep: set[str]) -> None:
+        """Delete condition files other than ``keep`` (call only after a finished sweep)."""
+        if self.dir is None:
+            return
+        for p in self.dir.glob("*.json"):
+            if p.name != "config.json" and p.stem not in keep:
+                p.unlink(missing_ok=True)
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -182,7 +208,8 @@ def run_sweep(
         metrics: metric objects (``name``, ``label``, ``score(items)``); default accuracy.
         batch_size: generation batch size.
         out_dir: write each finished condition there and resume from it.
-        force: reuse ``out_dir`` even if it holds a different config (its conditions are dropped).
+        force: reuse ``out_dir`` even if it holds a different config (conditions whose inputs differ
+            are recomputed; see ``interp_heads.resume``).
         progress: show a progress bar.
     """
     from interp_heads.metrics import MetricItem, resolve_metrics
@@ -190,12 +217,16 @@ def run_sweep(
     if not isinstance(tasks, Mapping):
         tasks = {t.name: t for t in tasks}
     metrics = list(metrics) if metrics is not None else resolve_metrics(config.metrics)
-    store = ConditionStore(out_dir, config, force)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     plans = {name: plan_conditions(config, rankings[name], n_layers, n_heads, name) for name in tasks}
+    store = ConditionStore(out_dir, config, force)  # after planning: a bad grid writes nothing
     total = sum(len(p) for p in plans.values())
     bar = _progress(total, progress)
     rows, gens, timings = [], [], {}
+    planned: set[str] = set()
+    fp = model_fingerprint(model)
+    generation = {"max_new_tokens": config.max_new_tokens, "decoding": "greedy", "stop_at_newline": True,
+                  "batch_size": batch_size}
     for name, task in tasks.items():
         if len(task) == 0:
             raise ValueError(f"task {name!r} has no examples to evaluate")
@@ -205,35 +236,41 @@ def run_sweep(
         ids = [e.id for e in task]
         plan = plans[name]
         _check_plan(plan, name)
-        values, prepared = None, False  # ablation means: computed only when a condition has to run
+        # The replacement values' digest is part of every condition's resume key (interp_heads.resume).
+        values = _ablation_values(model, prompts, config.method, batch_size)
+        unit = {"model_fp": fp, "rows": rows_digest(task, prompts), "kind": config.method,
+                "values_digest": tensor_digest(values), "generation": generation, "metrics": metrics}
+        checked = False  # the mask-effect check runs once, when a condition has to run
         for sel_name, k, seed, heads in plan:
             key = _condition_key(name, sel_name, k, seed)
-            done = store.get(key)
-            if done is None or done.get("ids") != ids:
-                if not prepared:
-                    values, prepared = _prepare_task(model, name, prompts, plan, config.method, batch_size), True
+            resume_key = condition_key(heads=heads, **unit)
+            done = store.get(key, resume_key)
+            if done is None:
+                if not checked:
+                    _check_mask_effect(model, name, prompts, plan, config.method, values)
+                    checked = True
                 done = _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, MetricItem)
-                done.update(task=name, selection=sel_name, k=k, seed=seed, ids=ids)
+                done.update(task=name, selection=sel_name, k=k, seed=seed, ids=ids, resume_key=resume_key)
                 store.put(key, done)
+            planned.add(key)
             _collect(done, rows, gens)
             bar.update(1)
         timings[name] = time.perf_counter() - t0
     bar.close()
+    store.prune(planned)  # the sweep is complete: entries of other configs are stale
     records = pd.DataFrame(rows)
     result = SweepResult(records, pd.DataFrame(gens), config, timings)
     _sanity(result)
     return result
 
 
-def _prepare_task(model, name, prompts, plan, method, batch_size):
-    """Ablation values for a task, and a check that its biggest mask changes the logits."""
-    values = _ablation_values(model, prompts, method, batch_size)
+def _check_mask_effect(model, name, prompts, plan, method, values) -> None:
+    """Warn when the task's biggest mask changes no logits (hooks not firing)."""
     biggest = max(plan, key=lambda c: len(c[3]))
     if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], method, values):
         warnings.warn(
             f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire", SweepWarning, stacklevel=3
         )
-    return values
 
 
 def _ablation_values(model, prompts, method, batch_size):

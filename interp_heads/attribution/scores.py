@@ -11,6 +11,7 @@ others, whatever their scores; the others keep their cheap order below them.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,7 @@ import torch
 from jaxtyping import Bool, Float
 
 from interp_heads.heads import Head, head_label
+from interp_heads.runfolder import write_entry
 
 RankBy = Literal["abs", "signed"]
 FORMAT = "interp_heads.HeadScores/1"
@@ -170,7 +172,7 @@ class HeadScores:
             d["scores"] = [
                 [None if x != x else x for x in row] for row in d["scores"]
             ]  # NaN -> null
-            path.write_text(json.dumps(d, indent=1, default=str))
+            write_entry(path, d, indent=1)  # atomic, with a checksum (verified on resume)
         elif path.suffix == ".parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -182,9 +184,11 @@ class HeadScores:
                     default=str,
                 ).encode()
             }
+            tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
             pq.write_table(
-                table.replace_schema_metadata({**(table.schema.metadata or {}), **meta}), path
+                table.replace_schema_metadata({**(table.schema.metadata or {}), **meta}), tmp
             )
+            os.replace(tmp, path)
         else:
             raise ValueError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
         return path
@@ -194,12 +198,23 @@ class HeadScores:
         """Read a file written by :meth:`save`."""
         path = Path(path)
         if path.suffix == ".json":
-            return cls.from_dict(json.loads(path.read_text()))
+            try:
+                d = json.loads(path.read_bytes().decode("utf-8"))
+                if not isinstance(d, dict):
+                    raise ValueError(f"expected a JSON object, found {type(d).__name__}")
+                d.pop("_sha256", None)
+                return cls.from_dict(d)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise ValueError(f"{path}: not a readable HeadScores file ({exc})") from None
         if path.suffix == ".parquet":
+            import pyarrow as pa
             import pyarrow.parquet as pq
 
-            table = pq.read_table(path)
-            meta = json.loads((table.schema.metadata or {}).get(b"interp_heads", b"{}"))
+            try:
+                table = pq.read_table(path)
+                meta = json.loads((table.schema.metadata or {}).get(b"interp_heads", b"{}"))
+            except (pa.ArrowException, ValueError) as exc:
+                raise ValueError(f"{path}: not a readable parquet file ({exc})") from None
             return cls.from_frame(
                 table.to_pandas(),
                 metric=meta.get("metric", ""),
