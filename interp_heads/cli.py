@@ -117,8 +117,10 @@ def cmd_attribute(args) -> int:
     (out / "attribution").mkdir(exist_ok=True)
     scores.save(out / "attribution" / f"{task.name}.json")
     frame = scores.to_frame()
-    frame.to_parquet(out / "attribution.parquet", index=False)
-    frame.sort_values("rank")[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(out / "ranking.csv", index=False)
+    with runfolder.atomic(out / "attribution.parquet") as tmp:
+        frame.to_parquet(tmp, index=False)
+    with runfolder.atomic(out / "ranking.csv") as tmp:
+        frame.sort_values("rank")[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(tmp, index=False)
     _manifest(out, params, model, timings={"attribution": scores.provenance.get("seconds")})
     index = build_report(out)
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")

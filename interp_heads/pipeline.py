@@ -34,7 +34,7 @@ from interp_heads.report_io import (
     versions,
     write_atomic,
 )
-from interp_heads.runfolder import StoreWarning, read_entry, releases_locks, write_entry
+from interp_heads.runfolder import StoreWarning, atomic, read_entry, releases_locks, write_entry
 from interp_heads.tasks.schema import BUILTIN_TASKS, Task
 
 __all__ = ["PipelineError", "RunConfig", "check_ks", "git_hash", "load_any_model", "load_any_task",
@@ -295,7 +295,8 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         "earlier_timings": history,
     }
     write_atomic(out_dir / "manifest.json", json.dumps(manifest, indent=1, default=str))
-    pd.DataFrame(base_rows).to_csv(out_dir / "baseline.csv", index=False)
+    with atomic(out_dir / "baseline.csv") as tmp:
+        pd.DataFrame(base_rows).to_csv(tmp, index=False)
     (out_dir / "baseline").mkdir(exist_ok=True)
     for name, entry in new_cache.items():  # reused when the run is resumed
         write_entry(out_dir / "baseline" / f"{name}.json", entry)
@@ -318,8 +319,10 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
             timings[f"{name}/attribution"] = time.perf_counter() - t
             bar.update(1)
     frame = pd.concat([s.to_frame() for s in rankings.values()], ignore_index=True)
-    frame.to_parquet(out_dir / "attribution.parquet", index=False)
-    frame.sort_values(["task", "rank"])[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(out_dir / "ranking.csv", index=False)
+    with atomic(out_dir / "attribution.parquet") as tmp:
+        frame.to_parquet(tmp, index=False)
+    with atomic(out_dir / "ranking.csv") as tmp:
+        frame.sort_values(["task", "rank"])[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(tmp, index=False)
     sweep_cfg = SweepConfig(ks=ks, selections=list(config.selections), seeds=config.seeds, method=config.ablation,
                             max_new_tokens=config.max_new_tokens, metrics=list(config.metrics),
                             fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None)

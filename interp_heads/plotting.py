@@ -78,6 +78,7 @@ def plot_sweep(
                             x=list(line.k) + list(line.k[::-1]),
                             y=list(line.ci_high) + list(line.ci_low[::-1]),
                             fill="toself",
+                            mode="lines",  # no marker dots at the band's corners
                             fillcolor=_rgba(color, 0.12),
                             line={"width": 0},
                             hoverinfo="skip",

@@ -22,6 +22,7 @@ from interp_heads.report_tables import (
     significance_table,
     topk_vs_random_table,
 )
+from interp_heads.runfolder import atomic
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1400px;color:#222}
@@ -36,11 +37,15 @@ pre{background:#f8f8f8;padding:8px;font-size:12px;overflow:auto;max-height:300px
 def write_sweep_outputs(out_dir: str | os.PathLike, result, eval_tasks: dict | None = None, n_boot: int = 1000) -> None:
     """``sweep.parquet`` (records), ``summary.parquet``/``.csv`` and ``generations.jsonl``."""
     out_dir = Path(out_dir)
-    result.records.to_parquet(out_dir / "sweep.parquet", index=False)
+    with atomic(out_dir / "sweep.parquet") as tmp:
+        result.records.to_parquet(tmp, index=False)
     summary = result.summary(n_boot=n_boot)
-    summary.to_parquet(out_dir / "summary.parquet", index=False)
-    summary.assign(draw_means=summary["draw_means"].map(json.dumps)).to_csv(out_dir / "summary.csv", index=False)
-    result.significance().to_csv(out_dir / "significance.csv", index=False)
+    with atomic(out_dir / "summary.parquet") as tmp:
+        summary.to_parquet(tmp, index=False)
+    with atomic(out_dir / "summary.csv") as tmp:
+        summary.assign(draw_means=summary["draw_means"].map(json.dumps)).to_csv(tmp, index=False)
+    with atomic(out_dir / "significance.csv") as tmp:
+        result.significance().to_csv(tmp, index=False)
     gens = result.generations.copy()
     if eval_tasks:
         ref = {(name, e.id): e for name, task in eval_tasks.items() for e in task}
@@ -61,7 +66,13 @@ def load_run(run_dir: str | os.PathLike) -> dict:
 
     def opt(name, reader):
         path = run_dir / name
-        return reader(path) if path.exists() else None
+        if not path.exists():
+            return None
+        try:
+            return reader(path)
+        except Exception as exc:  # pyarrow/pandas name a '<Buffer>', not the file
+            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise ValueError(f"{path}: unreadable ({msg})") from None
 
     return {
         "manifest": opt("manifest.json", lambda p: json.loads(p.read_text())),

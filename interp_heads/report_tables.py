@@ -14,8 +14,13 @@ def _none(what: str) -> str:
     return f'<p class="note">No {html.escape(what)}.</p>'
 
 
-def _table(frame: pd.DataFrame) -> str:
-    return frame.to_html(index=False, escape=True, border=0, na_rep="")
+def _table(frame: pd.DataFrame, multiline: bool = False) -> str:
+    if not multiline:
+        return frame.to_html(index=False, escape=True, border=0, na_rep="")
+    # pandas would print a newline as a literal "\n": escape each cell ourselves, newlines -> <br>
+    cells = frame.apply(lambda col: col.map(lambda v: "" if v is None else html.escape(str(v)).replace("\n", "<br>")))
+    cells.columns = [html.escape(str(c)) for c in frame.columns]
+    return cells.to_html(index=False, escape=False, border=0, na_rep="")
 
 
 def baseline_table(frame: pd.DataFrame | None) -> str:
@@ -96,7 +101,7 @@ def examples_table(gens: pd.DataFrame | None, n_per_task: int = 4) -> str:
                 f"TopK k={kmax}": _get(top, ex, "generation"),
                 f"RandomK k={kmax} (seed 0)": _get(rnd, ex, "generation"),
             })
-    return _table(pd.DataFrame(rows))
+    return _table(pd.DataFrame(rows), multiline=True)
 
 
 def _get(frame: pd.DataFrame, ex, col: str) -> str:

@@ -54,6 +54,25 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         raise
 
 
+@contextlib.contextmanager
+def atomic(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; renamed onto ``path`` when the block succeeds.
+
+    For writers that take a path (``DataFrame.to_parquet``, ``to_csv``)::
+
+        with atomic(out / "sweep.parquet") as tmp:
+            frame.to_parquet(tmp)
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
 def canonical(obj) -> bytes:
     """Canonical JSON bytes of ``obj`` (sorted keys, no spaces), the input of every digest."""
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()

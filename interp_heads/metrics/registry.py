@@ -20,7 +20,7 @@ def fallback_note(reason: str) -> str:
     """The one-line note printed when COMET falls back to the MiniLM stand-in."""
     return (
         f"COMET unavailable ({reason}); using MiniLM cosine, an offline stand-in. "
-        "Pass --comet-model PATH_OR_NAME with a COMET checkpoint to enable COMET."
+        "To enable COMET give a checkpoint: --comet-model PATH_OR_NAME (ablate) or comet_model = ... (run config)."
     )
 
 
