@@ -139,7 +139,10 @@ def _forward_counter(model, desc: str, quiet: bool):
     from tqdm.auto import tqdm
 
     bar = tqdm(desc=desc, unit=" forward", disable=quiet, leave=False)
-    handle = model.embed.register_forward_hook(lambda *_: bar.update(1))
+    def count(*_) -> None:  # a forward hook returning a value would replace the output
+        bar.update(1)
+
+    handle = model.embed.register_forward_hook(count)
     try:
         yield bar
     finally:
@@ -175,7 +178,10 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
     labels = list(frame["label"])
     if not labels or any(not isinstance(x, str) for x in labels):
         raise PipelineError(f"ranking {str(p)!r} has {'no rows' if not labels else 'rows without a label'} (truncated?)")
-    heads = parse_heads(labels, n_layers, n_heads)
+    try:
+        heads = parse_heads(labels, n_layers, n_heads)
+    except ValueError as exc:
+        raise PipelineError(f"ranking {str(p)!r}: {exc}") from None
     validation.check_unique_heads(heads, f"ranking {str(p)!r}")
     return heads
 
