@@ -39,7 +39,11 @@ def _load_model(args):
     validation.check_device(args.device)
     quiet = contextlib.redirect_stdout(io.StringIO()) if getattr(args, "quiet", False) else contextlib.nullcontext()
     with quiet:
-        return load_any_model(args.model, args.device)
+        model = load_any_model(args.model, args.device)
+    from interp_heads import threads
+
+    threads.watch(model)  # share the cores with interp-heads processes that start later
+    return model
 
 
 # --------------------------------------------------------------------------- tasks
@@ -291,11 +295,11 @@ def cmd_run(args) -> int:
     from interp_heads.pipeline import run_pipeline
 
     config = RunConfig.from_toml(args.config)
-    if args.threads is None and config.threads is not None:
-        from interp_heads import threads
-
-        threads.configure(config.threads)
-    index = run_pipeline(config, args.out, force=args.force, quiet=args.quiet)
+    if args.threads is not None:
+        config.threads = args.threads  # the flag wins over the config
+    chatter = contextlib.redirect_stdout(io.StringIO()) if args.quiet else contextlib.nullcontext()
+    with chatter:  # --quiet: no "Moving model to device" from TransformerLens
+        index = run_pipeline(config, args.out, force=args.force, quiet=args.quiet)
     print(f"wrote {index}")
     return 0
 

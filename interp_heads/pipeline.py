@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads import resume, validation
+from interp_heads import resume, threads, validation
 from interp_heads.report_io import (
     PipelineError,
     git_hash,
@@ -245,6 +245,9 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     t0 = time.perf_counter()
     torch.manual_seed(config.seed)
     model = load_any_model(config.model, config.device)
+    if config.threads is not None:
+        threads.configure(config.threads)
+    threads.watch(model)  # else share the cores with interp-heads processes that start later
     timings["load_model"] = time.perf_counter() - t0
     n_total = model.cfg.n_layers * model.cfg.n_heads
     ks = config.resolved_ks(n_total)

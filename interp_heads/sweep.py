@@ -22,7 +22,6 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from interp_heads import threads
 from interp_heads.ablation import AblationKind, head_means, mask_heads
 from interp_heads.generation import generate
 from interp_heads.heads import head_label
@@ -250,7 +249,6 @@ def run_sweep(
                 if not checked:
                     _check_mask_effect(model, name, prompts, plan, config.method, values)
                     checked = True
-                threads.rebalance()  # share the cores with interp-heads processes started since
                 done = _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, MetricItem)
                 done.update(task=name, selection=sel_name, k=k, seed=seed, ids=ids, resume_key=resume_key)
                 store.put(key, done)

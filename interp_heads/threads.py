@@ -4,8 +4,10 @@ torch starts one intra-op thread per core in every process; two jobs on the same
 twice as many spinning threads as there are cores and each slows down far more than twofold.
 :func:`configure` either applies an explicit ``--threads N`` or, by default, registers this
 process in a small folder of pid files (``$TMPDIR/interp_heads-procs``) and gives it
-``max(1, cores // live interp-heads processes)`` threads. :func:`rebalance` (called between sweep
-conditions) re-applies the fair share when other processes have started or finished.
+``max(1, cores // live interp-heads processes)`` threads, fewer when the load average says
+other work already occupies the cores. :func:`watch` hooks a model so that, at most
+every 2 s of forward passes, :func:`rebalance` re-applies the fair share as other processes start
+and finish.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import atexit
 import contextlib
 import os
 import tempfile
+import time
 from pathlib import Path
 
 _state: dict = {"explicit": None, "registered": None}
@@ -55,8 +58,26 @@ def live_processes() -> int:
 
 
 def fair_share() -> int:
-    """``max(1, cores // live interp-heads processes)``."""
-    return max(1, cores() // live_processes())
+    """``max(1, cores // live interp-heads processes)``, capped by the cores other work leaves idle.
+
+    Other work is the 1-minute load average minus this process's own threads; a 2-thread torch
+    pool on 2 cores that are also running something else spins and runs 10-20x slower than one
+    thread (measured, docs/cli.md).
+    """
+    share = max(1, cores() // live_processes())
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return share
+    others = max(0.0, load - (_state.get("applied") or 0))
+    return max(1, min(share, int(cores() - others + 0.5)))
+
+
+def _apply(n: int) -> None:
+    import torch
+
+    torch.set_num_threads(n)
+    _state["applied"] = n
 
 
 def _register() -> None:
@@ -82,22 +103,43 @@ def unregister() -> None:
 
 def configure(threads: int | None = None) -> int:
     """Set torch's intra-op threads: ``threads`` when given, else the fair share; returns it."""
-    import torch
 
     _state["explicit"] = threads
     if threads is None:
         _register()
         threads = fair_share()
-    torch.set_num_threads(threads)
+    _apply(threads)
     return threads
 
 
-def rebalance() -> None:
-    """Re-apply the fair share (no-op with an explicit thread count or when not configured)."""
+def rebalance(min_interval: float = 0.0) -> None:
+    """Re-apply the fair share (no-op with an explicit thread count or when not configured).
+
+    Args:
+        min_interval: do nothing if the last check is more recent than this many seconds.
+    """
     if _state["explicit"] is not None or not _state["registered"]:
         return
+    now = time.monotonic()
+    if now - _state.get("checked", -1e9) < min_interval:
+        return
+    _state["checked"] = now
     import torch
 
     share = fair_share()
     if share != torch.get_num_threads():
-        torch.set_num_threads(share)
+        _apply(share)
+
+
+def watch(model, every: float = 2.0) -> None:
+    """Rebalance at most every ``every`` seconds, from a forward pre-hook on the model's embedding
+    (so generation, attribution and baselines all adapt while other processes start and end)."""
+    embed = getattr(model, "embed", None)
+    if embed is None or getattr(model, "_interp_heads_threads_watch", False):
+        return
+
+    def hook(*_) -> None:  # must return None: a value would replace the input
+        rebalance(every)
+
+    embed.register_forward_pre_hook(hook)
+    model._interp_heads_threads_watch = True

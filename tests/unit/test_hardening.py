@@ -374,6 +374,7 @@ def test_9_threads_flag_and_fair_share(tmp_path, monkeypatch):
         assert threads.configure(1) == 1 and torch.get_num_threads() == 1
         monkeypatch.setattr(threads, "_registry", lambda: tmp_path)
         monkeypatch.setattr(threads, "cores", lambda: 4)
+        monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # an idle machine
         monkeypatch.setitem(threads._state, "registered", None)
         (tmp_path / str(os.getppid())).write_text("")  # another live interp-heads process
         (tmp_path / "999999999").write_text("")  # a dead one: not counted, removed
@@ -382,6 +383,9 @@ def test_9_threads_flag_and_fair_share(tmp_path, monkeypatch):
         (tmp_path / str(os.getppid())).unlink()
         threads.rebalance()
         assert torch.get_num_threads() == 4
+        monkeypatch.setattr(os, "getloadavg", lambda: (6.5, 0.0, 0.0))  # 4 own threads + 2.5 cores of other work
+        threads.rebalance()
+        assert torch.get_num_threads() == 2
         threads.unregister()
     finally:
         torch.set_num_threads(before)
