@@ -13,7 +13,6 @@ import dataclasses
 import hashlib
 import json
 import os
-import shutil
 import time
 import tomllib
 import types
@@ -274,10 +273,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         raise PipelineError(str(exc).splitlines()[0]) from None
     # Phase 2: write.
     digest = config.digest()
-    if force:
-        manifest_path = out_dir / "manifest.json"
-        if manifest_path.exists() and _read_json(manifest_path).get("config_digest") != digest:
-            shutil.rmtree(out_dir / "attribution", ignore_errors=True)
+    # With force, nothing is deleted: each unit's resume key decides what is recomputed.
     earlier = _read_json(out_dir / "manifest.json")
     history = earlier.get("earlier_timings", []) + [earlier.get("timings", {})] if earlier.get("config_digest") == digest else []
     manifest = {

@@ -88,7 +88,10 @@ def test_1_run_force_after_method_change_matches_a_fresh_run(runs, tmp_path):
     out, fresh = tmp_path / "run", tmp_path / "fresh"
     shutil.copytree(runs / "run", out)
     other = _config(tmp_path, CONFIG_TEXT.replace('attribution = "atp"', 'attribution = "gradxact"'))
+    random = out / "conditions" / "tiny_echo__RandomK__k4__s1.json"
+    kept = random.read_bytes()
     assert _main("run", "--config", other, "--out", out, "--force", "--quiet") == 0
+    assert random.read_bytes() == kept  # --force overwrites only what differs: RandomK ignores the ranking
     assert _main("run", "--config", other, "--out", fresh, "--quiet") == 0
     ranking = pd.read_csv(out / "ranking.csv")
     assert set(ranking.method) == {"gradxact"}
