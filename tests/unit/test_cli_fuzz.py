@@ -113,7 +113,7 @@ def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:
     """The argv of one case and the folder that must stay byte-identical."""
     if kind == "task":
         (tmp / "t.jsonl").write_bytes(TASKS[name])
-        return ["ablate", "--model", "tiny", "--task", str(tmp / "t.jsonl"), "--heads", "L0H0", "--out", str(run)], run
+        return ["ablate", "--model", "tiny", "--task", str(tmp / "t.jsonl"), "--heads", "L0H0", "--no-filter", "--out", str(run)], run
     if kind == "config":
         (tmp / "c.toml").write_bytes(CONFIGS[name].encode("latin-1"))
         return ["run", "--config", str(tmp / "c.toml"), "--out", str(run), "--force"], run
@@ -121,7 +121,7 @@ def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:
         fname, data = RANKINGS[name]
         (tmp / fname).write_bytes(data)
         return ["ablate", "--model", "tiny", "--task", TASK, "--ranking", str(tmp / fname), "--k", "1",
-                "--out", str(run)], run
+                "--no-filter", "--out", str(run)], run
     fname, data = DAMAGED[name]
     (run / fname).write_bytes(data)
     return ["report", str(run)], run
@@ -147,6 +147,8 @@ def test_malformed_input_one_line_exit_2_no_damage(kind, name, finished, tmp_pat
     assert "Traceback" not in err, err
     assert shown.count("\n") == 1 and shown.startswith("interp-heads: error: "), err
     assert _snapshot(keep) == before
+    named = {"task": "task '", "ranking": "ranking '", "damaged folder": DAMAGED.get(name, ("",))[0]}.get(kind, "")
+    assert named in shown, f"the message does not name the bad input: {shown}"
 
 
 def test_the_table_covers_each_kind():
