@@ -19,6 +19,7 @@ The device is not part of the keys: a run started on one device may be resumed o
 from __future__ import annotations
 
 import hashlib
+import weakref
 
 import torch
 
@@ -53,7 +54,7 @@ def tensor_digest(values) -> str:
     return h.hexdigest()[:32]
 
 
-_FINGERPRINTS: dict[int, tuple[tuple, dict]] = {}
+_FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> (version stamp, hash)
 
 
 def model_fingerprint(model) -> dict:
@@ -69,10 +70,10 @@ def model_fingerprint(model) -> dict:
     if src.get("sha256"):
         return fp
     stamp = tuple(p._version for p in model.parameters())  # bumped by every in-place change
-    cached = _FINGERPRINTS.get(id(model))
+    cached = _FINGERPRINTS.get(model)  # keyed by the object itself: a recycled id() cannot match
     if cached is None or cached[0] != stamp:
         cached = (stamp, {"weights_sha256": tensor_digest(dict(model.state_dict()))})
-        _FINGERPRINTS[id(model)] = cached
+        _FINGERPRINTS[model] = cached
     return {**fp, **cached[1]}
 
 

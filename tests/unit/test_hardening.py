@@ -103,6 +103,24 @@ def test_1_run_force_after_method_change_matches_a_fresh_run(runs, tmp_path):
     assert top != _gens(runs / "run").query("selection == 'TopK' and k == 2").heads.iloc[0]
 
 
+def test_1_model_fingerprint_follows_the_weights():
+    import gc
+
+    import torch
+
+    from interp_heads.resume import model_fingerprint
+    from interp_heads.testing import tiny_model
+
+    first = model_fingerprint(tiny_model(seed=0))  # the model is freed: its id() may be recycled
+    gc.collect()
+    assert model_fingerprint(tiny_model(seed=1)) != first
+    model = tiny_model(seed=0)
+    assert model_fingerprint(model) == first
+    with torch.no_grad():
+        model.blocks[0].attn.W_O[0, 0, 0] += 1.0  # an in-place edit of the weights
+    assert model_fingerprint(model) != first
+
+
 def test_1_conditions_of_another_model_are_not_reused(tmp_path):
     from interp_heads.metrics import Accuracy
     from interp_heads.sweep import SweepConfig, run_sweep
