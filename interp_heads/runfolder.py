@@ -90,6 +90,9 @@ def write_entry(path: str | os.PathLike, payload: dict, indent: int | None = Non
     write_atomic(path, json.dumps(body, ensure_ascii=False, indent=indent, default=str))
 
 
+_legacy_warned: set[Path] = set()
+
+
 def _warn(path: Path, reason: str) -> None:
     warnings.warn(f"{path}: {reason}; ignored, it will be recomputed", StoreWarning, stacklevel=3)
 
@@ -124,8 +127,14 @@ def read_entry(path: str | os.PathLike, schema: dict[str, type | tuple[type, ...
         return None
     if checksum:
         stored = obj.pop(CHECKSUM, None)
-        if stored is None:
-            _warn(path, "no checksum (written by an older version or by hand)")
+        if stored is None:  # an older version's entry: one warning per folder, not one per file
+            problem = schema_problem(obj, schema or {})
+            if problem:  # not even an older entry: name the file
+                _warn(path, f"{problem}; no checksum")
+            elif path.parent not in _legacy_warned:
+                _legacy_warned.add(path.parent)
+                warnings.warn(f"{path.parent}: entries without a checksum (written by an older version or by hand) "
+                              "are ignored and will be recomputed", StoreWarning, stacklevel=2)
             return None
         if stored != digest(obj, 64):
             _warn(path, "checksum mismatch (edited or damaged)")

@@ -212,6 +212,17 @@ def _content(path: Path) -> dict:
     return d
 
 
+def test_3_entries_of_an_older_version_warn_once_per_folder(tmp_path):
+    from interp_heads.runfolder import read_entry
+
+    for i in range(3):
+        (tmp_path / f"{i}.json").write_text(json.dumps({"k": i}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert all(read_entry(tmp_path / f"{i}.json") is None for i in range(3))
+    assert [str(w.message).split(":")[0] for w in caught] == [str(tmp_path)]
+
+
 def test_3_damaged_baseline_cache_is_ignored(tmp_path):
     from interp_heads.pipeline import _read_baseline
     from interp_heads.runfolder import write_entry
