@@ -128,7 +128,8 @@ def read_entry(path: str | os.PathLike, schema: dict[str, type | tuple[type, ...
     if checksum:
         stored = obj.pop(CHECKSUM, None)
         if stored is None:  # an older version's entry: one warning per folder, not one per file
-            problem = schema_problem(obj, schema or {})
+            older = {k: v for k, v in (schema or {}).items() if k != "resume_key"}  # older entries had none
+            problem = schema_problem(obj, older)
             if problem:  # not even an older entry: name the file
                 _warn(path, f"{problem}; no checksum")
             elif path.parent not in _legacy_warned:

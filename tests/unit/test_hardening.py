@@ -216,10 +216,10 @@ def test_3_entries_of_an_older_version_warn_once_per_folder(tmp_path):
     from interp_heads.runfolder import read_entry
 
     for i in range(3):
-        (tmp_path / f"{i}.json").write_text(json.dumps({"k": i}))
+        (tmp_path / f"{i}.json").write_text(json.dumps({"k": i}))  # valid then, but no resume key or checksum
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert all(read_entry(tmp_path / f"{i}.json") is None for i in range(3))
+        assert all(read_entry(tmp_path / f"{i}.json", {"k": int, "resume_key": str}) is None for i in range(3))
     assert [str(w.message).split(":")[0] for w in caught] == [str(tmp_path)]
 
 
