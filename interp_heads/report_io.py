@@ -70,11 +70,16 @@ def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
 
 
 def load_any_model(spec: str, device: str | None = None):
-    """``load_model(spec)``; ``"tiny"`` is the random test model (hidden, for tests)."""
+    """``load_model(spec)``; ``"tiny"`` is the random test model (hidden, for tests), on ``device`` too.
+
+    The tiny model is built on the CPU and then moved, so its weights do not depend on the device.
+    """
     if spec == "tiny":
         from interp_heads.testing import tiny_model
 
         model = tiny_model()
+        if device is not None:
+            model.to(device, print_details=False)
         model.interp_heads_source = {"spec": "tiny", "sha256": None}
         return model
     from interp_heads.models import ModelLoadError, load_model

@@ -107,3 +107,11 @@ def test_config_json_round_trip():
     back = models._cfg_from_json(json.loads(json.dumps(models._cfg_to_json(cfg))))
     for name in ("n_layers", "n_heads", "n_key_value_heads", "d_head", "rotary_base", "normalization_type"):
         assert getattr(back, name) == getattr(cfg, name)
+
+
+def test_tiny_model_goes_to_the_requested_device():
+    from interp_heads.report_io import load_any_model
+
+    model = load_any_model("tiny", "meta")  # the meta device stands in for CUDA: no memory, no GPU
+    assert str(model.cfg.device) == "meta" and model.W_E.device.type == "meta"
+    assert load_any_model("tiny").W_E.device.type == "cpu"
