@@ -9,7 +9,7 @@ the prompt pass and on every generated token, so a head mask holds for the whole
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 from transformer_lens import HookedTransformer
@@ -72,11 +72,14 @@ def generate_tokens(
     stop_at_eos: bool = True,
     stop_at_newline: bool = False,
     prepend_bos: bool | None = None,
+    on_batch: Callable[[list[int]], None] | None = None,
 ) -> list[list[int]]:
     """Greedy continuations (token ids, stop token excluded) for each prompt, in input order.
 
     ``stop_at_newline`` ends a row once its first non-empty line is complete (the newline token is
-    kept); answers are scored on that line only, so the rest would be wasted work.
+    kept); answers are scored on that line only, so the rest would be wasted work. ``on_batch`` is
+    called with the prompt indices of each batch, in row order, before the batch runs (a per-row
+    mask such as ``interp_heads.batched_mask.mask_rows`` learns its rows there).
     """
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
@@ -87,6 +90,8 @@ def generate_tokens(
     with model.hooks(fwd_hooks=list(fwd_hooks)):
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
+            if on_batch is not None:
+                on_batch(idx)
             tokens, mask = tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos)
             nl = newline_tables(model) if stop_at_newline else None
             rows = _greedy(model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl)

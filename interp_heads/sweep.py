@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import pandas as pd
 import torch
@@ -63,6 +64,7 @@ class SweepResult:
     generations: pd.DataFrame  # task, selection, seed, k, example_id, heads, generation
     config: SweepConfig
     timings: dict = field(default_factory=dict)
+    metric_cache: dict = field(default_factory=dict)  # MetricCache.stats(): look-ups, scored, hit_rate
 
     def to_frame(self) -> pd.DataFrame:
         return self.records
@@ -196,6 +198,7 @@ def run_sweep(
     out_dir: str | os.PathLike | None = None,
     force: bool = False,
     progress: bool = True,
+    pack_rows: int | Literal["auto"] | None = None,
 ) -> SweepResult:
     """Run the ``k x selection x seed`` grid (plus the baseline) on every task.
 
@@ -211,8 +214,14 @@ def run_sweep(
         force: reuse ``out_dir`` even if it holds a different config (conditions whose inputs differ
             are recomputed; see ``interp_heads.resume``).
         progress: show a progress bar.
+        pack_rows: rows per batch when rows of many conditions share batches
+            (``interp_heads.packing``; same tokens as one condition at a time). ``None``: packed and
+            sized from free memory on CUDA, one condition at a time elsewhere; ``"auto"``: packed
+            everywhere (``batch_size`` rows off CUDA); ``0``: one condition at a time everywhere;
+            an int: packed, that many rows.
     """
-    from interp_heads.metrics import MetricItem, resolve_metrics
+    from interp_heads.metrics import MetricCache, resolve_metrics
+    from interp_heads.packing import run_packed
 
     if not isinstance(tasks, Mapping):
         tasks = {t.name: t for t in tasks}
@@ -227,41 +236,58 @@ def run_sweep(
     fp = model_fingerprint(model)
     generation = {"max_new_tokens": config.max_new_tokens, "decoding": "greedy", "stop_at_newline": True,
                   "batch_size": batch_size}
+    prepared: dict[str, tuple] = {}
+
+    def prepare(name, task):
+        """``(prompts, ids, values, unit)`` of a task, computed once (the packed pass shares them)."""
+        if name not in prepared:
+            prompts = _task_prompts(model, task, config)
+            # The replacement values' digest is part of every condition's resume key (interp_heads.resume).
+            values = _ablation_values(model, prompts, config.method, batch_size)
+            unit = {"model_fp": fp, "rows": rows_digest(task, prompts), "kind": config.method,
+                    "values_digest": tensor_digest(values), "generation": generation, "metrics": metrics}
+            prepared[name] = (prompts, [e.id for e in task], values, unit)
+        return prepared[name]
+
+    cache = MetricCache()  # each distinct (question, answer, reference) is scored once per metric
+    packed, packed_seconds = run_packed(
+        model, tasks, plans, config, store, metrics, cache, prepare, batch_size=batch_size, pack_rows=pack_rows,
+        progress=progress,
+    )
     for name, task in tasks.items():
         if len(task) == 0:
             raise ValueError(f"task {name!r} has no examples to evaluate")
         t0 = time.perf_counter()
-        fmt = config.fmt or getattr(task, "fmt", None) or "auto"
-        prompts = render(model, [e.prompt for e in task], fmt=fmt)
-        ids = [e.id for e in task]
+        prompts, ids, values, unit = prepare(name, task)
         plan = plans[name]
         _check_plan(plan, name)
-        # The replacement values' digest is part of every condition's resume key (interp_heads.resume).
-        values = _ablation_values(model, prompts, config.method, batch_size)
-        unit = {"model_fp": fp, "rows": rows_digest(task, prompts), "kind": config.method,
-                "values_digest": tensor_digest(values), "generation": generation, "metrics": metrics}
         checked = False  # the mask-effect check runs once, when a condition has to run
         for sel_name, k, seed, heads in plan:
             key = _condition_key(name, sel_name, k, seed)
             resume_key = condition_key(heads=heads, **unit)
-            done = store.get(key, resume_key)
+            done = packed.get(key) or store.get(key, resume_key)
             if done is None:
                 if not checked:
                     _check_mask_effect(model, name, prompts, plan, config.method, values)
                     checked = True
-                done = _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, MetricItem)
+                done = _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, cache)
                 done.update(task=name, selection=sel_name, k=k, seed=seed, ids=ids, resume_key=resume_key)
                 store.put(key, done)
             planned.add(key)
             _collect(done, rows, gens)
             bar.update(1)
-        timings[name] = time.perf_counter() - t0
+        timings[name] = time.perf_counter() - t0 + packed_seconds.get(name, 0.0)
     bar.close()
     store.prune(planned)  # the sweep is complete: entries of other configs are stale
     records = pd.DataFrame(rows)
-    result = SweepResult(records, pd.DataFrame(gens), config, timings)
+    result = SweepResult(records, pd.DataFrame(gens), config, timings, cache.stats())
     _sanity(result)
     return result
+
+
+def _task_prompts(model, task, config) -> list[str]:
+    fmt = config.fmt or getattr(task, "fmt", None) or "auto"
+    return render(model, [e.prompt for e in task], fmt=fmt)
 
 
 def _check_mask_effect(model, name, prompts, plan, method, values) -> None:
@@ -281,18 +307,28 @@ def _ablation_values(model, prompts, method, batch_size):
     return None
 
 
-def _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, MetricItem) -> dict:
+def _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, cache) -> dict:
     t0 = time.perf_counter()
     with mask_heads(model, heads, config.method, values=values):
         outs = generate(model, prompts, config.max_new_tokens, batch_size=batch_size, stop_at_newline=True)
-    t_gen = time.perf_counter() - t0
-    items = [
+    return _condition_payload(task, heads, outs, metrics, cache, time.perf_counter() - t0, t0)
+
+
+def _metric_items(task, outs) -> list:
+    from interp_heads.metrics import MetricItem
+
+    return [
         MetricItem(
             src=e.question or e.prompt, mt=o, ref=e.answer, aliases=tuple(e.aliases), distractors=tuple(e.distractors)
         )
         for e, o in zip(task, outs, strict=True)
     ]
-    scores = {m.name: [float(v) for v in m.score(items)] for m in metrics}
+
+
+def _condition_payload(task, heads, outs, metrics, cache, t_gen, t0) -> dict:
+    """A finished condition as the resume store holds it (``t0``: its start, for the total time)."""
+    items = _metric_items(task, outs)
+    scores = {m.name: cache.score(m, items) for m in metrics}
     labels = {m.name: m.label for m in metrics}
     return {
         "heads": [head_label(layer, h) for layer, h in heads],

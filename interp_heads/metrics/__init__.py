@@ -2,6 +2,7 @@
 
 from interp_heads.metrics.accuracy import Accuracy
 from interp_heads.metrics.base import Metric, MetricItem, MetricUnavailable
+from interp_heads.metrics.cache import MetricCache
 from interp_heads.metrics.comet_metric import CometMetric
 from interp_heads.metrics.comet_offline import build_offline_comet_checkpoint
 from interp_heads.metrics.embedding import ChrF, MiniLMCosine
@@ -12,6 +13,7 @@ __all__ = [
     "ChrF",
     "CometMetric",
     "Metric",
+    "MetricCache",
     "MetricItem",
     "MetricUnavailable",
     "MiniLMCosine",
