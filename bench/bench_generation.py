@@ -4,7 +4,7 @@ Same model weights (the embedded SmolLM2, HF de-quantised from the same GGUF), s
 about 40 tokens, 10 new tokens, greedy, no early stop; runs are interleaved so both see the same
 machine load. Reports medians and ratios and writes bench/results/generation.json.
 
-    .venv/bin/python bench/bench_generation.py [--repeats 5]
+    .venv/bin/python bench/bench_generation.py [--repeats 5] [--out bench/results/generation.json]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from interp_heads.ablation import head_means, mask_heads
+from interp_heads.fast_attention import fast_attention
 from interp_heads.generation import generate_tokens, tokenize_left_padded
 from interp_heads.models import embedded_gguf_path, load_model
 from interp_heads.selection import RandomK
@@ -50,6 +51,7 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--new-tokens", type=int, default=10)
     ap.add_argument("--k", type=int, default=32)
+    ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     torch.set_grad_enabled(False)
     model = load_model("smollm2-135m", device="cpu")
@@ -66,17 +68,32 @@ def main(argv=None):
     def run_hf():
         hf.generate(tokens, attention_mask=mask, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0)
 
-    def run_ours():
-        generate_tokens(model, ps, n, batch_size=32, stop_at_eos=False)
+    def run_ours(fast=False):
+        return generate_tokens(model, ps, n, batch_size=32, stop_at_eos=False, fast_attention=fast)
 
-    def run_ours_masked():
+    def run_ours_masked(fast=False):
         with mask_heads(model, heads, "mean", values=means):
-            generate_tokens(model, ps, n, batch_size=32, stop_at_eos=False)
+            return generate_tokens(model, ps, n, batch_size=32, stop_at_eos=False, fast_attention=fast)
 
     def run_tl():
         model.generate(tokens, max_new_tokens=n, do_sample=False, stop_at_eos=False, verbose=False, use_past_kv_cache=True)
 
-    runs = {"hf_generate": run_hf, "ours": run_ours, "ours_masked_mean_k": run_ours_masked, "tl_generate": run_tl}
+    runs = {
+        "hf_generate": run_hf,
+        "ours": run_ours,
+        "ours_masked_mean_k": run_ours_masked,
+        "ours_fast_attention": lambda: run_ours(True),
+        "ours_fast_attention_masked_mean_k": lambda: run_ours_masked(True),
+        "tl_generate": run_tl,
+    }
+    same_tokens = {
+        "unmasked": run_ours(False) == run_ours(True),
+        "masked": run_ours_masked(False) == run_ours_masked(True),
+    }
+    with fast_attention(model):
+        fast_logits = model(tokens, attention_mask=mask)
+    std_logits = model(tokens, attention_mask=mask)
+    max_logit_diff = (fast_logits - std_logits)[mask.bool()].abs().max().item()
     for fn in runs.values():  # warm up
         fn()
     times = {name: [] for name in runs}
@@ -90,13 +107,16 @@ def main(argv=None):
         "all_s": times,
         "throughput_ratio_vs_hf": {name: med["hf_generate"] / v for name, v in med.items()},
         "masked_heads": args.k,
+        "fast_attention_same_greedy_tokens": same_tokens,
+        "fast_attention_max_abs_logit_diff": max_logit_diff,
         "machine": platform.platform(),
         "torch": torch.__version__,
     }
-    out = Path(__file__).parent / "results" / "generation.json"
+    out = Path(args.out) if args.out else Path(__file__).parent / "results" / "generation.json"
     out.write_text(json.dumps(result, indent=1))
     for name, v in med.items():
-        print(f"{name:22s} {v:6.2f} s   throughput vs HF {med['hf_generate'] / v:.2f}x")
+        print(f"{name:34s} {v:6.2f} s   throughput vs HF {med['hf_generate'] / v:.2f}x")
+    print("fast attention: same greedy tokens", same_tokens, f"max |logit diff| {max_logit_diff:.2e}")
 
 
 if __name__ == "__main__":

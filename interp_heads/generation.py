@@ -15,6 +15,10 @@ import torch
 from transformer_lens import HookedTransformer
 from transformer_lens.past_key_value_caching import HookedTransformerKeyValueCache
 
+from interp_heads.fast_attention import fast_attention as fused_attention
+
+FAST_ATTENTION_DEFAULT = False  # measured per device in bench/; see docs/performance.md
+
 
 def stop_token_ids(model: HookedTransformer) -> set[int]:
     """Token ids that end an answer: EOS, ``<|im_end|>`` and ``<|endoftext|>`` when present."""
@@ -73,13 +77,17 @@ def generate_tokens(
     stop_at_newline: bool = False,
     prepend_bos: bool | None = None,
     on_batch: Callable[[list[int]], None] | None = None,
+    fast_attention: bool | None = None,
 ) -> list[list[int]]:
     """Greedy continuations (token ids, stop token excluded) for each prompt, in input order.
 
     ``stop_at_newline`` ends a row once its first non-empty line is complete (the newline token is
     kept); answers are scored on that line only, so the rest would be wasted work. ``on_batch`` is
     called with the prompt indices of each batch, in row order, before the batch runs (a per-row
-    mask such as ``interp_heads.batched_mask.mask_rows`` learns its rows there).
+    mask such as ``interp_heads.batched_mask.mask_rows`` learns its rows there). ``fast_attention``
+    computes ``z`` with PyTorch's fused attention (``interp_heads.fast_attention``; hooks on
+    ``hook_z`` and q/k/v still fire, a hook on the pattern or scores switches a layer back);
+    ``None``: :data:`FAST_ATTENTION_DEFAULT`.
     """
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
@@ -87,7 +95,8 @@ def generate_tokens(
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
     out: list[list[int] | None] = [None] * len(prompts)
     device = model.cfg.device
-    with model.hooks(fwd_hooks=list(fwd_hooks)):
+    fast = FAST_ATTENTION_DEFAULT if fast_attention is None else fast_attention
+    with model.hooks(fwd_hooks=list(fwd_hooks)), fused_attention(model, fast):
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             if on_batch is not None:

@@ -72,10 +72,11 @@ def resolve_pack_rows(
     """Rows per packed batch, or None for the plain one-condition-at-a-time path.
 
     ``None``: packed, auto-sized, on CUDA; plain on other devices (packing measured no faster there).
-    ``"auto"``: auto-sized on CUDA, ``batch_size`` rows elsewhere. An int: that many rows.
+    ``"auto"``: auto-sized on CUDA, ``batch_size`` rows elsewhere. ``0``: plain everywhere.
+    An int: that many rows.
     """
     on_cuda = torch.device(model.cfg.device).type == "cuda"
-    if pack_rows is None and not on_cuda:
+    if (pack_rows is None and not on_cuda) or pack_rows == 0:
         return None
     if pack_rows is None or pack_rows == "auto":
         if not on_cuda:
