@@ -17,7 +17,9 @@ from transformer_lens.past_key_value_caching import HookedTransformerKeyValueCac
 
 from interp_heads.fast_attention import fast_attention as fused_attention
 
-FAST_ATTENTION_DEFAULT = False  # measured per device in bench/; see docs/performance.md
+# Fused attention by default only where measured not slower, with the same greedy tokens
+# (bench/bench_generation.py, docs/performance.md); other device types keep TransformerLens' path.
+FAST_ATTENTION_DEFAULT = {"cpu": True}
 
 
 def stop_token_ids(model: HookedTransformer) -> set[int]:
@@ -87,7 +89,7 @@ def generate_tokens(
     mask such as ``interp_heads.batched_mask.mask_rows`` learns its rows there). ``fast_attention``
     computes ``z`` with PyTorch's fused attention (``interp_heads.fast_attention``; hooks on
     ``hook_z`` and q/k/v still fire, a hook on the pattern or scores switches a layer back);
-    ``None``: :data:`FAST_ATTENTION_DEFAULT`.
+    ``None``: :data:`FAST_ATTENTION_DEFAULT` for the model's device type.
     """
     if max_new_tokens < 1:
         raise ValueError("max_new_tokens must be at least 1")
@@ -95,8 +97,9 @@ def generate_tokens(
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
     out: list[list[int] | None] = [None] * len(prompts)
     device = model.cfg.device
-    fast = FAST_ATTENTION_DEFAULT if fast_attention is None else fast_attention
-    with model.hooks(fwd_hooks=list(fwd_hooks)), fused_attention(model, fast):
+    if fast_attention is None:
+        fast_attention = FAST_ATTENTION_DEFAULT.get(torch.device(model.cfg.device).type, False)
+    with model.hooks(fwd_hooks=list(fwd_hooks)), fused_attention(model, fast_attention):
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             if on_batch is not None:
