@@ -115,3 +115,20 @@ def test_packed_run_resumes_a_plain_run(tiny, tmp_path):
         resumed = run_sweep(tiny, tasks, ranks, cfg, [Accuracy()], out_dir=tmp_path, progress=False, pack_rows=3)
     assert full.generations.equals(resumed.generations) and full.records.equals(resumed.records)
     assert resumed.metric_cache["accuracy"]["lookups"] == len(lost) * 4  # only the lost conditions ran
+
+
+def test_pack_rows_resolution_and_auto_size(tiny, monkeypatch):
+    from interp_heads.packing import auto_pack_rows, resolve_pack_rows
+
+    assert resolve_pack_rows(None, tiny, 32, PROMPTS, 4) is None  # CPU: plain path by default
+    assert resolve_pack_rows("auto", tiny, 32, PROMPTS, 4) == 32
+    assert resolve_pack_rows(0, tiny, 32, PROMPTS, 4) is None
+    assert resolve_pack_rows(7, tiny, 32, PROMPTS, 4) == 7
+    with pytest.raises(ValueError, match="at least 1"):
+        resolve_pack_rows(-1, tiny, 32, PROMPTS, 4)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (2**34, 2**35))
+    rows = auto_pack_rows(tiny, 40, 6)
+    assert rows == 4096  # a tiny model fits the cap in 16 GiB
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (2**20, 2**31))
+    rows = auto_pack_rows(tiny, 40, 6)
+    assert 1 <= rows < 4096 and (rows % 8 == 0 or rows < 8)
