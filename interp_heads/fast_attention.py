@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import einops
 import torch
 import torch.nn.functional as F
 from transformer_lens import HookedTransformer
@@ -107,7 +106,7 @@ def _fast_forward(
             z, nan=0.0
         )  # rows that see only padding: TransformerLens gives 0 there
     z = self.hook_z(z.transpose(1, 2).to(cfg.dtype))  # [batch pos head_index d_head]
-    w = einops.rearrange(self.W_O, "head_index d_head d_model -> d_model (head_index d_head)")
+    w = self.W_O.permute(2, 0, 1).reshape(cfg.d_model, -1)  # d_model (head_index d_head), as TL
     return F.linear(z.reshape(z.shape[0], z.shape[1], cfg.d_head * cfg.n_heads), w, self.b_O)
 
 

@@ -1,4 +1,4 @@
-"""Score each distinct answer once per sweep: a cache keyed by metric and (src, mt, ref, aliases).
+"""Score each distinct answer once per sweep: a cache keyed by metric and item (src, mt, ref, ...).
 
 Masked answers repeat a lot across the conditions of a sweep (every condition answers the same
 questions, and most masks change few answers), and a real COMET model is an XLM-R-large forward
@@ -42,7 +42,7 @@ class MetricCache:
 
     def _fill(self, metric: Metric, items: list[MetricItem]) -> list[tuple]:
         mid = (metric.name, metric.label)
-        keys = [(mid, it.src, it.mt, it.ref, tuple(it.aliases)) for it in items]
+        keys = [(mid, it) for it in items]  # every field of the (frozen) item is part of the key
         todo: dict[tuple, MetricItem] = {}
         for key, it in zip(keys, items, strict=True):
             if key not in self._scores and key not in todo:
