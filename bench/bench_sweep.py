@@ -2,7 +2,8 @@
 
 For a random-weight HookedTransformer of a real shape (no download) and for the embedded SmolLM2,
 runs the same small sweep (``--conditions`` masked conditions x ``--examples`` prompts of about 40
-tokens, ``--new-tokens`` new tokens, accuracy scored) one condition at a time and packed, and times
+tokens, plain format so both libraries see the same tokens, ``--new-tokens`` new tokens, accuracy
+scored; ablation means and the mask check included) one condition at a time and packed, and times
 Hugging Face ``generate`` (``LlamaForCausalLM``, random weights of the same shape; for the embedded
 model the same GGUF de-quantised) on the same prompts at the same batch sizes. Random-weight models
 rarely emit a line break or EOS, so they generate every new token; HF is forced to do the same.
@@ -98,7 +99,7 @@ def sweep_inputs(model, n_examples: int, n_conditions: int):
         ],
     )
     ranking = all_heads(model.cfg.n_layers, model.cfg.n_heads)
-    seeds = max(1, n_conditions - 1)  # baseline + TopK + seeds x RandomK at one k
+    seeds = max(1, n_conditions - 2)  # baseline + TopK + seeds x RandomK at one k
     k = max(1, model.cfg.n_layers * model.cfg.n_heads // 8)
     return task, ranking, seeds, k, ps
 
@@ -115,6 +116,27 @@ def time_sweep(model, task, ranking, cfg, batch_size, pack_rows) -> tuple[float,
                         batch_size=batch_size, progress=False, pack_rows=pack_rows)  # fmt: skip
     _sync(model.cfg.device)
     return time.perf_counter() - t, res
+
+
+def time_generation(model, jobs, batch_size, pack_rows, new_tokens) -> tuple[float, float, bool]:
+    """Generation only (no sweep bookkeeping), every new token forced as for HF: (alone, packed, equal)."""
+    from interp_heads.ablation import mask_heads
+    from interp_heads.generation import generate
+    from interp_heads.packing import generate_packed
+
+    kw = dict(stop_at_eos=False)
+    _sync(model.cfg.device)
+    t = time.perf_counter()
+    alone = []
+    for job in jobs:
+        with mask_heads(model, job.heads, "mean", values=job.values, warn_if_idle=False):
+            alone.append(generate(model, job.prompts, new_tokens, batch_size=batch_size, **kw))
+    _sync(model.cfg.device)
+    t_alone = time.perf_counter() - t
+    t = time.perf_counter()
+    packed = generate_packed(model, jobs, "mean", new_tokens, pack_rows=pack_rows, **kw)
+    _sync(model.cfg.device)
+    return t_alone, time.perf_counter() - t, packed == alone
 
 
 def time_hf(hf, model, ps, batch_size, new_tokens) -> float:
@@ -172,18 +194,39 @@ def bench_model(name, model, hf, args, out):
 
     task, ranking, seeds, k, ps = sweep_inputs(model, args.examples, args.conditions)
     cfg = SweepConfig(ks=[k], selections=["topk", "randomk"], seeds=seeds, method="mean",
-                      max_new_tokens=args.new_tokens)  # fmt: skip
+                      max_new_tokens=args.new_tokens, fmt="plain")  # fmt: skip
     n_cond = 2 + seeds
     rows = n_cond * len(ps)
     pack = (
         args.pack_rows if args.pack_rows else ("auto" if args.device == "cuda" else args.batch_size)
     )
     time_sweep(
-        model, task, ranking, SweepConfig(ks=[k], seeds=1, max_new_tokens=2), args.batch_size, 0
+        model,
+        task,
+        ranking,
+        SweepConfig(ks=[k], seeds=1, max_new_tokens=2, fmt="plain"),
+        args.batch_size,
+        0,
     )  # warm up
+    from interp_heads.ablation import head_means
+    from interp_heads.packing import PackedJob, resolve_pack_rows
+    from interp_heads.sweep import plan_conditions
+
     res = {"conditions": n_cond, "examples": len(ps), "rows": rows, "new_tokens": args.new_tokens}
-    times = {"unbatched": [], "packed": [], "hf_generate": []}
+    means = head_means(model, ps, batch_size=args.batch_size)
+    plan = plan_conditions(cfg, ranking, model.cfg.n_layers, model.cfg.n_heads, task.name)
+    jobs = [PackedJob(ps, list(heads), means) for _, _, _, heads in plan]
+    gen_rows = resolve_pack_rows(pack, model, args.batch_size, ps, args.new_tokens)
+    res["pack_rows"] = gen_rows
+    times = {
+        "unbatched": [],
+        "packed": [],
+        "generate_unbatched": [],
+        "generate_packed": [],
+        "hf_generate": [],
+    }
     gens = {}
+    same_gen = True
     for _ in range(args.repeats):  # interleaved so all see the same machine load
         t, r = time_sweep(model, task, ranking, cfg, args.batch_size, 0)
         times["unbatched"].append(t)
@@ -191,13 +234,19 @@ def bench_model(name, model, hf, args, out):
         t, r = time_sweep(model, task, ranking, cfg, args.batch_size, pack)
         times["packed"].append(t)
         gens["packed"] = r.generations.generation.tolist()
+        t_alone, t_packed, same = time_generation(
+            model, jobs, args.batch_size, gen_rows, args.new_tokens
+        )
+        times["generate_unbatched"].append(t_alone)
+        times["generate_packed"].append(t_packed)
+        same_gen = same_gen and same
         times["hf_generate"].append(
             time_hf(hf, model, ps * n_cond, args.batch_size, args.new_tokens)
         )
     med = {key: statistics.median(v) for key, v in times.items()}
     res["examples_per_s"] = {key: rows / v for key, v in med.items()}
     res["ratio_vs_hf"] = {key: med["hf_generate"] / v for key, v in med.items()}
-    res["packed_equals_unbatched"] = gens["packed"] == gens["unbatched"]
+    res["packed_equals_unbatched"] = gens["packed"] == gens["unbatched"] and same_gen
     res["median_s"], res["all_s"] = med, times
     out[name] = res
     line = "  ".join(
