@@ -75,3 +75,21 @@ def test_unsupported_configs_keep_the_standard_path():
     model = tiny_model(attn_scores_soft_cap=30.0)
     with fast_attention(model) as n:
         assert n == 0
+
+
+@torch.inference_mode()
+def test_switching_paths_mid_generation_keeps_the_cache_consistent(model):
+    tokens, mask = tokenize_left_padded(model, PROMPTS)
+    want = _cached_logits(model, tokens, mask, steps=4)
+    cache = HookedTransformerKeyValueCache.init_cache(model.cfg, model.cfg.device, tokens.shape[0])
+    hook = [(f"blocks.{layer}.attn.hook_pattern", lambda x, hook: x) for layer in range(model.cfg.n_layers)]
+    with fast_attention(model):
+        out = [model(tokens, attention_mask=mask, past_kv_cache=cache)[:, -1]]
+        for step in range(4):
+            nxt = out[-1].argmax(-1)[:, None]
+            ones = torch.ones_like(nxt)
+            if step == 1:  # one step through TL's path: the rotated-key side cache goes stale
+                out.append(model.run_with_hooks(nxt, attention_mask=ones, past_kv_cache=cache, fwd_hooks=hook)[:, -1])
+            else:
+                out.append(model(nxt, attention_mask=ones, past_kv_cache=cache)[:, -1])
+    assert (torch.stack(out) - want).abs().max() < 1e-4
