@@ -52,13 +52,15 @@ def random_models(shape: str, device: str, dtype: torch.dtype, tokenizer):
         default_prepend_bos=False, original_architecture="LlamaForCausalLM", device=device, dtype=dtype, seed=0,
     )  # fmt: skip
     torch.manual_seed(0)
-    ours = attach_tokenizer(HookedTransformer(cfg).eval(), tokenizer)
+    with torch.device(device):  # initialise on the device: an 8B model is slow to build on a CPU
+        ours = attach_tokenizer(HookedTransformer(cfg).eval(), tokenizer)
     hf_cfg = LlamaConfig(
         vocab_size=vocab, hidden_size=d, intermediate_size=d_mlp, num_hidden_layers=n_layers,
         num_attention_heads=n_heads, num_key_value_heads=n_kv, head_dim=d_head, rope_theta=base,
         max_position_embeddings=2048, tie_word_embeddings=tied, attn_implementation="sdpa",
     )  # fmt: skip
-    hf = LlamaForCausalLM(hf_cfg).to(device=device, dtype=dtype).eval()
+    with torch.device(device):
+        hf = LlamaForCausalLM(hf_cfg).to(dtype=dtype).eval()
     return ours, hf
 
 
@@ -225,6 +227,10 @@ def bench_model(name, model, hf, args, out):
         "generate_packed": [],
         "hf_generate": [],
     }
+    if (
+        gen_rows != args.batch_size
+    ):  # HF at the packed batch size too (batch 32 vs e.g. 2048 on a GPU)
+        times["hf_generate_at_pack_rows"] = []
     gens = {}
     same_gen = True
     for _ in range(args.repeats):  # interleaved so all see the same machine load
@@ -243,6 +249,9 @@ def bench_model(name, model, hf, args, out):
         times["hf_generate"].append(
             time_hf(hf, model, ps * n_cond, args.batch_size, args.new_tokens)
         )
+        if "hf_generate_at_pack_rows" in times:
+            t = time_hf(hf, model, ps * n_cond, gen_rows, args.new_tokens)
+            times["hf_generate_at_pack_rows"].append(t)
     med = {key: statistics.median(v) for key, v in times.items()}
     res["examples_per_s"] = {key: rows / v for key, v in med.items()}
     res["ratio_vs_hf"] = {key: med["hf_generate"] / v for key, v in med.items()}
