@@ -7,8 +7,9 @@ scored; ablation means and the mask check included) one condition at a time and 
 Hugging Face ``generate`` (``LlamaForCausalLM``, random weights of the same shape; for the embedded
 model the same GGUF de-quantised) on the same prompts at the same batch sizes. Random-weight models
 rarely emit a line break or EOS, so they generate every new token; HF is forced to do the same.
-With ``--seed-figure`` it also times the seed-figure sweep (4 built-in tasks x 45 conditions x 100
-examples) on the embedded model; without it, that time is estimated from the packed rate.
+With ``--seed-figure`` it also times the seed-figure sweep (the grid of configs/seed_figure.toml,
+fixed head order instead of attribution) on the embedded model; without it, that time is estimated
+from the packed rate.
 Writes bench/results/sweep_<device>_<shape>.json.
 
     .venv/bin/python bench/bench_sweep.py [--device cuda] [--shape smollm2|llama-1b|llama-8b]
@@ -32,9 +33,7 @@ SHAPES = {  # d_model, n_layers, n_heads, n_kv_heads, d_head, d_mlp, d_vocab, ro
     "llama-8b": (4096, 32, 32, 8, 128, 14336, 128256, 5e5, False),
 }
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
-SEED_FIGURE = dict(
-    ks=[16, 32, 64, 128], selections=["topk", "randomk", "layermatched"], seeds=5, n_eval=100
-)
+SEED_FIGURE_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "seed_figure.toml"
 
 
 def random_models(shape: str, device: str, dtype: torch.dtype, tokenizer):
@@ -158,24 +157,35 @@ def time_hf(hf, model, ps, batch_size, new_tokens) -> float:
     return time.perf_counter() - t
 
 
-def seed_figure_sweep(model, batch_size, pack_rows, max_examples: int) -> tuple[float, int]:
-    """Wall time of the seed-figure grid on the built-in tasks (random ranking: same cost as attribution's)."""
+def seed_figure_grid(model, n_examples: int | None = None):
+    """``(task names, SweepConfig, examples per task, rows)`` of configs/seed_figure.toml."""
+    import tomllib
+
+    from interp_heads.sweep import SweepConfig, plan_conditions
+
+    conf = tomllib.loads(SEED_FIGURE_CONFIG.read_text())
+    names = conf["tasks"]
+    cfg = SweepConfig(ks=conf["ks"], selections=conf["selections"], seeds=conf["seeds"],
+                      method=conf.get("ablation", "mean"), max_new_tokens=conf["max_new_tokens"])  # fmt: skip
+    n = n_examples or conf["n_eval"]
+    heads = [(layer, h) for layer in range(model.cfg.n_layers) for h in range(model.cfg.n_heads)]
+    n_cond = len(plan_conditions(cfg, heads, model.cfg.n_layers, model.cfg.n_heads, "x"))
+    return names, cfg, n, len(names) * n_cond * n
+
+
+def seed_figure_sweep(model, batch_size, pack_rows, n_examples: int | None) -> tuple[float, int]:
+    """Wall time of the seed-figure grid on the built-in tasks (head ranking: a fixed order)."""
     from interp_heads.metrics import Accuracy
-    from interp_heads.selection import ranked_heads
-    from interp_heads.sweep import SweepConfig, SweepWarning, run_sweep
+    from interp_heads.sweep import SweepWarning, run_sweep
     from interp_heads.tasks import load_task
     from interp_heads.tasks.schema import Task
 
-    names = ["retrieval", "knowledge_recall", "math_calculation", "inference"]
+    names, cfg, n, _ = seed_figure_grid(model, n_examples)
     tasks = {}
     for name in names:
         task = load_task(name)
-        tasks[name] = Task(name, list(task)[:max_examples], meta=dict(task.meta))
-    heads = ranked_heads(
-        [(layer, h) for layer in range(model.cfg.n_layers) for h in range(model.cfg.n_heads)]
-    )
-    cfg = SweepConfig(ks=SEED_FIGURE["ks"], selections=SEED_FIGURE["selections"], seeds=SEED_FIGURE["seeds"],
-                      method="mean", max_new_tokens=6)  # fmt: skip
+        tasks[name] = Task(name, list(task)[:n], meta=dict(task.meta))
+    heads = [(layer, h) for layer in range(model.cfg.n_layers) for h in range(model.cfg.n_heads)]
     _sync(model.cfg.device)
     t = time.perf_counter()
     with warnings.catch_warnings():
@@ -282,7 +292,9 @@ def main(argv=None):
     ap.add_argument(
         "--seed-figure", action="store_true", help="time the full seed-figure sweep (18,000 rows)"
     )
-    ap.add_argument("--seed-figure-examples", type=int, default=100)
+    ap.add_argument(
+        "--seed-figure-examples", type=int, default=None, help="default: n_eval of the config"
+    )
     ap.add_argument("--skip-embedded", action="store_true")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
@@ -297,23 +309,25 @@ def main(argv=None):
         emb, emb_hf = embedded_models(args.device, dtype)
     tok = emb.tokenizer if emb is not None else embedded_tokenizer()
     model, hf = random_models(args.shape, args.device, dtype, tok)
-    bench_model(f"random {args.shape}", model, hf, args, out)
+    res = bench_model(f"random {args.shape}", model, hf, args, out)
+    _, _, _, rows = seed_figure_grid(emb if emb is not None else model, args.seed_figure_examples)
     del model, hf
     if emb is not None:
         res = bench_model("embedded smollm2-135m", emb, emb_hf, args, out)
+    if emb is not None and args.seed_figure:
         pack = (
             args.pack_rows
             if args.pack_rows
             else ("auto" if args.device == "cuda" else args.batch_size)
         )
-        rows = 4 * 45 * args.seed_figure_examples
-        if args.seed_figure:
-            secs, n = seed_figure_sweep(emb, args.batch_size, pack, args.seed_figure_examples)
-            out["seed_figure_sweep"] = {"seconds": secs, "rows": n, "measured": True}
-        else:
-            est = rows / res["examples_per_s"]["packed"]
-            out["seed_figure_sweep"] = {"seconds": est, "rows": rows, "measured": False,
-                                        "note": "estimated from the packed rate of the small sweep"}  # fmt: skip
+        secs, n = seed_figure_sweep(emb, args.batch_size, pack, args.seed_figure_examples)
+        out["seed_figure_sweep"] = {"seconds": secs, "rows": n, "measured": True}
+    elif emb is not None or args.shape == "smollm2":
+        est = rows / res["examples_per_s"]["packed"]
+        which = "embedded model" if emb is not None else "random model of the same shape"
+        out["seed_figure_sweep"] = {"seconds": est, "rows": rows, "measured": False,
+                                    "note": f"estimated from the packed sweep rate of the {which}"}  # fmt: skip
+    if "seed_figure_sweep" in out:
         s = out["seed_figure_sweep"]
         print(
             f"seed-figure sweep ({s['rows']} rows): {s['seconds']:.1f} s {'measured' if s['measured'] else 'estimated'}"
