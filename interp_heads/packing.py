@@ -66,6 +66,13 @@ def auto_pack_rows(
     return max(1, rows - rows % 8 if rows >= 8 else rows)
 
 
+def packing_enabled(pack_rows: PackRows, model) -> bool:
+    """Whether ``pack_rows`` asks for packing on this model's device (see :func:`resolve_pack_rows`)."""
+    if pack_rows is None:
+        return torch.device(model.cfg.device).type == "cuda"
+    return pack_rows != 0
+
+
 def resolve_pack_rows(
     pack_rows: PackRows, model, batch_size: int, prompts: Sequence[str], max_new_tokens: int
 ):
@@ -75,11 +82,10 @@ def resolve_pack_rows(
     ``"auto"``: auto-sized on CUDA, ``batch_size`` rows elsewhere. ``0``: plain everywhere.
     An int: that many rows.
     """
-    on_cuda = torch.device(model.cfg.device).type == "cuda"
-    if (pack_rows is None and not on_cuda) or pack_rows == 0:
+    if not packing_enabled(pack_rows, model):
         return None
     if pack_rows is None or pack_rows == "auto":
-        if not on_cuda:
+        if torch.device(model.cfg.device).type != "cuda":
             return batch_size
         longest = max(
             (len(model.to_tokens(p, move_to_device=False)[0]) for p in prompts), default=1
@@ -142,6 +148,8 @@ def run_packed(
         _task_prompts,
     )
 
+    if not packing_enabled(pack_rows, model):
+        return {}, {}
     todo: list[tuple] = []
     for name, task in tasks.items():
         if len(task) == 0:
