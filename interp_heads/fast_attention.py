@@ -14,8 +14,9 @@ A layer takes TransformerLens' own path, call by call, whenever something needs 
 kernel does not produce: a hook on ``hook_attn_scores`` or ``hook_pattern``, ALiBi or relative
 position bias, attention-score soft capping, ``use_attn_result``, 4-bit weights, a model split over
 several devices, an additive mask.
-In fp32 the logits equal the standard path within 1e-4 (SmolLM2; 2e-6 on the tiny model); in fp16/bf16 the fused kernel keeps the
-scores in the model dtype (TransformerLens upcasts them to fp32), so results are close, not equal.
+In fp32 the logits equal the standard path within 1e-4 (SmolLM2; 2e-6 on the tiny model); in
+fp16/bf16 the fused kernel keeps the scores in the model dtype (TransformerLens upcasts them to
+fp32), so results are close, not equal.
 """
 
 from __future__ import annotations
