@@ -132,63 +132,59 @@ def generate_packed(
 
 
 def run_packed(
-    model, tasks, plans, config, store, metrics, cache, *, batch_size, pack_rows, progress
+    model, tasks, plans, config, store, metrics, cache, prepare, *, batch_size, pack_rows, progress
 ):
     """Run every pending condition of a sweep packed; the plain loop then only collects.
 
+    ``prepare(name, task)`` gives a task's ``(prompts, ids, values, unit)`` as ``run_sweep``
+    computes them (``unit``: the inputs of its conditions' resume keys).
+
     Returns:
         ``({condition key: payload}, {task: seconds})`` for the conditions run here. Payloads are
-        those of ``sweep._run_condition`` (the time of a wave is shared out by rows).
+        those of ``sweep._run_condition`` plus their resume key (a wave's time is shared by rows).
     """
+    from interp_heads.resume import condition_key
     from interp_heads.sweep import (
+        _check_mask_effect,
         _condition_key,
         _condition_payload,
         _metric_items,
-        _prepare_task,
-        _task_prompts,
     )
 
     if not packing_enabled(pack_rows, model):
         return {}, {}
-    todo: list[tuple] = []
+    pending: list[PackedJob] = []
     for name, task in tasks.items():
         if len(task) == 0:
             continue  # the plain loop raises for it
-        ids = [e.id for e in task]
+        prompts, ids, values, unit = prepare(name, task)
+        checked = False
         for sel_name, k, seed, heads in plans[name]:
             key = _condition_key(name, sel_name, k, seed)
-            done = store.get(key)
-            if done is None or done.get("ids") != ids:
-                todo.append((key, name, sel_name, k, seed, heads, ids))
-    if not todo:
+            resume_key = condition_key(heads=heads, **unit)
+            if store.get(key, resume_key) is not None:
+                continue
+            if not checked:
+                _check_mask_effect(model, name, prompts, plans[name], config.method, values)
+                checked = True
+            meta = dict(
+                key=key,
+                task=name,
+                selection=sel_name,
+                k=k,
+                seed=seed,
+                ids=ids,
+                resume_key=resume_key,
+            )
+            pending.append(PackedJob(prompts, list(heads), values, 0, meta))
+    if not pending:
         return {}, {}
-    prompts = {
-        name: _task_prompts(model, tasks[name], config)
-        for name in dict.fromkeys(t[1] for t in todo)
-    }
-    rows = resolve_pack_rows(
-        pack_rows,
-        model,
-        batch_size,
-        [p for ps in prompts.values() for p in ps],
-        config.max_new_tokens,
-    )
-    if rows is None:
-        return {}, {}
-    values = {
-        name: _prepare_task(model, name, ps, plans[name], config.method, batch_size)
-        for name, ps in prompts.items()
-    }
-    pending = [
-        PackedJob(
-            prompts[name],
-            list(heads),
-            values[name],
-            0,
-            dict(key=key, task=name, selection=sel, k=k, seed=seed, ids=ids),
-        )
-        for key, name, sel, k, seed, heads, ids in todo
+    all_prompts = [
+        p
+        for name in dict.fromkeys(j.meta["task"] for j in pending)
+        for p in prepare(name, tasks[name])[0]
     ]
+    rows = resolve_pack_rows(pack_rows, model, batch_size, all_prompts, config.max_new_tokens)
     finished: dict[str, dict] = {}
     seconds: dict[str, float] = {}
     bar = _progress(len(pending), progress)
@@ -211,7 +207,9 @@ def run_packed(
             done = _condition_payload(
                 tasks[m["task"]], job.heads, gen, metrics, cache, share, time.perf_counter() - share
             )
-            done.update({key: m[key] for key in ("task", "selection", "k", "seed", "ids")})
+            done.update(
+                {key: m[key] for key in ("task", "selection", "k", "seed", "ids", "resume_key")}
+            )
             store.put(m["key"], done)
             finished[m["key"]] = done
             seconds[m["task"]] = seconds.get(m["task"], 0.0) + done["seconds"]["total"]
