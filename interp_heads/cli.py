@@ -281,7 +281,7 @@ def cmd_ablate(args) -> int:
     result = run_sweep(model, {task.name: task}, {task.name: ranking}, cfg, metrics, batch_size=args.batch_size,
                        out_dir=out, force=args.force, progress=not args.quiet)
     write_sweep_outputs(out, result, {task.name: task})
-    _manifest(out, params, model, timings=result.timings)
+    _manifest(out, params, model, timings=result.timings, metric_cache=getattr(result, "metric_cache", {}))
     index = build_report(out)
     summary = result.summary()
     print(summary[["task", "selection", "k", "metric", "mean", "ci_low", "ci_high"]].to_string(index=False))
@@ -329,14 +329,15 @@ def _digest(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _manifest(out: Path, params: dict, model, status: str = "complete", timings: dict | None = None) -> None:
+def _manifest(out: Path, params: dict, model, status: str = "complete", timings: dict | None = None,
+              **extra) -> None:
     from interp_heads.pipeline import git_hash
 
     manifest = {"config": params, "config_digest": _digest(params), "status": status, "versions": versions(),
                 "git": git_hash(), "ks": params.get("sweep", {}).get("ks"),
                 "model": {**dict(getattr(model, "interp_heads_source", {}) or {}),
                           "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads},
-                "timings": timings or {}}
+                "timings": timings or {}, **extra}
     write_atomic(out / "manifest.json", json.dumps(manifest, indent=1, default=str))
 
 

@@ -330,6 +330,7 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
                        batch_size=config.batch_size, out_dir=out_dir, force=force, progress=not quiet)
     timings["sweep"] = time.perf_counter() - t
     timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
+    manifest["metric_cache"] = getattr(result, "metric_cache", {})  # distinct answers scored once
     t = time.perf_counter()
     write_sweep_outputs(out_dir, result, {n: ev for n, (_, ev) in splits.items()})
     timings["total"] = time.perf_counter() - t0
