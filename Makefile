@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 test: setup
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q tests
 
 test-fast: setup

@@ -44,7 +44,9 @@ def main() -> None:
         task = filter_correct(model, load_task(name).subset(n=64)).subset(n=args.n)
         est = attribute_heads(model, task, "ablation_atp", batch_size=args.batch_size)
         t0 = time.perf_counter()
-        batches = make_batches(model, task, batch_size=args.batch_size, corrupted=False, fmt=task.fmt)
+        batches = make_batches(
+            model, task, batch_size=args.batch_size, corrupted=False, fmt=task.fmt
+        )
         exact_t, _ = mean_ablation_scores(model, batches, metric="logprob")
         t_exact = time.perf_counter() - t0
         exact = HeadScores(exact_t, "mean_ablation", name, provenance={"rank_by": "signed"})
@@ -54,7 +56,9 @@ def main() -> None:
             "task": name,
             "n": len(task),
             "spearman_signed": round(float(pd.Series(o).corr(pd.Series(e), method="spearman")), 3),
-            "spearman_abs": round(float(pd.Series(o.abs()).corr(pd.Series(e.abs()), method="spearman")), 3),
+            "spearman_abs": round(
+                float(pd.Series(o.abs()).corr(pd.Series(e.abs()), method="spearman")), 3
+            ),
             f"top{args.k}_shared": shared,
             "ablation_atp_s": est.provenance["seconds"],
             "mean_ablation_s": round(t_exact, 2),

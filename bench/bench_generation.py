@@ -58,7 +58,9 @@ def main(argv=None):
     from transformers import AutoModelForCausalLM
 
     g = embedded_gguf_path()
-    hf = AutoModelForCausalLM.from_pretrained(g.parent, gguf_file=g.name, dtype=torch.float32).eval()
+    hf = AutoModelForCausalLM.from_pretrained(
+        g.parent, gguf_file=g.name, dtype=torch.float32
+    ).eval()
     ps = prompts(model)
     tokens, mask = tokenize_left_padded(model, ps)
     n = args.new_tokens
@@ -66,17 +68,33 @@ def main(argv=None):
     means = head_means(model, ps)
 
     def run_hf():
-        hf.generate(tokens, attention_mask=mask, max_new_tokens=n, min_new_tokens=n, do_sample=False, pad_token_id=0)
+        hf.generate(
+            tokens,
+            attention_mask=mask,
+            max_new_tokens=n,
+            min_new_tokens=n,
+            do_sample=False,
+            pad_token_id=0,
+        )
 
     def run_ours(fast=False):
         return generate_tokens(model, ps, n, batch_size=32, stop_at_eos=False, fast_attention=fast)
 
     def run_ours_masked(fast=False):
         with mask_heads(model, heads, "mean", values=means):
-            return generate_tokens(model, ps, n, batch_size=32, stop_at_eos=False, fast_attention=fast)
+            return generate_tokens(
+                model, ps, n, batch_size=32, stop_at_eos=False, fast_attention=fast
+            )
 
     def run_tl():
-        model.generate(tokens, max_new_tokens=n, do_sample=False, stop_at_eos=False, verbose=False, use_past_kv_cache=True)
+        model.generate(
+            tokens,
+            max_new_tokens=n,
+            do_sample=False,
+            stop_at_eos=False,
+            verbose=False,
+            use_past_kv_cache=True,
+        )
 
     runs = {
         "hf_generate": run_hf,
@@ -116,7 +134,9 @@ def main(argv=None):
     out.write_text(json.dumps(result, indent=1))
     for name, v in med.items():
         print(f"{name:34s} {v:6.2f} s   throughput vs HF {med['hf_generate'] / v:.2f}x")
-    print("fast attention: same greedy tokens", same_tokens, f"max |logit diff| {max_logit_diff:.2e}")
+    print(
+        "fast attention: same greedy tokens", same_tokens, f"max |logit diff| {max_logit_diff:.2e}"
+    )
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ CODE = (
 
 def once(cache: str) -> tuple[float, float]:
     env = dict(os.environ, INTERP_HEADS_CACHE=cache)
-    out = subprocess.run([sys.executable, "-c", CODE], env=env, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CODE], env=env, capture_output=True, text=True, check=True
+    )
     load, imp = map(float, out.stdout.strip().splitlines()[-1].split())
     return load, imp
 

@@ -29,7 +29,9 @@ def main(run: str) -> None:
     frame = pd.DataFrame(rows).sort_values(["task", "k", "seed"])
     print(frame.to_string(index=False))
     for task, g in frame.groupby("task"):
-        print(f"{task}: corr(accuracy, top-16 heads in the draw) = {g['accuracy'].corr(g['top16_in_draw']):.2f}")
+        print(
+            f"{task}: corr(accuracy, top-16 heads in the draw) = {g['accuracy'].corr(g['top16_in_draw']):.2f}"
+        )
 
 
 if __name__ == "__main__":

@@ -36,7 +36,12 @@ def claim_rows(r: dict, k: int) -> list[dict]:
     out = []
     for task in dict.fromkeys(acc.task):
         cell = acc[(acc.task == task) & (acc.k == k)].set_index("selection")
-        row = sig[(sig.task == task) & (sig.k == k) & (sig.metric == "accuracy") & (sig.control == "RandomK")]
+        row = sig[
+            (sig.task == task)
+            & (sig.k == k)
+            & (sig.metric == "accuracy")
+            & (sig.control == "RandomK")
+        ]
         if "TopK" not in cell.index or "RandomK" not in cell.index or row.empty:
             continue
         t, rnd, g = cell.loc["TopK"], cell.loc["RandomK"], row.iloc[0]
@@ -59,12 +64,28 @@ def grid_table(r: dict, metric: str) -> pd.DataFrame:
     s = r["summary"]
     s = s[(s.metric == metric) & (s.selection != "baseline")]
     sig = r["sig"]
-    marked = {(t, int(k)) for t, k in zip(*[sig[(sig.metric == metric) & (sig.control == "RandomK") & sig.significant][c]
-                                             for c in ("task", "k")], strict=True)}
-    s = s.assign(cell=[f"{m:.2f} [{lo:.2f}, {hi:.2f}]" + (" *" if sel == "TopK" and (t, int(k)) in marked else "")
-                       for m, lo, hi, sel, t, k in zip(s["mean"], s.ci_low, s.ci_high, s.selection, s.task, s.k,
-                                                       strict=True)])
-    wide = s.pivot_table(index=["task", "k"], columns="selection", values="cell", aggfunc="first").reset_index()
+    marked = {
+        (t, int(k))
+        for t, k in zip(
+            *[
+                sig[(sig.metric == metric) & (sig.control == "RandomK") & sig.significant][c]
+                for c in ("task", "k")
+            ],
+            strict=True,
+        )
+    }
+    s = s.assign(
+        cell=[
+            f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+            + (" *" if sel == "TopK" and (t, int(k)) in marked else "")
+            for m, lo, hi, sel, t, k in zip(
+                s["mean"], s.ci_low, s.ci_high, s.selection, s.task, s.k, strict=True
+            )
+        ]
+    )
+    wide = s.pivot_table(
+        index=["task", "k"], columns="selection", values="cell", aggfunc="first"
+    ).reset_index()
     wide.columns.name = None
     order = {t: i for i, t in enumerate(dict.fromkeys(s.task))}
     return wide.sort_values(["task", "k"], key=lambda c: c.map(order) if c.name == "task" else c)
@@ -74,7 +95,10 @@ def md(frame: pd.DataFrame | list[dict]) -> str:
     frame = pd.DataFrame(frame)
     head = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "---|" * len(frame.columns)
-    body = ["| " + " | ".join("" if v != v else str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    body = [
+        "| " + " | ".join("" if v != v else str(v) for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
     return "\n".join([head, rule, *body])
 
 
@@ -127,23 +151,54 @@ def render(default: dict, scaled: dict | None) -> str:
             md(claim_rows(scaled, k8)),
             "",
         ]
-    parts += ["## Setup (literal k)", "", setup_table(default), "", "## Baseline (unmasked)", "",
-              md(default["baseline"]), "",
-              "## Accuracy, mean [95% CI], literal k (`*`: TopK significantly different from RandomK)", "",
-              md(grid_table(default, "accuracy")), ""]
+    parts += [
+        "## Setup (literal k)",
+        "",
+        setup_table(default),
+        "",
+        "## Baseline (unmasked)",
+        "",
+        md(default["baseline"]),
+        "",
+        "## Accuracy, mean [95% CI], literal k (`*`: TopK significantly different from RandomK)",
+        "",
+        md(grid_table(default, "accuracy")),
+        "",
+    ]
     metrics = [m for m in dict.fromkeys(default["summary"].metric) if m != "accuracy"]
     for m in metrics:
         label = default["summary"].loc[default["summary"].metric == m, "label"].iloc[0]
         parts += [f"## {label}, mean [95% CI], literal k", "", md(grid_table(default, m)), ""]
     if scaled is not None:
-        parts += ["## Setup (scaled k)", "", setup_table(scaled), "",
-                  "## Accuracy, mean [95% CI], scaled k", "", md(grid_table(scaled, "accuracy")), ""]
+        parts += [
+            "## Setup (scaled k)",
+            "",
+            setup_table(scaled),
+            "",
+            "## Accuracy, mean [95% CI], scaled k",
+            "",
+            md(grid_table(scaled, "accuracy")),
+            "",
+        ]
     parts += ["## Significance, every k (accuracy; TopK minus each random control)", ""]
     sig = default["sig"][default["sig"].metric == "accuracy"]
-    parts += [md([{"task": r.task, "k": r.k, "control": r.control,
-                   "TopK - control [95% CI]": f"{r.diff:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]",
-                   "p": f"{r.p_value:.4f}", "significant": "yes" if r.significant else "no",
-                   "drop ratio": f"{r.drop_ratio:.1f}x"} for r in sig.itertuples(index=False)]), ""]
+    parts += [
+        md(
+            [
+                {
+                    "task": r.task,
+                    "k": r.k,
+                    "control": r.control,
+                    "TopK - control [95% CI]": f"{r.diff:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]",
+                    "p": f"{r.p_value:.4f}",
+                    "significant": "yes" if r.significant else "no",
+                    "drop ratio": f"{r.drop_ratio:.1f}x",
+                }
+                for r in sig.itertuples(index=False)
+            ]
+        ),
+        "",
+    ]
     return "\n".join(parts) + "\n"
 
 
@@ -152,8 +207,12 @@ def main() -> None:
     ap.add_argument("default", type=Path)
     ap.add_argument("scaled", type=Path, nargs="?")
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("results.md"))
-    ap.add_argument("--notes", type=Path, default=Path(__file__).with_name("results_notes.md"),
-                    help="hand-written reading of the results, appended when present")
+    ap.add_argument(
+        "--notes",
+        type=Path,
+        default=Path(__file__).with_name("results_notes.md"),
+        help="hand-written reading of the results, appended when present",
+    )
     args = ap.parse_args()
     text = render(load(args.default), load(args.scaled) if args.scaled else None)
     if args.notes.exists():

@@ -103,9 +103,14 @@ def _replacements(
                     "method='resample' needs values=head_means(model, prompts, per_prompt=True)"
                 )
             picks = torch.randint(len(values), (len(hs),), generator=gen).tolist()
-            out[layer] = (hs, torch.stack([values[p][layer][h] for p, h in zip(picks, hs, strict=True)]))
+            out[layer] = (
+                hs,
+                torch.stack([values[p][layer][h] for p, h in zip(picks, hs, strict=True)]),
+            )
         else:
-            raise ValueError(f"unknown ablation method {method!r}: use 'zero', 'mean' or 'resample'")
+            raise ValueError(
+                f"unknown ablation method {method!r}: use 'zero', 'mean' or 'resample'"
+            )
     return out
 
 

@@ -37,7 +37,11 @@ def _load_model(args):
     """The model of ``--model`` on ``--device`` (library chatter such as "Moving model to device"
     is swallowed with ``--quiet``)."""
     validation.check_device(args.device)
-    quiet = contextlib.redirect_stdout(io.StringIO()) if getattr(args, "quiet", False) else contextlib.nullcontext()
+    quiet = (
+        contextlib.redirect_stdout(io.StringIO())
+        if getattr(args, "quiet", False)
+        else contextlib.nullcontext()
+    )
     with quiet:
         model = load_any_model(args.model, args.device)
     from interp_heads import threads
@@ -65,7 +69,9 @@ def cmd_tasks(args) -> int:
         if not args.name:
             raise PipelineError("tasks show needs a task name or file")
         task = load_any_task(args.name)
-        print(f"{task.name}: {len(task)} examples, sha256 {task.sha256[:16] or '-'}, source {task.source or '-'}")
+        print(
+            f"{task.name}: {len(task)} examples, sha256 {task.sha256[:16] or '-'}, source {task.source or '-'}"
+        )
         print(f"corrupted prompts: {'yes' if task.has_corrupted else 'no'}")
         for ex in list(task)[: 3 if args.n is None else args.n]:
             print(json.dumps(ex.to_dict(), ensure_ascii=False))
@@ -93,13 +99,26 @@ def cmd_attribute(args) -> int:
     model = _load_model(args)
     task = load_any_task(args.task)
     # the longest rendering (chat when the model has a template) unless the format is given
-    validation.check_prompt_lengths(model, task, args.fmt or task.fmt, args.max_new_tokens, corrupted=task.has_corrupted)
+    validation.check_prompt_lengths(
+        model, task, args.fmt or task.fmt, args.max_new_tokens, corrupted=task.has_corrupted
+    )
     if args.refine is not None and args.refine > model.cfg.n_layers * model.cfg.n_heads:
-        raise PipelineError(f"refine={args.refine} exceeds the number of heads ({model.cfg.n_layers * model.cfg.n_heads})")
+        raise PipelineError(
+            f"refine={args.refine} exceeds the number of heads ({model.cfg.n_layers * model.cfg.n_heads})"
+        )
     out = Path(args.out)
-    params = {"command": "attribute", "model": args.model, "task": args.task, "method": args.method,
-              "n_examples": args.n_examples, "refine": args.refine, "ablation": args.ablation,
-              "filter_correct": not args.no_filter, "fmt": args.fmt, "max_new_tokens": args.max_new_tokens}
+    params = {
+        "command": "attribute",
+        "model": args.model,
+        "task": args.task,
+        "method": args.method,
+        "n_examples": args.n_examples,
+        "refine": args.refine,
+        "ablation": args.ablation,
+        "filter_correct": not args.no_filter,
+        "fmt": args.fmt,
+        "max_new_tokens": args.max_new_tokens,
+    }
     prepare_out_dir(out, _digest(params), args.force)
     fmt, fmt_info = resolve_format(model, task, args.fmt, max_new_tokens=args.max_new_tokens)
     _say(args, describe(fmt, fmt_info))
@@ -107,16 +126,34 @@ def cmd_attribute(args) -> int:
     if args.no_filter:
         task = task.subset(n=args.n_examples)
     else:
-        task = take_correct(model, task, args.n_examples, fmt=fmt, max_new_tokens=args.max_new_tokens,
-                            batch_size=args.batch_size)
+        task = take_correct(
+            model,
+            task,
+            args.n_examples,
+            fmt=fmt,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+        )
         f = task.meta["filter"]
-        _say(args, f"ranking on {len(task)} correctly answered example(s) ({f['n_evaluated']} of {n_total} evaluated)")
+        _say(
+            args,
+            f"ranking on {len(task)} correctly answered example(s) ({f['n_evaluated']} of {n_total} evaluated)",
+        )
         if len(task) == 0:
-            raise PipelineError(f"task {args.task!r}: no example answered correctly in format {fmt!r}; "
-                                "nothing to rank (try --fmt or --no-filter)")
+            raise PipelineError(
+                f"task {args.task!r}: no example answered correctly in format {fmt!r}; "
+                "nothing to rank (try --fmt or --no-filter)"
+            )
     with _forward_counter(model, "attribution", args.quiet):
-        scores = attribute_heads(model, task, args.method, refine=args.refine, batch_size=args.batch_size,
-                                 fmt=fmt, ablation=args.ablation)
+        scores = attribute_heads(
+            model,
+            task,
+            args.method,
+            refine=args.refine,
+            batch_size=args.batch_size,
+            fmt=fmt,
+            ablation=args.ablation,
+        )
     scores.provenance.update(filter_correct=not args.no_filter, fmt_info=fmt_info)
     (out / "attribution").mkdir(exist_ok=True)
     scores.save(out / "attribution" / f"{task.name}.json")
@@ -124,7 +161,9 @@ def cmd_attribute(args) -> int:
     with runfolder.atomic(out / "attribution.parquet") as tmp:
         frame.to_parquet(tmp, index=False)
     with runfolder.atomic(out / "ranking.csv") as tmp:
-        frame.sort_values("rank")[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(tmp, index=False)
+        frame.sort_values("rank")[
+            ["task", "rank", "label", "layer", "head", "score", "method"]
+        ].to_csv(tmp, index=False)
     _manifest(out, params, model, timings={"attribution": scores.provenance.get("seconds")})
     index = build_report(out)
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
@@ -143,6 +182,7 @@ def _forward_counter(model, desc: str, quiet: bool):
     from tqdm.auto import tqdm
 
     bar = tqdm(desc=desc, unit=" forward", disable=quiet, leave=False)
+
     def count(*_) -> None:  # a forward hook returning a value would replace the output
         bar.update(1)
 
@@ -163,14 +203,21 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
 
     p = Path(path)
     if p.is_dir():
-        p = next((p / n for n in ("ranking.csv", "attribution.parquet") if (p / n).exists()), p / "ranking.csv")
+        p = next(
+            (p / n for n in ("ranking.csv", "attribution.parquet") if (p / n).exists()),
+            p / "ranking.csv",
+        )
     if not p.exists():
         raise PipelineError(f"ranking {str(p)!r} not found")
     try:
-        frame = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p, dtype={"label": str})
+        frame = (
+            pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p, dtype={"label": str})
+        )
     except Exception as exc:  # pandas/pyarrow raise many types for a damaged file
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PipelineError(f"ranking {str(p)!r} is not a readable {p.suffix.lstrip('.') or 'csv'} file ({msg})") from None
+        raise PipelineError(
+            f"ranking {str(p)!r} is not a readable {p.suffix.lstrip('.') or 'csv'} file ({msg})"
+        ) from None
     if "label" not in frame.columns:
         raise PipelineError(f"ranking {str(p)!r} has no 'label' column")
     if "task" in frame.columns and frame["task"].nunique() > 1:
@@ -181,7 +228,9 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
         frame = frame.sort_values("rank")
     labels = list(frame["label"])
     if not labels or any(not isinstance(x, str) for x in labels):
-        raise PipelineError(f"ranking {str(p)!r} has {'no rows' if not labels else 'rows without a label'} (truncated?)")
+        raise PipelineError(
+            f"ranking {str(p)!r} has {'no rows' if not labels else 'rows without a label'} (truncated?)"
+        )
     try:
         heads = parse_heads(labels, n_layers, n_heads)
     except ValueError as exc:
@@ -246,7 +295,9 @@ def cmd_ablate(args) -> int:
     check_ks(ks, n_layers * n_heads)
     fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
     # before resolve_format generates: the longest rendering (chat when the model has a template) unless given
-    validation.check_prompt_lengths(model, task.split(args.skip)[1], fmt_req or task.fmt, args.max_new_tokens)
+    validation.check_prompt_lengths(
+        model, task.split(args.skip)[1], fmt_req or task.fmt, args.max_new_tokens
+    )
     fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
     if fmt_req and not args.fmt:
         fmt_info = {"source": "ranking"}
@@ -261,30 +312,72 @@ def cmd_ablate(args) -> int:
     if args.no_filter:
         task = pool.subset(n=args.n_eval)
     else:
-        task = take_correct(model, pool, args.n_eval, fmt=fmt, max_new_tokens=args.max_new_tokens,
-                            batch_size=args.batch_size)
-        _say(args, f"evaluating {len(task)} correctly answered example(s) "
-                   f"({task.meta['filter']['n_evaluated']} of {len(pool)} evaluated)")
+        task = take_correct(
+            model,
+            pool,
+            args.n_eval,
+            fmt=fmt,
+            max_new_tokens=args.max_new_tokens,
+            batch_size=args.batch_size,
+        )
+        _say(
+            args,
+            f"evaluating {len(task)} correctly answered example(s) "
+            f"({task.meta['filter']['n_evaluated']} of {len(pool)} evaluated)",
+        )
     if len(task) == 0:
-        raise PipelineError(f"task {args.task!r} has no examples left to evaluate (after --skip {args.skip}"
-                            f"{', leaving out the ranking examples' if rank_ids and not args.allow_overlap else ''}"
-                            f"{'' if args.no_filter else ', keeping correct answers'})")
-    cfg = SweepConfig(ks=ks, selections=args.selections, seeds=args.seeds, method=ablation,
-                      max_new_tokens=args.max_new_tokens, metrics=args.metrics, fmt=fmt)
+        raise PipelineError(
+            f"task {args.task!r} has no examples left to evaluate (after --skip {args.skip}"
+            f"{', leaving out the ranking examples' if rank_ids and not args.allow_overlap else ''}"
+            f"{'' if args.no_filter else ', keeping correct answers'})"
+        )
+    cfg = SweepConfig(
+        ks=ks,
+        selections=args.selections,
+        seeds=args.seeds,
+        method=ablation,
+        max_new_tokens=args.max_new_tokens,
+        metrics=args.metrics,
+        fmt=fmt,
+    )
     out = Path(args.out)
-    params = {"command": "ablate", "model": args.model, "task": args.task, "skip": args.skip, "n_eval": args.n_eval,
-              "heads": [list(h) for h in ranking], "sweep": cfg.__dict__, "eval_ids": [e.id for e in task],
-              "filter_correct": not args.no_filter, "fmt_info": fmt_info}
+    params = {
+        "command": "ablate",
+        "model": args.model,
+        "task": args.task,
+        "skip": args.skip,
+        "n_eval": args.n_eval,
+        "heads": [list(h) for h in ranking],
+        "sweep": cfg.__dict__,
+        "eval_ids": [e.id for e in task],
+        "filter_correct": not args.no_filter,
+        "fmt_info": fmt_info,
+    }
     metrics = resolve_metrics(args.metrics, args.comet_model)
     prepare_out_dir(out, _digest(params), args.force)
     _manifest(out, params, model, status="running")
-    result = run_sweep(model, {task.name: task}, {task.name: ranking}, cfg, metrics, batch_size=args.batch_size,
-                       out_dir=out, force=args.force, progress=not args.quiet)
+    result = run_sweep(
+        model,
+        {task.name: task},
+        {task.name: ranking},
+        cfg,
+        metrics,
+        batch_size=args.batch_size,
+        out_dir=out,
+        force=args.force,
+        progress=not args.quiet,
+    )
     write_sweep_outputs(out, result, {task.name: task})
-    _manifest(out, params, model, timings=result.timings, metric_cache=getattr(result, "metric_cache", {}))
+    _manifest(
+        out, params, model, timings=result.timings, metric_cache=getattr(result, "metric_cache", {})
+    )
     index = build_report(out)
     summary = result.summary()
-    print(summary[["task", "selection", "k", "metric", "mean", "ci_low", "ci_high"]].to_string(index=False))
+    print(
+        summary[["task", "selection", "k", "metric", "mean", "ci_low", "ci_high"]].to_string(
+            index=False
+        )
+    )
     print(f"wrote {index}")
     return 0
 
@@ -309,8 +402,12 @@ def cmd_report(args) -> int:
     from interp_heads.report import build_report
 
     run_dir = Path(args.dir)
-    if not run_dir.is_dir() or not any((run_dir / n).exists() for n in ("manifest.json", "summary.parquet", "attribution.parquet")):
-        raise PipelineError(f"{str(run_dir)!r} is not a run folder (no manifest.json, summary or attribution)")
+    if not run_dir.is_dir() or not any(
+        (run_dir / n).exists() for n in ("manifest.json", "summary.parquet", "attribution.parquet")
+    ):
+        raise PipelineError(
+            f"{str(run_dir)!r} is not a run folder (no manifest.json, summary or attribution)"
+        )
     try:
         runfolder.acquire(run_dir)
     except runfolder.RunFolderBusy as exc:
@@ -322,22 +419,35 @@ def cmd_report(args) -> int:
 def _check_names(names: list[str], known: tuple[str, ...], what: str) -> None:
     for name in names:
         if name.lower().replace("_", "").replace("-", "") not in known:
-            raise PipelineError(f"unknown {what} {name!r}; use {', '.join(k for k in known if 'randomk' not in k or k == 'randomk')}")
+            raise PipelineError(
+                f"unknown {what} {name!r}; use {', '.join(k for k in known if 'randomk' not in k or k == 'randomk')}"
+            )
 
 
 def _digest(params: dict) -> str:
     return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _manifest(out: Path, params: dict, model, status: str = "complete", timings: dict | None = None,
-              **extra) -> None:
+def _manifest(
+    out: Path, params: dict, model, status: str = "complete", timings: dict | None = None, **extra
+) -> None:
     from interp_heads.pipeline import git_hash
 
-    manifest = {"config": params, "config_digest": _digest(params), "status": status, "versions": versions(),
-                "git": git_hash(), "ks": params.get("sweep", {}).get("ks"),
-                "model": {**dict(getattr(model, "interp_heads_source", {}) or {}),
-                          "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads},
-                "timings": timings or {}, **extra}
+    manifest = {
+        "config": params,
+        "config_digest": _digest(params),
+        "status": status,
+        "versions": versions(),
+        "git": git_hash(),
+        "ks": params.get("sweep", {}).get("ks"),
+        "model": {
+            **dict(getattr(model, "interp_heads_source", {}) or {}),
+            "n_layers": model.cfg.n_layers,
+            "n_heads": model.cfg.n_heads,
+        },
+        "timings": timings or {},
+        **extra,
+    }
     write_atomic(out / "manifest.json", json.dumps(manifest, indent=1, default=str))
 
 
@@ -368,36 +478,74 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"interp-heads {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
-    t = sub.add_parser("tasks", help=cmd_tasks.__doc__, description=cmd_tasks.__doc__,
-                       epilog="tasks build passes any further arguments to python -m interp_heads.tasks.builder")
+    t = sub.add_parser(
+        "tasks",
+        help=cmd_tasks.__doc__,
+        description=cmd_tasks.__doc__,
+        epilog="tasks build passes any further arguments to python -m interp_heads.tasks.builder",
+    )
     t.add_argument("action", choices=["list", "show", "build"])
     t.add_argument("name", nargs="?", help="task name or JSONL file (show)")
-    t.add_argument("-n", type=pos, default=None, help="examples to print (show: 3 when unset) or build (per task)")
+    t.add_argument(
+        "-n",
+        type=pos,
+        default=None,
+        help="examples to print (show: 3 when unset) or build (per task)",
+    )
     t.set_defaults(func=cmd_tasks)
 
     def common(sp, out_help):
-        sp.add_argument("--model", default="smollm2-135m", help="model spec (smollm2-135m: the embedded SmolLM2)")
+        sp.add_argument(
+            "--model",
+            default="smollm2-135m",
+            help="model spec (smollm2-135m: the embedded SmolLM2)",
+        )
         sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
         sp.add_argument("--out", required=True, help=out_help)
         sp.add_argument("--batch-size", type=pos, default=16, help="examples per forward pass")
-        sp.add_argument("--device", default=None, help="cpu, cuda, cuda:N, mps (None: CUDA when present)")
-        sp.add_argument("--threads", type=pos, default=None,
-                        help="torch CPU threads (None: cores shared among running interp-heads processes)")
+        sp.add_argument(
+            "--device", default=None, help="cpu, cuda, cuda:N, mps (None: CUDA when present)"
+        )
+        sp.add_argument(
+            "--threads",
+            type=pos,
+            default=None,
+            help="torch CPU threads (None: cores shared among running interp-heads processes)",
+        )
         sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
         sp.add_argument("--quiet", action="store_true", help="no progress bars")
 
     a = sub.add_parser("attribute", help=cmd_attribute.__doc__, description=cmd_attribute.__doc__)
     common(a, "output folder")
-    a.add_argument("--method", default="auto",
-                   help="auto (atp with corrupted prompts, else ablation_atp), exact, atp, ablation_atp, gradxact, "
-                        "headmask or mean_ablation")
-    a.add_argument("--ablation", default="mean", choices=["mean", "zero", "resample"],
-                   help="the ablation kind ablation_atp estimates (use the one you will mask with)")
-    a.add_argument("--n-examples", type=pos, default=24, help="rank on the first N correctly answered examples")
-    a.add_argument("--no-filter", action="store_true", help="rank on the first N examples, answered correctly or not")
-    a.add_argument("--fmt", default=None, choices=["chat", "plain", "auto"],
-                   help="prompt format (None: the task file's, else the better of chat/plain, measured)")
-    a.add_argument("--max-new-tokens", type=pos, default=16, help="answer length when checking correctness")
+    a.add_argument(
+        "--method",
+        default="auto",
+        help="auto (atp with corrupted prompts, else ablation_atp), exact, atp, ablation_atp, gradxact, "
+        "headmask or mean_ablation",
+    )
+    a.add_argument(
+        "--ablation",
+        default="mean",
+        choices=["mean", "zero", "resample"],
+        help="the ablation kind ablation_atp estimates (use the one you will mask with)",
+    )
+    a.add_argument(
+        "--n-examples", type=pos, default=24, help="rank on the first N correctly answered examples"
+    )
+    a.add_argument(
+        "--no-filter",
+        action="store_true",
+        help="rank on the first N examples, answered correctly or not",
+    )
+    a.add_argument(
+        "--fmt",
+        default=None,
+        choices=["chat", "plain", "auto"],
+        help="prompt format (None: the task file's, else the better of chat/plain, measured)",
+    )
+    a.add_argument(
+        "--max-new-tokens", type=pos, default=16, help="answer length when checking correctness"
+    )
     a.add_argument("--refine", type=pos, default=None, help="re-score the top N heads exactly")
     a.set_defaults(func=cmd_attribute)
 
@@ -405,32 +553,72 @@ def build_parser() -> argparse.ArgumentParser:
     common(b, "output folder (resumable)")
     b.add_argument("--ranking", help="run folder, ranking.csv or attribution.parquet")
     b.add_argument("--heads", help="explicit heads to mask, e.g. L3H2,L5H0 (instead of --ranking)")
-    b.add_argument("--k", type=validation.ks_arg, default=None,
-                   help="numbers of masked heads, e.g. 16,32,64,128 (None: 16,32,64,128; with --heads their number)")
+    b.add_argument(
+        "--k",
+        type=validation.ks_arg,
+        default=None,
+        help="numbers of masked heads, e.g. 16,32,64,128 (None: 16,32,64,128; with --heads their number)",
+    )
     b.add_argument("--seeds", type=pos, default=5, help="random draws per random selection and k")
-    b.add_argument("--selections", type=validation.names_arg, default=["topk", "randomk"],
-                   help="topk,randomk,layermatched")
-    b.add_argument("--metrics", type=validation.names_arg, default=["accuracy", "comet"],
-                   help="accuracy,comet,chrf,minilm_cosine")
+    b.add_argument(
+        "--selections",
+        type=validation.names_arg,
+        default=["topk", "randomk"],
+        help="topk,randomk,layermatched",
+    )
+    b.add_argument(
+        "--metrics",
+        type=validation.names_arg,
+        default=["accuracy", "comet"],
+        help="accuracy,comet,chrf,minilm_cosine",
+    )
     b.add_argument("--comet-model", default=None, help="COMET checkpoint name or path")
-    b.add_argument("--ablation", default=None, choices=["mean", "zero", "resample"], help="ablation kind (None: mean)")
-    b.add_argument("--method", default=None, choices=["mean", "zero", "resample"],
-                   help="deprecated alias of --ablation (kept for one release)")
-    b.add_argument("--n-eval", type=pos, default=100, help="evaluate at most N (correctly answered) examples")
-    b.add_argument("--skip", type=nonneg, default=0, help="skip the first N examples of the task file")
-    b.add_argument("--no-filter", action="store_true", help="evaluate examples whether or not the unmasked model gets them right")
-    b.add_argument("--allow-overlap", action="store_true",
-                   help="also evaluate the examples the ranking was computed on (left out by default)")
-    b.add_argument("--fmt", default=None, choices=["chat", "plain", "auto"],
-                   help="prompt format (None: the ranking's, else the task file's, else measured)")
+    b.add_argument(
+        "--ablation",
+        default=None,
+        choices=["mean", "zero", "resample"],
+        help="ablation kind (None: mean)",
+    )
+    b.add_argument(
+        "--method",
+        default=None,
+        choices=["mean", "zero", "resample"],
+        help="deprecated alias of --ablation (kept for one release)",
+    )
+    b.add_argument(
+        "--n-eval", type=pos, default=100, help="evaluate at most N (correctly answered) examples"
+    )
+    b.add_argument(
+        "--skip", type=nonneg, default=0, help="skip the first N examples of the task file"
+    )
+    b.add_argument(
+        "--no-filter",
+        action="store_true",
+        help="evaluate examples whether or not the unmasked model gets them right",
+    )
+    b.add_argument(
+        "--allow-overlap",
+        action="store_true",
+        help="also evaluate the examples the ranking was computed on (left out by default)",
+    )
+    b.add_argument(
+        "--fmt",
+        default=None,
+        choices=["chat", "plain", "auto"],
+        help="prompt format (None: the ranking's, else the task file's, else measured)",
+    )
     b.add_argument("--max-new-tokens", type=pos, default=16, help="tokens generated per answer")
     b.set_defaults(func=cmd_ablate)
 
     r = sub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
     r.add_argument("--config", required=True, help="TOML config, e.g. configs/seed_figure.toml")
     r.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
-    r.add_argument("--threads", type=pos, default=None,
-                   help="torch CPU threads (None: the config's, else cores shared among interp-heads processes)")
+    r.add_argument(
+        "--threads",
+        type=pos,
+        default=None,
+        help="torch CPU threads (None: the config's, else cores shared among interp-heads processes)",
+    )
     r.add_argument("--force", action="store_true", help="reuse a folder holding a different config")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     r.set_defaults(func=cmd_run)
@@ -464,7 +652,13 @@ def main(argv: list[str] | None = None) -> int:
         args.rest = rest
     except SystemExit as exc:
         return int(exc.code or 0)
-    errors: tuple[type[BaseException], ...] = (ValueError, ModelLoadError, MetricUnavailable, OSError, KeyError)
+    errors: tuple[type[BaseException], ...] = (
+        ValueError,
+        ModelLoadError,
+        MetricUnavailable,
+        OSError,
+        KeyError,
+    )
     try:
         from interp_heads.tasks import TaskFormatError
 
@@ -489,8 +683,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug, not bad input: one line, the traceback on request
         if os.environ.get("INTERP_HEADS_DEBUG"):
             raise
-        print(f"interp-heads: internal error: {type(exc).__name__}: {_cut(str(exc))} "
-              "(INTERP_HEADS_DEBUG=1 shows the traceback)", file=sys.stderr)
+        print(
+            f"interp-heads: internal error: {type(exc).__name__}: {_cut(str(exc))} "
+            "(INTERP_HEADS_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
         return 1
     finally:
         warnings.formatwarning = formatwarning

@@ -106,7 +106,9 @@ def generate_tokens(
                 on_batch(idx)
             tokens, mask = tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos)
             nl = newline_tables(model) if stop_at_newline else None
-            rows = _greedy(model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl)
+            rows = _greedy(
+                model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl
+            )
             for i, row in zip(idx, rows, strict=True):
                 out[i] = row
     return out  # type: ignore[return-value]
@@ -129,17 +131,26 @@ def final_logits(model: HookedTransformer, resid: torch.Tensor) -> torch.Tensor:
     return logits
 
 
-def last_logits(model: HookedTransformer, tokens, attention_mask, past_kv_cache=None) -> torch.Tensor:
+def last_logits(
+    model: HookedTransformer, tokens, attention_mask, past_kv_cache=None
+) -> torch.Tensor:
     """Logits ``[batch, d_vocab]`` at the last position of a forward pass (hooks active)."""
     resid = model(
-        tokens, attention_mask=attention_mask, past_kv_cache=past_kv_cache, stop_at_layer=model.cfg.n_layers
+        tokens,
+        attention_mask=attention_mask,
+        past_kv_cache=past_kv_cache,
+        stop_at_layer=model.cfg.n_layers,
     )
     return final_logits(model, resid)
 
 
 def _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl=None) -> list[list[int]]:
     batch, device = tokens.shape[0], tokens.device
-    cache = HookedTransformerKeyValueCache.init_cache(model.cfg, model.cfg.device, batch) if use_cache else None
+    cache = (
+        HookedTransformerKeyValueCache.init_cache(model.cfg, model.cfg.device, batch)
+        if use_cache
+        else None
+    )
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=device)
     if nl is not None:
         has_nl, has_text, text_then_nl = (t.to(device) for t in nl)

@@ -39,7 +39,9 @@ def parse_head(label: str | Head, n_layers: int | None = None, n_heads: int | No
     return layer, head
 
 
-def parse_heads(labels: Iterable[str | Head], n_layers: int | None = None, n_heads: int | None = None) -> list[Head]:
+def parse_heads(
+    labels: Iterable[str | Head], n_layers: int | None = None, n_heads: int | None = None
+) -> list[Head]:
     """Parse several labels (a comma-separated string is accepted too)."""
     if isinstance(labels, str):
         labels = [s for s in labels.split(",") if s.strip()]

@@ -78,7 +78,9 @@ def embedded_gguf_path() -> Path:
         )
     path = Path(list(spec.submodule_search_locations)[0]) / EMBEDDED_GGUF
     if not path.is_file():
-        raise ModelLoadError(f"{path} is missing; reinstall with: {SMOLLM_INSTALL} --force-reinstall")
+        raise ModelLoadError(
+            f"{path} is missing; reinstall with: {SMOLLM_INSTALL} --force-reinstall"
+        )
     return path
 
 
@@ -175,7 +177,9 @@ def prepare_tokenizer(tokenizer, arch: str):
     return tokenizer
 
 
-def build_hooked(cfg: HookedTransformerConfig, state_dict, tokenizer, device: str) -> HookedTransformer:
+def build_hooked(
+    cfg: HookedTransformerConfig, state_dict, tokenizer, device: str
+) -> HookedTransformer:
     """A HookedTransformer holding ``state_dict`` as is (no weight processing), without init cost."""
     cfg = dataclasses.replace(cfg) if dataclasses.is_dataclass(cfg) else cfg
     cfg.init_weights = False
@@ -185,7 +189,9 @@ def build_hooked(cfg: HookedTransformerConfig, state_dict, tokenizer, device: st
     # the only non-parameter buffers are rotary tables and masks, rebuilt by the constructor
     bad = [k for k in missing if not k.endswith(("IGNORE", "mask", "rotary_sin", "rotary_cos"))]
     if bad or unexpected:
-        raise ModelLoadError(f"weights do not fit the config: missing {bad[:3]}, unexpected {unexpected[:3]}")
+        raise ModelLoadError(
+            f"weights do not fit the config: missing {bad[:3]}, unexpected {unexpected[:3]}"
+        )
     model.to(device)
     model.eval()
     attach_tokenizer(model, tokenizer)
@@ -209,7 +215,9 @@ def attach_tokenizer(model: HookedTransformer, tokenizer) -> HookedTransformer:
 # --------------------------------------------------------------------------- cache
 def _entry_dir(source_hash: str) -> Path:
     key = hashlib.sha256(
-        json.dumps({"src": source_hash, "v": _versions(), "fmt": CACHE_FORMAT}, sort_keys=True).encode()
+        json.dumps(
+            {"src": source_hash, "v": _versions(), "fmt": CACHE_FORMAT}, sort_keys=True
+        ).encode()
     ).hexdigest()[:24]
     return cache_root() / "models" / key
 
@@ -230,7 +238,9 @@ def _cfg_from_json(d: dict) -> HookedTransformerConfig:
     d["dtype"] = getattr(torch, d.get("dtype", "float32"))
     fields = {f.name for f in dataclasses.fields(HookedTransformerConfig)}
     derived = {"n_params", "d_vocab_out", "device", "n_devices"}
-    return HookedTransformerConfig(**{k: v for k, v in d.items() if k in fields and k not in derived})
+    return HookedTransformerConfig(
+        **{k: v for k, v in d.items() if k in fields and k not in derived}
+    )
 
 
 def save_entry(entry: Path, cfg, state_dict, tokenizer, meta: dict) -> None:
@@ -242,7 +252,9 @@ def save_entry(entry: Path, cfg, state_dict, tokenizer, meta: dict) -> None:
     try:
         save_file({k: v.contiguous() for k, v in state_dict.items()}, tmp / "weights.safetensors")
         tokenizer.save_pretrained(tmp / "tokenizer")
-        meta = dict(meta, weights_sha256=file_sha256(tmp / "weights.safetensors"), cfg=_cfg_to_json(cfg))
+        meta = dict(
+            meta, weights_sha256=file_sha256(tmp / "weights.safetensors"), cfg=_cfg_to_json(cfg)
+        )
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
         if entry.exists():
             shutil.rmtree(entry)
@@ -292,7 +304,9 @@ def _convert_source(source: Path, gguf_file: str | None, dtype: torch.dtype):
     except ModelLoadError:
         raise
     except Exception as exc:  # noqa: BLE001
-        raise ModelLoadError(f"cannot load {source / (gguf_file or '')}: {exc}".splitlines()[0]) from exc
+        raise ModelLoadError(
+            f"cannot load {source / (gguf_file or '')}: {exc}".splitlines()[0]
+        ) from exc
     state_dict = state_dict_from_hf(hf_model, cfg)
     tokenizer = prepare_tokenizer(tokenizer, cfg.original_architecture)
     return cfg, state_dict, tokenizer
@@ -301,7 +315,9 @@ def _convert_source(source: Path, gguf_file: str | None, dtype: torch.dtype):
 def _load_local(path: Path, device: str, dtype: torch.dtype, use_cache: bool) -> HookedTransformer:
     if path.is_file():
         if path.suffix != ".gguf":
-            raise ModelLoadError(f"{path} is a file but not a .gguf; pass a .gguf or a model folder")
+            raise ModelLoadError(
+                f"{path} is a file but not a .gguf; pass a .gguf or a model folder"
+            )
         source_dir, gguf_file, digest = path.parent, path.name, file_sha256(path)
     else:
         source_dir, gguf_file = path, None
@@ -318,7 +334,13 @@ def _load_local(path: Path, device: str, dtype: torch.dtype, use_cache: bool) ->
         cfg, state_dict, tokenizer = _convert_source(source_dir, gguf_file, dtype)
         if use_cache:
             try:
-                save_entry(entry, cfg, state_dict, tokenizer, {"source": str(path), "source_sha256": digest})
+                save_entry(
+                    entry,
+                    cfg,
+                    state_dict,
+                    tokenizer,
+                    {"source": str(path), "source_sha256": digest},
+                )
             except OSError as exc:
                 log.warning("could not write model cache %s: %s", entry, exc)
     else:

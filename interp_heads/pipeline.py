@@ -36,8 +36,18 @@ from interp_heads.report_io import (
 from interp_heads.runfolder import StoreWarning, atomic, read_entry, releases_locks, write_entry
 from interp_heads.tasks.schema import BUILTIN_TASKS, Task
 
-__all__ = ["PipelineError", "RunConfig", "check_ks", "git_hash", "load_any_model", "load_any_task",
-           "prepare_out_dir", "run_pipeline", "versions", "write_atomic"]
+__all__ = [
+    "PipelineError",
+    "RunConfig",
+    "check_ks",
+    "git_hash",
+    "load_any_model",
+    "load_any_task",
+    "prepare_out_dir",
+    "run_pipeline",
+    "versions",
+    "write_atomic",
+]
 
 ABLATIONS = ("zero", "mean", "resample")
 SELECTIONS = ("topk", "randomk", "layermatched")
@@ -92,7 +102,9 @@ class RunConfig:
     filter_correct: bool = True
     fmt: str | None = None
     device: str | None = None
-    threads: int | None = None  # torch CPU threads; not part of the digest (results do not depend on it)
+    threads: int | None = (
+        None  # torch CPU threads; not part of the digest (results do not depend on it)
+    )
 
     def __post_init__(self):
         self.validate()
@@ -103,11 +115,15 @@ class RunConfig:
         known = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(d) - set(known))
         if unknown:
-            raise PipelineError(f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}")
+            raise PipelineError(
+                f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}"
+            )
         hints = typing.get_type_hints(cls)
         for key, value in d.items():
             if not _type_ok(value, hints[key]):
-                raise PipelineError(f"{source}: {key} = {value!r} has the wrong type (expected {_type_name(hints[key])})")
+                raise PipelineError(
+                    f"{source}: {key} = {value!r} has the wrong type (expected {_type_name(hints[key])})"
+                )
         return cls(**d)
 
     @classmethod
@@ -131,18 +147,34 @@ class RunConfig:
 
         if not self.tasks:
             raise PipelineError("config: tasks is empty")
-        for name in ("n_rank", "n_eval", "seeds", "max_new_tokens", "batch_size", "max_examples", "threads"):
+        for name in (
+            "n_rank",
+            "n_eval",
+            "seeds",
+            "max_new_tokens",
+            "batch_size",
+            "max_examples",
+            "threads",
+        ):
             if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise PipelineError(f"config: {name} must be > 0, got {getattr(self, name)}")
         if self.attribution not in METHODS:
-            raise PipelineError(f"config: unknown attribution {self.attribution!r}; use one of {', '.join(METHODS)}")
+            raise PipelineError(
+                f"config: unknown attribution {self.attribution!r}; use one of {', '.join(METHODS)}"
+            )
         if self.refine is not None and self.refine <= 0:
             raise PipelineError(f"config: refine must be > 0, got {self.refine}")
         if self.ablation not in ABLATIONS:
-            raise PipelineError(f"config: unknown ablation {self.ablation!r}; use one of {', '.join(ABLATIONS)}")
+            raise PipelineError(
+                f"config: unknown ablation {self.ablation!r}; use one of {', '.join(ABLATIONS)}"
+            )
         for sel in self.selections:
-            if sel.lower().replace("_", "").replace("-", "") not in SELECTIONS + ("layermatchedrandomk",):
-                raise PipelineError(f"config: unknown selection {sel!r}; use {', '.join(SELECTIONS)}")
+            if sel.lower().replace("_", "").replace("-", "") not in SELECTIONS + (
+                "layermatchedrandomk",
+            ):
+                raise PipelineError(
+                    f"config: unknown selection {sel!r}; use {', '.join(SELECTIONS)}"
+                )
         for m in self.metrics:
             if m.strip().lower() not in METRIC_NAMES + ("minilm",):
                 raise PipelineError(f"config: unknown metric {m!r}; use {', '.join(METRIC_NAMES)}")
@@ -202,9 +234,16 @@ def baseline(model, task: Task, cfg: RunConfig, fmt: str | None = None) -> tuple
     """Unmasked generations (``fmt=None``: the task's own format); the baseline row and the correct ids."""
     from interp_heads.tasks import evaluate_baseline
 
-    res = evaluate_baseline(model, task, fmt=fmt, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size)
+    res = evaluate_baseline(
+        model, task, fmt=fmt, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size
+    )
     ok = [i for i, c in zip(res.ids, res.correct, strict=True) if c]
-    return {"task": task.name, "n_examples": len(task), "n_correct": len(ok), "accuracy": len(ok) / len(task)}, ok
+    return {
+        "task": task.name,
+        "n_examples": len(task),
+        "n_correct": len(ok),
+        "accuracy": len(ok) / len(task),
+    }, ok
 
 
 def task_formats(config: RunConfig, model, tasks: dict) -> tuple[dict[str, str], dict[str, dict]]:
@@ -213,8 +252,13 @@ def task_formats(config: RunConfig, model, tasks: dict) -> tuple[dict[str, str],
 
     fmts, infos = {}, {}
     for name, task in tasks.items():
-        fmts[name], infos[name] = resolve_format(model, task, config.fmt, max_new_tokens=config.max_new_tokens,
-                                                 batch_size=config.batch_size)
+        fmts[name], infos[name] = resolve_format(
+            model,
+            task,
+            config.fmt,
+            max_new_tokens=config.max_new_tokens,
+            batch_size=config.batch_size,
+        )
     return fmts, infos
 
 
@@ -226,7 +270,9 @@ def _bar(total: int, desc: str, quiet: bool):
 
 # --------------------------------------------------------------------------- the run
 @releases_locks
-def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False) -> Path:
+def run_pipeline(
+    config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False
+) -> Path:
     """Run everything and write the run directory; returns the path of ``index.html``.
 
     Raises:
@@ -256,16 +302,30 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         if task.name in tasks:
             raise PipelineError(f"task {task.name!r} is listed twice")
         tasks[task.name] = task
-    for task in tasks.values():  # before task_formats generates: the longest rendering unless fmt is given
-        validation.check_prompt_lengths(model, task, config.fmt or task.fmt, config.max_new_tokens,
-                                        corrupted=task.has_corrupted)
+    for (
+        task
+    ) in tasks.values():  # before task_formats generates: the longest rendering unless fmt is given
+        validation.check_prompt_lengths(
+            model, task, config.fmt or task.fmt, config.max_new_tokens, corrupted=task.has_corrupted
+        )
     fmts, fmt_infos = task_formats(config, model, tasks)
     prepare_out_dir(out_dir, config.digest(), force)  # before any long step: fail fast
     # Phase 1 (no writes): baselines, filtering, splits.
     base_rows, splits, new_cache = [], {}, {}
     with _bar(len(tasks), "baseline", quiet or not config.filter_correct) as bar:
         for name, task in tasks.items():
-            _baseline_step(config, model, name, task, fmts[name], out_dir, base_rows, splits, new_cache, timings)
+            _baseline_step(
+                config,
+                model,
+                name,
+                task,
+                fmts[name],
+                out_dir,
+                base_rows,
+                splits,
+                new_cache,
+                timings,
+            )
             bar.update(1)
     try:
         metrics = resolve_metrics(config.metrics, config.comet_model)
@@ -275,7 +335,11 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     digest = config.digest()
     # With force, nothing is deleted: each unit's resume key decides what is recomputed.
     earlier = _read_json(out_dir / "manifest.json")
-    history = earlier.get("earlier_timings", []) + [earlier.get("timings", {})] if earlier.get("config_digest") == digest else []
+    history = (
+        earlier.get("earlier_timings", []) + [earlier.get("timings", {})]
+        if earlier.get("config_digest") == digest
+        else []
+    )
     manifest = {
         "config": asdict(config),
         "config_digest": digest,
@@ -285,9 +349,19 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         "fmt_info": fmt_infos,
         "versions": versions(),
         "git": git_hash(),
-        "model": {**dict(getattr(model, "interp_heads_source", {}) or {}), "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads},
-        "data": {n: {"source": t.source, "sha256": t.sha256 or _task_hash(t), "n_examples": len(t)} for n, t in tasks.items()},
-        "splits": {n: {"rank": [e.id for e in r], "eval": [e.id for e in ev]} for n, (r, ev) in splits.items()},
+        "model": {
+            **dict(getattr(model, "interp_heads_source", {}) or {}),
+            "n_layers": model.cfg.n_layers,
+            "n_heads": model.cfg.n_heads,
+        },
+        "data": {
+            n: {"source": t.source, "sha256": t.sha256 or _task_hash(t), "n_examples": len(t)}
+            for n, t in tasks.items()
+        },
+        "splits": {
+            n: {"rank": [e.id for e in r], "eval": [e.id for e in ev]}
+            for n, (r, ev) in splits.items()
+        },
         "seeds": {"torch": config.seed, "random_draws": config.seeds},
         "metrics": {m.name: m.label for m in metrics},
         "timings": timings,  # this invocation; steps reused from an interrupted run take ~0 s
@@ -305,13 +379,29 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
         for name, (rank, _) in splits.items():
             t = time.perf_counter()
             path = out_dir / "attribution" / f"{name}.json"
-            settings = {"method": config.attribution, "refine": config.refine, "batch_size": config.batch_size,
-                        "fmt": fmts[name], "ablation": config.ablation}
-            key = resume.attribution_key(resume.model_fingerprint(model), _rows(model, rank, fmts[name]), **settings)
-            scores = resume.load_scores(path, key)  # None when absent, damaged (warned) or of other inputs
+            settings = {
+                "method": config.attribution,
+                "refine": config.refine,
+                "batch_size": config.batch_size,
+                "fmt": fmts[name],
+                "ablation": config.ablation,
+            }
+            key = resume.attribution_key(
+                resume.model_fingerprint(model), _rows(model, rank, fmts[name]), **settings
+            )
+            scores = resume.load_scores(
+                path, key
+            )  # None when absent, damaged (warned) or of other inputs
             if scores is None:
-                scores = attribute_heads(model, rank, config.attribution, refine=config.refine,
-                                         batch_size=config.batch_size, fmt=fmts[name], ablation=config.ablation)
+                scores = attribute_heads(
+                    model,
+                    rank,
+                    config.attribution,
+                    refine=config.refine,
+                    batch_size=config.batch_size,
+                    fmt=fmts[name],
+                    ablation=config.ablation,
+                )
                 scores.provenance["resume_key"] = key
                 scores.save(path)
             rankings[name] = scores
@@ -321,13 +411,30 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     with atomic(out_dir / "attribution.parquet") as tmp:
         frame.to_parquet(tmp, index=False)
     with atomic(out_dir / "ranking.csv") as tmp:
-        frame.sort_values(["task", "rank"])[["task", "rank", "label", "layer", "head", "score", "method"]].to_csv(tmp, index=False)
-    sweep_cfg = SweepConfig(ks=ks, selections=list(config.selections), seeds=config.seeds, method=config.ablation,
-                            max_new_tokens=config.max_new_tokens, metrics=list(config.metrics),
-                            fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None)
+        frame.sort_values(["task", "rank"])[
+            ["task", "rank", "label", "layer", "head", "score", "method"]
+        ].to_csv(tmp, index=False)
+    sweep_cfg = SweepConfig(
+        ks=ks,
+        selections=list(config.selections),
+        seeds=config.seeds,
+        method=config.ablation,
+        max_new_tokens=config.max_new_tokens,
+        metrics=list(config.metrics),
+        fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
+    )
     t = time.perf_counter()
-    result = run_sweep(model, {n: ev for n, (_, ev) in splits.items()}, rankings, sweep_cfg, metrics,
-                       batch_size=config.batch_size, out_dir=out_dir, force=force, progress=not quiet)
+    result = run_sweep(
+        model,
+        {n: ev for n, (_, ev) in splits.items()},
+        rankings,
+        sweep_cfg,
+        metrics,
+        batch_size=config.batch_size,
+        out_dir=out_dir,
+        force=force,
+        progress=not quiet,
+    )
     timings["sweep"] = time.perf_counter() - t
     timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
     manifest["metric_cache"] = getattr(result, "metric_cache", {})  # distinct answers scored once
@@ -343,7 +450,9 @@ def run_pipeline(config: RunConfig, out_dir: str | os.PathLike, force: bool = Fa
     return index
 
 
-def _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, new_cache, timings) -> None:
+def _baseline_step(
+    config, model, name, task, fmt, out_dir, base_rows, splits, new_cache, timings
+) -> None:
     """Baseline (cached in ``out_dir/baseline``), filtering and the rank/eval split of one task."""
     from interp_heads.attribution.api import NEEDS_CORRUPTED, default_method
 
@@ -366,8 +475,12 @@ def _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, n
             f"task {name!r}: {len(keep)} example(s) left after filtering; need more than n_rank={config.n_rank}"
         )
     method = default_method(rank) if config.attribution == "auto" else config.attribution
-    if (method in NEEDS_CORRUPTED or (config.refine and method != "ablation_atp")) and not rank.has_corrupted:
-        raise PipelineError(f"task {name!r} has no corrupted prompts, needed by attribution {config.attribution!r}")
+    if (
+        method in NEEDS_CORRUPTED or (config.refine and method != "ablation_atp")
+    ) and not rank.has_corrupted:
+        raise PipelineError(
+            f"task {name!r} has no corrupted prompts, needed by attribution {config.attribution!r}"
+        )
     row.update(n_rank=len(rank), n_eval=len(evalset))
     base_rows.append(row)
     splits[name] = (rank, evalset)
@@ -375,8 +488,13 @@ def _baseline_step(config, model, name, task, fmt, out_dir, base_rows, splits, n
 
 
 def _baseline_key(config: RunConfig, task: Task, fmt: str, model) -> str:
-    return resume.baseline_key(resume.model_fingerprint(model), _rows(model, task, fmt),
-                               max_new_tokens=config.max_new_tokens, batch_size=config.batch_size, decoding="greedy")
+    return resume.baseline_key(
+        resume.model_fingerprint(model),
+        _rows(model, task, fmt),
+        max_new_tokens=config.max_new_tokens,
+        batch_size=config.batch_size,
+        decoding="greedy",
+    )
 
 
 def _rows(model, task: Task, fmt: str) -> str:
@@ -392,8 +510,11 @@ def _read_baseline(path: Path, task: Task) -> dict:
     if entry is None:
         return {}
     if not set(entry["ok"]) <= {e.id for e in task}:
-        warnings.warn(f"{path}: names examples the task does not have; ignored, it will be recomputed",
-                      StoreWarning, stacklevel=2)
+        warnings.warn(
+            f"{path}: names examples the task does not have; ignored, it will be recomputed",
+            StoreWarning,
+            stacklevel=2,
+        )
         return {}
     return entry
 

@@ -18,7 +18,11 @@ from interp_heads.tasks.schema import TASK_TITLES
 
 METRIC_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
 SELECTION_DASH = {"TopK": "solid", "RandomK": "dash", "LayerMatchedRandomK": "dot"}
-SELECTION_NAME = {"TopK": "TopK", "RandomK": "RandomK", "LayerMatchedRandomK": "Layer-matched RandomK"}
+SELECTION_NAME = {
+    "TopK": "TopK",
+    "RandomK": "RandomK",
+    "LayerMatchedRandomK": "Layer-matched RandomK",
+}
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -93,7 +97,11 @@ def plot_sweep(
                         x=line.k,
                         y=line["mean"],
                         mode="lines+markers",
-                        line={"color": color, "dash": SELECTION_DASH.get(sel, "dashdot"), "width": 2},
+                        line={
+                            "color": color,
+                            "dash": SELECTION_DASH.get(sel, "dashdot"),
+                            "width": 2,
+                        },
                         marker={"size": 6},
                         name=name,
                         legendgroup=name,
@@ -109,7 +117,9 @@ def plot_sweep(
                     row=1,
                     col=col,
                 )
-    fig.update_xaxes(type="log", tickvals=ks, ticktext=[str(k) for k in ks], title_text="# Masked Heads")
+    fig.update_xaxes(
+        type="log", tickvals=ks, ticktext=[str(k) for k in ks], title_text="# Masked Heads"
+    )
     fig.update_yaxes(range=[-0.02, 1.02], dtick=0.2)
     fig.update_yaxes(title_text="Score", row=1, col=1)
     fig.update_layout(
@@ -123,26 +133,42 @@ def plot_sweep(
     return fig
 
 
-def breakdown_table(records: pd.DataFrame, gens: pd.DataFrame, task: str, k: int, metric: str = "accuracy") -> pd.DataFrame:
+def breakdown_table(
+    records: pd.DataFrame, gens: pd.DataFrame, task: str, k: int, metric: str = "accuracy"
+) -> pd.DataFrame:
     """Mean score per haystack length x needle depth for unmasked, TopK and RandomK at ``k``.
 
     ``gens`` must carry the examples' ``n_sentences`` and ``depth`` (``generations.jsonl`` does
     for tasks whose rows record them, e.g. ``retrieval``). One row per panel, length and depth.
     """
-    meta = gens[gens.task == task][["example_id", "n_sentences", "depth"]].drop_duplicates("example_id")
+    meta = gens[gens.task == task][["example_id", "n_sentences", "depth"]].drop_duplicates(
+        "example_id"
+    )
     rec = records[(records.task == task) & (records.metric == metric)]
-    rec = rec[(rec.selection == "baseline") | ((rec.k == k) & rec.selection.isin(["TopK", "RandomK"]))]
+    rec = rec[
+        (rec.selection == "baseline") | ((rec.k == k) & rec.selection.isin(["TopK", "RandomK"]))
+    ]
     rec = rec.assign(example_id=rec.example_id.astype(str)).merge(
         meta.assign(example_id=meta.example_id.astype(str)), on="example_id"
     )
-    rec["panel"] = rec.selection.map({"baseline": "unmasked", "TopK": f"TopK k={k}", "RandomK": f"RandomK k={k}"})
-    return rec.groupby(["panel", "n_sentences", "depth"], as_index=False)["value"].agg(["mean", "count"]).reset_index(drop=True)
+    rec["panel"] = rec.selection.map(
+        {"baseline": "unmasked", "TopK": f"TopK k={k}", "RandomK": f"RandomK k={k}"}
+    )
+    return (
+        rec.groupby(["panel", "n_sentences", "depth"], as_index=False)["value"]
+        .agg(["mean", "count"])
+        .reset_index(drop=True)
+    )
 
 
 def plot_breakdown(table: pd.DataFrame, title: str = "") -> go.Figure:
     """Heatmaps of :func:`breakdown_table`: x = needle depth, y = haystack length, one per panel."""
-    panels = [p for p in ("unmasked",) if p in set(table.panel)] + sorted(set(table.panel) - {"unmasked"}, reverse=True)
-    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=panels, shared_yaxes=True, horizontal_spacing=0.04)
+    panels = [p for p in ("unmasked",) if p in set(table.panel)] + sorted(
+        set(table.panel) - {"unmasked"}, reverse=True
+    )
+    fig = make_subplots(
+        rows=1, cols=len(panels), subplot_titles=panels, shared_yaxes=True, horizontal_spacing=0.04
+    )
     for col, panel in enumerate(panels, start=1):
         sub = table[table.panel == panel]
         z = sub.pivot_table(index="n_sentences", columns="depth", values="mean")

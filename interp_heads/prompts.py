@@ -39,6 +39,8 @@ def render(
         messages = [{"role": "system", "content": system}] if system else []
         messages.append({"role": "user", "content": text})
         out.append(
-            model.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            model.tokenizer.apply_chat_template(
+                messages, tokenize=False, add_generation_prompt=True
+            )
         )
     return out

@@ -34,7 +34,9 @@ pre{background:#f8f8f8;padding:8px;font-size:12px;overflow:auto;max-height:300px
 """
 
 
-def write_sweep_outputs(out_dir: str | os.PathLike, result, eval_tasks: dict | None = None, n_boot: int = 1000) -> None:
+def write_sweep_outputs(
+    out_dir: str | os.PathLike, result, eval_tasks: dict | None = None, n_boot: int = 1000
+) -> None:
     """``sweep.parquet`` (records), ``summary.parquet``/``.csv`` and ``generations.jsonl``."""
     out_dir = Path(out_dir)
     with atomic(out_dir / "sweep.parquet") as tmp:
@@ -81,7 +83,9 @@ def load_run(run_dir: str | os.PathLike) -> dict:
         "summary": opt("summary.parquet", pd.read_parquet),
         "records": opt("sweep.parquet", pd.read_parquet),
         "significance": opt("significance.csv", pd.read_csv),
-        "generations": opt("generations.jsonl", lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})),
+        "generations": opt(
+            "generations.jsonl", lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
+        ),
     }
 
 
@@ -95,19 +99,27 @@ def make_figures(run: dict) -> dict:
     if summary is not None and len(summary):
         fig = plot_sweep(summary, title="Masking TopK vs random heads while generating")
         n_tasks = summary["task"].nunique()
-        fig.update_layout(width=max(900, 330 * n_tasks), height=500, margin={"t": 60, "b": 150},
-                          legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"})
+        fig.update_layout(
+            width=max(900, 330 * n_tasks),
+            height=500,
+            margin={"t": 60, "b": 150},
+            legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"},
+        )
         figs["seed_figure"] = fig
     figs.update(_breakdowns(run))
     attr = run.get("attribution")
     if attr is not None and len(attr):
         scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}
         for task, s in scores.items():
-            figs[f"heatmap_{task}"] = s.heatmap().update_layout(width=560, height=max(360, 40 + 14 * s.n_layers))
+            figs[f"heatmap_{task}"] = s.heatmap().update_layout(
+                width=560, height=max(360, 40 + 14 * s.n_layers)
+            )
         if len(scores) > 1:
             ks = (run.get("manifest") or {}).get("ks") or [16]
             k = min(min(ks), next(iter(scores.values())).scores.numel())
-            figs["overlap"] = overlap_heatmap(overlap(scores, k)).update_layout(width=640, height=520, yaxis={"autorange": "reversed"})
+            figs["overlap"] = overlap_heatmap(overlap(scores, k)).update_layout(
+                width=640, height=520, yaxis={"autorange": "reversed"}
+            )
     return figs
 
 
@@ -116,7 +128,12 @@ def _breakdowns(run: dict) -> dict:
     from interp_heads.plotting import breakdown_table, plot_breakdown
 
     gens, records = run.get("generations"), run.get("records")
-    if gens is None or records is None or "depth" not in gens.columns or "n_sentences" not in gens.columns:
+    if (
+        gens is None
+        or records is None
+        or "depth" not in gens.columns
+        or "n_sentences" not in gens.columns
+    ):
         return {}
     figs = {}
     for task in dict.fromkeys(gens.loc[gens.depth.notna(), "task"]):
@@ -125,7 +142,9 @@ def _breakdowns(run: dict) -> dict:
             continue
         k = 32 if 32 in ks else ks[len(ks) // 2]
         table = breakdown_table(records, gens, task, k)
-        figs[f"breakdown_{task}"] = plot_breakdown(table, f"{task}: accuracy by haystack length and needle depth")
+        figs[f"breakdown_{task}"] = plot_breakdown(
+            table, f"{task}: accuracy by haystack length and needle depth"
+        )
     return figs
 
 
@@ -142,7 +161,9 @@ def build_report(run_dir: str | os.PathLike) -> Path:
     figs = make_figures(run)
     (run_dir / "figures").mkdir(exist_ok=True)
     for name, fig in figs.items():
-        fig.write_html(run_dir / "figures" / f"{name}.html", include_plotlyjs="directory", full_html=True)
+        fig.write_html(
+            run_dir / "figures" / f"{name}.html", include_plotlyjs="directory", full_html=True
+        )
     manifest = run.get("manifest") or {}
     cfg = manifest.get("config", {})
     title = f"interp_heads run: {cfg.get('model', '?')} ({', '.join(cfg.get('tasks', [])) or 'no tasks'})"
@@ -150,29 +171,44 @@ def build_report(run_dir: str | os.PathLike) -> Path:
 
     def div(name: str) -> str:
         lay = figs[name].layout
-        return figs[name].to_html(full_html=False, include_plotlyjs=False, div_id=f"fig-{name}",
-                                  default_width=f"{lay.width}px" if lay.width else "100%",
-                                  default_height=f"{lay.height or 450}px")
+        return figs[name].to_html(
+            full_html=False,
+            include_plotlyjs=False,
+            div_id=f"fig-{name}",
+            default_width=f"{lay.width}px" if lay.width else "100%",
+            default_height=f"{lay.height or 450}px",
+        )
 
     parts.append("<h2>Seed figure</h2>")
-    parts.append(div("seed_figure") if "seed_figure" in figs else '<p class="note">No sweep results yet.</p>')
-    parts.append('<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads. '
-                 "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>")
+    parts.append(
+        div("seed_figure") if "seed_figure" in figs else '<p class="note">No sweep results yet.</p>'
+    )
+    parts.append(
+        '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads. '
+        "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>"
+    )
     parts.append("<h2>TopK vs RandomK at each k</h2>")
     parts.append(topk_vs_random_table(run.get("summary"), run.get("significance")))
     parts.append("<h2>Is TopK lower than the random controls?</h2>")
-    parts.append('<p class="note">TopK minus control, mean [95% CI] from a paired bootstrap over examples '
-                 "and random draws; p: two-sided bootstrap p-value. Significant cells (CI excludes 0) are "
-                 "marked *. Drop ratio: TopK's drop from the unmasked score over the control's.</p>")
+    parts.append(
+        '<p class="note">TopK minus control, mean [95% CI] from a paired bootstrap over examples '
+        "and random draws; p: two-sided bootstrap p-value. Significant cells (CI excludes 0) are "
+        "marked *. Drop ratio: TopK's drop from the unmasked score over the control's.</p>"
+    )
     parts.append(significance_table(run.get("significance")))
     parts.append("<h2>Baseline (unmasked model)</h2>")
     parts.append(baseline_table(run.get("baseline")))
     heat = [n for n in figs if n.startswith("heatmap_")]
     parts.append("<h2>Head attribution per task</h2>")
-    parts.append('<div class="grid">' + "".join(f"<div>{div(n)}</div>" for n in heat) + "</div>" if heat
-                 else '<p class="note">No attribution results.</p>')
+    parts.append(
+        '<div class="grid">' + "".join(f"<div>{div(n)}</div>" for n in heat) + "</div>"
+        if heat
+        else '<p class="note">No attribution results.</p>'
+    )
     for name in [n for n in figs if n.startswith("breakdown_")]:
-        parts.append(f"<h2>{html.escape(name.removeprefix('breakdown_'))}: by haystack length and needle depth</h2>")
+        parts.append(
+            f"<h2>{html.escape(name.removeprefix('breakdown_'))}: by haystack length and needle depth</h2>"
+        )
         parts.append(div(name))
     if "overlap" in figs:
         parts.append("<h2>Cross-task overlap of the top heads</h2>" + div("overlap"))

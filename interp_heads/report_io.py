@@ -25,7 +25,16 @@ def write_atomic(path: Path, text: str) -> None:
 
 def versions() -> dict[str, str]:
     out = {}
-    for pkg in ("interp_heads", "torch", "transformer-lens", "transformers", "plotly", "pandas", "numpy", "unbabel-comet"):
+    for pkg in (
+        "interp_heads",
+        "torch",
+        "transformer-lens",
+        "transformers",
+        "plotly",
+        "pandas",
+        "numpy",
+        "unbabel-comet",
+    ):
         try:
             out[pkg] = importlib.metadata.version(pkg)
         except importlib.metadata.PackageNotFoundError:
@@ -35,7 +44,12 @@ def versions() -> dict[str, str]:
 
 def git_hash() -> str | None:
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return out.stdout.strip() or None
     except (OSError, subprocess.SubprocessError):
         return None
@@ -57,7 +71,9 @@ def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        raise PipelineError(f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})") from None
+        raise PipelineError(
+            f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})"
+        ) from None
     try:
         runfolder.acquire(out_dir)
     except runfolder.RunFolderBusy as exc:
@@ -66,7 +82,9 @@ def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
         entry = runfolder.read_entry(manifest, {"config_digest": str}, checksum=False)
         theirs = entry.get("config_digest") if entry else None
         if entry is not None and theirs != digest and not force:
-            raise PipelineError(f"{str(out_dir)!r} holds a run with a different config; use --force or another --out")
+            raise PipelineError(
+                f"{str(out_dir)!r} holds a run with a different config; use --force or another --out"
+            )
 
 
 def load_any_model(spec: str, device: str | None = None):

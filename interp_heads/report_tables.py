@@ -18,7 +18,11 @@ def _table(frame: pd.DataFrame, multiline: bool = False) -> str:
     if not multiline:
         return frame.to_html(index=False, escape=True, border=0, na_rep="")
     # pandas would print a newline as a literal "\n": escape each cell ourselves, newlines -> <br>
-    cells = frame.apply(lambda col: col.map(lambda v: "" if v is None else html.escape(str(v)).replace("\n", "<br>")))
+    cells = frame.apply(
+        lambda col: col.map(
+            lambda v: "" if v is None else html.escape(str(v)).replace("\n", "<br>")
+        )
+    )
     cells.columns = [html.escape(str(c)) for c in frame.columns]
     return cells.to_html(index=False, escape=False, border=0, na_rep="")
 
@@ -49,17 +53,29 @@ def topk_vs_random_table(summary: pd.DataFrame | None, sig: pd.DataFrame | None 
         hit = sig[(sig.control == "RandomK") & sig.significant.astype(bool)]
         marked = set(zip(hit.task, hit.k.astype(int), hit.metric, strict=True))
     s["cell"] = [
-        f"{m:.3f} [{lo:.3f}, {hi:.3f}]" + (" *" if sel == "TopK" and (t, int(k), me) in marked else "")
+        f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
+        + (" *" if sel == "TopK" and (t, int(k), me) in marked else "")
         for m, lo, hi, sel, t, k, me in zip(
             s["mean"], s.ci_low, s.ci_high, s.selection, s.task, s.k, s.metric, strict=True
         )
     ]
-    wide = s.pivot_table(index=["task", "label", "k"], columns="selection", values="cell", aggfunc="first")
-    cols = [c for c in SEL_ORDER if c in wide.columns] + [c for c in wide.columns if c not in SEL_ORDER]
+    wide = s.pivot_table(
+        index=["task", "label", "k"], columns="selection", values="cell", aggfunc="first"
+    )
+    cols = [c for c in SEL_ORDER if c in wide.columns] + [
+        c for c in wide.columns if c not in SEL_ORDER
+    ]
     wide = wide[cols].reset_index().rename(columns={"label": "metric"})
     wide.columns.name = None
     base = summary[summary.selection == "baseline"].set_index(["task", "label"])["mean"]
-    wide.insert(3, "unmasked", [f"{base.get((t, m), float('nan')):.3f}" for t, m in zip(wide.task, wide.metric, strict=True)])
+    wide.insert(
+        3,
+        "unmasked",
+        [
+            f"{base.get((t, m), float('nan')):.3f}"
+            for t, m in zip(wide.task, wide.metric, strict=True)
+        ],
+    )
     return _table(wide)
 
 
@@ -73,7 +89,8 @@ def significance_table(sig: pd.DataFrame | None) -> str:
             "metric": r.label,
             "k": int(r.k),
             "control": r.control,
-            "TopK - control": f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]" + (" *" if r.significant else ""),
+            "TopK - control": f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]"
+            + (" *" if r.significant else ""),
             "p": f"{r.p_value:.4f}",
             "drop ratio": f"{r.drop_ratio:.1f}x" if r.drop_ratio == r.drop_ratio else "",
         }
@@ -93,14 +110,16 @@ def examples_table(gens: pd.DataFrame | None, n_per_task: int = 4) -> str:
         top = g[(g.selection == "TopK") & (g.k == kmax)].set_index("example_id")
         rnd = g[(g.selection == "RandomK") & (g.k == kmax) & (g.seed == 0)].set_index("example_id")
         for ex in list(dict.fromkeys(g.example_id))[:n_per_task]:
-            rows.append({
-                "task": task,
-                "question": _get(base, ex, "question"),
-                "reference": _get(base, ex, "answer"),
-                "unmasked": _get(base, ex, "generation"),
-                f"TopK k={kmax}": _get(top, ex, "generation"),
-                f"RandomK k={kmax} (seed 0)": _get(rnd, ex, "generation"),
-            })
+            rows.append(
+                {
+                    "task": task,
+                    "question": _get(base, ex, "question"),
+                    "reference": _get(base, ex, "answer"),
+                    "unmasked": _get(base, ex, "generation"),
+                    f"TopK k={kmax}": _get(top, ex, "generation"),
+                    f"RandomK k={kmax} (seed 0)": _get(rnd, ex, "generation"),
+                }
+            )
     return _table(pd.DataFrame(rows), multiline=True)
 
 
@@ -124,9 +143,18 @@ def provenance_table(manifest: dict | None) -> str:
         ("seeds", json.dumps(manifest.get("seeds", {}))),
         ("metrics", json.dumps(manifest.get("metrics", {}))),
     ]
-    rows += [(f"data: {n}", f"{d.get('n_examples')} examples, sha256 {str(d.get('sha256'))[:16]}, {d.get('source')}")
-             for n, d in manifest.get("data", {}).items()]
-    rows += [(f"time: {k}", f"{v:.1f} s") for k, v in manifest.get("timings", {}).items() if isinstance(v, int | float)]
+    rows += [
+        (
+            f"data: {n}",
+            f"{d.get('n_examples')} examples, sha256 {str(d.get('sha256'))[:16]}, {d.get('source')}",
+        )
+        for n, d in manifest.get("data", {}).items()
+    ]
+    rows += [
+        (f"time: {k}", f"{v:.1f} s")
+        for k, v in manifest.get("timings", {}).items()
+        if isinstance(v, int | float)
+    ]
     table = _table(pd.DataFrame(rows, columns=["item", "value"]))
     full = html.escape(json.dumps(manifest, indent=1, default=str))
     return table + f"<details><summary>manifest.json</summary><pre>{full}</pre></details>"

@@ -54,7 +54,9 @@ def tensor_digest(values) -> str:
     return h.hexdigest()[:32]
 
 
-_FINGERPRINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> (version stamp, hash)
+_FINGERPRINTS: weakref.WeakKeyDictionary = (
+    weakref.WeakKeyDictionary()
+)  # model -> (version stamp, hash)
 
 
 def model_fingerprint(model) -> dict:
@@ -65,8 +67,12 @@ def model_fingerprint(model) -> dict:
     """
     src = dict(getattr(model, "interp_heads_source", {}) or {})
     cfg = model.cfg
-    fp = {"spec": src.get("spec"), "sha256": src.get("sha256"), "dtype": str(cfg.dtype),
-          "shape": [cfg.n_layers, cfg.n_heads, cfg.d_head, cfg.d_model, cfg.d_vocab]}
+    fp = {
+        "spec": src.get("spec"),
+        "sha256": src.get("sha256"),
+        "dtype": str(cfg.dtype),
+        "shape": [cfg.n_layers, cfg.n_heads, cfg.d_head, cfg.d_model, cfg.d_vocab],
+    }
     if src.get("sha256"):
         return fp
     stamp = tuple(p._version for p in model.parameters())  # bumped by every in-place change
@@ -85,32 +91,60 @@ def rows_digest(examples, prompts: list[str] | None = None) -> str:
 
 def metric_identity(metric) -> dict:
     """What identifies a metric's scores: class, name, label, version and checkpoint."""
-    return {"class": f"{type(metric).__module__}.{type(metric).__qualname__}", "name": metric.name,
-            "label": metric.label, "version": getattr(metric, "version", 1),
-            "model": str(getattr(metric, "model", None) or getattr(metric, "path", None) or "")}
+    return {
+        "class": f"{type(metric).__module__}.{type(metric).__qualname__}",
+        "name": metric.name,
+        "label": metric.label,
+        "version": getattr(metric, "version", 1),
+        "model": str(getattr(metric, "model", None) or getattr(metric, "path", None) or ""),
+    }
 
 
-def condition_key(model_fp: dict, rows: str, heads, kind: str, values_digest: str,
-                  generation: dict, metrics) -> str:
+def condition_key(
+    model_fp: dict, rows: str, heads, kind: str, values_digest: str, generation: dict, metrics
+) -> str:
     """Resume key of one sweep condition (see the module docstring)."""
-    return digest({
-        "v": KEY_VERSION, "unit": "condition", "model": model_fp, "rows": rows,
-        "heads": [list(h) if not isinstance(h, str) else h for h in heads],
-        "ablation": {"kind": kind, "values": values_digest},
-        "generation": generation, "metrics": [metric_identity(m) for m in metrics],
-    }, 32)
+    return digest(
+        {
+            "v": KEY_VERSION,
+            "unit": "condition",
+            "model": model_fp,
+            "rows": rows,
+            "heads": [list(h) if not isinstance(h, str) else h for h in heads],
+            "ablation": {"kind": kind, "values": values_digest},
+            "generation": generation,
+            "metrics": [metric_identity(m) for m in metrics],
+        },
+        32,
+    )
 
 
 def attribution_key(model_fp: dict, rows: str, **settings) -> str:
     """Resume key of one attribution file: model, rank rows and every ``attribute_heads`` setting."""
-    return digest({"v": KEY_VERSION, "unit": "attribution", "model": model_fp, "rows": rows,
-                   "settings": settings}, 32)
+    return digest(
+        {
+            "v": KEY_VERSION,
+            "unit": "attribution",
+            "model": model_fp,
+            "rows": rows,
+            "settings": settings,
+        },
+        32,
+    )
 
 
 def baseline_key(model_fp: dict, rows: str, **settings) -> str:
     """Resume key of one baseline cache entry: model, rows (rendered) and generation settings."""
-    return digest({"v": KEY_VERSION, "unit": "baseline", "model": model_fp, "rows": rows,
-                   "settings": settings}, 32)
+    return digest(
+        {
+            "v": KEY_VERSION,
+            "unit": "baseline",
+            "model": model_fp,
+            "rows": rows,
+            "settings": settings,
+        },
+        32,
+    )
 
 
 def load_scores(path, key: str):
@@ -123,7 +157,9 @@ def load_scores(path, key: str):
     from interp_heads.attribution.scores import FORMAT, HeadScores
     from interp_heads.runfolder import StoreWarning, read_entry
 
-    d = read_entry(path, {"format": str, "scores": list, "method": str, "task": str, "provenance": dict})
+    d = read_entry(
+        path, {"format": str, "scores": list, "method": str, "task": str, "provenance": dict}
+    )
     if d is None or d["provenance"].get("resume_key") != key:
         return None
     try:
@@ -131,5 +167,9 @@ def load_scores(path, key: str):
             raise ValueError(f"format {d['format']!r}, expected {FORMAT!r}")
         return HeadScores.from_dict(d)
     except (ValueError, TypeError, KeyError, RuntimeError) as exc:
-        warnings.warn(f"{path}: bad scores ({exc}); ignored, it will be recomputed", StoreWarning, stacklevel=2)
+        warnings.warn(
+            f"{path}: bad scores ({exc}); ignored, it will be recomputed",
+            StoreWarning,
+            stacklevel=2,
+        )
         return None

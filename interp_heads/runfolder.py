@@ -75,7 +75,9 @@ def atomic(path: str | os.PathLike) -> Iterator[Path]:
 
 def canonical(obj) -> bytes:
     """Canonical JSON bytes of ``obj`` (sorted keys, no spaces), the input of every digest."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str).encode()
+    return json.dumps(
+        obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    ).encode()
 
 
 def digest(obj, n: int = 16) -> str:
@@ -97,8 +99,12 @@ def _warn(path: Path, reason: str) -> None:
     warnings.warn(f"{path}: {reason}; ignored, it will be recomputed", StoreWarning, stacklevel=3)
 
 
-def read_entry(path: str | os.PathLike, schema: dict[str, type | tuple[type, ...]] | None = None,
-               *, checksum: bool = True) -> dict | None:
+def read_entry(
+    path: str | os.PathLike,
+    schema: dict[str, type | tuple[type, ...]] | None = None,
+    *,
+    checksum: bool = True,
+) -> dict | None:
     """The JSON object in ``path``, or None when absent or damaged (damage is warned about).
 
     Args:
@@ -128,14 +134,20 @@ def read_entry(path: str | os.PathLike, schema: dict[str, type | tuple[type, ...
     if checksum:
         stored = obj.pop(CHECKSUM, None)
         if stored is None:  # an older version's entry: one warning per folder, not one per file
-            older = {k: v for k, v in (schema or {}).items() if k != "resume_key"}  # older entries had none
+            older = {
+                k: v for k, v in (schema or {}).items() if k != "resume_key"
+            }  # older entries had none
             problem = schema_problem(obj, older)
             if problem:  # not even an older entry: name the file
                 _warn(path, f"{problem}; no checksum")
             elif path.parent not in _legacy_warned:
                 _legacy_warned.add(path.parent)
-                warnings.warn(f"{path.parent}: entries without a checksum (written by an older version or by hand) "
-                              "are ignored and will be recomputed", StoreWarning, stacklevel=2)
+                warnings.warn(
+                    f"{path.parent}: entries without a checksum (written by an older version or by hand) "
+                    "are ignored and will be recomputed",
+                    StoreWarning,
+                    stacklevel=2,
+                )
             return None
         if stored != digest(obj, 64):
             _warn(path, "checksum mismatch (edited or damaged)")
@@ -205,12 +217,17 @@ def acquire(out_dir: str | os.PathLike) -> Path:
             except FileExistsError:
                 pass
             theirs = _read_lock(lock)
-            if theirs is not None and theirs["pid"] == me["pid"] and theirs.get("host") == me["host"]:
+            if (
+                theirs is not None
+                and theirs["pid"] == me["pid"]
+                and theirs.get("host") == me["host"]
+            ):
                 break  # ours, left behind by an earlier call in this process
             if theirs is not None and theirs.get("host") != me["host"]:
                 raise RunFolderBusy(
                     f"run folder {str(out_dir)!r} in use by pid {theirs['pid']} on host {theirs.get('host')!r} "
-                    f"(delete {lock} if that process is gone)")
+                    f"(delete {lock} if that process is gone)"
+                )
             if theirs is not None and _pid_alive(theirs["pid"]):
                 raise RunFolderBusy(f"run folder {str(out_dir)!r} in use by pid {theirs['pid']}")
             what = f"of pid {theirs['pid']} (no longer running)" if theirs else "(unreadable)"

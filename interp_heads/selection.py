@@ -113,7 +113,9 @@ def make_selections(
         if key == "topk":
             out.append(TopK(tuple(order)))
         elif key == "randomk":
-            out.append(RandomK(n_layers, n_heads, salt, ranking=tuple(order), exclude_top=exclude_top))
+            out.append(
+                RandomK(n_layers, n_heads, salt, ranking=tuple(order), exclude_top=exclude_top)
+            )
         elif key in ("layermatched", "layermatchedrandomk"):
             out.append(LayerMatchedRandomK(tuple(order), n_heads, salt))
         else:

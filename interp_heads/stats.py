@@ -11,7 +11,9 @@ import numpy as np
 import pandas as pd
 
 
-def two_level_bootstrap(values: np.ndarray, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> tuple[float, float]:
+def two_level_bootstrap(
+    values: np.ndarray, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05
+) -> tuple[float, float]:
     """Percentile CI of the grand mean of ``values[draw, example]``."""
     rng = np.random.default_rng(seed)
     n_draws, n_ex = values.shape
@@ -48,7 +50,9 @@ def summarize(records: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.Da
     frame = pd.DataFrame(out)
     if len(frame):
         base = frame[frame.selection == "baseline"].set_index(["task", "metric"])["mean"]
-        frame["baseline"] = [base.get((t, m), np.nan) for t, m in zip(frame.task, frame.metric, strict=True)]
+        frame["baseline"] = [
+            base.get((t, m), np.nan) for t, m in zip(frame.task, frame.metric, strict=True)
+        ]
         frame["drop"] = frame["baseline"] - frame["mean"]
     return frame
 
@@ -95,7 +99,9 @@ def significance(
         if len(records)
         else pd.Series(dtype=float)
     )
-    for (task, k, metric), grp in records[records.selection != "baseline"].groupby(["task", "k", "metric"], sort=False):
+    for (task, k, metric), grp in records[records.selection != "baseline"].groupby(
+        ["task", "k", "metric"], sort=False
+    ):
         t = grp[grp.selection == top]
         if t.empty:
             continue
@@ -105,9 +111,14 @@ def significance(
             ids = [i for i in wide.columns if i in t_vals.index]
             if not ids:
                 continue
-            res = paired_difference(t_vals[ids].to_numpy(float), wide[ids].to_numpy(float), n_boot, seed)
+            res = paired_difference(
+                t_vals[ids].to_numpy(float), wide[ids].to_numpy(float), n_boot, seed
+            )
             b = float(base.get((task, metric), np.nan))
-            top_drop, control_drop = b - float(t_vals[ids].mean()), b - float(wide[ids].to_numpy(float).mean())
+            top_drop, control_drop = (
+                b - float(t_vals[ids].mean()),
+                b - float(wide[ids].to_numpy(float).mean()),
+            )
             out.append(
                 {
                     "task": task,
@@ -121,7 +132,11 @@ def significance(
                     "baseline": b,
                     "top_drop": top_drop,
                     "control_drop": control_drop,
-                    "drop_ratio": top_drop / control_drop if control_drop > 0 else np.inf if top_drop > 0 else np.nan,
+                    "drop_ratio": top_drop / control_drop
+                    if control_drop > 0
+                    else np.inf
+                    if top_drop > 0
+                    else np.nan,
                     "n_examples": len(ids),
                     "n_draws": int(wide.shape[0]),
                 }

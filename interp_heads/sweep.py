@@ -64,7 +64,9 @@ class SweepResult:
     generations: pd.DataFrame  # task, selection, seed, k, example_id, heads, generation
     config: SweepConfig
     timings: dict = field(default_factory=dict)
-    metric_cache: dict = field(default_factory=dict)  # MetricCache.stats(): look-ups, scored, hit_rate
+    metric_cache: dict = field(
+        default_factory=dict
+    )  # MetricCache.stats(): look-ups, scored, hit_rate
 
     def to_frame(self) -> pd.DataFrame:
         return self.records
@@ -88,8 +90,18 @@ def _condition_key(task: str, selection: str, k: int, seed: int) -> str:
     return f"{task}__{selection}__k{k}__s{seed}"
 
 
-CONDITION_SCHEMA = {"resume_key": str, "task": str, "selection": str, "k": int, "seed": int, "ids": list,
-                    "heads": list, "generations": list, "scores": dict, "labels": dict}
+CONDITION_SCHEMA = {
+    "resume_key": str,
+    "task": str,
+    "selection": str,
+    "k": int,
+    "seed": int,
+    "ids": list,
+    "heads": list,
+    "generations": list,
+    "scores": dict,
+    "labels": dict,
+}
 
 
 def _condition_problem(done: dict) -> str | None:
@@ -122,7 +134,9 @@ class ConditionStore:
         mine = {"digest": config.digest(), "config": asdict(config)}
         theirs = read_entry(stamp, {"digest": str}) if stamp.exists() else None
         if theirs is not None and theirs["digest"] != mine["digest"] and not force:
-            raise FileExistsError(f"{self.dir} holds a sweep with a different config; use another folder or force")
+            raise FileExistsError(
+                f"{self.dir} holds a sweep with a different config; use another folder or force"
+            )
         self.dir.mkdir(parents=True, exist_ok=True)
         if theirs != mine:
             write_entry(stamp, mine)
@@ -135,7 +149,9 @@ class ConditionStore:
         done = read_entry(path, CONDITION_SCHEMA)
         problem = _condition_problem(done) if done is not None else None
         if problem:
-            warnings.warn(f"{path}: {problem}; ignored, it will be recomputed", StoreWarning, stacklevel=2)
+            warnings.warn(
+                f"{path}: {problem}; ignored, it will be recomputed", StoreWarning, stacklevel=2
+            )
             return None
         if done is None or (resume_key is not None and done["resume_key"] != resume_key):
             return None
@@ -157,7 +173,9 @@ class ConditionStore:
 # --------------------------------------------------------------------------- the sweep
 def plan_conditions(config: SweepConfig, ranking, n_layers: int, n_heads: int, task: str):
     """``[(selection_name, k, seed, heads)]`` for one task, baseline first."""
-    sels = make_selections(config.selections, ranking, n_layers, n_heads, salt=task, exclude_top=config.exclude_top)
+    sels = make_selections(
+        config.selections, ranking, n_layers, n_heads, salt=task, exclude_top=config.exclude_top
+    )
     plan = [("baseline", 0, 0, [])]
     for k in config.ks:
         if not 0 < k <= n_layers * n_heads:
@@ -172,7 +190,11 @@ def _check_plan(plan, task: str) -> None:
     top = {(k): set(h) for name, k, _, h in plan if name == "TopK"}
     for name, k, seed, heads in plan:
         if name != "TopK" and name != "baseline" and k in top and set(heads) == top[k]:
-            warnings.warn(f"{task}: {name} seed {seed} at k={k} drew exactly the TopK set", SweepWarning, stacklevel=3)
+            warnings.warn(
+                f"{task}: {name} seed {seed} at k={k} drew exactly the TopK set",
+                SweepWarning,
+                stacklevel=3,
+            )
 
 
 def _mask_has_effect(model, prompts, heads, method, values) -> bool:
@@ -227,15 +249,21 @@ def run_sweep(
         tasks = {t.name: t for t in tasks}
     metrics = list(metrics) if metrics is not None else resolve_metrics(config.metrics)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
-    plans = {name: plan_conditions(config, rankings[name], n_layers, n_heads, name) for name in tasks}
+    plans = {
+        name: plan_conditions(config, rankings[name], n_layers, n_heads, name) for name in tasks
+    }
     store = ConditionStore(out_dir, config, force)  # after planning: a bad grid writes nothing
     total = sum(len(p) for p in plans.values())
     bar = _progress(total, progress)
     rows, gens, timings = [], [], {}
     planned: set[str] = set()
     fp = model_fingerprint(model)
-    generation = {"max_new_tokens": config.max_new_tokens, "decoding": "greedy", "stop_at_newline": True,
-                  "batch_size": batch_size}
+    generation = {
+        "max_new_tokens": config.max_new_tokens,
+        "decoding": "greedy",
+        "stop_at_newline": True,
+        "batch_size": batch_size,
+    }
     prepared: dict[str, tuple] = {}
 
     def prepare(name, task):
@@ -244,14 +272,29 @@ def run_sweep(
             prompts = _task_prompts(model, task, config)
             # The replacement values' digest is part of every condition's resume key (interp_heads.resume).
             values = _ablation_values(model, prompts, config.method, batch_size)
-            unit = {"model_fp": fp, "rows": rows_digest(task, prompts), "kind": config.method,
-                    "values_digest": tensor_digest(values), "generation": generation, "metrics": metrics}
+            unit = {
+                "model_fp": fp,
+                "rows": rows_digest(task, prompts),
+                "kind": config.method,
+                "values_digest": tensor_digest(values),
+                "generation": generation,
+                "metrics": metrics,
+            }
             prepared[name] = (prompts, [e.id for e in task], values, unit)
         return prepared[name]
 
     cache = MetricCache()  # each distinct (question, answer, reference) is scored once per metric
     packed, packed_seconds = run_packed(
-        model, tasks, plans, config, store, metrics, cache, prepare, batch_size=batch_size, pack_rows=pack_rows,
+        model,
+        tasks,
+        plans,
+        config,
+        store,
+        metrics,
+        cache,
+        prepare,
+        batch_size=batch_size,
+        pack_rows=pack_rows,
         progress=progress,
     )
     for name, task in tasks.items():
@@ -270,8 +313,12 @@ def run_sweep(
                 if not checked:
                     _check_mask_effect(model, name, prompts, plan, config.method, values)
                     checked = True
-                done = _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, cache)
-                done.update(task=name, selection=sel_name, k=k, seed=seed, ids=ids, resume_key=resume_key)
+                done = _run_condition(
+                    model, task, prompts, heads, config, values, metrics, batch_size, cache
+                )
+                done.update(
+                    task=name, selection=sel_name, k=k, seed=seed, ids=ids, resume_key=resume_key
+                )
                 store.put(key, done)
             planned.add(key)
             _collect(done, rows, gens)
@@ -295,7 +342,9 @@ def _check_mask_effect(model, name, prompts, plan, method, values) -> None:
     biggest = max(plan, key=lambda c: len(c[3]))
     if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], method, values):
         warnings.warn(
-            f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire", SweepWarning, stacklevel=3
+            f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire",
+            SweepWarning,
+            stacklevel=3,
         )
 
 
@@ -310,7 +359,9 @@ def _ablation_values(model, prompts, method, batch_size):
 def _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, cache) -> dict:
     t0 = time.perf_counter()
     with mask_heads(model, heads, config.method, values=values):
-        outs = generate(model, prompts, config.max_new_tokens, batch_size=batch_size, stop_at_newline=True)
+        outs = generate(
+            model, prompts, config.max_new_tokens, batch_size=batch_size, stop_at_newline=True
+        )
     return _condition_payload(task, heads, outs, metrics, cache, time.perf_counter() - t0, t0)
 
 
@@ -319,7 +370,11 @@ def _metric_items(task, outs) -> list:
 
     return [
         MetricItem(
-            src=e.question or e.prompt, mt=o, ref=e.answer, aliases=tuple(e.aliases), distractors=tuple(e.distractors)
+            src=e.question or e.prompt,
+            mt=o,
+            ref=e.answer,
+            aliases=tuple(e.aliases),
+            distractors=tuple(e.distractors),
         )
         for e, o in zip(task, outs, strict=True)
     ]
@@ -342,24 +397,55 @@ def _condition_payload(task, heads, outs, metrics, cache, t_gen, t0) -> dict:
 def _collect(done: dict, rows: list, gens: list) -> None:
     base = {key: done[key] for key in ("task", "selection", "seed", "k")}
     for i, ex_id in enumerate(done["ids"]):
-        gens.append({**base, "example_id": ex_id, "heads": ",".join(done["heads"]), "generation": done["generations"][i]})
+        gens.append(
+            {
+                **base,
+                "example_id": ex_id,
+                "heads": ",".join(done["heads"]),
+                "generation": done["generations"][i],
+            }
+        )
         for metric, values in done["scores"].items():
-            rows.append({**base, "metric": metric, "label": done["labels"][metric], "example_id": ex_id, "value": values[i]})
+            rows.append(
+                {
+                    **base,
+                    "metric": metric,
+                    "label": done["labels"][metric],
+                    "example_id": ex_id,
+                    "value": values[i],
+                }
+            )
 
 
 def _sanity(result: SweepResult) -> None:
     gens = result.generations
     if len(gens):
-        empty = (gens["generation"].str.strip() == "").groupby([gens["task"], gens["selection"], gens["k"]]).mean()
+        empty = (
+            (gens["generation"].str.strip() == "")
+            .groupby([gens["task"], gens["selection"], gens["k"]])
+            .mean()
+        )
         for (task, sel, k), frac in empty.items():
             if frac > 0.5:
-                warnings.warn(f"{task}: {frac:.0%} empty generations under {sel} k={k}", SweepWarning, stacklevel=3)
+                warnings.warn(
+                    f"{task}: {frac:.0%} empty generations under {sel} k={k}",
+                    SweepWarning,
+                    stacklevel=3,
+                )
     rec = result.records
     if len(rec):
-        base = rec[(rec.selection == "baseline") & (rec.metric == "accuracy")].groupby("task")["value"].mean()
+        base = (
+            rec[(rec.selection == "baseline") & (rec.metric == "accuracy")]
+            .groupby("task")["value"]
+            .mean()
+        )
         for task, acc in base.items():
             if acc < 0.2:
-                warnings.warn(f"{task}: baseline accuracy {acc:.2f} < 0.2; the curve will say little", SweepWarning, stacklevel=3)
+                warnings.warn(
+                    f"{task}: baseline accuracy {acc:.2f} < 0.2; the curve will say little",
+                    SweepWarning,
+                    stacklevel=3,
+                )
 
 
 def _progress(total: int, enabled: bool):

@@ -47,7 +47,9 @@ def ks_arg(text: str) -> list[int]:
     try:
         ks = [int(x) for x in parts]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers > 0, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers > 0, got {text!r}"
+        ) from None
     bad = [k for k in ks if k <= 0]
     if bad:
         raise argparse.ArgumentTypeError(f"k={bad[0]} must be > 0")
@@ -77,10 +79,16 @@ def check_device(device: str | None) -> None:
     kind, _, index = device.partition(":")
     if kind == "cuda":
         if not torch.cuda.is_available():
-            raise PipelineError(f"device {device!r} requested but CUDA is not available on this machine")
+            raise PipelineError(
+                f"device {device!r} requested but CUDA is not available on this machine"
+            )
         if index and int(index) >= torch.cuda.device_count():
-            raise PipelineError(f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
-    elif kind == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+            raise PipelineError(
+                f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
+            )
+    elif kind == "mps" and not (
+        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
+    ):
         raise PipelineError(f"device {device!r} requested but MPS is not available on this machine")
     elif kind in ("xpu", "meta"):
         raise PipelineError(f"device {device!r} is not supported; use cpu, cuda or mps")
@@ -93,7 +101,9 @@ def check_counts(**values) -> None:
             continue
         floor = 0 if name in ("skip", "seed") else 1
         if isinstance(value, bool) or not isinstance(value, int) or value < floor:
-            raise PipelineError(f"{name.replace('_', '-')} must be {'>= 0' if floor == 0 else '> 0'}, got {value!r}")
+            raise PipelineError(
+                f"{name.replace('_', '-')} must be {'>= 0' if floor == 0 else '> 0'}, got {value!r}"
+            )
 
 
 def check_unique_heads(heads, source: str) -> None:
@@ -113,23 +123,30 @@ def check_ks_fit(ks, n_available: int, source: str) -> None:
         raise PipelineError(f"k={max(too_big)} exceeds the {n_available} heads in {source}")
 
 
-def check_prompt_lengths(model, task, fmt: str, max_new_tokens: int = 1, corrupted: bool = False) -> None:
+def check_prompt_lengths(
+    model, task, fmt: str, max_new_tokens: int = 1, corrupted: bool = False
+) -> None:
     """Every rendered prompt plus ``max_new_tokens`` must fit the model's context (names the row)."""
     from interp_heads.prompts import render
 
     n_ctx = int(model.cfg.n_ctx)
     limit = n_ctx - max_new_tokens
     if limit <= 0:
-        raise PipelineError(f"max-new-tokens={max_new_tokens} leaves no room in the model context of {n_ctx}")
+        raise PipelineError(
+            f"max-new-tokens={max_new_tokens} leaves no room in the model context of {n_ctx}"
+        )
     fields = ["prompt", "corrupted_prompt"] if corrupted else ["prompt"]
     for fieldname in fields:
         texts = [getattr(e, fieldname) or "" for e in task]
         rendered = render(model, texts, fmt=fmt) if texts else []
         for ex, text in zip(task, rendered, strict=True):
-            if len(text.encode()) + 2 <= limit:  # a token covers at least one byte: no need to tokenize
+            if (
+                len(text.encode()) + 2 <= limit
+            ):  # a token covers at least one byte: no need to tokenize
                 continue
             n = len(model.tokenizer(text)["input_ids"]) + 1
             if n > limit:
                 raise PipelineError(
                     f"task {task.name!r} row {ex.id!r}: {fieldname.replace('_', ' ')} is {n} tokens; with "
-                    f"max-new-tokens={max_new_tokens} it exceeds the model context of {n_ctx}")
+                    f"max-new-tokens={max_new_tokens} it exceeds the model context of {n_ctx}"
+                )

@@ -41,7 +41,9 @@ def hf_smollm():
     from interp_heads.models import embedded_gguf_path
 
     path = embedded_gguf_path()
-    return AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=torch.float32).eval()
+    return AutoModelForCausalLM.from_pretrained(
+        path.parent, gguf_file=path.name, dtype=torch.float32
+    ).eval()
 
 
 def pytest_configure(config):

@@ -106,7 +106,9 @@ def attribute_heads(
         or (method == "mean_ablation" and task.has_corrupted)
     )
     if ablation_refine and refine is not None and ablation != "mean":
-        raise ValueError("refine with ablation_atp confirms heads by exact mean ablation: use ablation='mean'")
+        raise ValueError(
+            "refine with ablation_atp confirms heads by exact mean ablation: use ablation='mean'"
+        )
     if need_corr and not task.has_corrupted:
         raise ValueError(
             f"method {method!r}{' with refine' if refine else ''} needs corrupted prompts; task {task.name!r} has none "
@@ -147,7 +149,9 @@ def attribute_heads(
         scores = torch.where(refined, exact, scores)
         if ablation_refine:
             name = f"{method}+mean_ablation@{refine}"
-            metric = f"top {refine}: exact answer log-prob drop under mean ablation; others: {metric}"
+            metric = (
+                f"top {refine}: exact answer log-prob drop under mean ablation; others: {metric}"
+            )
         else:
             name = f"{method}+exact@{refine}"
             metric = f"top {refine}: {METRICS['exact']}; others: {metric}"

@@ -83,7 +83,10 @@ def evaluate_baseline(
         task=task.name,
         ids=[e.id for e in exs],
         generations=gens,
-        correct=[is_correct(g, e.answer, e.aliases, e.distractors) for g, e in zip(gens, exs, strict=True)],
+        correct=[
+            is_correct(g, e.answer, e.aliases, e.distractors)
+            for g, e in zip(gens, exs, strict=True)
+        ],
         fmt=fmt,
         max_new_tokens=max_new_tokens,
     )
@@ -171,14 +174,23 @@ def take_correct(
     """
     kept, done, chunk = [], 0, max(2 * (n or 0), 32)
     while done < len(task) and (n is None or len(kept) < n):
-        part = Task(task.name, task.examples[done : done + chunk], task.source, task.sha256, dict(task.meta))
-        res = evaluate_baseline(model, part, fmt=fmt, max_new_tokens=max_new_tokens, batch_size=batch_size)
+        part = Task(
+            task.name, task.examples[done : done + chunk], task.source, task.sha256, dict(task.meta)
+        )
+        res = evaluate_baseline(
+            model, part, fmt=fmt, max_new_tokens=max_new_tokens, batch_size=batch_size
+        )
         kept += [e for e, ok in zip(part.examples, res.correct, strict=True) if ok]
         done += len(part)
         chunk *= 2
     kept = kept[:n] if n is not None else kept
     meta = dict(task.meta)
-    meta["filter"] = {"n_evaluated": done, "n_kept": len(kept), "fmt": fmt or task.fmt, "max_new_tokens": max_new_tokens}
+    meta["filter"] = {
+        "n_evaluated": done,
+        "n_kept": len(kept),
+        "fmt": fmt or task.fmt,
+        "max_new_tokens": max_new_tokens,
+    }
     return Task(task.name, kept, task.source, task.sha256, meta)
 
 

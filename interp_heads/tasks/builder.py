@@ -203,7 +203,9 @@ GENERATORS: dict[str, Callable[[random.Random], Row]] = {
 def build_task(name: str, n: int = N_EXAMPLES, seed: int = SEED) -> Task:
     """``n`` distinct examples of built-in task ``name`` (deterministic for a given seed)."""
     if name not in GENERATORS:
-        raise ValueError(f"unknown built-in task {name!r}; expected one of {BUILTIN_TASKS + EXTRA_TASKS}")
+        raise ValueError(
+            f"unknown built-in task {name!r}; expected one of {BUILTIN_TASKS + EXTRA_TASKS}"
+        )
     rng = random.Random(f"{seed}:{name}")
     gen = GENERATORS[name]
     examples, seen = [], set()

@@ -52,7 +52,9 @@ def resolve_format(
     else:
         sample = task.subset(n=n)
         acc = {
-            f: evaluate_baseline(model, sample, fmt=f, max_new_tokens=max_new_tokens, batch_size=batch_size).accuracy
+            f: evaluate_baseline(
+                model, sample, fmt=f, max_new_tokens=max_new_tokens, batch_size=batch_size
+            ).accuracy
             for f in FORMATS
         }
         requested = "chat" if acc["chat"] > acc["plain"] else "plain"

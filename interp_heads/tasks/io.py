@@ -151,7 +151,9 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
     for lineno, row in rows:
         if not examples and _is_header(row):
             if row.get("fmt") not in (None, *FORMATS):
-                raise TaskFormatError(f"{where}:{lineno}: header 'fmt' must be one of {', '.join(FORMATS)}")
+                raise TaskFormatError(
+                    f"{where}:{lineno}: header 'fmt' must be one of {', '.join(FORMATS)}"
+                )
             if row.get("fmt"):
                 fmts.setdefault(row["fmt"], lineno)
             continue
@@ -181,7 +183,9 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
 
 def _is_header(row) -> bool:
     """A leading ``{"fmt": ...}`` object (no prompt) that declares the file's prompt format."""
-    return isinstance(row, dict) and "prompt" not in row and "fmt" in row and set(row) <= HEADER_KEYS
+    return (
+        isinstance(row, dict) and "prompt" not in row and "fmt" in row and set(row) <= HEADER_KEYS
+    )
 
 
 def load_task(name_or_path: str | os.PathLike) -> Task:

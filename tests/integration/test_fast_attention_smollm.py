@@ -32,11 +32,15 @@ def test_logits_within_1e4_with_padding_and_cache(smollm):
 
     def run():
         full = smollm(tokens, attention_mask=mask)
-        cache = HookedTransformerKeyValueCache.init_cache(smollm.cfg, smollm.cfg.device, tokens.shape[0])
+        cache = HookedTransformerKeyValueCache.init_cache(
+            smollm.cfg, smollm.cfg.device, tokens.shape[0]
+        )
         steps = [smollm(tokens, attention_mask=mask, past_kv_cache=cache)[:, -1]]
         for _ in range(4):
             nxt = steps[-1].argmax(-1)[:, None]
-            steps.append(smollm(nxt, attention_mask=torch.ones_like(nxt), past_kv_cache=cache)[:, -1])
+            steps.append(
+                smollm(nxt, attention_mask=torch.ones_like(nxt), past_kv_cache=cache)[:, -1]
+            )
         return full, torch.stack(steps)
 
     want, want_steps = run()

@@ -46,8 +46,10 @@ def test_greedy_generation_matches_hf_token_for_token(smollm, hf_smollm):
     ours = generate_tokens(smollm, rendered, 10, stop_at_eos=False)
     for prompt, mine in zip(rendered, ours, strict=True):
         ids = smollm.to_tokens(prompt, prepend_bos=False)
-        out = hf_smollm.generate(ids, max_new_tokens=10, do_sample=False, pad_token_id=0, eos_token_id=None)
-        assert out[0, ids.shape[1]:].tolist() == mine
+        out = hf_smollm.generate(
+            ids, max_new_tokens=10, do_sample=False, pad_token_id=0, eos_token_id=None
+        )
+        assert out[0, ids.shape[1] :].tolist() == mine
 
 
 def test_batched_cached_generation_equals_unbatched_uncached(smollm):
@@ -59,5 +61,7 @@ def test_batched_cached_generation_equals_unbatched_uncached(smollm):
 
 def test_warm_load_returns_identical_weights(smollm):
     again = load_model("smollm2-135m", device="cpu")
-    for (name, a), (_, b) in zip(smollm.state_dict().items(), again.state_dict().items(), strict=True):
+    for (name, a), (_, b) in zip(
+        smollm.state_dict().items(), again.state_dict().items(), strict=True
+    ):
         assert torch.equal(a, b), name

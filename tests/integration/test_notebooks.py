@@ -17,10 +17,17 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     nbclient = pytest.importorskip("nbclient")
     monkeypatch.setenv("INTERP_HEADS_NOTEBOOK_QUICK", "1")
     for key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM"):
-        monkeypatch.setenv(key, os.environ.get(key, "1" if key != "TOKENIZERS_PARALLELISM" else "false"))
+        monkeypatch.setenv(
+            key, os.environ.get(key, "1" if key != "TOKENIZERS_PARALLELISM" else "false")
+        )
     nb = nbformat.read(path, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client = nbclient.NotebookClient(
+        nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    )
     client.execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
-    assert any("application/vnd.plotly.v1+json" in o.get("data", {}) or "text/html" in o.get("data", {}) for o in outputs)
+    assert any(
+        "application/vnd.plotly.v1+json" in o.get("data", {}) or "text/html" in o.get("data", {})
+        for o in outputs
+    )

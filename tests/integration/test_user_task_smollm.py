@@ -30,19 +30,53 @@ def _main(*argv) -> int:
 @pytest.mark.slow
 def test_user_task_topk_below_randomk(tmp_path, capsys):
     attr, abl = tmp_path / "attr", tmp_path / "abl"
-    assert _main("attribute", "--task", TASK, "--out", attr, "--quiet") == 0, capsys.readouterr().err
+    assert _main("attribute", "--task", TASK, "--out", attr, "--quiet") == 0, (
+        capsys.readouterr().err
+    )
     prov = json.loads((attr / "attribution" / "antonyms.json").read_text())["provenance"]
     assert prov["filter_correct"] and prov["n_examples"] == 24 and prov["rank_by"] == "signed"
-    assert prov["fmt_info"]["source"] == "measured" and set(prov["fmt_info"]["accuracy"]) == {"plain", "chat"}
+    assert prov["fmt_info"]["source"] == "measured" and set(prov["fmt_info"]["accuracy"]) == {
+        "plain",
+        "chat",
+    }
     assert pd.read_csv(attr / "ranking.csv")["method"].iloc[0] == "ablation_atp"
 
-    assert _main("ablate", "--task", TASK, "--ranking", attr, "--k", "8,32", "--seeds", 3, "--metrics", "accuracy",
-                 "--n-eval", 60, "--max-new-tokens", 6, "--out", abl, "--quiet") == 0, capsys.readouterr().err
+    assert (
+        _main(
+            "ablate",
+            "--task",
+            TASK,
+            "--ranking",
+            attr,
+            "--k",
+            "8,32",
+            "--seeds",
+            3,
+            "--metrics",
+            "accuracy",
+            "--n-eval",
+            60,
+            "--max-new-tokens",
+            6,
+            "--out",
+            abl,
+            "--quiet",
+        )
+        == 0
+    ), capsys.readouterr().err
     manifest = json.loads((abl / "manifest.json").read_text())
     eval_ids = set(manifest["config"]["eval_ids"])
-    assert len(eval_ids) == 60 and not eval_ids & set(prov["example_ids"])  # disjoint from the ranking set
-    summary = pd.read_parquet(abl / "summary.parquet").query("metric == 'accuracy'").set_index(["selection", "k"])
-    assert summary.loc[("baseline", 0), "mean"] == 1.0  # evaluated examples are answered correctly unmasked
+    assert len(eval_ids) == 60 and not eval_ids & set(
+        prov["example_ids"]
+    )  # disjoint from the ranking set
+    summary = (
+        pd.read_parquet(abl / "summary.parquet")
+        .query("metric == 'accuracy'")
+        .set_index(["selection", "k"])
+    )
+    assert (
+        summary.loc[("baseline", 0), "mean"] == 1.0
+    )  # evaluated examples are answered correctly unmasked
     sig = pd.read_csv(abl / "significance.csv").query("control == 'RandomK'").set_index("k")
     holds = [k for k in (8, 32) if summary.loc[("RandomK", k), "mean"] >= 0.7]
     assert holds, summary

@@ -16,15 +16,18 @@ PROMPTS = ["hello there", "abc", "the quick brown fox", "zz top"]
 
 def _reference_logits(model, tokens, mask, heads, repl):
     """Recompute attention output by hand from hook_z: z -> einsum with W_O, per head."""
+
     def edit(z, hook):
         layer = int(hook.name.split(".")[1])
         z = z.clone()
-        for (lay, h) in heads:
+        for lay, h in heads:
             if lay == layer:
                 z[:, :, h, :] = 0.0 if repl is None else repl[lay][h]
         return z
 
-    return model.run_with_hooks(tokens, attention_mask=mask, fwd_hooks=[(lambda n: n.endswith("hook_z"), edit)])
+    return model.run_with_hooks(
+        tokens, attention_mask=mask, fwd_hooks=[(lambda n: n.endswith("hook_z"), edit)]
+    )
 
 
 @pytest.mark.parametrize("method", ["zero", "mean"])
@@ -61,7 +64,11 @@ def test_masking_only_touches_chosen_query_heads_under_gqa(tiny):
 
 @pytest.mark.parametrize("method", ["zero", "mean", "resample"])
 def test_masked_generation_with_cache_equals_without(tiny, method):
-    values = {"zero": None, "mean": head_means(tiny, PROMPTS), "resample": head_means(tiny, PROMPTS, per_prompt=True)}[method]
+    values = {
+        "zero": None,
+        "mean": head_means(tiny, PROMPTS),
+        "resample": head_means(tiny, PROMPTS, per_prompt=True),
+    }[method]
     with mask_heads(tiny, ["L0H1", "L2H3", "L1H0"], method, values=values, seed=3):
         cached = generate_tokens(tiny, PROMPTS, 8, stop_at_eos=False)
         uncached = generate_tokens(tiny, PROMPTS, 8, stop_at_eos=False, use_cache=False)
@@ -104,7 +111,9 @@ def test_stop_at_newline_keeps_the_first_line(tiny):
     full = generate_tokens(tiny, prompts, 12, stop_at_eos=False)
     short = generate_tokens(tiny, prompts, 12, stop_at_eos=False, stop_at_newline=True)
     dec = tiny.tokenizer.decode
-    assert sum(len(s) < len(f) for f, s in zip(full, short, strict=True)) >= 1  # the case is exercised
+    assert (
+        sum(len(s) < len(f) for f, s in zip(full, short, strict=True)) >= 1
+    )  # the case is exercised
     for f, s in zip(full, short, strict=True):
         assert f[: len(s)] == s
         text = dec(f)

@@ -19,7 +19,10 @@ from interp_heads.prompts import render
 from interp_heads.tasks.schema import Example, Task
 
 PROMPTS = ["The capital of France is ", "Bob gave the cat to the ", "Sun rises in the east and "]
-TASK = Task("plain", [Example(str(i), "plain", p, a) for i, (p, a) in enumerate(zip(PROMPTS, "PAS", strict=True))])
+TASK = Task(
+    "plain",
+    [Example(str(i), "plain", p, a) for i, (p, a) in enumerate(zip(PROMPTS, "PAS", strict=True))],
+)
 
 
 def _logprob_along(model, batches, layer, head, target, eps):
@@ -34,7 +37,9 @@ def _logprob_along(model, batches, layer, head, target, eps):
             return z
 
         with torch.no_grad():
-            logits = model.run_with_hooks(b.clean, attention_mask=b.mask, fwd_hooks=[(hook_z(layer), hook)])
+            logits = model.run_with_hooks(
+                b.clean, attention_mask=b.mask, fwd_hooks=[(hook_z(layer), hook)]
+            )
         total += float(answer_logprob(logits[:, -1], b).sum())
         n += len(b)
     return total / n
@@ -59,13 +64,17 @@ def test_equals_directional_derivative(tiny, kind):
 
 def test_zero_kind_is_gradxact(tiny):
     batches = make_batches(tiny, TASK, batch_size=3, corrupted=False, fmt="plain")
-    assert torch.allclose(ablation_atp_scores(tiny, batches, "zero"), gradxact_scores(tiny, batches), atol=1e-6)
+    assert torch.allclose(
+        ablation_atp_scores(tiny, batches, "zero"), gradxact_scores(tiny, batches), atol=1e-6
+    )
 
 
 def test_resample_uses_other_examples(tiny):
     batches = make_batches(tiny, TASK, batch_size=3, corrupted=False, fmt="plain")
     a = ablation_atp_scores(tiny, batches, "resample", seed=0)
-    assert torch.isfinite(a).all() and not torch.allclose(a, ablation_atp_scores(tiny, batches, "mean"))
+    assert torch.isfinite(a).all() and not torch.allclose(
+        a, ablation_atp_scores(tiny, batches, "mean")
+    )
     for n in (2, 3, 7):
         perm = _derangement(n, seed=n)
         assert sorted(perm.tolist()) == list(range(n)) and bool((perm != torch.arange(n)).all())
@@ -84,14 +93,17 @@ def test_agrees_with_exact_mean_ablation(tiny):
 def test_default_method_and_signed_ranking(tiny):
     s = attribute_heads(tiny, TASK, fmt="plain")
     assert s.method == "ablation_atp" and s.rank_by == "signed"
-    assert s.top(1)[0] == divmod(int(s.scores.flatten().argmax()), 4)  # biggest estimated drop first
+    assert s.top(1)[0] == divmod(
+        int(s.scores.flatten().argmax()), 4
+    )  # biggest estimated drop first
     assert s.provenance["ablation"] == "mean"
 
 
 def test_refine_confirms_with_exact_mean_ablation(tiny):
     s = attribute_heads(tiny, TASK, "ablation_atp", refine=3, fmt="plain")
-    exact, _ = mean_ablation_scores(tiny, make_batches(tiny, TASK, batch_size=8, corrupted=False, fmt="plain"),
-                                    metric="logprob")
+    exact, _ = mean_ablation_scores(
+        tiny, make_batches(tiny, TASK, batch_size=8, corrupted=False, fmt="plain"), metric="logprob"
+    )
     assert s.method == "ablation_atp+mean_ablation@3" and int(s.refined.sum()) == 3
     for layer, head in s.top(3):
         assert abs(float(s.scores[layer, head] - exact[layer, head])) < 1e-4

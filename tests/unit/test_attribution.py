@@ -239,7 +239,11 @@ def test_gradients_freeze_parameters(tiny, task):
 def test_attribute_heads_all_methods(tiny, task):
     for method in METHODS:
         s = attribute_heads(tiny, task, method, batch_size=2)
-        assert s.scores.shape == (3, 4) and s.method == (method if method != "auto" else "atp") and s.task == "t"
+        assert (
+            s.scores.shape == (3, 4)
+            and s.method == (method if method != "auto" else "atp")
+            and s.task == "t"
+        )
         assert torch.isfinite(s.scores).all() and s.metric
         prov = s.provenance
         assert prov["n_examples"] == 3 and sorted(prov["example_ids"]) == ["cat", "fr", "sun"]

@@ -27,25 +27,75 @@ def _main(*argv) -> int:
 def earlier(tmp_path_factory):
     """A finished run (``run``) and an ablation folder (``attribute`` + ``ablate``)."""
     root = tmp_path_factory.mktemp("cli")
-    assert _main("run", "--config", _bad_config(root, CONFIG_TEXT), "--out", root / "run", "--quiet") == 0
-    assert _main("attribute", "--model", "tiny", "--task", TASK, "--n-examples", 4, "--no-filter", "--out", root / "attr") == 0
-    assert _main("ablate", "--model", "tiny", "--task", TASK, "--ranking", root / "attr", "--k", "2,4", "--seeds", 2,
-                 "--metrics", "accuracy", "--skip", 4, "--n-eval", 6, "--no-filter", "--max-new-tokens", 3, "--out", root / "abl",
-                 "--quiet") == 0
+    assert (
+        _main("run", "--config", _bad_config(root, CONFIG_TEXT), "--out", root / "run", "--quiet")
+        == 0
+    )
+    assert (
+        _main(
+            "attribute",
+            "--model",
+            "tiny",
+            "--task",
+            TASK,
+            "--n-examples",
+            4,
+            "--no-filter",
+            "--out",
+            root / "attr",
+        )
+        == 0
+    )
+    assert (
+        _main(
+            "ablate",
+            "--model",
+            "tiny",
+            "--task",
+            TASK,
+            "--ranking",
+            root / "attr",
+            "--k",
+            "2,4",
+            "--seeds",
+            2,
+            "--metrics",
+            "accuracy",
+            "--skip",
+            4,
+            "--n-eval",
+            6,
+            "--no-filter",
+            "--max-new-tokens",
+            3,
+            "--out",
+            root / "abl",
+            "--quiet",
+        )
+        == 0
+    )
     return root
 
 
 def _snapshot(folder: Path) -> dict:
-    return {p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_attribute_and_ablate_write_their_files(earlier):
     attr, abl = earlier / "attr", earlier / "abl"
-    assert {"attribution.parquet", "ranking.csv", "index.html", "manifest.json"} <= {p.name for p in attr.iterdir()}
+    assert {"attribution.parquet", "ranking.csv", "index.html", "manifest.json"} <= {
+        p.name for p in attr.iterdir()
+    }
     assert (attr / "figures" / "heatmap_tiny_echo.html").exists()
     ranking = pd.read_csv(attr / "ranking.csv")
     rec = pd.read_parquet(abl / "sweep.parquet")
-    top2 = rec.merge(pd.read_json(abl / "generations.jsonl", lines=True)).query("selection == 'TopK' and k == 2")
+    top2 = rec.merge(pd.read_json(abl / "generations.jsonl", lines=True)).query(
+        "selection == 'TopK' and k == 2"
+    )
     assert top2.heads.iloc[0] == ",".join(ranking.label[:2])
     assert set(rec.example_id.astype(str)) == {f"t{i}" for i in range(4, 10)}
     assert {"summary.csv", "generations.jsonl", "index.html"} <= {p.name for p in abl.iterdir()}
@@ -53,8 +103,30 @@ def test_attribute_and_ablate_write_their_files(earlier):
 
 def test_ablate_explicit_heads_and_report(earlier, tmp_path, capsys):
     out = tmp_path / "heads"
-    assert _main("ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H1,L2H3", "--seeds", 1, "--no-filter", "--metrics",
-                 "accuracy", "--n-eval", 3, "--max-new-tokens", 2, "--out", out, "--quiet") == 0
+    assert (
+        _main(
+            "ablate",
+            "--model",
+            "tiny",
+            "--task",
+            TASK,
+            "--heads",
+            "L0H1,L2H3",
+            "--seeds",
+            1,
+            "--no-filter",
+            "--metrics",
+            "accuracy",
+            "--n-eval",
+            3,
+            "--max-new-tokens",
+            2,
+            "--out",
+            out,
+            "--quiet",
+        )
+        == 0
+    )
     gens = pd.read_json(out / "generations.jsonl", lines=True)
     assert set(gens.query("selection == 'TopK'").heads) == {"L0H1,L2H3"}
     (earlier / "run" / "index.html").unlink()
@@ -81,25 +153,116 @@ def _bad_config(tmp_path, text):
 
 
 BAD = {
-    "malformed task": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", t / "bad.jsonl", "--heads", "L0H0"],
-    "unknown task": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", "no_such_task_xyz", "--heads", "L0H0"],
-    "unknown model": lambda t: ["ablate", "--no-filter", "--model", "no-such-model-xyz", "--task", TASK, "--heads", "L0H0"],
-    "k <= 0": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", TASK, "--ranking", t / "ranking.csv", "--k", "0,2"],
-    "k > heads": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", TASK, "--ranking", t / "ranking.csv", "--k", "13"],
-    "bad head": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", TASK, "--heads", "L99H1"],
-    "bad head label": lambda t: ["ablate", "--no-filter", "--model", "tiny", "--task", TASK, "--heads", "layer3"],
-    "empty after filtering": lambda t: ["run", "--config", _bad_config(t, CONFIG_TEXT.replace(
-        "filter_correct = false", "filter_correct = true")), "--force"],
+    "malformed task": lambda t: [
+        "ablate",
+        "--no-filter",
+        "--model",
+        "tiny",
+        "--task",
+        t / "bad.jsonl",
+        "--heads",
+        "L0H0",
+    ],
+    "unknown task": lambda t: [
+        "ablate",
+        "--no-filter",
+        "--model",
+        "tiny",
+        "--task",
+        "no_such_task_xyz",
+        "--heads",
+        "L0H0",
+    ],
+    "unknown model": lambda t: [
+        "ablate",
+        "--no-filter",
+        "--model",
+        "no-such-model-xyz",
+        "--task",
+        TASK,
+        "--heads",
+        "L0H0",
+    ],
+    "k <= 0": lambda t: [
+        "ablate",
+        "--no-filter",
+        "--model",
+        "tiny",
+        "--task",
+        TASK,
+        "--ranking",
+        t / "ranking.csv",
+        "--k",
+        "0,2",
+    ],
+    "k > heads": lambda t: [
+        "ablate",
+        "--no-filter",
+        "--model",
+        "tiny",
+        "--task",
+        TASK,
+        "--ranking",
+        t / "ranking.csv",
+        "--k",
+        "13",
+    ],
+    "bad head": lambda t: [
+        "ablate",
+        "--no-filter",
+        "--model",
+        "tiny",
+        "--task",
+        TASK,
+        "--heads",
+        "L99H1",
+    ],
+    "bad head label": lambda t: [
+        "ablate",
+        "--no-filter",
+        "--model",
+        "tiny",
+        "--task",
+        TASK,
+        "--heads",
+        "layer3",
+    ],
+    "empty after filtering": lambda t: [
+        "run",
+        "--config",
+        _bad_config(t, CONFIG_TEXT.replace("filter_correct = false", "filter_correct = true")),
+        "--force",
+    ],
     "malformed config": lambda t: ["run", "--config", _bad_config(t, "ks = [1,\n")],
-    "unknown config key": lambda t: ["run", "--config", _bad_config(t, 'model = "tiny"\ncolour = "red"\n')],
-    "k > heads in config": lambda t: ["run", "--config", _bad_config(t, CONFIG_TEXT.replace("ks = [2, 4, 8]", "ks = [2, 400]"))],
-    "different config": lambda t: ["run", "--config", _bad_config(t, CONFIG_TEXT.replace("seeds = 2", "seeds = 3"))],
+    "unknown config key": lambda t: [
+        "run",
+        "--config",
+        _bad_config(t, 'model = "tiny"\ncolour = "red"\n'),
+    ],
+    "k > heads in config": lambda t: [
+        "run",
+        "--config",
+        _bad_config(t, CONFIG_TEXT.replace("ks = [2, 4, 8]", "ks = [2, 400]")),
+    ],
+    "different config": lambda t: [
+        "run",
+        "--config",
+        _bad_config(t, CONFIG_TEXT.replace("seeds = 2", "seeds = 3")),
+    ],
 }
 EXPECT = {
-    "malformed task": "bad.jsonl", "unknown task": "no_such_task_xyz", "unknown model": "no-such-model-xyz",
-    "k <= 0": "k=0", "k > heads": "k=13", "bad head": "L99H1", "bad head label": "layer3",
-    "empty after filtering": "left after filtering", "malformed config": "malformed config",
-    "unknown config key": "colour", "k > heads in config": "k=400", "different config": "different config",
+    "malformed task": "bad.jsonl",
+    "unknown task": "no_such_task_xyz",
+    "unknown model": "no-such-model-xyz",
+    "k <= 0": "k=0",
+    "k > heads": "k=13",
+    "bad head": "L99H1",
+    "bad head label": "layer3",
+    "empty after filtering": "left after filtering",
+    "malformed config": "malformed config",
+    "unknown config key": "colour",
+    "k > heads in config": "k=400",
+    "different config": "different config",
 }
 
 
@@ -112,7 +275,9 @@ def test_bad_input_one_line_exit_2_no_damage(case, earlier, tmp_path, capsys):
     before = _snapshot(run)
     capsys.readouterr()
     assert _main(*BAD[case](tmp_path), "--out", run) == 2
-    err = capsys.readouterr().err.split("\r")[-1].strip()  # what a terminal shows once bars are cleared
+    err = (
+        capsys.readouterr().err.split("\r")[-1].strip()
+    )  # what a terminal shows once bars are cleared
     assert err.startswith("interp-heads: error:") and "\n" not in err, err
     assert EXPECT[case] in err, err
     assert _snapshot(run) == before

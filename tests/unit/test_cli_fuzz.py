@@ -47,8 +47,10 @@ CONFIGS: dict[str, str] = {
     "ks a number": CONFIG.replace("ks = [2, 4, 8]", "ks = 3"),
     "tasks empty": CONFIG.replace(f'tasks = ["{DATA}/tiny_echo.jsonl"]', "tasks = []"),
     "unknown task": CONFIG.replace(str(DATA / "tiny_echo.jsonl"), "no_such_task"),
-    "task listed twice": CONFIG.replace(f'tasks = ["{DATA}/tiny_echo.jsonl"]',
-                                        f'tasks = ["{DATA}/tiny_echo.jsonl", "{DATA}/tiny_echo.jsonl"]'),
+    "task listed twice": CONFIG.replace(
+        f'tasks = ["{DATA}/tiny_echo.jsonl"]',
+        f'tasks = ["{DATA}/tiny_echo.jsonl", "{DATA}/tiny_echo.jsonl"]',
+    ),
     "n_rank negative": CONFIG.replace("n_rank = 4", "n_rank = -1"),
     "n_eval zero": CONFIG.replace("n_eval = 8", "n_eval = 0"),
     "max_new_tokens zero": CONFIG.replace("max_new_tokens = 4", "max_new_tokens = 0"),
@@ -96,7 +98,11 @@ DAMAGED: dict[str, tuple[str, bytes]] = {
 
 
 def _snapshot(folder: Path) -> dict:
-    return {p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +111,10 @@ def finished(tmp_path_factory):
     (root / "c.toml").write_text(CONFIG)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert main(["run", "--config", str(root / "c.toml"), "--out", str(root / "run"), "--quiet"]) == 0
+        assert (
+            main(["run", "--config", str(root / "c.toml"), "--out", str(root / "run"), "--quiet"])
+            == 0
+        )
     return root / "run"
 
 
@@ -113,22 +122,49 @@ def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:
     """The argv of one case and the folder that must stay byte-identical."""
     if kind == "task":
         (tmp / "t.jsonl").write_bytes(TASKS[name])
-        return ["ablate", "--model", "tiny", "--task", str(tmp / "t.jsonl"), "--heads", "L0H0", "--no-filter", "--out", str(run)], run
+        return [
+            "ablate",
+            "--model",
+            "tiny",
+            "--task",
+            str(tmp / "t.jsonl"),
+            "--heads",
+            "L0H0",
+            "--no-filter",
+            "--out",
+            str(run),
+        ], run
     if kind == "config":
         (tmp / "c.toml").write_bytes(CONFIGS[name].encode("latin-1"))
         return ["run", "--config", str(tmp / "c.toml"), "--out", str(run), "--force"], run
     if kind == "ranking":
         fname, data = RANKINGS[name]
         (tmp / fname).write_bytes(data)
-        return ["ablate", "--model", "tiny", "--task", TASK, "--ranking", str(tmp / fname), "--k", "1",
-                "--no-filter", "--out", str(run)], run
+        return [
+            "ablate",
+            "--model",
+            "tiny",
+            "--task",
+            TASK,
+            "--ranking",
+            str(tmp / fname),
+            "--k",
+            "1",
+            "--no-filter",
+            "--out",
+            str(run),
+        ], run
     fname, data = DAMAGED[name]
     (run / fname).write_bytes(data)
     return ["report", str(run)], run
 
 
-CASES = ([("task", n) for n in TASKS] + [("config", n) for n in CONFIGS] + [("ranking", n) for n in RANKINGS]
-         + [("damaged folder", n) for n in DAMAGED])
+CASES = (
+    [("task", n) for n in TASKS]
+    + [("config", n) for n in CONFIGS]
+    + [("ranking", n) for n in RANKINGS]
+    + [("damaged folder", n) for n in DAMAGED]
+)
 
 
 @pytest.mark.parametrize(("kind", "name"), CASES, ids=[f"{k}: {n}" for k, n in CASES])
@@ -147,7 +183,11 @@ def test_malformed_input_one_line_exit_2_no_damage(kind, name, finished, tmp_pat
     assert "Traceback" not in err, err
     assert shown.count("\n") == 1 and shown.startswith("interp-heads: error: "), err
     assert _snapshot(keep) == before
-    named = {"task": "task '", "ranking": "ranking '", "damaged folder": DAMAGED.get(name, ("",))[0]}.get(kind, "")
+    named = {
+        "task": "task '",
+        "ranking": "ranking '",
+        "damaged folder": DAMAGED.get(name, ("",))[0],
+    }.get(kind, "")
     assert named in shown, f"the message does not name the bad input: {shown}"
 
 

@@ -46,29 +46,97 @@ def test_user_task_ranks_and_evaluates_correct_disjoint_examples(tmp_path, capsy
     correct = _user_task(task)
     assert len(correct) >= 5
     attr, abl = tmp_path / "attr", tmp_path / "abl"
-    assert _main("attribute", "--model", "tiny", "--task", task, "--n-examples", 2, "--max-new-tokens", 4,
-                 "--out", attr) == 0, capsys.readouterr().err
+    assert (
+        _main(
+            "attribute",
+            "--model",
+            "tiny",
+            "--task",
+            task,
+            "--n-examples",
+            2,
+            "--max-new-tokens",
+            4,
+            "--out",
+            attr,
+        )
+        == 0
+    ), capsys.readouterr().err
     err = capsys.readouterr().err
     assert "prompt format: plain" in err and "ranking on 2 correctly answered" in err
     prov = json.loads((attr / "attribution" / "mine.json").read_text())["provenance"]
     assert prov["example_ids"] == correct[:2] or sorted(prov["example_ids"]) == sorted(correct[:2])
     assert pd.read_csv(attr / "ranking.csv")["method"].iloc[0] == "ablation_atp"
 
-    assert _main("ablate", "--model", "tiny", "--task", task, "--ranking", attr, "--k", "1,2", "--seeds", 2,
-                 "--metrics", "accuracy", "--max-new-tokens", 4, "--out", abl) == 0, capsys.readouterr().err
+    assert (
+        _main(
+            "ablate",
+            "--model",
+            "tiny",
+            "--task",
+            task,
+            "--ranking",
+            attr,
+            "--k",
+            "1,2",
+            "--seeds",
+            2,
+            "--metrics",
+            "accuracy",
+            "--max-new-tokens",
+            4,
+            "--out",
+            abl,
+        )
+        == 0
+    ), capsys.readouterr().err
     evaluated = set(pd.read_parquet(abl / "sweep.parquet").example_id.astype(str))
     assert evaluated == set(correct[2:])  # correct rows, minus those the heads were ranked on
-    base = pd.read_parquet(abl / "summary.parquet").query("selection == 'baseline' and metric == 'accuracy'")
+    base = pd.read_parquet(abl / "summary.parquet").query(
+        "selection == 'baseline' and metric == 'accuracy'"
+    )
     assert base["mean"].iloc[0] == 1.0
 
     over = tmp_path / "over"
-    assert _main("ablate", "--model", "tiny", "--task", task, "--ranking", attr, "--k", "1", "--seeds", 1,
-                 "--metrics", "accuracy", "--max-new-tokens", 4, "--allow-overlap", "--no-filter", "--out", over) == 0
+    assert (
+        _main(
+            "ablate",
+            "--model",
+            "tiny",
+            "--task",
+            task,
+            "--ranking",
+            attr,
+            "--k",
+            "1",
+            "--seeds",
+            1,
+            "--metrics",
+            "accuracy",
+            "--max-new-tokens",
+            4,
+            "--allow-overlap",
+            "--no-filter",
+            "--out",
+            over,
+        )
+        == 0
+    )
     assert len(set(pd.read_parquet(over / "sweep.parquet").example_id.astype(str))) == len(WORDS)
 
 
 def test_declared_format_is_used(tmp_path, capsys):
     task = tmp_path / "decl.jsonl"
-    task.write_text(json.dumps({"fmt": "plain"}) + "\n" + json.dumps({"prompt": "Say cat: ", "answer": "cat"}) + "\n")
-    assert _main("attribute", "--model", "tiny", "--task", task, "--no-filter", "--out", tmp_path / "a") == 0
+    task.write_text(
+        json.dumps({"fmt": "plain"})
+        + "\n"
+        + json.dumps({"prompt": "Say cat: ", "answer": "cat"})
+        + "\n"
+    )
+    assert (
+        _main(
+            "attribute", "--model", "tiny", "--task", task, "--no-filter", "--out", tmp_path / "a"
+        )
+        == 0
+    )
     assert "prompt format: plain (file)" in capsys.readouterr().err

@@ -26,8 +26,23 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = DATA.parents[1]
 TASK = str(DATA / "tiny_echo.jsonl")
 CONFIG_TEXT = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
-ABLATE = ["ablate", "--model", "tiny", "--task", TASK, "--seeds", 1, "--metrics", "accuracy", "--n-eval", 4,
-          "--max-new-tokens", 3, "--quiet", "--no-filter"]  # the random tiny model answers nothing correctly
+ABLATE = [
+    "ablate",
+    "--model",
+    "tiny",
+    "--task",
+    TASK,
+    "--seeds",
+    1,
+    "--metrics",
+    "accuracy",
+    "--n-eval",
+    4,
+    "--max-new-tokens",
+    3,
+    "--quiet",
+    "--no-filter",
+]  # the random tiny model answers nothing correctly
 
 
 def _main(*argv, ignore_warnings: bool = True) -> int:
@@ -44,7 +59,11 @@ def _config(folder: Path, text: str = CONFIG_TEXT, name: str = "c.toml") -> Path
 
 
 def _snapshot(folder: Path) -> dict:
-    return {p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _records(folder: Path) -> pd.DataFrame:
@@ -54,7 +73,11 @@ def _records(folder: Path) -> pd.DataFrame:
 
 def _gens(folder: Path) -> pd.DataFrame:
     key = ["task", "selection", "k", "seed", "example_id"]
-    return pd.read_json(folder / "generations.jsonl", lines=True, dtype={"example_id": str}).sort_values(key).reset_index(drop=True)
+    return (
+        pd.read_json(folder / "generations.jsonl", lines=True, dtype={"example_id": str})
+        .sort_values(key)
+        .reset_index(drop=True)
+    )
 
 
 def _err(capsys) -> str:
@@ -87,11 +110,15 @@ def test_1_ablate_force_with_other_heads_recomputes(runs, tmp_path):
 def test_1_run_force_after_method_change_matches_a_fresh_run(runs, tmp_path):
     out, fresh = tmp_path / "run", tmp_path / "fresh"
     shutil.copytree(runs / "run", out)
-    other = _config(tmp_path, CONFIG_TEXT.replace('attribution = "atp"', 'attribution = "gradxact"'))
+    other = _config(
+        tmp_path, CONFIG_TEXT.replace('attribution = "atp"', 'attribution = "gradxact"')
+    )
     random = out / "conditions" / "tiny_echo__RandomK__k4__s1.json"
     kept = random.read_bytes()
     assert _main("run", "--config", other, "--out", out, "--force", "--quiet") == 0
-    assert random.read_bytes() == kept  # --force overwrites only what differs: RandomK ignores the ranking
+    assert (
+        random.read_bytes() == kept
+    )  # --force overwrites only what differs: RandomK ignores the ranking
     assert _main("run", "--config", other, "--out", fresh, "--quiet") == 0
     ranking = pd.read_csv(out / "ranking.csv")
     assert set(ranking.method) == {"gradxact"}
@@ -138,7 +165,9 @@ def test_1_conditions_of_another_model_are_not_reused(tmp_path):
         assert _snapshot(tmp_path) == before  # same inputs: everything reused
         other = tiny_model(seed=1)
         res = run_sweep(other, [task], {task.name: ranking}, cfg, **kw)
-        ref = run_sweep(other, [task], {task.name: ranking}, cfg, metrics=[Accuracy()], progress=False)
+        ref = run_sweep(
+            other, [task], {task.name: ranking}, cfg, metrics=[Accuracy()], progress=False
+        )
     assert _snapshot(tmp_path) != before
     assert res.generations.generation.tolist() == ref.generations.generation.tolist()
 
@@ -148,7 +177,12 @@ def test_2_bad_selection_with_force_leaves_the_folder_intact(runs, tmp_path, cap
     out = tmp_path / "abl"
     shutil.copytree(runs / "abl", out)
     before = _snapshot(out)
-    assert _main(*ABLATE, "--heads", "L0H0,L0H1", "--selections", "topk,bogus", "--force", "--out", out) == 2
+    assert (
+        _main(
+            *ABLATE, "--heads", "L0H0,L0H1", "--selections", "topk,bogus", "--force", "--out", out
+        )
+        == 2
+    )
     assert "bogus" in _err(capsys)
     assert _snapshot(out) == before
 
@@ -169,16 +203,31 @@ def _cut_in_utf8(p: Path) -> None:
 
 
 DAMAGE = {
-    "truncated attribution": ("attribution/tiny_echo.json", lambda p: p.write_bytes(p.read_bytes()[:200])),
-    "truncated conditions/config.json": ("conditions/config.json", lambda p: p.write_bytes(p.read_bytes()[:30])),
+    "truncated attribution": (
+        "attribution/tiny_echo.json",
+        lambda p: p.write_bytes(p.read_bytes()[:200]),
+    ),
+    "truncated conditions/config.json": (
+        "conditions/config.json",
+        lambda p: p.write_bytes(p.read_bytes()[:30]),
+    ),
     "condition cut in a UTF-8 character": ("conditions/tiny_echo__TopK__k2__s0.json", _cut_in_utf8),
-    "condition with invalid UTF-8": ("conditions/tiny_echo__RandomK__k4__s1.json",
-                                     lambda p: p.write_bytes(p.read_bytes().replace(b'"heads"', b'"\xff\xfe"', 1))),
-    "condition holding [1,2]": ("conditions/tiny_echo__baseline__k0__s0.json", lambda p: p.write_text("[1,2]")),
-    "condition missing keys": ("conditions/tiny_echo__TopK__k4__s0.json",
-                               lambda p: p.write_text(json.dumps({"task": "tiny_echo", "k": 4}))),
-    "condition edited": ("conditions/tiny_echo__TopK__k8__s0.json",
-                         lambda p: p.write_text(p.read_text().replace('"generations": ["', '"generations": ["X', 1))),
+    "condition with invalid UTF-8": (
+        "conditions/tiny_echo__RandomK__k4__s1.json",
+        lambda p: p.write_bytes(p.read_bytes().replace(b'"heads"', b'"\xff\xfe"', 1)),
+    ),
+    "condition holding [1,2]": (
+        "conditions/tiny_echo__baseline__k0__s0.json",
+        lambda p: p.write_text("[1,2]"),
+    ),
+    "condition missing keys": (
+        "conditions/tiny_echo__TopK__k4__s0.json",
+        lambda p: p.write_text(json.dumps({"task": "tiny_echo", "k": 4})),
+    ),
+    "condition edited": (
+        "conditions/tiny_echo__TopK__k8__s0.json",
+        lambda p: p.write_text(p.read_text().replace('"generations": ["', '"generations": ["X', 1)),
+    ),
     "manifest truncated": ("manifest.json", lambda p: p.write_bytes(p.read_bytes()[:50])),
 }
 
@@ -191,13 +240,20 @@ def test_3_damaged_entry_is_named_dropped_and_recomputed(case, runs, tmp_path, c
     damage(out / name)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet", ignore_warnings=False) == 0
+        assert (
+            _main(
+                "run", "--config", _config(tmp_path), "--out", out, "--quiet", ignore_warnings=False
+            )
+            == 0
+        )
     store = [str(w.message) for w in caught if issubclass(w.category, StoreWarning)]
     if name != "manifest.json":  # a damaged manifest is rewritten; the keys guard every result
         assert any(str(out / name) in m for m in store), store
     pd.testing.assert_frame_equal(_records(out), _records(runs / "run"))
     pd.testing.assert_frame_equal(_gens(out), _gens(runs / "run"))
-    pd.testing.assert_frame_equal(pd.read_csv(out / "ranking.csv"), pd.read_csv(runs / "run" / "ranking.csv"))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(out / "ranking.csv"), pd.read_csv(runs / "run" / "ranking.csv")
+    )
     if name != "manifest.json":
         assert _content(out / name) == _content(runs / "run" / name)
 
@@ -216,10 +272,15 @@ def test_3_entries_of_an_older_version_warn_once_per_folder(tmp_path):
     from interp_heads.runfolder import read_entry
 
     for i in range(3):
-        (tmp_path / f"{i}.json").write_text(json.dumps({"k": i}))  # valid then, but no resume key or checksum
+        (tmp_path / f"{i}.json").write_text(
+            json.dumps({"k": i})
+        )  # valid then, but no resume key or checksum
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        assert all(read_entry(tmp_path / f"{i}.json", {"k": int, "resume_key": str}) is None for i in range(3))
+        assert all(
+            read_entry(tmp_path / f"{i}.json", {"k": int, "resume_key": str}) is None
+            for i in range(3)
+        )
     assert [str(w.message).split(":")[0] for w in caught] == [str(tmp_path)]
 
 
@@ -265,40 +326,92 @@ def _long_task(tmp_path: Path) -> Path:
 
 def _short_ranking(tmp_path: Path) -> Path:
     path = tmp_path / "short.csv"
-    pd.DataFrame({"rank": [1, 2, 3, 4, 5], "label": ["L0H0", "L0H1", "L1H0", "L1H1", "L2H0"]}).to_csv(path, index=False)
+    pd.DataFrame(
+        {"rank": [1, 2, 3, 4, 5], "label": ["L0H0", "L0H1", "L1H0", "L1H1", "L2H0"]}
+    ).to_csv(path, index=False)
     return path
 
 
 REFUSED = {
-    "4 prompt longer than the context (ablate)": (lambda t: ["ablate", "--model", "tiny", "--task", _long_task(t),
-                                                  "--heads", "L0H0", "--n-eval", 4, "--no-filter"], "row 't2'"),
-    "4 prompt longer than the context (attribute)": (lambda t: ["attribute", "--model", "tiny", "--task", _long_task(t), "--no-filter"],
-                                                     "exceeds the model context of 128"),
-    "4 prompt longer than the context (run)": (lambda t: ["run", "--config", _config(t, CONFIG_TEXT.replace(
-        str(DATA / "tiny_echo.jsonl"), str(_long_task(t))))], "row 't2'"),
-    "5 --n-eval -5": (lambda t: [*ABLATE, "--heads", "L0H0", "--n-eval", -5], "--n-eval: must be > 0"),
+    "4 prompt longer than the context (ablate)": (
+        lambda t: [
+            "ablate",
+            "--model",
+            "tiny",
+            "--task",
+            _long_task(t),
+            "--heads",
+            "L0H0",
+            "--n-eval",
+            4,
+            "--no-filter",
+        ],
+        "row 't2'",
+    ),
+    "4 prompt longer than the context (attribute)": (
+        lambda t: ["attribute", "--model", "tiny", "--task", _long_task(t), "--no-filter"],
+        "exceeds the model context of 128",
+    ),
+    "4 prompt longer than the context (run)": (
+        lambda t: [
+            "run",
+            "--config",
+            _config(t, CONFIG_TEXT.replace(str(DATA / "tiny_echo.jsonl"), str(_long_task(t)))),
+        ],
+        "row 't2'",
+    ),
+    "5 --n-eval -5": (
+        lambda t: [*ABLATE, "--heads", "L0H0", "--n-eval", -5],
+        "--n-eval: must be > 0",
+    ),
     "5 --seeds 0": (lambda t: [*ABLATE, "--heads", "L0H0", "--seeds", 0], "--seeds: must be > 0"),
     "5 --seeds -1": (lambda t: [*ABLATE, "--heads", "L0H0", "--seeds", -1], "--seeds: must be > 0"),
     "5 --skip -3": (lambda t: [*ABLATE, "--heads", "L0H0", "--skip", -3], "--skip: must be >= 0"),
-    "5 --k ,": (lambda t: [*ABLATE, "--heads", "L0H0", "--k", ","], "--k: expected comma-separated"),
+    "5 --k ,": (
+        lambda t: [*ABLATE, "--heads", "L0H0", "--k", ","],
+        "--k: expected comma-separated",
+    ),
     "5 duplicate heads": (lambda t: [*ABLATE, "--heads", "L0H1,L0H1"], "L0H1 2 times"),
-    "5 k beyond the ranking": (lambda t: [*ABLATE, "--ranking", _short_ranking(t), "--k", 8], "k=8 exceeds the 5 heads"),
-    "5 --threads 0": (lambda t: [*ABLATE, "--heads", "L0H0", "--threads", 0], "--threads: must be > 0"),
-    "5 seeds = 0 in a config": (lambda t: ["run", "--config", _config(t, CONFIG_TEXT.replace("seeds = 2", "seeds = 0"))],
-                                "seeds must be > 0"),
-    "6 --device tpu": (lambda t: [*ABLATE, "--heads", "L0H0", "--device", "tpu"], "unknown device 'tpu'"),
-    "6 device = tpu in a config": (lambda t: ["run", "--config", _config(t, CONFIG_TEXT + 'device = "tpu"\n')],
-                                   "unknown device 'tpu'"),
-    "6 truncated ranking.csv": (lambda t: [*ABLATE, "--ranking", _truncated_ranking(t)], "truncated"),
-    "6 ranking.csv of binary junk": (lambda t: [*ABLATE, "--ranking", _junk(t, "ranking.csv")], "ranking"),
-    "10 unreadable attribution.parquet": (lambda t: [*ABLATE, "--ranking", _junk(t, "attribution.parquet")],
-                                          "attribution.parquet"),
+    "5 k beyond the ranking": (
+        lambda t: [*ABLATE, "--ranking", _short_ranking(t), "--k", 8],
+        "k=8 exceeds the 5 heads",
+    ),
+    "5 --threads 0": (
+        lambda t: [*ABLATE, "--heads", "L0H0", "--threads", 0],
+        "--threads: must be > 0",
+    ),
+    "5 seeds = 0 in a config": (
+        lambda t: ["run", "--config", _config(t, CONFIG_TEXT.replace("seeds = 2", "seeds = 0"))],
+        "seeds must be > 0",
+    ),
+    "6 --device tpu": (
+        lambda t: [*ABLATE, "--heads", "L0H0", "--device", "tpu"],
+        "unknown device 'tpu'",
+    ),
+    "6 device = tpu in a config": (
+        lambda t: ["run", "--config", _config(t, CONFIG_TEXT + 'device = "tpu"\n')],
+        "unknown device 'tpu'",
+    ),
+    "6 truncated ranking.csv": (
+        lambda t: [*ABLATE, "--ranking", _truncated_ranking(t)],
+        "truncated",
+    ),
+    "6 ranking.csv of binary junk": (
+        lambda t: [*ABLATE, "--ranking", _junk(t, "ranking.csv")],
+        "ranking",
+    ),
+    "10 unreadable attribution.parquet": (
+        lambda t: [*ABLATE, "--ranking", _junk(t, "attribution.parquet")],
+        "attribution.parquet",
+    ),
 }
 
 
 def _truncated_ranking(tmp_path: Path) -> Path:
     path = tmp_path / "trunc.csv"
-    path.write_text("task,rank,label,layer,head,score,method\ntiny_echo,1,L2H3,2,3,0.5,atp\ntiny_echo,2,")
+    path.write_text(
+        "task,rank,label,layer,head,score,method\ntiny_echo,1,L2H3,2,3,0.5,atp\ntiny_echo,2,"
+    )
     return path
 
 
@@ -317,7 +430,9 @@ def test_4_5_6_bad_value_is_one_line_exit_2_no_damage(case, runs, tmp_path, caps
     capsys.readouterr()
     assert _main(*argv(tmp_path), "--out", out) == 2
     err = _err(capsys)
-    assert err.startswith("interp-heads: error:") and "\n" not in err and "Traceback" not in err, err
+    assert err.startswith("interp-heads: error:") and "\n" not in err and "Traceback" not in err, (
+        err
+    )
     assert expect in err, err
     assert _snapshot(out) == before
 
@@ -334,9 +449,21 @@ def test_6_cuda_without_cuda_is_one_line(tmp_path, capsys):
 
 # --------------------------------------------------------------------------- 6, 7. Ctrl-C and two writers
 def _start_run(config: Path, out: Path) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "interp_heads.cli", "run", "--config", str(config), "--out", str(out), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "interp_heads.cli",
+        "run",
+        "--config",
+        str(config),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     env = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1"}
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 def _wait_for_conditions(proc, out: Path, n: int = 2) -> None:
@@ -350,15 +477,23 @@ def _wait_for_conditions(proc, out: Path, n: int = 2) -> None:
 
 def test_6_7_second_writer_refused_then_ctrl_c_says_rerun(tmp_path, capsys):
     out = tmp_path / "run"
-    config = _config(tmp_path, CONFIG_TEXT.replace("ks = [2, 4, 8]", "ks = [1, 2, 3, 4, 5, 6, 7, 8]"))
+    config = _config(
+        tmp_path, CONFIG_TEXT.replace("ks = [2, 4, 8]", "ks = [1, 2, 3, 4, 5, 6, 7, 8]")
+    )
     proc = _start_run(config, out)
     try:
         _wait_for_conditions(proc, out)
         lock = json.loads((out / LOCK_NAME).read_text())
         assert lock["pid"] == proc.pid
-        other = _config(tmp_path, CONFIG_TEXT.replace('attribution = "atp"', 'attribution = "gradxact"'), "o.toml")
+        other = _config(
+            tmp_path,
+            CONFIG_TEXT.replace('attribution = "atp"', 'attribution = "gradxact"'),
+            "o.toml",
+        )
         assert _main("run", "--config", other, "--out", out, "--force", "--quiet") == 2
-        assert _err(capsys) == f"interp-heads: error: run folder {str(out)!r} in use by pid {proc.pid}"
+        assert (
+            _err(capsys) == f"interp-heads: error: run folder {str(out)!r} in use by pid {proc.pid}"
+        )
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -373,7 +508,9 @@ def test_6_7_second_writer_refused_then_ctrl_c_says_rerun(tmp_path, capsys):
 def test_7_stale_lock_of_a_dead_pid_is_taken_over(runs, tmp_path):
     out = tmp_path / "run"
     shutil.copytree(runs / "run", out)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
     (out / LOCK_NAME).write_text(json.dumps({"pid": int(dead.stdout), "host": os.uname().nodename}))
     with pytest.warns(StoreWarning, match="stale lock of pid"):
         assert _main("report", out, ignore_warnings=False) == 0
@@ -415,7 +552,9 @@ def test_9_threads_flag_and_fair_share(tmp_path, monkeypatch):
         (tmp_path / str(os.getppid())).unlink()
         threads.rebalance()
         assert torch.get_num_threads() == 4
-        monkeypatch.setattr(os, "getloadavg", lambda: (6.5, 0.0, 0.0))  # 4 own threads + 2.5 cores of other work
+        monkeypatch.setattr(
+            os, "getloadavg", lambda: (6.5, 0.0, 0.0)
+        )  # 4 own threads + 2.5 cores of other work
         threads.rebalance()
         assert torch.get_num_threads() == 2
         threads.unregister()
@@ -429,9 +568,27 @@ def test_10_version_help_defaults_and_quiet_attribute(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("interp-heads ")
     assert _main("ablate", "--help") == 0
     out = " ".join(capsys.readouterr().out.split())  # help wraps lines
-    assert "examples (default: 100)" in out and "per answer (default: 16)" in out and "and k (default: 5)" in out
-    assert _main("attribute", "--model", "tiny", "--task", TASK, "--n-examples", 4, "--no-filter", "--out", tmp_path / "a",
-                 "--quiet") == 0
+    assert (
+        "examples (default: 100)" in out
+        and "per answer (default: 16)" in out
+        and "and k (default: 5)" in out
+    )
+    assert (
+        _main(
+            "attribute",
+            "--model",
+            "tiny",
+            "--task",
+            TASK,
+            "--n-examples",
+            4,
+            "--no-filter",
+            "--out",
+            tmp_path / "a",
+            "--quiet",
+        )
+        == 0
+    )
     assert capsys.readouterr().err == ""
     assert _main("ablate", "--n-eval", "many") == 2
     err = capsys.readouterr().err
@@ -448,13 +605,34 @@ def test_10_report_keeps_newlines_and_bands_have_no_markers():
     from interp_heads.plotting import plot_sweep
     from interp_heads.report_tables import examples_table
 
-    gens = pd.DataFrame({"task": "t", "selection": ["baseline", "TopK"], "k": [0, 2], "seed": 0, "example_id": "a",
-                         "generation": ["one\ntwo <b>", "x"], "question": "q", "answer": "a"})
+    gens = pd.DataFrame(
+        {
+            "task": "t",
+            "selection": ["baseline", "TopK"],
+            "k": [0, 2],
+            "seed": 0,
+            "example_id": "a",
+            "generation": ["one\ntwo <b>", "x"],
+            "question": "q",
+            "answer": "a",
+        }
+    )
     html = examples_table(gens)
     assert "one<br>two &lt;b&gt;" in html and "\\n" not in html
-    summary = pd.DataFrame({"task": "t", "selection": ["TopK", "TopK"], "k": [2, 4], "metric": "accuracy",
-                            "label": "Accuracy", "mean": [0.5, 0.4], "ci_low": [0.4, 0.3], "ci_high": [0.6, 0.5],
-                            "n_draws": 1, "n_examples": 4})
+    summary = pd.DataFrame(
+        {
+            "task": "t",
+            "selection": ["TopK", "TopK"],
+            "k": [2, 4],
+            "metric": "accuracy",
+            "label": "Accuracy",
+            "mean": [0.5, 0.4],
+            "ci_low": [0.4, 0.3],
+            "ci_high": [0.6, 0.5],
+            "n_draws": 1,
+            "n_examples": 4,
+        }
+    )
     fig = plot_sweep(summary)
     bands = [t for t in fig.data if t.fill == "toself"]
     assert bands and all(t.mode == "lines" for t in bands)

@@ -84,8 +84,14 @@ def test_local_hf_folder_loads_and_matches_hf_logits(tmp_path, cache_dir):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     cfg = LlamaConfig(
-        vocab_size=259, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128, rope_theta=1e5,
+        vocab_size=259,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        rope_theta=1e5,
         tie_word_embeddings=False,
     )
     torch.manual_seed(0)
@@ -98,14 +104,23 @@ def test_local_hf_folder_loads_and_matches_hf_logits(tmp_path, cache_dir):
     with torch.no_grad():
         assert torch.allclose(model(tokens), hf(tokens).logits, atol=1e-4)
     again = models.load_model(str(tmp_path / "llama"), device="cpu")  # from the cache
-    assert all(torch.equal(a, b) for a, b in zip(model.parameters(), again.parameters(), strict=True))
+    assert all(
+        torch.equal(a, b) for a, b in zip(model.parameters(), again.parameters(), strict=True)
+    )
     assert len(list((cache_dir / "models").iterdir())) == 1
 
 
 def test_config_json_round_trip():
     cfg = tiny_model().cfg
     back = models._cfg_from_json(json.loads(json.dumps(models._cfg_to_json(cfg))))
-    for name in ("n_layers", "n_heads", "n_key_value_heads", "d_head", "rotary_base", "normalization_type"):
+    for name in (
+        "n_layers",
+        "n_heads",
+        "n_key_value_heads",
+        "d_head",
+        "rotary_base",
+        "normalization_type",
+    ):
         assert getattr(back, name) == getattr(cfg, name)
 
 

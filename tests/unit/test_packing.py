@@ -17,13 +17,30 @@ from interp_heads.selection import RandomK
 from interp_heads.sweep import SweepConfig, SweepWarning, run_sweep
 from interp_heads.tasks.schema import Example, Task
 
-PROMPTS = ["a", "say hello there", "xyz", "one two three four five six", "q?", "the cat", "zz top", "hm"]
+PROMPTS = [
+    "a",
+    "say hello there",
+    "xyz",
+    "one two three four five six",
+    "q?",
+    "the cat",
+    "zz top",
+    "hm",
+]
 OTHER = ["another task", "b", "cc dd ee ff gg", "last one here!"]
 
 
 def _jobs(model, method):
-    values = {"zero": None, "mean": head_means(model, PROMPTS), "resample": head_means(model, PROMPTS, per_prompt=True)}
-    other = {"zero": None, "mean": head_means(model, OTHER), "resample": head_means(model, OTHER, per_prompt=True)}
+    values = {
+        "zero": None,
+        "mean": head_means(model, PROMPTS),
+        "resample": head_means(model, PROMPTS, per_prompt=True),
+    }
+    other = {
+        "zero": None,
+        "mean": head_means(model, OTHER),
+        "resample": head_means(model, OTHER, per_prompt=True),
+    }
     rk = RandomK(3, 4, salt="t")
     return [
         PackedJob(PROMPTS, [], values[method]),
@@ -40,9 +57,17 @@ def test_packed_generation_equals_one_condition_at_a_time(tiny, method, use_cach
     jobs = _jobs(tiny, method)
     alone = []
     for job in jobs:
-        with mask_heads(tiny, job.heads, method, values=job.values, seed=job.seed, warn_if_idle=False):
-            alone.append(generate_tokens(tiny, job.prompts, 6, batch_size=3, use_cache=use_cache, stop_at_eos=False))
-    packed = generate_packed(tiny, jobs, method, 6, pack_rows=7, use_cache=use_cache, stop_at_eos=False)
+        with mask_heads(
+            tiny, job.heads, method, values=job.values, seed=job.seed, warn_if_idle=False
+        ):
+            alone.append(
+                generate_tokens(
+                    tiny, job.prompts, 6, batch_size=3, use_cache=use_cache, stop_at_eos=False
+                )
+            )
+    packed = generate_packed(
+        tiny, jobs, method, 6, pack_rows=7, use_cache=use_cache, stop_at_eos=False
+    )
     texts = [[tiny.tokenizer.decode(r, skip_special_tokens=True) for r in rows] for rows in alone]
     assert packed == texts
     assert len({tuple(map(tuple, rows)) for rows in alone[:3]}) == 3  # the masks differ in effect
@@ -50,7 +75,11 @@ def test_packed_generation_equals_one_condition_at_a_time(tiny, method, use_cach
 
 def test_row_mask_equals_mask_heads_on_logits_with_padding(tiny):
     means = head_means(tiny, PROMPTS)
-    conds = [([], "mean", means, 0), ([(0, 1), (2, 2)], "mean", means, 0), ([(1, 3)], "zero", None, 0)]
+    conds = [
+        ([], "mean", means, 0),
+        ([(0, 1), (2, 2)], "mean", means, 0),
+        ([(1, 3)], "zero", None, 0),
+    ]
     tokens, mask = tokenize_left_padded(tiny, PROMPTS[:3])
     masks = RowMasks.build(tiny, conds)
     with torch.inference_mode(), mask_rows(tiny, masks) as handle:
@@ -75,26 +104,61 @@ def test_row_count_mismatch_and_cleanup(tiny):
 
 
 def _task(name, words):
-    exs = [Example(id=str(i), task=name, prompt=f"say {w}", question=f"say {w}", answer=w) for i, w in enumerate(words)]
+    exs = [
+        Example(id=str(i), task=name, prompt=f"say {w}", question=f"say {w}", answer=w)
+        for i, w in enumerate(words)
+    ]
     return Task(name, exs)
 
 
 @pytest.mark.parametrize("method", ["mean", "resample"])
 def test_packed_sweep_equals_plain_sweep(tiny, tmp_path, method):
-    tasks = {"toy": _task("toy", ["a", "bb", "c d", "eee e", "f"]), "two": _task("two", ["xy", "z", "hello w"])}
+    tasks = {
+        "toy": _task("toy", ["a", "bb", "c d", "eee e", "f"]),
+        "two": _task("two", ["xy", "z", "hello w"]),
+    }
     ranks = {"toy": all_heads(3, 4)[::-1], "two": all_heads(3, 4)}
-    cfg = SweepConfig(ks=[2, 5], seeds=2, method=method, max_new_tokens=4, selections=["topk", "randomk", "layermatched"])
+    cfg = SweepConfig(
+        ks=[2, 5],
+        seeds=2,
+        method=method,
+        max_new_tokens=4,
+        selections=["topk", "randomk", "layermatched"],
+    )
     metrics = [Accuracy(), ChrF()]
     with pytest.warns(SweepWarning):
-        plain = run_sweep(tiny, tasks, ranks, cfg, metrics, batch_size=2, out_dir=tmp_path / "plain", progress=False)
+        plain = run_sweep(
+            tiny,
+            tasks,
+            ranks,
+            cfg,
+            metrics,
+            batch_size=2,
+            out_dir=tmp_path / "plain",
+            progress=False,
+        )
         packed = run_sweep(
-            tiny, tasks, ranks, cfg, metrics, batch_size=2, out_dir=tmp_path / "packed", progress=False, pack_rows=6
+            tiny,
+            tasks,
+            ranks,
+            cfg,
+            metrics,
+            batch_size=2,
+            out_dir=tmp_path / "packed",
+            progress=False,
+            pack_rows=6,
         )
     assert plain.records.equals(packed.records) and plain.generations.equals(packed.generations)
     files = sorted(p.name for p in (tmp_path / "plain" / "conditions").iterdir())
-    assert files == sorted(p.name for p in (tmp_path / "packed" / "conditions").iterdir()) and len(files) == 2 * 11 + 1
+    assert (
+        files == sorted(p.name for p in (tmp_path / "packed" / "conditions").iterdir())
+        and len(files) == 2 * 11 + 1
+    )
     for name in files:
-        a, b = (json.loads((tmp_path / d / "conditions" / name).read_text()) for d in ("plain", "packed"))
+        a, b = (
+            json.loads((tmp_path / d / "conditions" / name).read_text())
+            for d in ("plain", "packed")
+        )
         for entry in (a, b):  # timings, and the checksum over them, differ
             entry.pop("seconds", None), entry.pop("_sha256", None)
         assert a == b, name
@@ -102,7 +166,10 @@ def test_packed_sweep_equals_plain_sweep(tiny, tmp_path, method):
     for res in (plain, packed):
         stats = res.metric_cache
         assert stats["accuracy"]["lookups"] == 11 * 5 + 11 * 3
-        assert stats["accuracy"]["scored"] == res.generations.drop_duplicates(["task", "example_id", "generation"]).shape[0]
+        assert (
+            stats["accuracy"]["scored"]
+            == res.generations.drop_duplicates(["task", "example_id", "generation"]).shape[0]
+        )
         assert 0 < stats["all"]["hit_rate"] < 1
 
 
@@ -115,9 +182,13 @@ def test_packed_run_resumes_a_plain_run(tiny, tmp_path):
         lost = sorted((tmp_path / "conditions").glob("toy__*.json"))[::2]
         for f in lost:
             f.unlink()
-        resumed = run_sweep(tiny, tasks, ranks, cfg, [Accuracy()], out_dir=tmp_path, progress=False, pack_rows=3)
+        resumed = run_sweep(
+            tiny, tasks, ranks, cfg, [Accuracy()], out_dir=tmp_path, progress=False, pack_rows=3
+        )
     assert full.generations.equals(resumed.generations) and full.records.equals(resumed.records)
-    assert resumed.metric_cache["accuracy"]["lookups"] == len(lost) * 4  # only the lost conditions ran
+    assert (
+        resumed.metric_cache["accuracy"]["lookups"] == len(lost) * 4
+    )  # only the lost conditions ran
 
 
 def test_pack_rows_resolution_and_auto_size(tiny, monkeypatch):

@@ -22,9 +22,17 @@ ROOT = DATA.parents[1]
 
 def _cfg(**over) -> RunConfig:
     d = {
-        "model": "tiny", "tasks": [str(DATA / "tiny_echo.jsonl")], "n_rank": 4, "n_eval": 8, "ks": [2, 4, 8],
-        "selections": ["topk", "randomk", "layermatched"], "seeds": 2, "metrics": ["accuracy", "chrf"],
-        "max_new_tokens": 4, "batch_size": 8, "filter_correct": False,
+        "model": "tiny",
+        "tasks": [str(DATA / "tiny_echo.jsonl")],
+        "n_rank": 4,
+        "n_eval": 8,
+        "ks": [2, 4, 8],
+        "selections": ["topk", "randomk", "layermatched"],
+        "seeds": 2,
+        "metrics": ["accuracy", "chrf"],
+        "max_new_tokens": 4,
+        "batch_size": 8,
+        "filter_correct": False,
     }
     d.update(over)
     return RunConfig.from_dict(d)
@@ -45,21 +53,41 @@ def tiny_run(tmp_path_factory):
 
 def test_run_directory_has_every_output(tiny_run):
     names = {p.name for p in tiny_run.iterdir()}
-    assert {"manifest.json", "attribution.parquet", "ranking.csv", "sweep.parquet", "summary.csv", "summary.parquet",
-            "generations.jsonl", "baseline.csv", "figures", "index.html", "conditions"} <= names
+    assert {
+        "manifest.json",
+        "attribution.parquet",
+        "ranking.csv",
+        "sweep.parquet",
+        "summary.csv",
+        "summary.parquet",
+        "generations.jsonl",
+        "baseline.csv",
+        "figures",
+        "index.html",
+        "conditions",
+    } <= names
     manifest = json.loads((tiny_run / "manifest.json").read_text())
     assert manifest["status"] == "complete"
     assert {"versions", "git", "model", "data", "seeds", "timings", "config"} <= set(manifest)
     assert manifest["data"]["tiny_echo"]["sha256"]
-    assert {"load_model", "tiny_echo/attribution", "sweep", "report", "total"} <= set(manifest["timings"])
+    assert {"load_model", "tiny_echo/attribution", "sweep", "report", "total"} <= set(
+        manifest["timings"]
+    )
     split = manifest["splits"]["tiny_echo"]
-    assert len(split["rank"]) == 4 and len(split["eval"]) == 8 and not set(split["rank"]) & set(split["eval"])
+    assert (
+        len(split["rank"]) == 4
+        and len(split["eval"]) == 8
+        and not set(split["rank"]) & set(split["eval"])
+    )
     rec = pd.read_parquet(tiny_run / "sweep.parquet")
     assert set(rec.example_id) == set(split["eval"])
     assert sorted(rec.k.unique()) == [0, 2, 4, 8]
     ranking = pd.read_csv(tiny_run / "ranking.csv")
     assert len(ranking) == 12 and list(ranking["rank"]) == list(range(1, 13))
-    assert {p.name for p in (tiny_run / "figures").glob("*.html")} == {"seed_figure.html", "heatmap_tiny_echo.html"}
+    assert {p.name for p in (tiny_run / "figures").glob("*.html")} == {
+        "seed_figure.html",
+        "heatmap_tiny_echo.html",
+    }
 
 
 def test_config_toml_and_validation(tmp_path):
@@ -78,7 +106,9 @@ def test_config_toml_and_validation(tmp_path):
     for text, msg in bad.values():
         path = tmp_path / "c.toml"
         path.write_text(text)
-        with pytest.raises(PipelineError, match=msg.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        with pytest.raises(
+            PipelineError, match=msg.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
+        ):
             RunConfig.from_toml(path)
     assert _cfg(scaled_ks=[0.5]).resolved_ks(12) == [2, 4, 6, 8]
     with pytest.raises(PipelineError, match="k=13 exceeds the number of heads"):
@@ -100,9 +130,21 @@ def test_attribution_is_reused_when_config_matches(tiny_run, tmp_path):
 def test_killed_run_resumes_to_the_uninterrupted_result(tiny_run, tmp_path):
     cfg_path, ref = DATA / "tiny.toml", tiny_run  # the same settings as the fixture's run
     out = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "interp_heads.cli", "run", "--config", str(cfg_path), "--out", str(out), "--quiet"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "interp_heads.cli",
+        "run",
+        "--config",
+        str(cfg_path),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     env = {**os.environ, "PYTHONWARNINGS": "ignore"}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.time() + 120
     while time.time() < deadline and proc.poll() is None:
         if len(list((out / "conditions").glob("tiny_echo__*.json"))) >= 2:
@@ -120,9 +162,21 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tiny_run, tmp_path):
     a = pd.read_parquet(ref / "sweep.parquet").sort_values(key).reset_index(drop=True)
     b = pd.read_parquet(out / "sweep.parquet").sort_values(key).reset_index(drop=True)
     pd.testing.assert_frame_equal(a, b)
-    ga = pd.read_json(ref / "generations.jsonl", lines=True).sort_values(key[:4]).reset_index(drop=True)
-    gb = pd.read_json(out / "generations.jsonl", lines=True).sort_values(key[:4]).reset_index(drop=True)
+    ga = (
+        pd.read_json(ref / "generations.jsonl", lines=True)
+        .sort_values(key[:4])
+        .reset_index(drop=True)
+    )
+    gb = (
+        pd.read_json(out / "generations.jsonl", lines=True)
+        .sort_values(key[:4])
+        .reset_index(drop=True)
+    )
     pd.testing.assert_frame_equal(ga, gb)
-    pd.testing.assert_frame_equal(pd.read_csv(ref / "ranking.csv"), pd.read_csv(out / "ranking.csv"))
+    pd.testing.assert_frame_equal(
+        pd.read_csv(ref / "ranking.csv"), pd.read_csv(out / "ranking.csv")
+    )
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"] == "complete" and len(manifest["earlier_timings"]) == 1  # the killed run's
+    assert (
+        manifest["status"] == "complete" and len(manifest["earlier_timings"]) == 1
+    )  # the killed run's

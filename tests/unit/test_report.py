@@ -36,7 +36,11 @@ def run_dir(tmp_path_factory):
 
 def test_report_is_rebuilt_from_saved_files_only(run_dir, tmp_path):
     copy = tmp_path / "copy"
-    shutil.copytree(run_dir, copy, ignore=shutil.ignore_patterns("index.html", "figures", "conditions", "attribution"))
+    shutil.copytree(
+        run_dir,
+        copy,
+        ignore=shutil.ignore_patterns("index.html", "figures", "conditions", "attribution"),
+    )
     index = build_report(copy)
     page = index.read_text()
     assert page.count("<script type='text/javascript'>") == 1  # plotly.js inline, once
@@ -44,11 +48,26 @@ def test_report_is_rebuilt_from_saved_files_only(run_dir, tmp_path):
 
     rest = page.replace(get_plotlyjs(), "")
     assert "<script src" not in rest and "cdn.plot.ly" not in rest  # nothing fetched from a network
-    for div in ("fig-seed_figure", "fig-heatmap_tiny_echo", "fig-heatmap_tiny_echo2", "fig-overlap"):
+    for div in (
+        "fig-seed_figure",
+        "fig-heatmap_tiny_echo",
+        "fig-heatmap_tiny_echo2",
+        "fig-overlap",
+    ):
         assert f'id="{div}"' in page
-    for heading in ("Seed figure", "TopK vs RandomK at each k", "Baseline", "Example generations", "Provenance"):
+    for heading in (
+        "Seed figure",
+        "TopK vs RandomK at each k",
+        "Baseline",
+        "Example generations",
+        "Provenance",
+    ):
         assert heading in page
-    assert {p.name for p in (copy / "figures").iterdir()} >= {"seed_figure.html", "overlap.html", "plotly.min.js"}
+    assert {p.name for p in (copy / "figures").iterdir()} >= {
+        "seed_figure.html",
+        "overlap.html",
+        "plotly.min.js",
+    }
 
 
 def test_report_tables_and_partial_runs(run_dir, tmp_path):
@@ -66,17 +85,31 @@ def test_report_tables_and_partial_runs(run_dir, tmp_path):
 
 
 def _chromium() -> str | None:
-    return shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    return (
+        shutil.which("chromium")
+        or shutil.which("chromium-browser")
+        or shutil.which("google-chrome")
+    )
 
 
 def _headless(browser: str, *args: str) -> subprocess.CompletedProcess:
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tempfile.mkdtemp()}"]
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tempfile.mkdtemp()}",
+    ]
     return subprocess.run([browser, *flags, *args], capture_output=True, text=True, timeout=180)
 
 
-@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (apt-get install -y chromium)")
+@pytest.mark.skipif(
+    _chromium() is None, reason="chromium is not installed (apt-get install -y chromium)"
+)
 def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
     browser = _chromium()
     url = (run_dir / "index.html").resolve().as_uri()
@@ -87,7 +120,13 @@ def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
     assert dom.count('class="trace scatter') >= 2 * 3 * 2  # 2 panels x 3 selections x 2 metrics
     assert "Layer-matched RandomK" in dom and "Jaccard" in dom
     shot = tmp_path / "report.png"
-    _headless(browser, "--virtual-time-budget=10000", f"--screenshot={shot}", "--window-size=1400,2000", url)
+    _headless(
+        browser,
+        "--virtual-time-budget=10000",
+        f"--screenshot={shot}",
+        "--window-size=1400,2000",
+        url,
+    )
     assert shot.exists() and shot.stat().st_size > 50_000  # a blank page is a few kB
 
 
@@ -99,16 +138,28 @@ def test_haystack_breakdown_figure():
     rows, gens = [], []
     for i in range(12):
         ex = f"e{i}"
-        gens.append({"task": "retrieval", "example_id": ex, "n_sentences": 3 if i < 6 else 21, "depth": (i % 3) / 2})
+        gens.append(
+            {
+                "task": "retrieval",
+                "example_id": ex,
+                "n_sentences": 3 if i < 6 else 21,
+                "depth": (i % 3) / 2,
+            }
+        )
         rows.append(("baseline", 0, 0, ex, 1.0))
         rows.append(("TopK", 32, 0, ex, float(i < 6)))  # short haystacks survive TopK
         for seed in range(2):
             rows.append(("RandomK", 32, seed, ex, 1.0))
     records = pd.DataFrame(rows, columns=["selection", "k", "seed", "example_id", "value"]).assign(
-        task="retrieval", metric="accuracy")
+        task="retrieval", metric="accuracy"
+    )
     table = breakdown_table(records, pd.DataFrame(gens), "retrieval", 32)
     top = table[table.panel == "TopK k=32"].set_index(["n_sentences", "depth"])["mean"]
     assert top[(3, 0.0)] == 1.0 and top[(21, 0.5)] == 0.0
     assert int(table[table.panel == "RandomK k=32"]["count"].sum()) == 24
     fig = plot_breakdown(table)
-    assert len(fig.data) == 3 and [a.text for a in fig.layout.annotations] == ["unmasked", "TopK k=32", "RandomK k=32"]
+    assert len(fig.data) == 3 and [a.text for a in fig.layout.annotations] == [
+        "unmasked",
+        "TopK k=32",
+        "RandomK k=32",
+    ]

@@ -8,7 +8,9 @@ from interp_heads.heads import all_heads, parse_head
 from interp_heads.selection import LayerMatchedRandomK, RandomK, TopK, make_selections
 from interp_heads.stats import summarize, two_level_bootstrap
 
-RANK = [(2, 1), (2, 0), (1, 3), (0, 0), (1, 1), (0, 2)] + [h for h in all_heads(3, 4) if h not in {(2, 1), (2, 0), (1, 3), (0, 0), (1, 1), (0, 2)}]
+RANK = [(2, 1), (2, 0), (1, 3), (0, 0), (1, 1), (0, 2)] + [
+    h for h in all_heads(3, 4) if h not in {(2, 1), (2, 0), (1, 3), (0, 0), (1, 1), (0, 2)}
+]
 
 
 def test_topk_takes_the_head_of_the_ranking():
@@ -70,10 +72,43 @@ def test_bootstrap_ci_brackets_the_mean_and_shrinks_with_data():
 def test_summarize_computes_mean_drop_against_baseline():
     rows = []
     for ex in range(4):
-        rows.append(dict(task="t", selection="baseline", seed=0, k=0, metric="accuracy", label="Accuracy", example_id=str(ex), value=1.0))
-        rows.append(dict(task="t", selection="TopK", seed=0, k=2, metric="accuracy", label="Accuracy", example_id=str(ex), value=float(ex == 0)))
+        rows.append(
+            dict(
+                task="t",
+                selection="baseline",
+                seed=0,
+                k=0,
+                metric="accuracy",
+                label="Accuracy",
+                example_id=str(ex),
+                value=1.0,
+            )
+        )
+        rows.append(
+            dict(
+                task="t",
+                selection="TopK",
+                seed=0,
+                k=2,
+                metric="accuracy",
+                label="Accuracy",
+                example_id=str(ex),
+                value=float(ex == 0),
+            )
+        )
         for seed in range(3):
-            rows.append(dict(task="t", selection="RandomK", seed=seed, k=2, metric="accuracy", label="Accuracy", example_id=str(ex), value=float(seed != 0 or ex > 1)))
+            rows.append(
+                dict(
+                    task="t",
+                    selection="RandomK",
+                    seed=seed,
+                    k=2,
+                    metric="accuracy",
+                    label="Accuracy",
+                    example_id=str(ex),
+                    value=float(seed != 0 or ex > 1),
+                )
+            )
     s = summarize(pd.DataFrame(rows)).set_index("selection")
     assert s.loc["TopK", "mean"] == 0.25 and s.loc["TopK", "drop"] == 0.75
     assert s.loc["RandomK", "mean"] == pytest.approx(10 / 12)

@@ -9,12 +9,46 @@ from interp_heads.stats import paired_difference, significance
 
 
 def _records(top: np.ndarray, rand: np.ndarray) -> pd.DataFrame:
-    rows = [{"task": "t", "selection": "baseline", "seed": 0, "k": 0, "metric": "accuracy", "label": "Accuracy",
-             "example_id": str(e), "value": 1.0} for e in range(top.size)]
-    rows += [{"task": "t", "selection": "TopK", "seed": 0, "k": 4, "metric": "accuracy", "label": "Accuracy",
-              "example_id": str(e), "value": float(v)} for e, v in enumerate(top)]
-    rows += [{"task": "t", "selection": "RandomK", "seed": d, "k": 4, "metric": "accuracy", "label": "Accuracy",
-              "example_id": str(e), "value": float(v)} for d in range(rand.shape[0]) for e, v in enumerate(rand[d])]
+    rows = [
+        {
+            "task": "t",
+            "selection": "baseline",
+            "seed": 0,
+            "k": 0,
+            "metric": "accuracy",
+            "label": "Accuracy",
+            "example_id": str(e),
+            "value": 1.0,
+        }
+        for e in range(top.size)
+    ]
+    rows += [
+        {
+            "task": "t",
+            "selection": "TopK",
+            "seed": 0,
+            "k": 4,
+            "metric": "accuracy",
+            "label": "Accuracy",
+            "example_id": str(e),
+            "value": float(v),
+        }
+        for e, v in enumerate(top)
+    ]
+    rows += [
+        {
+            "task": "t",
+            "selection": "RandomK",
+            "seed": d,
+            "k": 4,
+            "metric": "accuracy",
+            "label": "Accuracy",
+            "example_id": str(e),
+            "value": float(v),
+        }
+        for d in range(rand.shape[0])
+        for e, v in enumerate(rand[d])
+    ]
     return pd.DataFrame(rows)
 
 
@@ -27,7 +61,9 @@ def test_clear_difference_is_significant():
     assert abs(res["diff"] - (top.mean() - rand.mean())) < 1e-12
     sig = significance(_records(top, rand))
     (row,) = sig.itertuples(index=False)
-    assert row.control == "RandomK" and row.significant and row.n_draws == 5 and row.n_examples == 60
+    assert (
+        row.control == "RandomK" and row.significant and row.n_draws == 5 and row.n_examples == 60
+    )
     assert abs(row.drop_ratio - (1 - top.mean()) / (1 - rand.mean())) < 1e-9
 
 
@@ -35,7 +71,9 @@ def test_no_difference_is_not_significant():
     rng = np.random.default_rng(1)
     vals = (rng.random((6, 80)) < 0.7).astype(float)
     res = paired_difference(vals[0], vals[1:])
-    assert not res["significant"] and res["p_value"] > 0.05 and res["diff_low"] < 0 < res["diff_high"]
+    assert (
+        not res["significant"] and res["p_value"] > 0.05 and res["diff_low"] < 0 < res["diff_high"]
+    )
 
 
 def test_draw_variability_widens_the_interval():

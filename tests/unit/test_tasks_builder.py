@@ -58,7 +58,9 @@ def test_needle_in_a_haystack_rows():
     depths, sizes = set(), set()
     for e in task:
         assert e.prompt.count(f" is {e.answer}.") == 1 and e.answer in OBJECTS
-        assert e.corrupted_prompt.replace(f" is {e.corrupted_answer}.", f" is {e.answer}.") == e.prompt
+        assert (
+            e.corrupted_prompt.replace(f" is {e.corrupted_answer}.", f" is {e.answer}.") == e.prompt
+        )
         assert e.answer[0] != e.corrupted_answer[0]
         others = [w for w in OBJECTS if w != e.answer]
         assert not any(f" {w} " in f" {e.prompt} " or f" {w}." in e.prompt for w in others)

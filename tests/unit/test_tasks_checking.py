@@ -73,7 +73,9 @@ def test_distractor_named_is_wrong():
     assert is_correct("Henry", "Henry", distractors=["Will"])
     assert not is_correct("Henry and Will", "Henry", distractors=["Will"])
     assert not is_correct("Will", "Henry", distractors=["Will"])
-    assert is_correct("Will is slower, so Henry", "Henry") and not is_correct("Will is slower, so Henry", "Henry", distractors=["Will"])
+    assert is_correct("Will is slower, so Henry", "Henry") and not is_correct(
+        "Will is slower, so Henry", "Henry", distractors=["Will"]
+    )
     # a distractor that is part of the answer itself does not count against it
     assert is_correct("New York", "New York", distractors=["York"])
     # only the first line counts

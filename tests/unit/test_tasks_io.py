@@ -112,8 +112,14 @@ def test_data_dir_env(tmp_path, monkeypatch):
 def test_distractors_meta_and_declared_format(tmp_path):
     rows = [
         json.dumps({"fmt": "plain"}),
-        json.dumps({"prompt": "Q: A is taller than B. Who is shorter?\nA:", "answer": "B", "distractors": ["A"],
-                    "meta": {"depth": 0.5}}),
+        json.dumps(
+            {
+                "prompt": "Q: A is taller than B. Who is shorter?\nA:",
+                "answer": "B",
+                "distractors": ["A"],
+                "meta": {"depth": 0.5},
+            }
+        ),
         json.dumps({"prompt": "p2", "answer": "x", "distractors": "y|z"}),
     ]
     path = _write(tmp_path / "mine.jsonl", rows)
@@ -129,11 +135,21 @@ def test_distractors_meta_and_declared_format(tmp_path):
 
 
 def test_row_format_field_must_agree(tmp_path):
-    rows = [json.dumps({"prompt": "a", "answer": "b", "fmt": "chat"}), json.dumps({"prompt": "c", "answer": "d"})]
+    rows = [
+        json.dumps({"prompt": "a", "answer": "b", "fmt": "chat"}),
+        json.dumps({"prompt": "c", "answer": "d"}),
+    ]
     assert load_task(_write(tmp_path / "one.jsonl", rows)).fmt == "chat"
     rows.append(json.dumps({"prompt": "e", "answer": "f", "fmt": "plain"}))
     with pytest.raises(TaskFormatError, match=r"two.jsonl:3: fmt 'plain' differs"):
         load_task(_write(tmp_path / "two.jsonl", rows))
     with pytest.raises(TaskFormatError, match="fmt"):
-        load_task(_write(tmp_path / "bad.jsonl", [json.dumps({"prompt": "a", "answer": "b", "fmt": "html"})]))
-    assert load_task(_write(tmp_path / "none.jsonl", [json.dumps({"prompt": "a", "answer": "b"})])).fmt == "auto"
+        load_task(
+            _write(
+                tmp_path / "bad.jsonl", [json.dumps({"prompt": "a", "answer": "b", "fmt": "html"})]
+            )
+        )
+    assert (
+        load_task(_write(tmp_path / "none.jsonl", [json.dumps({"prompt": "a", "answer": "b"})])).fmt
+        == "auto"
+    )
