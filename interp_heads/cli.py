@@ -91,7 +91,7 @@ def cmd_attribute(args) -> int:
     """
     from interp_heads.attribution import METHODS, attribute_heads
     from interp_heads.report import build_report
-    from interp_heads.tasks import resolve_format, take_correct
+    from interp_heads.tasks import resolve_format
     from interp_heads.tasks.fmt import describe
 
     if args.method not in METHODS:
@@ -122,28 +122,12 @@ def cmd_attribute(args) -> int:
     prepare_out_dir(out, _digest(params), args.force)
     fmt, fmt_info = resolve_format(model, task, args.fmt, max_new_tokens=args.max_new_tokens)
     _say(args, describe(fmt, fmt_info))
-    n_total = len(task)
-    if args.no_filter:
-        task = task.subset(n=args.n_examples)
-    else:
-        task = take_correct(
-            model,
-            task,
-            args.n_examples,
-            fmt=fmt,
-            max_new_tokens=args.max_new_tokens,
-            batch_size=args.batch_size,
+    task = _first_examples(args, model, task, args.n_examples, fmt, "ranking on")
+    if not args.no_filter and len(task) == 0:
+        raise PipelineError(
+            f"task {args.task!r}: no example answered correctly in format {fmt!r}; "
+            "nothing to rank (try --fmt or --no-filter)"
         )
-        f = task.meta["filter"]
-        _say(
-            args,
-            f"ranking on {len(task)} correctly answered example(s) ({f['n_evaluated']} of {n_total} evaluated)",
-        )
-        if len(task) == 0:
-            raise PipelineError(
-                f"task {args.task!r}: no example answered correctly in format {fmt!r}; "
-                "nothing to rank (try --fmt or --no-filter)"
-            )
     with _forward_counter(model, "attribution", args.quiet):
         scores = attribute_heads(
             model,
@@ -169,6 +153,23 @@ def cmd_attribute(args) -> int:
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
     print(f"wrote {out / 'ranking.csv'} and {index}")
     return 0
+
+
+def _first_examples(args, model, task, n, fmt, doing: str):
+    """The first ``n`` examples, or (unless ``--no-filter``) the first ``n`` answered correctly."""
+    from interp_heads.tasks import take_correct
+
+    if args.no_filter:
+        return task.subset(n=n)
+    kept = take_correct(
+        model, task, n, fmt=fmt, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size
+    )
+    _say(
+        args,
+        f"{doing} {len(kept)} correctly answered example(s) "
+        f"({kept.meta['filter']['n_evaluated']} of {len(task)} evaluated)",
+    )
+    return kept
 
 
 def _say(args, line: str) -> None:
@@ -268,7 +269,7 @@ def cmd_ablate(args) -> int:
     from interp_heads.pipeline import SELECTIONS
     from interp_heads.report import build_report, write_sweep_outputs
     from interp_heads.sweep import SweepConfig, run_sweep
-    from interp_heads.tasks import resolve_format, take_correct
+    from interp_heads.tasks import resolve_format
     from interp_heads.tasks.fmt import describe
 
     _check_names(args.selections, SELECTIONS + ("layermatchedrandomk",), "selection")
@@ -309,22 +310,7 @@ def cmd_ablate(args) -> int:
         _say(args, f"left out the {len(rank_ids)} example(s) the ranking was computed on")
     elif args.ranking and not rank_ids and not args.allow_overlap:
         _say(args, "note: the ranking does not record its examples; evaluation may overlap them")
-    if args.no_filter:
-        task = pool.subset(n=args.n_eval)
-    else:
-        task = take_correct(
-            model,
-            pool,
-            args.n_eval,
-            fmt=fmt,
-            max_new_tokens=args.max_new_tokens,
-            batch_size=args.batch_size,
-        )
-        _say(
-            args,
-            f"evaluating {len(task)} correctly answered example(s) "
-            f"({task.meta['filter']['n_evaluated']} of {len(pool)} evaluated)",
-        )
+    task = _first_examples(args, model, pool, args.n_eval, fmt, "evaluating")
     if len(task) == 0:
         raise PipelineError(
             f"task {args.task!r} has no examples left to evaluate (after --skip {args.skip}"
