@@ -71,3 +71,53 @@ def tiny_model(seed: int = 0, **overrides) -> HookedTransformer:
     model = HookedTransformer(cfg)
     model.eval()
     return attach_tokenizer(model, byte_tokenizer())
+
+
+# --------------------------------------------------------------------------- golden outputs
+GOLDEN_FILES = ("sweep.csv", "summary.csv", "ranking.csv", "significance.csv", "baseline.csv")
+
+
+def save_golden(run_dir, golden_dir) -> None:
+    """Store a run's result tables (and generations) as the "before" outputs of a golden test."""
+    import shutil
+    from pathlib import Path
+
+    import pandas as pd
+
+    run_dir, golden_dir = Path(run_dir), Path(golden_dir)
+    golden_dir.mkdir(parents=True, exist_ok=True)
+    pd.read_parquet(run_dir / "sweep.parquet").to_csv(golden_dir / "sweep.csv", index=False)
+    for name in (*GOLDEN_FILES[1:], "generations.jsonl"):
+        shutil.copyfile(run_dir / name, golden_dir / name)
+
+
+def assert_matches_golden(run_dir, golden_dir, rtol: float = 1e-5) -> None:
+    """Assert that a run folder's tables and generations equal the stored golden ones.
+
+    Strings, integers, orderings and generations must be identical; floats may differ by ``rtol``
+    (reduction order changes with the number of threads). Regenerate with :func:`save_golden` only
+    for an intended change of results, and say so in the commit.
+    """
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+    from pandas.testing import assert_frame_equal
+
+    run_dir, golden_dir = Path(run_dir), Path(golden_dir)
+    got_tables = {"sweep.csv": pd.read_parquet(run_dir / "sweep.parquet")}
+    for name in GOLDEN_FILES[1:]:
+        got_tables[name] = pd.read_csv(run_dir / name)
+    for name, got in got_tables.items():
+        want = pd.read_csv(golden_dir / name)
+        got = pd.read_csv(__import__("io").StringIO(got.to_csv(index=False)))  # same dtypes
+        assert list(got.columns) == list(want.columns), f"{name}: columns differ"
+        assert_frame_equal(got.reset_index(drop=True), want, check_exact=False, rtol=rtol, obj=name)
+
+    def gens(path):
+        rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+        return sorted(json.dumps(r, sort_keys=True) for r in rows)
+
+    assert gens(run_dir / "generations.jsonl") == gens(golden_dir / "generations.jsonl"), (
+        "generations differ from the golden run"
+    )
