@@ -21,15 +21,14 @@ import warnings
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Literal
 
 import torch
 from jaxtyping import Float
 from transformer_lens import HookedTransformer
 
 from interp_heads.heads import Head, hook_z, parse_heads
+from interp_heads.vocab import AblationKind
 
-AblationKind = Literal["zero", "mean", "resample"]
 HeadValues = dict[int, Float[torch.Tensor, "head_index d_head"]]
 
 
@@ -80,10 +79,11 @@ def head_means(
 def _replacements(
     model: HookedTransformer,
     heads: Sequence[Head],
-    method: AblationKind,
+    kind: AblationKind | str,
     values: HeadValues | list[HeadValues] | None,
     seed: int,
 ) -> dict[int, tuple[list[int], torch.Tensor | None]]:
+    kind = AblationKind.parse(kind, "ablation kind")
     by_layer: dict[int, list[int]] = defaultdict(list)
     for layer, head in heads:
         by_layer[layer].append(head)
@@ -91,25 +91,21 @@ def _replacements(
     gen = torch.Generator().manual_seed(seed)
     for layer, hs in by_layer.items():
         hs = sorted(set(hs))
-        if method == "zero":
+        if kind == "zero":
             out[layer] = (hs, None)
-        elif method == "mean":
+        elif kind == "mean":
             if not isinstance(values, dict):
-                raise ValueError("method='mean' needs values=head_means(model, reference_prompts)")
+                raise ValueError("kind='mean' needs values=head_means(model, reference_prompts)")
             out[layer] = (hs, values[layer][hs].clone())
-        elif method == "resample":
+        else:  # resample
             if not isinstance(values, list) or not values:
                 raise ValueError(
-                    "method='resample' needs values=head_means(model, prompts, per_prompt=True)"
+                    "kind='resample' needs values=head_means(model, prompts, per_prompt=True)"
                 )
             picks = torch.randint(len(values), (len(hs),), generator=gen).tolist()
             out[layer] = (
                 hs,
                 torch.stack([values[p][layer][h] for p, h in zip(picks, hs, strict=True)]),
-            )
-        else:
-            raise ValueError(
-                f"unknown ablation method {method!r}: use 'zero', 'mean' or 'resample'"
             )
     return out
 
@@ -118,18 +114,19 @@ def _replacements(
 def mask_heads(
     model: HookedTransformer,
     heads: Sequence[Head | str],
-    method: AblationKind = "zero",
+    kind: AblationKind | str = "zero",
     *,
     values: HeadValues | list[HeadValues] | None = None,
     seed: int = 0,
     warn_if_idle: bool = True,
+    method: str | None = None,
 ) -> Iterator[dict]:
     """Mask query heads on ``hook_z`` for every forward pass inside the block.
 
     Args:
         model: the model; hooks are removed on exit, also on error.
         heads: ``(layer, head)`` pairs or ``"L{l}H{h}"`` labels.
-        method: ``"zero"``, ``"mean"`` or ``"resample"``.
+        kind: the ablation kind, ``"zero"``, ``"mean"`` or ``"resample"`` (``AblationKind``).
         values: for ``mean``, ``head_means(model, prompts)``; for ``resample``,
             ``head_means(model, prompts, per_prompt=True)``.
         seed: seeds which reference prompt each head is resampled from.
@@ -143,8 +140,11 @@ def mask_heads(
         ...     answers = generate(model, prompts)
     """
     parsed = parse_heads(heads, model.cfg.n_layers, model.cfg.n_heads)
-    plan = _replacements(model, parsed, method, values, seed)
-    stats = {"calls": 0, "heads": parsed, "method": method}
+    if method is not None:  # deprecated keyword (before the vocabulary split method/kind)
+        warnings.warn("mask_heads(method=...) is deprecated; use kind=", DeprecationWarning, 2)
+        kind = method
+    plan = _replacements(model, parsed, kind, values, seed)
+    stats = {"calls": 0, "heads": parsed, "kind": str(kind)}
 
     def make_hook(hs: list[int], repl: torch.Tensor | None):
         idx = torch.tensor(hs, device=model.cfg.device)

@@ -47,7 +47,9 @@ class RowMasks:
         cls,
         model: HookedTransformer,
         conditions: Sequence[
-            tuple[Sequence[Head | str], AblationKind, HeadValues | list[HeadValues] | None, int]
+            tuple[
+                Sequence[Head | str], AblationKind | str, HeadValues | list[HeadValues] | None, int
+            ]
         ],
     ) -> RowMasks:
         """Tables for ``conditions``: ``(heads, method, values, seed)`` each, as ``mask_heads`` takes them.

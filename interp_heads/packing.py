@@ -99,7 +99,7 @@ def resolve_pack_rows(
 def generate_packed(
     model,
     jobs: Sequence[PackedJob],
-    method: AblationKind,
+    method: AblationKind | str,
     max_new_tokens: int,
     *,
     pack_rows: int,

@@ -9,9 +9,10 @@ used as is (plain few-shot for base models).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
 
-PromptFormat = Literal["auto", "chat", "plain"]
+from interp_heads.vocab import PromptFormat
+
+__all__ = ["PromptFormat", "has_chat_template", "render"]
 DEFAULT_SYSTEM = "You are a concise assistant. Answer with the answer only."
 
 
@@ -23,7 +24,7 @@ def has_chat_template(model) -> bool:
 def render(
     model,
     prompts: str | Sequence[str],
-    fmt: PromptFormat = "auto",
+    fmt: PromptFormat | str = "auto",
     system: str | None = DEFAULT_SYSTEM,
 ) -> list[str]:
     """The exact strings the model sees for task prompts (always a list)."""

@@ -46,7 +46,7 @@ class SweepConfig:
     ks: list[int]
     selections: list[str] = field(default_factory=lambda: ["topk", "randomk"])
     seeds: int = 5
-    method: AblationKind = "mean"
+    method: AblationKind | str = "mean"
     max_new_tokens: int = 8
     fmt: str | None = None  # None: each task's own format (built-in tasks: "plain")
     exclude_top: bool = False

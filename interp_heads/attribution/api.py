@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as _dt
 import importlib.metadata
 import time
-from typing import Literal
 
 import torch
 from transformer_lens import HookedTransformer
@@ -19,13 +18,10 @@ from interp_heads.attribution.gradients import (
 from interp_heads.attribution.inputs import make_batches
 from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
-from interp_heads.prompts import PromptFormat
 from interp_heads.tasks.schema import Task
+from interp_heads.vocab import AttributionMethod, PromptFormat
 
-Method = Literal["auto", "exact", "atp", "ablation_atp", "gradxact", "headmask", "mean_ablation"]
-METHODS: tuple[str, ...] = (
-    "auto", "exact", "atp", "ablation_atp", "gradxact", "headmask", "mean_ablation",
-)  # fmt: skip
+METHODS: tuple[str, ...] = AttributionMethod.values()
 NEEDS_CORRUPTED = {"exact", "atp"}
 # Methods that estimate the drop caused by the sweep's own intervention: rank by signed score
 # (largest drop first), so that TopK never picks heads whose ablation *helps* the task.
@@ -58,12 +54,12 @@ def _versions() -> dict[str, str]:
 def attribute_heads(
     model: HookedTransformer,
     task: Task,
-    method: Method = "auto",
+    method: AttributionMethod | str = "auto",
     *,
     n_examples: int | None = None,
     batch_size: int = 8,
     refine: int | None = None,
-    fmt: PromptFormat | None = None,
+    fmt: PromptFormat | str | None = None,
     max_rows: int = 128,
     ablation: str = "mean",
     seed: int = 0,

@@ -20,7 +20,7 @@ from interp_heads.prompts import PromptFormat, has_chat_template, render
 from interp_heads.tasks.schema import Task
 
 
-def uses_chat(model: HookedTransformer, fmt: PromptFormat = "auto") -> bool:
+def uses_chat(model: HookedTransformer, fmt: PromptFormat | str = "auto") -> bool:
     """Whether ``render(model, ..., fmt)`` wraps prompts in the chat template."""
     return fmt == "chat" or (fmt == "auto" and has_chat_template(model))
 
@@ -70,7 +70,7 @@ def make_batches(
     *,
     n_examples: int | None = None,
     batch_size: int = 8,
-    fmt: PromptFormat = "auto",
+    fmt: PromptFormat | str = "auto",
     corrupted: bool = True,
 ) -> list[Batch]:
     """Render, tokenize and batch a task's first ``n_examples`` examples (sorted by length).

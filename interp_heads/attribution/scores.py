@@ -70,7 +70,7 @@ class HeadScores:
         """The default ranking direction: ``provenance["rank_by"]`` or ``"abs"``."""
         return self.provenance.get("rank_by") or "abs"
 
-    def importance(self, by: RankBy | None = None) -> Float[torch.Tensor, "layer head"]:
+    def importance(self, by: RankBy | str | None = None) -> Float[torch.Tensor, "layer head"]:
         """``|score|`` (``by="abs"``) or the score (``by="signed"``); NaN counts as least important."""
         by = by or self.rank_by
         if by not in ("abs", "signed"):
@@ -78,27 +78,27 @@ class HeadScores:
         imp = self.scores.abs() if by == "abs" else self.scores.clone()
         return torch.nan_to_num(imp, nan=-float("inf"))
 
-    def _order(self, by: RankBy | None) -> list[int]:
+    def _order(self, by: RankBy | str | None) -> list[int]:
         imp = self.importance(by).flatten().tolist()
         ref = self.refined.flatten().tolist() if self.refined is not None else [False] * len(imp)
         return sorted(range(len(imp)), key=lambda i: (not ref[i], -imp[i], i))
 
-    def top(self, k: int, by: RankBy | None = None) -> list[Head]:
+    def top(self, k: int, by: RankBy | str | None = None) -> list[Head]:
         """The ``k`` most important heads ``(layer, head)``, most important first."""
         return [divmod(i, self.n_heads) for i in self._order(by)[: max(0, k)]]
 
-    def top_labels(self, k: int, by: RankBy | None = None) -> list[str]:
+    def top_labels(self, k: int, by: RankBy | str | None = None) -> list[str]:
         """Like :meth:`top`, as ``L{l}H{h}`` labels."""
         return [head_label(layer, head) for layer, head in self.top(k, by)]
 
-    def rank(self, by: RankBy | None = None) -> torch.Tensor:
+    def rank(self, by: RankBy | str | None = None) -> torch.Tensor:
         """Rank of each head ``[n_layers, n_heads]`` (long), 1 = most important."""
         ranks = torch.empty(self.n_layers * self.n_heads, dtype=torch.long)
         for r, i in enumerate(self._order(by)):
             ranks[i] = r + 1
         return ranks.view(self.n_layers, self.n_heads)
 
-    def to_frame(self, by: RankBy | None = None) -> pd.DataFrame:
+    def to_frame(self, by: RankBy | str | None = None) -> pd.DataFrame:
         """Tidy table, one row per head: task, method, layer, head, label, score, rank, refined."""
         ranks = self.rank(by)
         rows = [

@@ -63,7 +63,7 @@ def list_tasks() -> list[str]:
     return [name for name in BUILTIN_TASKS + EXTRA_TASKS if (root / f"{name}.jsonl").is_file()]
 
 
-def _example(row: dict, lineno: int, default_task: str, where: str) -> Example:
+def _example(row: object, lineno: int, default_task: str, where: str) -> Example:
     def fail(reason: str):
         raise TaskFormatError(f"{where}:{lineno}: {reason}")
 

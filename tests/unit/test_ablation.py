@@ -98,7 +98,7 @@ def test_bad_heads_and_method(tiny):
     with pytest.raises(ValueError, match="layer must be in 0..2"):
         with mask_heads(tiny, ["L99H1"]):
             pass
-    with pytest.raises(ValueError, match="unknown ablation method"):
+    with pytest.raises(ValueError, match="unknown ablation kind"):
         with mask_heads(tiny, [(0, 0)], "noise"):
             pass
     with pytest.raises(ValueError, match="needs values"):

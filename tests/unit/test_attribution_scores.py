@@ -62,7 +62,8 @@ def test_bad_files(hs, tmp_path):
     (tmp_path / "x.json").write_text("{}")
     with pytest.raises(ValueError, match="HeadScores"):
         HeadScores.load(tmp_path / "x.json")
-    with pytest.raises(ValueError, match="n_layers"):
+    # the library's own check, or the jaxtyping shape check when runtime checks are on (make test)
+    with pytest.raises((ValueError, TypeError), match="n_layers|layer head"):
         HeadScores(torch.zeros(3), "m", "t")
 
 

@@ -1,0 +1,89 @@
+"""One vocabulary for config, CLI, tables and plots.
+
+Every allowed value of a run's choices is defined here once, as a ``StrEnum`` (members compare equal
+to their strings, so ``"mean" == AblationKind.MEAN`` and TOML/CLI strings work unchanged):
+
+- :class:`AttributionMethod`: how heads are *scored* (``attribute --method``, ``attribution =``).
+- :class:`AblationKind`: what a masked head's ``hook_z`` is *replaced with* (``--ablation``,
+  ``ablation =``). Never called "method".
+- :class:`Selection`: which heads a condition masks; ``.display`` is the name in tables and plots.
+- :class:`PromptFormat` and :class:`MetricName`.
+
+Words: a *head label* is ``"L{layer}H{head}"`` (``heads.head_label``); a *metric label* is the
+human-readable name of a metric (``Metric.label``, e.g. ``"Accuracy"``). Tables keep their column
+``label`` for both (``ranking.csv``: head label, ``sweep.parquet``: metric label) for compatibility.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class _Choice(StrEnum):
+    @classmethod
+    def parse(cls, value: str, what: str | None = None):
+        """The member for ``value`` (case, ``-`` and ``_`` ignored; aliases allowed), else ValueError."""
+        key = str(value).strip().lower().replace("-", "").replace("_", "")
+        for member in cls:
+            names = {member.value, *getattr(member, "aliases", ())}
+            if key in {n.replace("_", "") for n in names}:
+                return member
+        what = what or cls.__name__
+        raise ValueError(f"unknown {what} {value!r}; use one of {', '.join(cls.values())}")
+
+    @classmethod
+    def values(cls) -> tuple[str, ...]:
+        return tuple(m.value for m in cls)
+
+
+class AttributionMethod(_Choice):
+    AUTO = "auto"
+    EXACT = "exact"
+    ATP = "atp"
+    ABLATION_ATP = "ablation_atp"
+    GRADXACT = "gradxact"
+    HEADMASK = "headmask"
+    MEAN_ABLATION = "mean_ablation"
+
+
+class AblationKind(_Choice):
+    ZERO = "zero"
+    MEAN = "mean"
+    RESAMPLE = "resample"
+
+
+class Selection(_Choice):
+    TOPK = "topk"
+    RANDOMK = "randomk"
+    LAYERMATCHED = "layermatched"
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        return ("layermatchedrandomk",) if self is Selection.LAYERMATCHED else ()
+
+    @property
+    def display(self) -> str:
+        """The name in tables, plots and condition keys."""
+        return {"topk": "TopK", "randomk": "RandomK", "layermatched": "LayerMatchedRandomK"}[
+            self.value
+        ]
+
+
+BASELINE = "baseline"  # the selection column of the unmasked condition (k = 0)
+
+
+class PromptFormat(_Choice):
+    AUTO = "auto"
+    CHAT = "chat"
+    PLAIN = "plain"
+
+
+class MetricName(_Choice):
+    ACCURACY = "accuracy"
+    COMET = "comet"
+    MINILM_COSINE = "minilm_cosine"
+    CHRF = "chrf"
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        return ("minilm",) if self is MetricName.MINILM_COSINE else ()
