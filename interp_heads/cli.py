@@ -19,6 +19,7 @@ import warnings
 from pathlib import Path
 
 from interp_heads import runfolder, validation
+from interp_heads.config import cli_flag
 from interp_heads.pipeline import (
     PipelineError,
     RunConfig,
@@ -29,6 +30,7 @@ from interp_heads.pipeline import (
     versions,
     write_atomic,
 )
+from interp_heads.vocab import Selection
 
 MAX_MESSAGE = 300  # characters of an error line; longer messages are cut
 
@@ -266,13 +268,13 @@ def cmd_ablate(args) -> int:
     """
     from interp_heads.heads import parse_heads
     from interp_heads.metrics import resolve_metrics
-    from interp_heads.pipeline import SELECTIONS
     from interp_heads.report import build_report, write_sweep_outputs
     from interp_heads.sweep import SweepConfig, run_sweep
     from interp_heads.tasks import resolve_format
     from interp_heads.tasks.fmt import describe
 
-    _check_names(args.selections, SELECTIONS + ("layermatchedrandomk",), "selection")
+    for name in args.selections:
+        _parse(Selection, name)
     if not (args.heads or args.ranking):
         raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
     ablation = args.ablation or args.method or "mean"
@@ -402,12 +404,11 @@ def cmd_report(args) -> int:
     return 0
 
 
-def _check_names(names: list[str], known: tuple[str, ...], what: str) -> None:
-    for name in names:
-        if name.lower().replace("_", "").replace("-", "") not in known:
-            raise PipelineError(
-                f"unknown {what} {name!r}; use {', '.join(k for k in known if 'randomk' not in k or k == 'randomk')}"
-            )
+def _parse(enum, value: str):
+    try:
+        return enum.parse(value)
+    except ValueError as exc:
+        raise PipelineError(str(exc)) from None
 
 
 def _digest(params: dict) -> str:
@@ -481,58 +482,27 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_tasks)
 
     def common(sp, out_help):
-        sp.add_argument(
-            "--model",
-            default="smollm2-135m",
-            help="model spec (smollm2-135m: the embedded SmolLM2)",
-        )
+        cli_flag(sp, "model")
         sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
         sp.add_argument("--out", required=True, help=out_help)
-        sp.add_argument("--batch-size", type=pos, default=16, help="examples per forward pass")
-        sp.add_argument(
-            "--device", default=None, help="cpu, cuda, cuda:N, mps (None: CUDA when present)"
-        )
-        sp.add_argument(
-            "--threads",
-            type=pos,
-            default=None,
-            help="torch CPU threads (None: cores shared among running interp-heads processes)",
-        )
+        for name in ("batch_size", "device", "threads"):
+            cli_flag(sp, name)
         sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
         sp.add_argument("--quiet", action="store_true", help="no progress bars")
 
     a = sub.add_parser("attribute", help=cmd_attribute.__doc__, description=cmd_attribute.__doc__)
     common(a, "output folder")
-    a.add_argument(
-        "--method",
-        default="auto",
-        help="auto (atp with corrupted prompts, else ablation_atp), exact, atp, ablation_atp, gradxact, "
-        "headmask or mean_ablation",
-    )
-    a.add_argument(
-        "--ablation",
-        default="mean",
-        choices=["mean", "zero", "resample"],
-        help="the ablation kind ablation_atp estimates (use the one you will mask with)",
-    )
-    a.add_argument(
-        "--n-examples", type=pos, default=24, help="rank on the first N correctly answered examples"
-    )
+    cli_flag(a, "attribution", "--method")
+    cli_flag(a, "ablation", help="the ablation kind ablation_atp estimates (the one you mask with)")
+    cli_flag(a, "n_rank", "--n-examples")
     a.add_argument(
         "--no-filter",
         action="store_true",
         help="rank on the first N examples, answered correctly or not",
     )
-    a.add_argument(
-        "--fmt",
-        default=None,
-        choices=["chat", "plain", "auto"],
-        help="prompt format (None: the task file's, else the better of chat/plain, measured)",
-    )
-    a.add_argument(
-        "--max-new-tokens", type=pos, default=16, help="answer length when checking correctness"
-    )
-    a.add_argument("--refine", type=pos, default=None, help="re-score the top N heads exactly")
+    cli_flag(a, "fmt")
+    cli_flag(a, "max_new_tokens", help="answer length when checking correctness")
+    cli_flag(a, "refine")
     a.set_defaults(func=cmd_attribute)
 
     b = sub.add_parser("ablate", help=cmd_ablate.__doc__, description=cmd_ablate.__doc__)
@@ -545,35 +515,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="numbers of masked heads, e.g. 16,32,64,128 (None: 16,32,64,128; with --heads their number)",
     )
-    b.add_argument("--seeds", type=pos, default=5, help="random draws per random selection and k")
-    b.add_argument(
-        "--selections",
-        type=validation.names_arg,
-        default=["topk", "randomk"],
-        help="topk,randomk,layermatched",
-    )
-    b.add_argument(
-        "--metrics",
-        type=validation.names_arg,
-        default=["accuracy", "comet"],
-        help="accuracy,comet,chrf,minilm_cosine",
-    )
-    b.add_argument("--comet-model", default=None, help="COMET checkpoint name or path")
-    b.add_argument(
-        "--ablation",
-        default=None,
-        choices=["mean", "zero", "resample"],
-        help="ablation kind (None: mean)",
-    )
-    b.add_argument(
-        "--method",
-        default=None,
-        choices=["mean", "zero", "resample"],
-        help="deprecated alias of --ablation (kept for one release)",
-    )
-    b.add_argument(
-        "--n-eval", type=pos, default=100, help="evaluate at most N (correctly answered) examples"
-    )
+    cli_flag(b, "seeds")
+    cli_flag(b, "selections", type=validation.names_arg, default=["topk", "randomk"], choices=None)
+    cli_flag(b, "metrics", type=validation.names_arg, choices=None)
+    cli_flag(b, "comet_model")
+    cli_flag(b, "ablation", default=None)
+    cli_flag(b, "ablation", "--method", dest="method", default=None, help="deprecated: --ablation")
+    cli_flag(b, "n_eval")
     b.add_argument(
         "--skip", type=nonneg, default=0, help="skip the first N examples of the task file"
     )
@@ -587,24 +535,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also evaluate the examples the ranking was computed on (left out by default)",
     )
-    b.add_argument(
-        "--fmt",
-        default=None,
-        choices=["chat", "plain", "auto"],
-        help="prompt format (None: the ranking's, else the task file's, else measured)",
+    cli_flag(
+        b, "fmt", help="prompt format (None: the ranking's, else the task file's, else measured)"
     )
-    b.add_argument("--max-new-tokens", type=pos, default=16, help="tokens generated per answer")
+    cli_flag(b, "max_new_tokens")
     b.set_defaults(func=cmd_ablate)
 
     r = sub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
     r.add_argument("--config", required=True, help="TOML config, e.g. configs/seed_figure.toml")
     r.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
-    r.add_argument(
-        "--threads",
-        type=pos,
-        default=None,
-        help="torch CPU threads (None: the config's, else cores shared among interp-heads processes)",
-    )
+    cli_flag(r, "threads", help="torch CPU threads (None: the config's, else cores shared)")
     r.add_argument("--force", action="store_true", help="reuse a folder holding a different config")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     r.set_defaults(func=cmd_run)

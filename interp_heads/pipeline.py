@@ -9,21 +9,17 @@ bad input never damages an earlier run; an interrupted run resumes where it stop
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import os
 import time
-import tomllib
-import types
-import typing
 import warnings
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from interp_heads import resume, threads, validation
+from interp_heads.config import RunConfig, check_ks
 from interp_heads.report_io import (
     PipelineError,
     git_hash,
@@ -34,7 +30,7 @@ from interp_heads.report_io import (
     write_atomic,
 )
 from interp_heads.runfolder import StoreWarning, atomic, read_entry, releases_locks, write_entry
-from interp_heads.tasks.schema import BUILTIN_TASKS, Task
+from interp_heads.tasks.schema import Task
 
 __all__ = [
     "PipelineError",
@@ -48,185 +44,6 @@ __all__ = [
     "versions",
     "write_atomic",
 ]
-
-ABLATIONS = ("zero", "mean", "resample")
-SELECTIONS = ("topk", "randomk", "layermatched")
-
-
-@dataclass
-class RunConfig:
-    """Everything that determines a run's results (hashed into ``manifest.json``).
-
-    Attributes:
-        model: model spec for ``load_model`` (``"tiny"``: the random test model).
-        tasks: built-in task names or paths of task JSONL files.
-        max_examples: read at most this many examples per task (None: all) before filtering.
-        n_rank: correctly answered examples used for attribution (the first ones).
-        n_eval: at most this many of the remaining examples are evaluated under masking.
-        attribution: attribution method (``auto``: ``atp`` for tasks with corrupted prompts, else
-            ``ablation_atp``; or ``atp``, ``ablation_atp``, ``exact``, ``gradxact``, ``headmask``...).
-        refine: re-score the top ``refine`` heads exactly (None: no refinement).
-        ks: numbers of masked heads.
-        scaled_ks: optional fractions of all heads, added to ``ks`` (e.g. ``[0.05, 0.1]``).
-        selections: ``topk``, ``randomk``, ``layermatched``.
-        seeds: random draws per random selection and k.
-        ablation: ``mean``, ``zero`` or ``resample``.
-        metrics: metric names (``accuracy``, ``comet``, ``chrf``, ``minilm_cosine``).
-        comet_model: COMET checkpoint name or path (None: default, falls back offline).
-        max_new_tokens: generation length.
-        batch_size: generation and attribution batch size.
-        seed: torch seed set before the run.
-        filter_correct: keep only examples the unmasked model answers correctly.
-        fmt: prompt format (``auto``, ``chat``, ``plain``; None: each task's own, e.g. ``plain``).
-        device: ``cpu``, ``cuda``... (None: CUDA when present).
-        threads: torch CPU threads (None: the cores shared among running interp-heads processes).
-    """
-
-    model: str = "smollm2-135m"
-    tasks: list[str] = field(default_factory=lambda: list(BUILTIN_TASKS))
-    max_examples: int | None = None
-    n_rank: int = 24
-    n_eval: int = 100
-    attribution: str = "auto"
-    refine: int | None = None
-    ks: list[int] = field(default_factory=lambda: [16, 32, 64, 128])
-    scaled_ks: list[float] | None = None
-    selections: list[str] = field(default_factory=lambda: ["topk", "randomk", "layermatched"])
-    seeds: int = 5
-    ablation: str = "mean"
-    metrics: list[str] = field(default_factory=lambda: ["accuracy", "comet"])
-    comet_model: str | None = None
-    max_new_tokens: int = 16
-    batch_size: int = 16
-    seed: int = 0
-    filter_correct: bool = True
-    fmt: str | None = None
-    device: str | None = None
-    threads: int | None = (
-        None  # torch CPU threads; not part of the digest (results do not depend on it)
-    )
-
-    def __post_init__(self):
-        self.validate()
-
-    @classmethod
-    def from_dict(cls, d: dict, source: str = "config") -> RunConfig:
-        """Build from a mapping, refusing unknown keys and wrong types (one-line errors)."""
-        known = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(d) - set(known))
-        if unknown:
-            raise PipelineError(
-                f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(known)}"
-            )
-        hints = typing.get_type_hints(cls)
-        for key, value in d.items():
-            if not _type_ok(value, hints[key]):
-                raise PipelineError(
-                    f"{source}: {key} = {value!r} has the wrong type (expected {_type_name(hints[key])})"
-                )
-        return cls(**d)
-
-    @classmethod
-    def from_toml(cls, path: str | os.PathLike) -> RunConfig:
-        """Read a TOML file (flat keys, or under a ``[run]`` table)."""
-        path = Path(path)
-        try:
-            d = tomllib.loads(path.read_text())
-        except FileNotFoundError:
-            raise PipelineError(f"config file {str(path)!r} not found") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise PipelineError(f"malformed config {str(path)!r}: {exc}") from None
-        if set(d) == {"run"} and isinstance(d["run"], dict):
-            d = d["run"]
-        return cls.from_dict(d, source=str(path))
-
-    def validate(self, n_total_heads: int | None = None) -> None:
-        """Check values; with ``n_total_heads`` also that every k fits the model."""
-        from interp_heads.attribution import METHODS
-        from interp_heads.metrics.registry import METRIC_NAMES
-
-        if not self.tasks:
-            raise PipelineError("config: tasks is empty")
-        for name in (
-            "n_rank",
-            "n_eval",
-            "seeds",
-            "max_new_tokens",
-            "batch_size",
-            "max_examples",
-            "threads",
-        ):
-            if getattr(self, name) is not None and getattr(self, name) <= 0:
-                raise PipelineError(f"config: {name} must be > 0, got {getattr(self, name)}")
-        if self.attribution not in METHODS:
-            raise PipelineError(
-                f"config: unknown attribution {self.attribution!r}; use one of {', '.join(METHODS)}"
-            )
-        if self.refine is not None and self.refine <= 0:
-            raise PipelineError(f"config: refine must be > 0, got {self.refine}")
-        if self.ablation not in ABLATIONS:
-            raise PipelineError(
-                f"config: unknown ablation {self.ablation!r}; use one of {', '.join(ABLATIONS)}"
-            )
-        for sel in self.selections:
-            if sel.lower().replace("_", "").replace("-", "") not in SELECTIONS + (
-                "layermatchedrandomk",
-            ):
-                raise PipelineError(
-                    f"config: unknown selection {sel!r}; use {', '.join(SELECTIONS)}"
-                )
-        for m in self.metrics:
-            if m.strip().lower() not in METRIC_NAMES + ("minilm",):
-                raise PipelineError(f"config: unknown metric {m!r}; use {', '.join(METRIC_NAMES)}")
-        if self.fmt not in (None, "auto", "chat", "plain"):
-            raise PipelineError(f"config: fmt must be auto, chat or plain, got {self.fmt!r}")
-        for f in self.scaled_ks or []:
-            if not 0 < f <= 1:
-                raise PipelineError(f"config: scaled_ks fraction {f} must be in (0, 1]")
-        check_ks(self.ks, n_total_heads)
-        validation.check_device(self.device)
-
-    def resolved_ks(self, n_total_heads: int) -> list[int]:
-        """``ks`` plus ``scaled_ks`` turned into head counts, sorted, unique."""
-        extra = [max(1, round(f * n_total_heads)) for f in self.scaled_ks or []]
-        ks = sorted(set(self.ks) | set(extra))
-        check_ks(ks, n_total_heads)
-        return ks
-
-    def digest(self) -> str:
-        d = asdict(self)
-        d.pop("threads")  # speed only
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def check_ks(ks, n_total_heads: int | None = None) -> None:
-    """Every k must be in ``1..n_total_heads``."""
-    if not ks:
-        raise PipelineError("ks is empty")
-    for k in ks:
-        if k <= 0:
-            raise PipelineError(f"k={k} must be > 0")
-        if n_total_heads is not None and k > n_total_heads:
-            raise PipelineError(f"k={k} exceeds the number of heads ({n_total_heads})")
-
-
-def _type_ok(value, hint) -> bool:
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        return any(_type_ok(value, a) for a in args)
-    if hint is type(None):
-        return value is None
-    if origin is list:
-        return isinstance(value, list) and all(_type_ok(v, args[0]) for v in value)
-    if hint is float:
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, hint)
-
-
-def _type_name(hint) -> str:
-    return str(hint).replace("typing.", "")
 
 
 # --------------------------------------------------------------------------- loading
@@ -341,7 +158,7 @@ def run_pipeline(
         else []
     )
     manifest = {
-        "config": asdict(config),
+        "config": config.to_dict(),
         "config_digest": digest,
         "status": "running",
         "ks": ks,

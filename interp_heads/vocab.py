@@ -28,7 +28,7 @@ class _Choice(StrEnum):
             names = {member.value, *getattr(member, "aliases", ())}
             if key in {n.replace("_", "") for n in names}:
                 return member
-        what = what or cls.__name__
+        what = what or _WHAT.get(cls.__name__, cls.__name__)
         raise ValueError(f"unknown {what} {value!r}; use one of {', '.join(cls.values())}")
 
     @classmethod
@@ -87,3 +87,12 @@ class MetricName(_Choice):
     @property
     def aliases(self) -> tuple[str, ...]:
         return ("minilm",) if self is MetricName.MINILM_COSINE else ()
+
+
+_WHAT = {
+    "AttributionMethod": "attribution method",
+    "AblationKind": "ablation kind",
+    "Selection": "selection",
+    "PromptFormat": "prompt format",
+    "MetricName": "metric",
+}

@@ -294,3 +294,21 @@ def test_unwritable_output_and_force(earlier, tmp_path, capsys):
     assert blocker.read_text() == "not a folder"
     assert _main("report", tmp_path) == 2
     assert "not a run folder" in capsys.readouterr().err
+
+
+def test_cli_flags_come_from_the_config_definitions():
+    """Defaults, choices and types of the flags that mirror config keys are the config's own."""
+    from interp_heads.cli import build_parser
+    from interp_heads.config import RunConfig
+    from interp_heads.vocab import AblationKind, AttributionMethod, PromptFormat
+
+    sub = build_parser()._subparsers._group_actions[0].choices
+    flags = {a.dest: a for a in sub["attribute"]._actions}
+    assert flags["method"].choices == list(AttributionMethod.values())
+    assert flags["ablation"].choices == list(AblationKind.values())
+    assert flags["fmt"].choices == list(PromptFormat.values())
+    assert flags["n_examples"].default == RunConfig.model_fields["n_rank"].default
+    ablate = {a.dest: a for a in sub["ablate"]._actions}
+    for dest in ("seeds", "n_eval", "max_new_tokens", "batch_size"):
+        assert ablate[dest].default == RunConfig.model_fields[dest].default, dest
+    assert ablate["method"].choices == list(AblationKind.values())  # the deprecated alias

@@ -382,7 +382,7 @@ REFUSED = {
     ),
     "5 seeds = 0 in a config": (
         lambda t: ["run", "--config", _config(t, CONFIG_TEXT.replace("seeds = 2", "seeds = 0"))],
-        "seeds must be > 0",
+        "seeds = 0: must be greater than 0",
     ),
     "6 --device tpu": (
         lambda t: [*ABLATE, "--heads", "L0H0", "--device", "tpu"],

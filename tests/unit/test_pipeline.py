@@ -97,11 +97,13 @@ def test_config_toml_and_validation(tmp_path):
         RunConfig.from_toml(ROOT / "configs" / name)
     bad = {
         "unknown key": ("bogus = 1\n", "unknown key(s) bogus"),
-        "wrong type": ('ks = "16"\n', "ks = '16' has the wrong type"),
-        "bool as int": ("seeds = true\n", "seeds = True has the wrong type"),
-        "k <= 0": ("ks = [0, 4]\n", "k=0 must be > 0"),
+        "wrong type": ('ks = "16"\n', "ks = '16': must be a valid list"),
+        "bool as int": ("seeds = true\n", "seeds = True: must be a valid integer"),
+        "k <= 0": ("ks = [0, 4]\n", "ks.0 = 0: must be greater than 0"),
+        "wrong section": ("[sweep]\nn_rank = 3\n", "[sweep] has no key 'n_rank'"),
+        "twice": ("ks = [1]\n[sweep]\nks = [2]\n", "ks given twice"),
         "syntax": ("ks = [1,\n", "malformed config"),
-        "method": ('attribution = "magic"\n', "unknown attribution 'magic'"),
+        "method": ('attribution = "magic"\n', "unknown attribution method 'magic'"),
     }
     for text, msg in bad.values():
         path = tmp_path / "c.toml"
@@ -110,6 +112,11 @@ def test_config_toml_and_validation(tmp_path):
             PipelineError, match=msg.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
         ):
             RunConfig.from_toml(path)
+    sectioned = tmp_path / "s.toml"
+    sectioned.write_text('model = "tiny"\n[sweep]\nks = [2, 4, 8]\n[tasks]\nn_rank = 4\n')
+    flat = RunConfig.from_dict({"model": "tiny", "ks": [2, 4, 8], "n_rank": 4})
+    assert RunConfig.from_toml(sectioned).digest() == flat.digest()
+    assert flat.section("sweep").ks == [2, 4, 8]
     assert _cfg(scaled_ks=[0.5]).resolved_ks(12) == [2, 4, 6, 8]
     with pytest.raises(PipelineError, match="k=13 exceeds the number of heads"):
         _cfg(ks=[13]).resolved_ks(12)
