@@ -34,7 +34,7 @@ def __getattr__(name):  # heavier pieces load on first use
         "HeadScores": ("interp_heads.attribution", "HeadScores"),
         "run_sweep": ("interp_heads.sweep", "run_sweep"),
         "SweepConfig": ("interp_heads.sweep", "SweepConfig"),
-        "plot_sweep": ("interp_heads.plotting", "plot_sweep"),
+        "plot_sweep": ("interp_heads.report.figures", "plot_sweep"),
         "load_task": ("interp_heads.tasks", "load_task"),
         "filter_correct": ("interp_heads.tasks", "filter_correct"),
         "resolve_metrics": ("interp_heads.metrics", "resolve_metrics"),

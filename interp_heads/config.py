@@ -16,7 +16,7 @@ section         keys
 
 A TOML file may be flat (``ks = [16, 32]``, as all configs so far), sectioned (``[sweep]
 ks = [16, 32]``) or under one ``[run]`` table. Unknown keys, keys in the wrong section and bad
-values raise :class:`~interp_heads.report_io.PipelineError` with one line. The CLI builds its
+values raise :class:`~interp_heads.errors.PipelineError` with one line. The CLI builds its
 flags for the same settings from these fields (``cli_flag``): type, default, choices and help
 come from here, so they cannot drift apart.
 """
@@ -33,7 +33,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from interp_heads.report_io import PipelineError
+from interp_heads.errors import PipelineError
 from interp_heads.tasks.schema import BUILTIN_TASKS
 from interp_heads.vocab import (
     AblationKind,

@@ -20,16 +20,17 @@ import pandas as pd
 
 from interp_heads import resume, threads, validation
 from interp_heads.config import RunConfig, check_ks
-from interp_heads.report_io import (
-    PipelineError,
-    git_hash,
-    load_any_model,
-    load_any_task,
+from interp_heads.loading import PipelineError, load_any_model, load_any_task
+from interp_heads.provenance import git_hash, versions
+from interp_heads.runfolder import (
+    StoreWarning,
+    atomic,
     prepare_out_dir,
-    versions,
+    read_entry,
+    releases_locks,
     write_atomic,
+    write_entry,
 )
-from interp_heads.runfolder import StoreWarning, atomic, read_entry, releases_locks, write_entry
 from interp_heads.tasks.schema import Task
 
 __all__ = [

@@ -25,6 +25,8 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from interp_heads.errors import PipelineError
+
 LOCK_NAME = ".interp_heads.lock"
 CHECKSUM = "_sha256"
 
@@ -279,3 +281,36 @@ def releases_locks(func):
             return func(*args, **kwargs)
 
     return wrapper
+
+
+# --------------------------------------------------------------------------- the output folder
+def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
+    """Create ``out_dir``, take its lock, refuse a folder holding another run's config (unless ``force``).
+
+    The lock (``acquire``) is held until the enclosing ``held_locks`` ends.
+    A damaged ``manifest.json`` is reported and treated as absent: the resume keys of every
+    stored unit keep its results from being reused under other inputs.
+    """
+    manifest = out_dir / "manifest.json"
+    if out_dir.exists() and not out_dir.is_dir():
+        raise PipelineError(f"output {str(out_dir)!r} exists and is not a directory")
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        probe = out_dir / f".write-probe-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise PipelineError(
+            f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})"
+        ) from None
+    try:
+        acquire(out_dir)
+    except RunFolderBusy as exc:
+        raise PipelineError(str(exc)) from None
+    if manifest.exists():
+        entry = read_entry(manifest, {"config_digest": str}, checksum=False)
+        theirs = entry.get("config_digest") if entry else None
+        if entry is not None and theirs != digest and not force:
+            raise PipelineError(
+                f"{str(out_dir)!r} holds a run with a different config; use --force or another --out"
+            )

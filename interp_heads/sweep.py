@@ -80,7 +80,7 @@ class SweepResult:
         return significance(self.records, n_boot=n_boot, seed=seed)
 
     def figure(self, **kwargs):
-        from interp_heads.plotting import plot_sweep
+        from interp_heads.report.figures import plot_sweep
 
         return plot_sweep(self.summary(), **kwargs)
 

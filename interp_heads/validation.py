@@ -11,7 +11,7 @@ import argparse
 import re
 from collections import Counter
 
-from interp_heads.report_io import PipelineError
+from interp_heads.errors import PipelineError
 
 DEVICE = re.compile(r"^(cpu|cuda|mps|xpu|meta)(:\d+)?$")
 

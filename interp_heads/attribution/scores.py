@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-import plotly.graph_objects as go
 import torch
 from jaxtyping import Bool, Float
 
@@ -222,33 +221,11 @@ class HeadScores:
             )
         raise ValueError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
 
-    def heatmap(self, by: RankBy = "abs", title: str | None = None) -> go.Figure:
-        """Layer x head heatmap of the scores (diverging colours around 0), hover: label/score/rank."""
-        ranks = self.rank(by)
-        custom = [
-            [[head_label(layer, head), int(ranks[layer, head])] for head in range(self.n_heads)]
-            for layer in range(self.n_layers)
-        ]
-        z = [[None if x != x else x for x in row] for row in self.scores.tolist()]
-        fig = go.Figure(
-            go.Heatmap(
-                z=z,
-                x=list(range(self.n_heads)),
-                y=list(range(self.n_layers)),
-                customdata=custom,
-                colorscale="RdBu",
-                zmid=0,
-                colorbar={"title": "score"},
-                hovertemplate="%{customdata[0]}<br>score=%{z:.4g}<br>rank=%{customdata[1]}<extra></extra>",
-            )
-        )
-        fig.update_layout(
-            title=title or f"{self.task}: {self.method}",
-            xaxis_title="head",
-            yaxis_title="layer",
-            yaxis={"autorange": "reversed"},
-        )
-        return fig
+    def heatmap(self, by: RankBy | str = "abs", title: str | None = None):
+        """Layer x head heatmap (``interp_heads.report.head_heatmap``)."""
+        from interp_heads.report.heads import head_heatmap
+
+        return head_heatmap(self, by, title)
 
 
 def overlap(scores_by_task: dict[str, HeadScores], k: int, by: RankBy = "abs") -> pd.DataFrame:
@@ -261,23 +238,8 @@ def overlap(scores_by_task: dict[str, HeadScores], k: int, by: RankBy = "abs") -
     return frame
 
 
-def overlap_heatmap(frame: pd.DataFrame, title: str | None = None) -> go.Figure:
-    """Heatmap of an :func:`overlap` frame, values printed in the cells."""
-    k = frame.attrs.get("k")
-    fig = go.Figure(
-        go.Heatmap(
-            z=frame.values.tolist(),
-            x=list(frame.columns),
-            y=list(frame.index),
-            zmin=0,
-            zmax=1,
-            colorscale="Viridis",
-            text=[[f"{v:.2f}" for v in row] for row in frame.values.tolist()],
-            texttemplate="%{text}",
-            hovertemplate="%{y} vs %{x}<br>Jaccard=%{z:.3f}<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        title=title or (f"Top-{k} head overlap (Jaccard)" if k else "Head overlap (Jaccard)")
-    )
-    return fig
+def overlap_heatmap(frame: pd.DataFrame, title: str | None = None):
+    """Heatmap of an :func:`overlap` frame (``interp_heads.report.overlap_heatmap``)."""
+    from interp_heads.report.heads import overlap_heatmap as _plot
+
+    return _plot(frame, title)

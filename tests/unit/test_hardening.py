@@ -602,8 +602,8 @@ def test_10_long_messages_are_cut(tmp_path, capsys):
 
 
 def test_10_report_keeps_newlines_and_bands_have_no_markers():
-    from interp_heads.plotting import plot_sweep
-    from interp_heads.report_tables import examples_table
+    from interp_heads.report.figures import plot_sweep
+    from interp_heads.report.tables import examples_table
 
     gens = pd.DataFrame(
         {

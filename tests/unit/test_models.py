@@ -125,7 +125,7 @@ def test_config_json_round_trip():
 
 
 def test_tiny_model_goes_to_the_requested_device():
-    from interp_heads.report_io import load_any_model
+    from interp_heads.loading import load_any_model
 
     model = load_any_model("tiny", "meta")  # the meta device stands in for CUDA: no memory, no GPU
     assert str(model.cfg.device) == "meta" and model.W_E.device.type == "meta"

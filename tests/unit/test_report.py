@@ -133,7 +133,7 @@ def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
 def test_haystack_breakdown_figure():
     import pandas as pd
 
-    from interp_heads.plotting import breakdown_table, plot_breakdown
+    from interp_heads.report.figures import breakdown_table, plot_breakdown
 
     rows, gens = [], []
     for i in range(12):

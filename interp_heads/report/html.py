@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads.report_tables import (
+from interp_heads.report.tables import (
     baseline_table,
     examples_table,
     provenance_table,
@@ -92,7 +92,7 @@ def load_run(run_dir: str | os.PathLike) -> dict:
 def make_figures(run: dict) -> dict:
     """``{name: plotly Figure}``: seed figure, one heatmap per task, cross-task overlap."""
     from interp_heads.attribution import HeadScores, overlap, overlap_heatmap
-    from interp_heads.plotting import plot_sweep
+    from interp_heads.report.figures import plot_sweep
 
     figs = {}
     summary = run.get("summary")
@@ -125,7 +125,7 @@ def make_figures(run: dict) -> dict:
 
 def _breakdowns(run: dict) -> dict:
     """Per-length x per-depth heatmaps for tasks whose rows record them (needle in a haystack)."""
-    from interp_heads.plotting import breakdown_table, plot_breakdown
+    from interp_heads.report.figures import breakdown_table, plot_breakdown
 
     gens, records = run.get("generations"), run.get("records")
     if (

@@ -1,0 +1,41 @@
+"""What produced a result: package versions and the git commit of the code."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def versions() -> dict[str, str]:
+    out = {}
+    for pkg in (
+        "interp_heads",
+        "torch",
+        "transformer-lens",
+        "transformers",
+        "plotly",
+        "pandas",
+        "numpy",
+        "unbabel-comet",
+    ):
+        try:
+            out[pkg] = importlib.metadata.version(pkg)
+        except importlib.metadata.PackageNotFoundError:
+            out[pkg] = "absent"
+    return out
+
+
+def git_hash() -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
