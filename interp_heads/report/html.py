@@ -141,7 +141,7 @@ def _breakdowns(run: dict) -> dict:
         if not ks:
             continue
         k = 32 if 32 in ks else ks[len(ks) // 2]
-        table = breakdown_table(records, gens, task, k)
+        table = breakdown_table(records, gens, task, int(k))
         figs[f"breakdown_{task}"] = plot_breakdown(
             table, f"{task}: accuracy by haystack length and needle depth"
         )

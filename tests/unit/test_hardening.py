@@ -285,19 +285,19 @@ def test_3_entries_of_an_older_version_warn_once_per_folder(tmp_path):
 
 
 def test_3_damaged_baseline_cache_is_ignored(tmp_path):
-    from interp_heads.pipeline import _read_baseline
-    from interp_heads.runfolder import write_entry
+    from interp_heads.folder import RunFolder
+    from interp_heads.steps import _verified_baseline
     from interp_heads.tasks import load_task
 
-    task, path = load_task(TASK), tmp_path / "b.json"
-    write_entry(path, {"key": "k", "row": {}, "ok": ["t0", "nope"]})
+    task, folder = load_task(TASK), RunFolder(tmp_path)
+    folder.write_baseline("b", {"key": "k", "row": {}, "ok": ["t0", "nope"]})
     with pytest.warns(StoreWarning, match="b.json: names examples"):
-        assert _read_baseline(path, task) == {}
-    path.write_text('{"key": "k", "row"')
+        assert _verified_baseline(folder, "b", task) == {}
+    folder.baseline_entry("b").write_text('{"key": "k", "row"')
     with pytest.warns(StoreWarning, match="b.json: truncated"):
-        assert _read_baseline(path, task) == {}
-    write_entry(path, {"key": "k", "row": {}, "ok": ["t0"]})
-    assert _read_baseline(path, task)["ok"] == ["t0"]
+        assert _verified_baseline(folder, "b", task) == {}
+    folder.write_baseline("b", {"key": "k", "row": {}, "ok": ["t0"]})
+    assert _verified_baseline(folder, "b", task)["ok"] == ["t0"]
 
 
 def test_3_headscores_save_is_atomic_and_load_names_the_file(tmp_path):

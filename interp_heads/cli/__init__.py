@@ -1,0 +1,210 @@
+"""``interp-heads``: tasks, attribution, ablation sweeps, whole runs and reports from the shell.
+
+Bad input (task file, model, k, head label, empty task, output folder, config, flag value) ends
+with one line ``interp-heads: error: ...`` on stderr and exit status 2, before any file is written.
+Ctrl-C ends with "interrupted; rerun the same command to resume" and exit status 130. One process
+writes a run folder at a time (``interp_heads.runfolder``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+
+from interp_heads import runfolder, validation
+from interp_heads.cli.ablate import cmd_ablate, load_ranking, ranking_provenance
+from interp_heads.cli.attribute import cmd_attribute
+from interp_heads.cli.other import cmd_report, cmd_run, cmd_tasks
+from interp_heads.config import cli_flag
+from interp_heads.errors import PipelineError
+
+__all__ = ["PipelineError", "build_parser", "load_ranking", "main", "ranking_provenance"]
+
+MAX_MESSAGE = 300  # characters of an error line; longer messages are cut
+
+
+# --------------------------------------------------------------------------- parser
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``interp-heads: error: ...``, exit 2) and defaults in help."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        self.exit(2, f"interp-heads: error: {_cut(message)} (see {self.prog} --help)\n")
+
+
+def _version() -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("interp_heads")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    pos, nonneg = validation.positive_int, validation.non_negative_int
+    p = _Parser(prog="interp-heads", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"interp-heads {_version()}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    t = sub.add_parser(
+        "tasks",
+        help=cmd_tasks.__doc__,
+        description=cmd_tasks.__doc__,
+        epilog="tasks build passes any further arguments to python -m interp_heads.tasks.builder",
+    )
+    t.add_argument("action", choices=["list", "show", "build"])
+    t.add_argument("name", nargs="?", help="task name or JSONL file (show)")
+    t.add_argument(
+        "-n",
+        type=pos,
+        default=None,
+        help="examples to print (show: 3 when unset) or build (per task)",
+    )
+    t.set_defaults(func=cmd_tasks)
+
+    def common(sp, out_help):
+        cli_flag(sp, "model")
+        sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
+        sp.add_argument("--out", required=True, help=out_help)
+        for name in ("batch_size", "device", "threads"):
+            cli_flag(sp, name)
+        sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
+        sp.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    a = sub.add_parser("attribute", help=cmd_attribute.__doc__, description=cmd_attribute.__doc__)
+    common(a, "output folder")
+    cli_flag(a, "attribution", "--method")
+    cli_flag(a, "ablation", help="the ablation kind ablation_atp estimates (the one you mask with)")
+    cli_flag(a, "n_rank", "--n-examples")
+    a.add_argument(
+        "--no-filter",
+        action="store_true",
+        help="rank on the first N examples, answered correctly or not",
+    )
+    cli_flag(a, "fmt")
+    cli_flag(a, "max_new_tokens", help="answer length when checking correctness")
+    cli_flag(a, "refine")
+    a.set_defaults(func=cmd_attribute)
+
+    b = sub.add_parser("ablate", help=cmd_ablate.__doc__, description=cmd_ablate.__doc__)
+    common(b, "output folder (resumable)")
+    b.add_argument("--ranking", help="run folder, ranking.csv or attribution.parquet")
+    b.add_argument("--heads", help="explicit heads to mask, e.g. L3H2,L5H0 (instead of --ranking)")
+    b.add_argument(
+        "--k",
+        type=validation.ks_arg,
+        default=None,
+        help="numbers of masked heads, e.g. 16,32,64,128 (None: 16,32,64,128; with --heads their number)",
+    )
+    cli_flag(b, "seeds")
+    cli_flag(b, "selections", type=validation.names_arg, default=["topk", "randomk"], choices=None)
+    cli_flag(b, "metrics", type=validation.names_arg, choices=None)
+    cli_flag(b, "comet_model")
+    cli_flag(b, "ablation", default=None)
+    cli_flag(b, "ablation", "--method", dest="method", default=None, help="deprecated: --ablation")
+    cli_flag(b, "n_eval")
+    b.add_argument(
+        "--skip", type=nonneg, default=0, help="skip the first N examples of the task file"
+    )
+    b.add_argument(
+        "--no-filter",
+        action="store_true",
+        help="evaluate examples whether or not the unmasked model gets them right",
+    )
+    b.add_argument(
+        "--allow-overlap",
+        action="store_true",
+        help="also evaluate the examples the ranking was computed on (left out by default)",
+    )
+    cli_flag(
+        b, "fmt", help="prompt format (None: the ranking's, else the task file's, else measured)"
+    )
+    cli_flag(b, "max_new_tokens")
+    b.set_defaults(func=cmd_ablate)
+
+    r = sub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
+    r.add_argument("--config", required=True, help="TOML config, e.g. configs/seed_figure.toml")
+    r.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
+    cli_flag(r, "threads", help="torch CPU threads (None: the config's, else cores shared)")
+    r.add_argument("--force", action="store_true", help="reuse a folder holding a different config")
+    r.add_argument("--quiet", action="store_true", help="no progress bars")
+    r.set_defaults(func=cmd_run)
+
+    rp = sub.add_parser("report", help=cmd_report.__doc__, description=cmd_report.__doc__)
+    rp.add_argument("dir", help="run folder")
+    rp.set_defaults(func=cmd_report)
+    return p
+
+
+def _cut(msg: str, limit: int = MAX_MESSAGE) -> str:
+    """First line of ``msg``, at most ``limit`` characters."""
+    line = msg.strip().splitlines()[0] if msg.strip() else ""
+    return line if len(line) <= limit else line[: limit - 15] + f" ... [{len(line)} chars]"
+
+
+def _one_line_warning(message, category, filename, lineno, line=None) -> str:
+    return f"interp-heads: warning: {_cut(str(message), 2 * MAX_MESSAGE)}\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (2 for bad input, 130 when interrupted)."""
+    from interp_heads.metrics import MetricUnavailable
+    from interp_heads.models import ModelLoadError
+
+    parser = build_parser()
+    try:
+        args, rest = parser.parse_known_args(argv)
+        if rest and not (args.command == "tasks" and args.action == "build"):
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        args.rest = rest
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    errors: tuple[type[BaseException], ...] = (
+        ValueError,
+        ModelLoadError,
+        MetricUnavailable,
+        OSError,
+        KeyError,
+    )
+    try:
+        from interp_heads.tasks import TaskFormatError
+
+        errors += (TaskFormatError,)
+    except ImportError:
+        pass
+    formatwarning, warnings.formatwarning = warnings.formatwarning, _one_line_warning
+    try:
+        with runfolder.held_locks():
+            if args.command in ("attribute", "ablate", "run"):
+                from interp_heads import threads
+
+                threads.configure(args.threads)
+            return args.func(args)
+    except KeyboardInterrupt:
+        print("\ninterp-heads: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    except errors as exc:
+        msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+        print(f"interp-heads: error: {_cut(msg) or type(exc).__name__}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # a bug, not bad input: one line, the traceback on request
+        if os.environ.get("INTERP_HEADS_DEBUG"):
+            raise
+        print(
+            f"interp-heads: internal error: {type(exc).__name__}: {_cut(str(exc))} "
+            "(INTERP_HEADS_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+    finally:
+        warnings.formatwarning = formatwarning
+
+
+if __name__ == "__main__":
+    sys.exit(main())

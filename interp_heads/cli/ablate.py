@@ -1,0 +1,186 @@
+"""``interp-heads ablate``: mask TopK and random heads of a ranking on one task."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from interp_heads import validation
+from interp_heads.cli.common import _digest, _first_examples, _load_model, _parse, _say
+from interp_heads.config import check_ks
+from interp_heads.errors import PipelineError
+from interp_heads.folder import RunFolder
+from interp_heads.loading import load_any_task
+from interp_heads.steps import Experiment, run_steps
+from interp_heads.vocab import Selection
+
+
+def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
+    """Ordered heads from a run folder, ``ranking.csv`` or ``attribution.parquet``."""
+    import pandas as pd
+
+    from interp_heads.heads import parse_heads
+
+    p = Path(path)
+    if p.is_dir():
+        p = next(
+            (p / n for n in ("ranking.csv", "attribution.parquet") if (p / n).exists()),
+            p / "ranking.csv",
+        )
+    if not p.exists():
+        raise PipelineError(f"ranking {str(p)!r} not found")
+    try:
+        frame = (
+            pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p, dtype={"label": str})
+        )
+    except Exception as exc:  # pandas/pyarrow raise many types for a damaged file
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise PipelineError(
+            f"ranking {str(p)!r} is not a readable {p.suffix.lstrip('.') or 'csv'} file ({msg})"
+        ) from None
+    if "label" not in frame.columns:
+        raise PipelineError(f"ranking {str(p)!r} has no 'label' column")
+    if "task" in frame.columns and frame["task"].nunique() > 1:
+        frame = frame[frame["task"] == task]
+        if frame.empty:
+            raise PipelineError(f"ranking {str(p)!r} has no rows for task {task!r}")
+    if "rank" in frame.columns:
+        frame = frame.sort_values("rank")
+    labels = list(frame["label"])
+    if not labels or any(not isinstance(x, str) for x in labels):
+        raise PipelineError(
+            f"ranking {str(p)!r} has {'no rows' if not labels else 'rows without a label'} (truncated?)"
+        )
+    try:
+        heads = parse_heads(labels, n_layers, n_heads)
+    except ValueError as exc:
+        raise PipelineError(f"ranking {str(p)!r}: {exc}") from None
+    validation.check_unique_heads(heads, f"ranking {str(p)!r}")
+    return heads
+
+
+def ranking_provenance(path: str, task: str) -> dict:
+    """Provenance of a ranking (its examples, prompt format...) when the run folder holds it."""
+    from interp_heads.attribution import HeadScores
+
+    p = Path(path)
+    root = p if p.is_dir() else p.parent
+    for cand in (root / "attribution" / f"{task}.json", root / "attribution.parquet"):
+        if cand.exists():
+            try:
+                scores = HeadScores.load(cand)
+            except (OSError, ValueError, KeyError):
+                continue
+            if scores.task == task:
+                return dict(scores.provenance)
+    return {}
+
+
+def cmd_ablate(args) -> int:
+    """Mask TopK vs random heads while generating; write the sweep tables, figures and report.
+
+    By default the evaluated examples are those the unmasked model answers correctly, and the
+    examples the ranking was computed on (recorded by ``attribute``) are left out; the prompt
+    format is the ranking's, so heads are ranked and masked on the same prompts.
+    """
+    from interp_heads.heads import parse_heads
+    from interp_heads.metrics import resolve_metrics
+    from interp_heads.sweep import SweepConfig
+    from interp_heads.tasks import resolve_format
+    from interp_heads.tasks.fmt import describe
+
+    for name in args.selections:
+        _parse(Selection, name)
+    if not (args.heads or args.ranking):
+        raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
+    ablation = args.ablation or args.method or "mean"
+    if args.method:
+        print("interp-heads: note: ablate --method is deprecated; use --ablation", file=sys.stderr)
+    model = _load_model(args)
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    task = load_any_task(args.task)
+    prov = {}
+    if args.heads:
+        ranking = parse_heads(args.heads, n_layers, n_heads)
+        validation.check_unique_heads(ranking, "--heads")
+        ks = args.k or [len(ranking)]
+        validation.check_ks_fit(ks, len(ranking), "--heads")
+    else:
+        ranking = load_ranking(args.ranking, task.name, n_layers, n_heads)
+        ks = args.k or [16, 32, 64, 128]
+        check_ks(ks, n_layers * n_heads)
+        validation.check_ks_fit(ks, len(ranking), f"ranking {args.ranking!r}")
+        prov = ranking_provenance(args.ranking, task.name)
+    check_ks(ks, n_layers * n_heads)
+    fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
+    # before resolve_format generates: the longest rendering (chat when the model has a template) unless given
+    validation.check_prompt_lengths(
+        model, task.split(args.skip)[1], fmt_req or task.fmt, args.max_new_tokens
+    )
+    fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
+    if fmt_req and not args.fmt:
+        fmt_info = {"source": "ranking"}
+    _say(args, describe(fmt, fmt_info))
+    pool = task.split(args.skip)[1]
+    rank_ids = set(prov.get("example_ids") or [])
+    if rank_ids and not args.allow_overlap:
+        pool = pool.subset(ids=[e.id for e in pool if e.id not in rank_ids])
+        _say(args, f"left out the {len(rank_ids)} example(s) the ranking was computed on")
+    elif args.ranking and not rank_ids and not args.allow_overlap:
+        _say(args, "note: the ranking does not record its examples; evaluation may overlap them")
+    task = _first_examples(args, model, pool, args.n_eval, fmt, "evaluating")
+    if len(task) == 0:
+        raise PipelineError(
+            f"task {args.task!r} has no examples left to evaluate (after --skip {args.skip}"
+            f"{', leaving out the ranking examples' if rank_ids and not args.allow_overlap else ''}"
+            f"{'' if args.no_filter else ', keeping correct answers'})"
+        )
+    cfg = SweepConfig(
+        ks=ks,
+        selections=args.selections,
+        seeds=args.seeds,
+        method=ablation,
+        max_new_tokens=args.max_new_tokens,
+        metrics=args.metrics,
+        fmt=fmt,
+    )
+    params = {
+        "command": "ablate",
+        "model": args.model,
+        "task": args.task,
+        "skip": args.skip,
+        "n_eval": args.n_eval,
+        "heads": [list(h) for h in ranking],
+        "sweep": cfg.__dict__,
+        "eval_ids": [e.id for e in task],
+        "filter_correct": not args.no_filter,
+        "fmt_info": fmt_info,
+    }
+    metrics = resolve_metrics(args.metrics, args.comet_model)
+    folder = RunFolder(args.out)
+    folder.prepare(_digest(params), args.force)
+    exp = Experiment(
+        config=params,
+        folder=folder,
+        model=model,
+        tasks={task.name: task},
+        metrics=metrics,
+        ks=ks,
+        quiet=args.quiet,
+        force=args.force,
+        digest=_digest(params),
+        batch_size=args.batch_size,
+        sweep_config=cfg,
+        splits={task.name: (task.subset(n=0), task)},
+        rankings={task.name: ranking},
+    )
+    exp.write_manifest("running")
+    made = run_steps(exp, ["sweep", "tables", "report"])
+    summary = made["sweep"].summary()
+    print(
+        summary[["task", "selection", "k", "metric", "mean", "ci_low", "ci_high"]].to_string(
+            index=False
+        )
+    )
+    print(f"wrote {made['report']}")
+    return 0

@@ -1,0 +1,77 @@
+"""``interp-heads attribute``: rank every head on one task."""
+
+from __future__ import annotations
+
+from interp_heads import validation
+from interp_heads.cli.common import _first_examples, _forward_counter, _load_model, _say
+from interp_heads.config import RunConfig
+from interp_heads.errors import PipelineError
+from interp_heads.folder import RunFolder
+from interp_heads.loading import load_any_task
+from interp_heads.steps import Experiment, run_steps
+
+
+def cmd_attribute(args) -> int:
+    """Rank every head on a task; write attribution.parquet, ranking.csv and a heatmap.
+
+    By default the heads are ranked on the first ``--n-examples`` examples the unmasked model
+    answers correctly, in the task's prompt format (declared by the file, else measured), with
+    ``--method auto``: ``atp`` when the task has corrupted prompts, else ``ablation_atp``.
+    """
+    from interp_heads.tasks import resolve_format
+    from interp_heads.tasks.fmt import describe
+
+    model = _load_model(args)
+    task = load_any_task(args.task)
+    # the longest rendering (chat when the model has a template) unless the format is given
+    validation.check_prompt_lengths(
+        model, task, args.fmt or task.fmt, args.max_new_tokens, corrupted=task.has_corrupted
+    )
+    if args.refine is not None and args.refine > model.cfg.n_layers * model.cfg.n_heads:
+        raise PipelineError(
+            f"refine={args.refine} exceeds the number of heads ({model.cfg.n_layers * model.cfg.n_heads})"
+        )
+    config = RunConfig(
+        model=args.model,
+        tasks=[args.task],
+        n_rank=args.n_examples,
+        attribution=args.method,
+        refine=args.refine,
+        ablation=args.ablation,
+        filter_correct=not args.no_filter,
+        fmt=args.fmt,
+        max_new_tokens=args.max_new_tokens,
+        batch_size=args.batch_size,
+        device=args.device,
+    )
+    folder = RunFolder(args.out)
+    folder.prepare(config.digest(), args.force)
+    fmt, fmt_info = resolve_format(model, task, args.fmt, max_new_tokens=args.max_new_tokens)
+    _say(args, describe(fmt, fmt_info))
+    task = _first_examples(args, model, task, args.n_examples, fmt, "ranking on")
+    if not args.no_filter and len(task) == 0:
+        raise PipelineError(
+            f"task {args.task!r}: no example answered correctly in format {fmt!r}; "
+            "nothing to rank (try --fmt or --no-filter)"
+        )
+    exp = Experiment(
+        config=config,
+        folder=folder,
+        model=model,
+        tasks={task.name: task},
+        fmts={task.name: fmt},
+        fmt_infos={task.name: fmt_info},
+        quiet=True,  # the forward counter below is the progress bar
+        force=args.force,
+        digest=config.digest(),
+        batch_size=args.batch_size,
+        splits={task.name: (task, task.subset(n=0))},
+        provenance={"filter_correct": not args.no_filter, "fmt_info": fmt_info},
+    )
+    exp.manifest["command"] = "attribute"
+    with _forward_counter(model, "attribution", args.quiet):
+        made = run_steps(exp, ["attribute", "report"])
+    scores = made["attribute"][task.name]
+    print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
+    print(f"wrote {folder.ranking_csv} and {made['report']}")
+    return 0

@@ -1,0 +1,81 @@
+"""Pieces the commands share: loading the model, picking examples, progress, digests."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import sys
+
+from interp_heads import validation
+from interp_heads.errors import PipelineError
+from interp_heads.loading import load_any_model
+
+
+def _load_model(args):
+    """The model of ``--model`` on ``--device`` (library chatter such as "Moving model to device"
+    is swallowed with ``--quiet``)."""
+    validation.check_device(args.device)
+    quiet = (
+        contextlib.redirect_stdout(io.StringIO())
+        if getattr(args, "quiet", False)
+        else contextlib.nullcontext()
+    )
+    with quiet:
+        model = load_any_model(args.model, args.device)
+    from interp_heads import threads
+
+    threads.watch(model)  # share the cores with interp-heads processes that start later
+    return model
+
+
+def _first_examples(args, model, task, n, fmt, doing: str):
+    """The first ``n`` examples, or (unless ``--no-filter``) the first ``n`` answered correctly."""
+    from interp_heads.tasks import take_correct
+
+    if args.no_filter:
+        return task.subset(n=n)
+    kept = take_correct(
+        model, task, n, fmt=fmt, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size
+    )
+    _say(
+        args,
+        f"{doing} {len(kept)} correctly answered example(s) "
+        f"({kept.meta['filter']['n_evaluated']} of {len(task)} evaluated)",
+    )
+    return kept
+
+
+def _say(args, line: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(line, file=sys.stderr)
+
+
+@contextlib.contextmanager
+def _forward_counter(model, desc: str, quiet: bool):
+    """A progress bar counting the model's forward passes (attribution has no known total)."""
+    from tqdm.auto import tqdm
+
+    bar = tqdm(desc=desc, unit=" forward", disable=quiet, leave=False)
+
+    def count(*_) -> None:  # a forward hook returning a value would replace the output
+        bar.update(1)
+
+    handle = model.embed.register_forward_hook(count)
+    try:
+        yield bar
+    finally:
+        handle.remove()
+        bar.close()
+
+
+def _parse(enum, value: str):
+    try:
+        return enum.parse(value)
+    except ValueError as exc:
+        raise PipelineError(str(exc)) from None
+
+
+def _digest(params: dict) -> str:
+    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -1,0 +1,76 @@
+"""``interp-heads tasks``, ``run`` and ``report``."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from pathlib import Path
+
+from interp_heads import runfolder
+from interp_heads.config import RunConfig
+from interp_heads.errors import PipelineError
+from interp_heads.loading import load_any_task
+
+
+def cmd_tasks(args) -> int:
+    """List, show or build the task data sets."""
+    if args.action == "list":
+        try:
+            from interp_heads.tasks import list_tasks
+
+            names = list(list_tasks())
+        except ImportError:
+            from interp_heads.tasks.schema import BUILTIN_TASKS
+
+            names = list(BUILTIN_TASKS)
+        for name in names:
+            print(name)
+        return 0
+    if args.action == "show":
+        if not args.name:
+            raise PipelineError("tasks show needs a task name or file")
+        task = load_any_task(args.name)
+        print(
+            f"{task.name}: {len(task)} examples, sha256 {task.sha256[:16] or '-'}, source {task.source or '-'}"
+        )
+        print(f"corrupted prompts: {'yes' if task.has_corrupted else 'no'}")
+        for ex in list(task)[: 3 if args.n is None else args.n]:
+            print(json.dumps(ex.to_dict(), ensure_ascii=False))
+        return 0
+    from interp_heads.tasks import builder
+
+    return int(builder.main(args.rest + ([] if args.n is None else ["-n", str(args.n)])) or 0)
+
+
+def cmd_run(args) -> int:
+    """Run the whole pipeline from a TOML config (resumes an interrupted run)."""
+    from interp_heads.pipeline import run_pipeline
+
+    config = RunConfig.from_toml(args.config)
+    if args.threads is not None:
+        config.threads = args.threads  # the flag wins over the config
+    chatter = contextlib.redirect_stdout(io.StringIO()) if args.quiet else contextlib.nullcontext()
+    with chatter:  # --quiet: no "Moving model to device" from TransformerLens
+        index = run_pipeline(config, args.out, force=args.force, quiet=args.quiet)
+    print(f"wrote {index}")
+    return 0
+
+
+def cmd_report(args) -> int:
+    """Rebuild figures and index.html of a run folder from its saved results (no model)."""
+    from interp_heads.report import build_report
+
+    run_dir = Path(args.dir)
+    if not run_dir.is_dir() or not any(
+        (run_dir / n).exists() for n in ("manifest.json", "summary.parquet", "attribution.parquet")
+    ):
+        raise PipelineError(
+            f"{str(run_dir)!r} is not a run folder (no manifest.json, summary or attribution)"
+        )
+    try:
+        runfolder.acquire(run_dir)
+    except runfolder.RunFolderBusy as exc:
+        raise PipelineError(str(exc)) from None
+    print(f"wrote {build_report(run_dir)}")
+    return 0

@@ -1,0 +1,129 @@
+"""The run folder: the one owner of every artifact path, its atomic writes and its resume entries.
+
+Nothing else in the package spells a file name of a run folder. Layout::
+
+    manifest.json              config, digest, splits, versions, timings (RunFolder.write_manifest)
+    baseline.csv               one row per task: accuracy, n_correct, n_rank, n_eval
+    baseline/<task>.json       resume entry: the correctly answered ids (checksummed)
+    attribution/<task>.json    resume entry: the task's HeadScores (checksummed)
+    attribution.parquet        every head's score, all tasks
+    ranking.csv                the same, sorted by task and rank
+    conditions/<key>.json      resume entry: one finished sweep condition (checksummed)
+    conditions/config.json     the sweep config the conditions belong to
+    sweep.parquet              one row per (condition, example, metric)
+    summary.parquet / .csv     mean and 95% interval per (task, selection, k, metric)
+    significance.csv           TopK minus each random control, interval and p-value
+    generations.jsonl          every generated answer
+    figures/*.html, index.html the report
+
+Every file is written through a temporary file, ``fsync`` and a rename (``runfolder.atomic``), so
+a run killed at any point leaves each file either complete or absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads import runfolder
+
+RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """Paths and writers of one run folder (``RunFolder("runs/demo")``)."""
+
+    root: Path
+
+    def __init__(self, root: str | os.PathLike):
+        object.__setattr__(self, "root", Path(root))
+
+    # ------------------------------------------------------------------ paths
+    manifest = property(lambda self: self.root / "manifest.json")
+    baseline_csv = property(lambda self: self.root / "baseline.csv")
+    attribution_parquet = property(lambda self: self.root / "attribution.parquet")
+    ranking_csv = property(lambda self: self.root / "ranking.csv")
+    conditions = property(lambda self: self.root / "conditions")
+    sweep_parquet = property(lambda self: self.root / "sweep.parquet")
+    summary_parquet = property(lambda self: self.root / "summary.parquet")
+    summary_csv = property(lambda self: self.root / "summary.csv")
+    significance_csv = property(lambda self: self.root / "significance.csv")
+    generations = property(lambda self: self.root / "generations.jsonl")
+    figures = property(lambda self: self.root / "figures")
+    index = property(lambda self: self.root / "index.html")
+
+    def baseline_entry(self, task: str) -> Path:
+        return self.root / "baseline" / f"{task}.json"
+
+    def attribution_entry(self, task: str) -> Path:
+        return self.root / "attribution" / f"{task}.json"
+
+    def figure(self, name: str) -> Path:
+        return self.figures / f"{name}.html"
+
+    def is_run(self) -> bool:
+        """Whether the folder holds something a report can be built from."""
+        return any(
+            p.exists() for p in (self.manifest, self.summary_parquet, self.attribution_parquet)
+        )
+
+    # ------------------------------------------------------------------ lifecycle
+    def prepare(self, digest: str, force: bool = False) -> None:
+        """Create the folder, take its lock, refuse another config's folder (``runfolder``)."""
+        runfolder.prepare_out_dir(self.root, digest, force)
+
+    def read_manifest(self) -> dict:
+        """The manifest as a dict; ``{}`` when absent or unreadable."""
+        try:
+            d = json.loads(self.manifest.read_text())
+        except (OSError, ValueError):  # absent, truncated, invalid UTF-8
+            return {}
+        return d if isinstance(d, dict) else {}
+
+    def write_manifest(self, manifest: dict) -> None:
+        runfolder.write_atomic(self.manifest, json.dumps(manifest, indent=1, default=str))
+
+    # ------------------------------------------------------------------ tables
+    def write_frame(self, path: Path, frame: pd.DataFrame) -> None:
+        """``frame`` to ``path`` (``.csv`` or ``.parquet``), atomically."""
+        with runfolder.atomic(path) as tmp:
+            if path.suffix == ".parquet":
+                frame.to_parquet(tmp, index=False)
+            else:
+                frame.to_csv(tmp, index=False)
+
+    def write_rankings(self, rankings: dict) -> pd.DataFrame:
+        """``attribution.parquet`` and ``ranking.csv`` from ``{task: HeadScores}``; the frame."""
+        frame = pd.concat([s.to_frame() for s in rankings.values()], ignore_index=True)
+        self.write_frame(self.attribution_parquet, frame)
+        self.write_frame(self.ranking_csv, frame.sort_values(["task", "rank"])[RANKING_COLUMNS])
+        return frame
+
+    # ------------------------------------------------------------------ resume entries
+    def save_scores(self, task: str, scores) -> None:
+        """A task's ``HeadScores`` as its resume entry (atomic, checksummed)."""
+        path = self.attribution_entry(task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scores.save(path)
+
+    def load_scores(self, task: str, key: str):
+        """The stored ``HeadScores`` of ``task`` when made under resume key ``key``, else None."""
+        from interp_heads import resume
+
+        return resume.load_scores(self.attribution_entry(task), key)
+
+    def read_baseline(self, task: str) -> dict | None:
+        """A verified baseline entry (``key``, ``row``, ``ok``), else None (damaged ones warned)."""
+        return runfolder.read_entry(
+            self.baseline_entry(task), {"key": str, "row": dict, "ok": list}
+        )
+
+    def write_baseline(self, task: str, entry: dict) -> None:
+        path = self.baseline_entry(task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        runfolder.write_entry(path, entry)
