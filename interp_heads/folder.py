@@ -30,6 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads import runfolder
+from interp_heads.errors import PipelineError
 
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
 
@@ -74,8 +75,47 @@ class RunFolder:
 
     # ------------------------------------------------------------------ lifecycle
     def prepare(self, digest: str, force: bool = False) -> None:
-        """Create the folder, take its lock, refuse another config's folder (``runfolder``)."""
-        runfolder.prepare_out_dir(self.root, digest, force)
+        """Create the folder, take its lock, refuse a folder of another config (unless ``force``).
+
+        The lock (``runfolder.acquire``) is held until the enclosing ``runfolder.held_locks``
+        ends. A damaged ``manifest.json`` is reported and treated as absent: the resume keys of
+        every stored unit keep its results from being reused under other inputs.
+        """
+        out_dir = self.root
+        if out_dir.exists() and not out_dir.is_dir():
+            raise PipelineError(f"output {str(out_dir)!r} exists and is not a directory")
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            probe = out_dir / f".write-probe-{os.getpid()}"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as exc:
+            raise PipelineError(
+                f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})"
+            ) from None
+        self.lock()
+        if self.manifest.exists():
+            entry = runfolder.read_entry(self.manifest, {"config_digest": str}, checksum=False)
+            theirs = entry.get("config_digest") if entry else None
+            if entry is not None and theirs != digest and not force:
+                raise PipelineError(
+                    f"{str(out_dir)!r} holds a run with a different config; use --force or "
+                    "another --out"
+                )
+
+    def lock(self) -> None:
+        """Take the single-writer lock (``PipelineError`` when a live process holds it)."""
+        try:
+            runfolder.acquire(self.root)
+        except runfolder.RunFolderBusy as exc:
+            raise PipelineError(str(exc)) from None
+
+    def ranking_file(self) -> Path:
+        """The folder's ranking table: ``ranking.csv``, else ``attribution.parquet``."""
+        return next(
+            (p for p in (self.ranking_csv, self.attribution_parquet) if p.exists()),
+            self.ranking_csv,
+        )
 
     def read_manifest(self) -> dict:
         """The manifest as a dict; ``{}`` when absent or unreadable."""

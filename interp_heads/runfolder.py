@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from interp_heads.errors import PipelineError
+from interp_heads import faults
 
 LOCK_NAME = ".interp_heads.lock"
 CHECKSUM = "_sha256"
@@ -49,6 +49,7 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
             fh.write(data.encode() if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
+        faults.point(f"write:{path.parent.name}/{path.name}")
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -69,6 +70,7 @@ def atomic(path: str | os.PathLike) -> Iterator[Path]:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     try:
         yield tmp
+        faults.point(f"write:{path.parent.name}/{path.name}")
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(OSError):
@@ -281,36 +283,3 @@ def releases_locks(func):
             return func(*args, **kwargs)
 
     return wrapper
-
-
-# --------------------------------------------------------------------------- the output folder
-def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
-    """Create ``out_dir``, take its lock, refuse a folder holding another run's config (unless ``force``).
-
-    The lock (``acquire``) is held until the enclosing ``held_locks`` ends.
-    A damaged ``manifest.json`` is reported and treated as absent: the resume keys of every
-    stored unit keep its results from being reused under other inputs.
-    """
-    manifest = out_dir / "manifest.json"
-    if out_dir.exists() and not out_dir.is_dir():
-        raise PipelineError(f"output {str(out_dir)!r} exists and is not a directory")
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        probe = out_dir / f".write-probe-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise PipelineError(
-            f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})"
-        ) from None
-    try:
-        acquire(out_dir)
-    except RunFolderBusy as exc:
-        raise PipelineError(str(exc)) from None
-    if manifest.exists():
-        entry = read_entry(manifest, {"config_digest": str}, checksum=False)
-        theirs = entry.get("config_digest") if entry else None
-        if entry is not None and theirs != digest and not force:
-            raise PipelineError(
-                f"{str(out_dir)!r} holds a run with a different config; use --force or another --out"
-            )

@@ -24,7 +24,7 @@ from typing import Any
 
 import pandas as pd
 
-from interp_heads import resume
+from interp_heads import faults, resume
 from interp_heads.errors import PipelineError
 from interp_heads.folder import RunFolder
 from interp_heads.provenance import git_hash, versions
@@ -295,6 +295,7 @@ def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> 
     made: dict[str, Any] = {}
     for i, name in enumerate(names):
         t = time.perf_counter()
+        faults.point(f"step:{name}")
         made[name] = STEPS[name](exp)
         if name in ("sweep", "report"):
             exp.timings[name] = time.perf_counter() - t

@@ -23,10 +23,7 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
 
     p = Path(path)
     if p.is_dir():
-        p = next(
-            (p / n for n in ("ranking.csv", "attribution.parquet") if (p / n).exists()),
-            p / "ranking.csv",
-        )
+        p = RunFolder(p).ranking_file()
     if not p.exists():
         raise PipelineError(f"ranking {str(p)!r} not found")
     try:
@@ -65,7 +62,8 @@ def ranking_provenance(path: str, task: str) -> dict:
 
     p = Path(path)
     root = p if p.is_dir() else p.parent
-    for cand in (root / "attribution" / f"{task}.json", root / "attribution.parquet"):
+    folder = RunFolder(root)
+    for cand in (folder.attribution_entry(task), folder.attribution_parquet):
         if cand.exists():
             try:
                 scores = HeadScores.load(cand)

@@ -7,9 +7,9 @@ import io
 import json
 from pathlib import Path
 
-from interp_heads import runfolder
 from interp_heads.config import RunConfig
 from interp_heads.errors import PipelineError
+from interp_heads.folder import RunFolder
 from interp_heads.loading import load_any_task
 
 
@@ -62,15 +62,10 @@ def cmd_report(args) -> int:
     from interp_heads.report import build_report
 
     run_dir = Path(args.dir)
-    if not run_dir.is_dir() or not any(
-        (run_dir / n).exists() for n in ("manifest.json", "summary.parquet", "attribution.parquet")
-    ):
+    if not run_dir.is_dir() or not RunFolder(run_dir).is_run():
         raise PipelineError(
             f"{str(run_dir)!r} is not a run folder (no manifest.json, summary or attribution)"
         )
-    try:
-        runfolder.acquire(run_dir)
-    except runfolder.RunFolderBusy as exc:
-        raise PipelineError(str(exc)) from None
+    RunFolder(run_dir).lock()
     print(f"wrote {build_report(run_dir)}")
     return 0

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.folder import RunFolder
 from interp_heads.report.tables import (
     baseline_table,
     examples_table,
@@ -22,7 +23,7 @@ from interp_heads.report.tables import (
     significance_table,
     topk_vs_random_table,
 )
-from interp_heads.runfolder import atomic
+from interp_heads.runfolder import atomic, write_atomic
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1400px;color:#222}
@@ -38,16 +39,14 @@ def write_sweep_outputs(
     out_dir: str | os.PathLike, result, eval_tasks: dict | None = None, n_boot: int = 1000
 ) -> None:
     """``sweep.parquet`` (records), ``summary.parquet``/``.csv`` and ``generations.jsonl``."""
-    out_dir = Path(out_dir)
-    with atomic(out_dir / "sweep.parquet") as tmp:
-        result.records.to_parquet(tmp, index=False)
+    folder = RunFolder(out_dir)
+    folder.write_frame(folder.sweep_parquet, result.records)
     summary = result.summary(n_boot=n_boot)
-    with atomic(out_dir / "summary.parquet") as tmp:
-        summary.to_parquet(tmp, index=False)
-    with atomic(out_dir / "summary.csv") as tmp:
-        summary.assign(draw_means=summary["draw_means"].map(json.dumps)).to_csv(tmp, index=False)
-    with atomic(out_dir / "significance.csv") as tmp:
-        result.significance().to_csv(tmp, index=False)
+    folder.write_frame(folder.summary_parquet, summary)
+    folder.write_frame(
+        folder.summary_csv, summary.assign(draw_means=summary["draw_means"].map(json.dumps))
+    )
+    folder.write_frame(folder.significance_csv, result.significance())
     gens = result.generations.copy()
     if eval_tasks:
         ref = {(name, e.id): e for name, task in eval_tasks.items() for e in task}
@@ -57,17 +56,15 @@ def write_sweep_outputs(
         for key in ("n_sentences", "depth", "context_words"):  # needle-in-a-haystack rows
             if any(e is not None and key in e.meta for e in exs):
                 gens[key] = [e.meta.get(key) if e is not None else None for e in exs]
-    tmp = out_dir / ".generations.jsonl.tmp"
-    gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
-    os.replace(tmp, out_dir / "generations.jsonl")
+    with atomic(folder.generations) as tmp:
+        gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
 
 
 def load_run(run_dir: str | os.PathLike) -> dict:
     """The saved pieces of a run directory (``None`` for the missing ones)."""
-    run_dir = Path(run_dir)
+    folder = RunFolder(run_dir)
 
-    def opt(name, reader):
-        path = run_dir / name
+    def opt(path, reader):
         if not path.exists():
             return None
         try:
@@ -77,14 +74,14 @@ def load_run(run_dir: str | os.PathLike) -> dict:
             raise ValueError(f"{path}: unreadable ({msg})") from None
 
     return {
-        "manifest": opt("manifest.json", lambda p: json.loads(p.read_text())),
-        "baseline": opt("baseline.csv", pd.read_csv),
-        "attribution": opt("attribution.parquet", pd.read_parquet),
-        "summary": opt("summary.parquet", pd.read_parquet),
-        "records": opt("sweep.parquet", pd.read_parquet),
-        "significance": opt("significance.csv", pd.read_csv),
+        "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
+        "baseline": opt(folder.baseline_csv, pd.read_csv),
+        "attribution": opt(folder.attribution_parquet, pd.read_parquet),
+        "summary": opt(folder.summary_parquet, pd.read_parquet),
+        "records": opt(folder.sweep_parquet, pd.read_parquet),
+        "significance": opt(folder.significance_csv, pd.read_csv),
         "generations": opt(
-            "generations.jsonl", lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
+            folder.generations, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
         ),
     }
 
@@ -156,14 +153,13 @@ def _plotlyjs() -> str:
 
 def build_report(run_dir: str | os.PathLike) -> Path:
     """Write ``figures/*.html`` and ``index.html`` from the saved results; returns ``index.html``."""
-    run_dir = Path(run_dir)
+    folder = RunFolder(run_dir)
     run = load_run(run_dir)
     figs = make_figures(run)
-    (run_dir / "figures").mkdir(exist_ok=True)
+    folder.figures.mkdir(exist_ok=True)
     for name, fig in figs.items():
-        fig.write_html(
-            run_dir / "figures" / f"{name}.html", include_plotlyjs="directory", full_html=True
-        )
+        with atomic(folder.figure(name)) as tmp:
+            fig.write_html(tmp, include_plotlyjs="directory", full_html=True)
     manifest = run.get("manifest") or {}
     cfg = manifest.get("config", {})
     title = f"interp_heads run: {cfg.get('model', '?')} ({', '.join(cfg.get('tasks', [])) or 'no tasks'})"
@@ -223,11 +219,8 @@ def build_report(run_dir: str | os.PathLike) -> Path:
         + "\n".join(parts)
         + "</body></html>"
     )
-    index = run_dir / "index.html"
-    tmp = run_dir / ".index.html.tmp"
-    tmp.write_text(page, encoding="utf-8")
-    os.replace(tmp, index)
-    return index
+    write_atomic(folder.index, page)
+    return folder.index
 
 
 def _summary_line(manifest: dict) -> str:
