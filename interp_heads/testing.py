@@ -13,6 +13,18 @@ from interp_heads.models import attach_tokenizer
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
+# Short prompts of every task type, of different lengths (left padding is exercised).
+MIXED_PROMPTS = [
+    "What is the capital of France?",
+    "What is 7 + 5?",
+    "Tom is taller than Ann. Ann is taller than Bob. Who is the shortest?",
+    "Which language is spoken in Brazil?",
+    "The key 'apple' maps to 4 and 'pear' maps to 9. What does 'pear' map to?",
+    "Name a colour of the sky.",
+    "Complete: one, two, three,",
+    "Who wrote Hamlet?",
+]
+
 
 def byte_tokenizer():
     """A byte-level tokenizer (256 byte tokens + ChatML specials), built offline."""

@@ -8,19 +8,9 @@ import torch
 from interp_heads.generation import generate_tokens, tokenize_left_padded
 from interp_heads.models import load_model
 from interp_heads.prompts import render
+from interp_heads.testing import MIXED_PROMPTS as PROMPTS
 
 pytestmark = pytest.mark.slow
-
-PROMPTS = [
-    "What is the capital of France?",
-    "What is 7 + 5?",
-    "Tom is taller than Ann. Ann is taller than Bob. Who is the shortest?",
-    "Which language is spoken in Brazil?",
-    "The key 'apple' maps to 4 and 'pear' maps to 9. What does 'pear' map to?",
-    "Name a colour of the sky.",
-    "Complete: one, two, three,",
-    "Who wrote Hamlet?",
-]
 
 
 def test_shape_and_tokens(smollm):
