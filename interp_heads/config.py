@@ -9,7 +9,7 @@ section         keys
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
 ``attribution`` attribution, refine
 ``ablation``    ablation
-``sweep``       ks, scaled_ks, selections, seeds
+``sweep``       ks, scaled_ks, selections, seeds, exclude_top
 ``generation``  max_new_tokens, batch_size, seed
 ``metrics``     metrics, comet_model
 =============== ===========================================================================
@@ -111,6 +111,11 @@ class SweepSection(_Section):
         description="topk, randomk, layermatched",
     )
     seeds: Pos = Field(5, description="random draws per random selection and k")
+    exclude_top: bool = Field(
+        False,
+        description="RandomK draws only heads outside the TopK set of the same k (the control of "
+        "Wu et al. 2024: random non-retrieval heads)",
+    )
 
 
 class GenerationSection(_Section):
@@ -137,6 +142,9 @@ SECTIONS: dict[str, type[_Section]] = {
     "metrics": MetricsSection,
 }
 NOT_IN_DIGEST = {"threads"}  # speed only: results do not depend on them
+# Keys added after run folders existed: left out of the digest at their default value, so that
+# those folders keep resuming (a non-default value is a different config).
+DIGEST_IF_SET = {"exclude_top": False}
 
 
 class RunConfig(
@@ -213,7 +221,11 @@ class RunConfig(
         return self.model_dump(mode="json")
 
     def digest(self) -> str:
-        d = {k: v for k, v in self.to_dict().items() if k not in NOT_IN_DIGEST}
+        d = {
+            k: v
+            for k, v in self.to_dict().items()
+            if k not in NOT_IN_DIGEST and not (k in DIGEST_IF_SET and v == DIGEST_IF_SET[k])
+        }
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 

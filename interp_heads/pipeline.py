@@ -115,6 +115,7 @@ def prepare(
             ks=ks,
             selections=[str(s) for s in config.selections],
             seeds=config.seeds,
+            exclude_top=config.exclude_top,
             method=str(config.ablation),
             max_new_tokens=config.max_new_tokens,
             metrics=[str(m) for m in config.metrics],

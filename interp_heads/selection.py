@@ -4,8 +4,9 @@
 - ``RandomK``: k heads drawn uniformly. Draws are *nested*: seed s fixes one random permutation of
   all heads and k takes its first k, so the k=32 set contains the k=16 set and the curve over k
   shows the effect of adding heads, not of redrawing them. By default the TopK heads are *not*
-  excluded (a plain random control, as in the retrieval-heads paper); ``exclude_top=True``
-  draws only from heads outside the TopK set of the same k.
+  excluded (a plain random control, which may draw the task's own heads); ``exclude_top=True``
+  draws only from heads outside the TopK set of the same k (one permutation per seed and k), the
+  control of the retrieval-heads paper (Wu et al. 2024: "pruning random non-retrieval heads").
 - ``LayerMatchedRandomK``: for each layer, as many random heads as TopK takes from it, drawn from
   that layer's non-TopK heads first. It controls for "later layers matter more", a stronger
   control than RandomK that no peer tool offers.

@@ -103,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="numbers of masked heads, e.g. 16,32,64,128 (None: 16,32,64,128; with --heads their number)",
     )
     cli_flag(b, "seeds")
+    cli_flag(b, "exclude_top", action="store_true")
     cli_flag(b, "selections", type=validation.names_arg, default=["topk", "randomk"], choices=None)
     cli_flag(b, "metrics", type=validation.names_arg, choices=None)
     cli_flag(b, "comet_model")

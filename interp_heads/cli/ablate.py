@@ -137,6 +137,7 @@ def cmd_ablate(args) -> int:
         ks=ks,
         selections=args.selections,
         seeds=args.seeds,
+        exclude_top=args.exclude_top,
         method=ablation,
         max_new_tokens=args.max_new_tokens,
         metrics=args.metrics,
