@@ -112,7 +112,16 @@ def setup_table(r: dict) -> str:
         ("attribution", f"{c['attribution']} on the first {c['n_rank']} correctly answered examples per task"),
         ("evaluation", f"up to {c['n_eval']} further correctly answered examples per task (disjoint from the rank set)"),
         ("ablation", f"{c['ablation']} on hook_z"),
-        ("selections", ", ".join(c["selections"]) + f"; {c['seeds']} random draws per k"),
+        (
+            "selections",
+            ", ".join(c["selections"])
+            + f"; {c['seeds']} random draws per k"
+            + (
+                "; RandomK draws from the heads outside TopK of the same k (`exclude_top`)"
+                if c.get("exclude_top")
+                else "; RandomK draws from all heads"
+            ),
+        ),
         ("ks", ", ".join(map(str, m["ks"])) + " (" + ", ".join(f"{k / n_heads:.1%}" for k in m["ks"]) + " of the heads)"),
         ("metrics", "; ".join(m.get("metrics", {}).values())),
         ("greedy generation", f"at most {c['max_new_tokens']} new tokens, stopped at the end of the first line"),

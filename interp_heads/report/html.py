@@ -69,6 +69,8 @@ def load_run(run_dir: str | os.PathLike) -> dict:
             return None
         try:
             return reader(path)
+        except pd.errors.EmptyDataError:  # e.g. significance.csv of a sweep without TopK
+            return None
         except Exception as exc:  # pyarrow/pandas name a '<Buffer>', not the file
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ValueError(f"{path}: unreadable ({msg})") from None

@@ -312,3 +312,17 @@ def test_cli_flags_come_from_the_config_definitions():
     for dest in ("seeds", "n_eval", "max_new_tokens", "batch_size"):
         assert ablate[dest].default == RunConfig.model_fields[dest].default, dest
     assert ablate["method"].choices == list(AblationKind.values())  # the deprecated alias
+
+
+def test_ablate_random_control_only_and_exclude_top(earlier, tmp_path):
+    """A sweep without TopK has no significance rows; the report must still build."""
+    out = tmp_path / "random_only"
+    args = ["ablate", "--model", "tiny", "--task", TASK, "--ranking", earlier / "run"]
+    args += ["--selections", "randomk", "--exclude-top", "--k", 2, "--seeds", 2, "--no-filter"]
+    args += ["--metrics", "accuracy", "--n-eval", 3, "--max-new-tokens", 2, "--out", out]
+    assert _main(*args, "--quiet") == 0
+    gens = pd.read_json(out / "generations.jsonl", lines=True)
+    top2 = set(pd.read_csv(earlier / "run" / "ranking.csv").sort_values("rank").label[:2])
+    drawn = {h for hs in gens.query("selection == 'RandomK'").heads for h in hs.split(",")}
+    assert drawn and not drawn & top2  # --exclude-top: never a TopK head of the same k
+    assert (out / "index.html").exists()
