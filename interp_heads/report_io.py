@@ -87,12 +87,13 @@ def prepare_out_dir(out_dir: Path, digest: str, force: bool) -> None:
             )
 
 
-def load_any_model(spec: str, device: str | None = None):
+def load_any_model(spec: str, device: str | None = None, n_devices: int = 1):
     """``load_model(spec)``; ``"tiny"`` is the random test model (hidden, for tests), on ``device`` too.
 
     The tiny model is built on the CPU and then moved, so its weights do not depend on the device.
+    ``n_devices > 1`` splits the layers over that many GPUs (``load_model``).
     """
-    if spec == "tiny":
+    if spec == "tiny" and n_devices == 1:
         from interp_heads.testing import tiny_model
 
         model = tiny_model()
@@ -103,7 +104,7 @@ def load_any_model(spec: str, device: str | None = None):
     from interp_heads.models import ModelLoadError, load_model
 
     try:
-        return load_model(spec, device=device)
+        return load_model(spec, device=device, n_devices=n_devices)
     except ModelLoadError as exc:
         raise PipelineError(str(exc).splitlines()[0]) from None
 
