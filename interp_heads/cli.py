@@ -43,7 +43,7 @@ def _load_model(args):
         else contextlib.nullcontext()
     )
     with quiet:
-        model = load_any_model(args.model, args.device)
+        model = load_any_model(args.model, args.device, n_devices=getattr(args, "n_devices", 1))
     from interp_heads import threads
 
     threads.watch(model)  # share the cores with interp-heads processes that start later
@@ -264,6 +264,7 @@ def cmd_ablate(args) -> int:
     examples the ranking was computed on (recorded by ``attribute``) are left out; the prompt
     format is the ranking's, so heads are ranked and masked on the same prompts.
     """
+    from interp_heads.executor import open_executor
     from interp_heads.heads import parse_heads
     from interp_heads.metrics import resolve_metrics
     from interp_heads.pipeline import SELECTIONS
@@ -342,17 +343,19 @@ def cmd_ablate(args) -> int:
     metrics = resolve_metrics(args.metrics, args.comet_model)
     prepare_out_dir(out, _digest(params), args.force)
     _manifest(out, params, model, status="running")
-    result = run_sweep(
-        model,
-        {task.name: task},
-        {task.name: ranking},
-        cfg,
-        metrics,
-        batch_size=args.batch_size,
-        out_dir=out,
-        force=args.force,
-        progress=not args.quiet,
-    )
+    with open_executor(args, model) as executor:  # None: this process
+        result = run_sweep(
+            model,
+            {task.name: task},
+            {task.name: ranking},
+            cfg,
+            metrics,
+            batch_size=args.batch_size,
+            out_dir=out,
+            force=args.force,
+            progress=not args.quiet,
+            executor=executor,
+        )
     write_sweep_outputs(out, result, {task.name: task})
     _manifest(
         out, params, model, timings=result.timings, metric_cache=getattr(result, "metric_cache", {})
@@ -376,6 +379,10 @@ def cmd_run(args) -> int:
     config = RunConfig.from_toml(args.config)
     if args.threads is not None:
         config.threads = args.threads  # the flag wins over the config
+    for key in ("executor", "ray_address", "n_workers", "n_devices"):  # so do these
+        if getattr(args, key) is not None:
+            setattr(config, key, getattr(args, key))
+    config.validate()
     chatter = contextlib.redirect_stdout(io.StringIO()) if args.quiet else contextlib.nullcontext()
     with chatter:  # --quiet: no "Moving model to device" from TransformerLens
         index = run_pipeline(config, args.out, force=args.force, quiet=args.quiet)
@@ -500,6 +507,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
         sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
         sp.add_argument("--quiet", action="store_true", help="no progress bars")
+        sp.add_argument(
+            "--n-devices", type=pos, default=1, help="GPUs the model's layers are split over"
+        )
 
     a = sub.add_parser("attribute", help=cmd_attribute.__doc__, description=cmd_attribute.__doc__)
     common(a, "output folder")
@@ -594,6 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="prompt format (None: the ranking's, else the task file's, else measured)",
     )
     b.add_argument("--max-new-tokens", type=pos, default=16, help="tokens generated per answer")
+    placement_flags(b)
     b.set_defaults(func=cmd_ablate)
 
     r = sub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
@@ -607,12 +618,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--force", action="store_true", help="reuse a folder holding a different config")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
+    r.add_argument(
+        "--n-devices", type=pos, default=None, help="GPUs the model's layers are split over"
+    )
+    placement_flags(r, default=None)
     r.set_defaults(func=cmd_run)
 
     rp = sub.add_parser("report", help=cmd_report.__doc__, description=cmd_report.__doc__)
     rp.add_argument("dir", help="run folder")
     rp.set_defaults(func=cmd_report)
     return p
+
+
+def placement_flags(sp, default: str | None = "local") -> None:
+    """``--executor``, ``--ray-address``, ``--n-workers`` (where the sweep runs; docs/scale.md)."""
+    sp.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        default=default,
+        help="where the sweep's generations run: this process or Ray actors (docs/scale.md)",
+    )
+    sp.add_argument(
+        "--ray-address",
+        default=None,
+        help="Ray cluster to join (default: $RAY_ADDRESS, else a local Ray instance)",
+    )
+    sp.add_argument(
+        "--n-workers",
+        type=validation.positive_int,
+        default=None,
+        help="Ray actors (default: one per GPU, else CPU)",
+    )
 
 
 def _cut(msg: str, limit: int = MAX_MESSAGE) -> str:

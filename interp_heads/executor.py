@@ -16,6 +16,7 @@ executor is tested against); ``"ray"`` is :class:`interp_heads.ray_executor.RayE
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -143,6 +144,29 @@ def make_executor(
         n_devices=n_devices,
         fingerprint=fingerprint,
     )
+
+
+@contextlib.contextmanager
+def open_executor(settings, model):
+    """The executor that ``settings`` (a ``RunConfig`` or the CLI's arguments) asks for, closed on
+    exit; None for ``executor = "local"``. Its workers load ``settings.model``."""
+    from interp_heads.resume import model_fingerprint
+
+    name = getattr(settings, "executor", None) or "local"
+    executor = make_executor(
+        name,
+        settings.model,
+        device=settings.device,
+        n_workers=getattr(settings, "n_workers", None),
+        ray_address=getattr(settings, "ray_address", None),
+        n_devices=getattr(settings, "n_devices", None) or 1,
+        fingerprint=model_fingerprint(model) if name != "local" else None,
+    )
+    try:
+        yield executor
+    finally:
+        if executor is not None:
+            executor.close()
 
 
 def run_with_executor(

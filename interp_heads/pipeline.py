@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 ABLATIONS = ("zero", "mean", "resample")
+PLACEMENT = ("executor", "ray_address", "n_workers", "n_devices")  # where work runs, not what
 SELECTIONS = ("topk", "randomk", "layermatched")
 
 
@@ -80,6 +81,12 @@ class RunConfig:
         fmt: prompt format (``auto``, ``chat``, ``plain``; None: each task's own, e.g. ``plain``).
         device: ``cpu``, ``cuda``... (None: CUDA when present).
         threads: torch CPU threads (None: the cores shared among running interp-heads processes).
+        executor: where the sweep's masked generations run: ``local`` (this process) or ``ray``
+            (actors on a Ray cluster; docs/scale.md). Results are the same either way.
+        ray_address: Ray cluster to join (None: ``RAY_ADDRESS`` if set, else a local instance).
+        n_workers: Ray actors (None: one per GPU group of the cluster, else one per CPU).
+        n_devices: GPUs one model is split over (layers spread by TransformerLens), for models
+            too large for one GPU; with Ray, GPUs per actor.
     """
 
     model: str = "smollm2-135m"
@@ -105,6 +112,10 @@ class RunConfig:
     threads: int | None = (
         None  # torch CPU threads; not part of the digest (results do not depend on it)
     )
+    executor: str = "local"  # this and the three below: where work runs, not part of the digest
+    ray_address: str | None = None
+    n_workers: int | None = None
+    n_devices: int = 1
 
     def __post_init__(self):
         self.validate()
@@ -155,6 +166,8 @@ class RunConfig:
             "batch_size",
             "max_examples",
             "threads",
+            "n_workers",
+            "n_devices",
         ):
             if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise PipelineError(f"config: {name} must be > 0, got {getattr(self, name)}")
@@ -185,6 +198,12 @@ class RunConfig:
                 raise PipelineError(f"config: scaled_ks fraction {f} must be in (0, 1]")
         check_ks(self.ks, n_total_heads)
         validation.check_device(self.device)
+        from interp_heads.executor import EXECUTORS
+
+        if self.executor not in EXECUTORS:
+            raise PipelineError(
+                f"config: unknown executor {self.executor!r}; use one of {', '.join(EXECUTORS)}"
+            )
 
     def resolved_ks(self, n_total_heads: int) -> list[int]:
         """``ks`` plus ``scaled_ks`` turned into head counts, sorted, unique."""
@@ -195,7 +214,8 @@ class RunConfig:
 
     def digest(self) -> str:
         d = asdict(self)
-        d.pop("threads")  # speed only
+        for key in ("threads", *PLACEMENT):  # speed only
+            d.pop(key)
         return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -281,6 +301,7 @@ def run_pipeline(
     import torch
 
     from interp_heads.attribution import attribute_heads
+    from interp_heads.executor import open_executor
     from interp_heads.metrics import MetricUnavailable, resolve_metrics
     from interp_heads.report import build_report, write_sweep_outputs
     from interp_heads.sweep import SweepConfig, run_sweep
@@ -289,7 +310,7 @@ def run_pipeline(
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     torch.manual_seed(config.seed)
-    model = load_any_model(config.model, config.device)
+    model = load_any_model(config.model, config.device, n_devices=config.n_devices)
     if config.threads is not None:
         threads.configure(config.threads)
     threads.watch(model)  # else share the cores with interp-heads processes that start later
@@ -424,17 +445,19 @@ def run_pipeline(
         fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
     )
     t = time.perf_counter()
-    result = run_sweep(
-        model,
-        {n: ev for n, (_, ev) in splits.items()},
-        rankings,
-        sweep_cfg,
-        metrics,
-        batch_size=config.batch_size,
-        out_dir=out_dir,
-        force=force,
-        progress=not quiet,
-    )
+    with open_executor(config, model) as executor:  # None: this process
+        result = run_sweep(
+            model,
+            {n: ev for n, (_, ev) in splits.items()},
+            rankings,
+            sweep_cfg,
+            metrics,
+            batch_size=config.batch_size,
+            out_dir=out_dir,
+            force=force,
+            progress=not quiet,
+            executor=executor,
+        )
     timings["sweep"] = time.perf_counter() - t
     timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
     manifest["metric_cache"] = getattr(result, "metric_cache", {})  # distinct answers scored once

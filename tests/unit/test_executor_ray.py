@@ -118,3 +118,34 @@ def test_ray_worker_must_load_the_drivers_model(ray_cluster):
 
     with pytest.raises(ExecutorError, match="different model than the driver"):
         make_executor("ray", "tiny", n_workers=1, fingerprint={"spec": "other"})
+
+
+def test_cli_run_on_ray_matches_the_tiny_golden(ray_cluster, tmp_path):
+    from pathlib import Path
+
+    from interp_heads.cli import main
+    from interp_heads.testing import assert_matches_golden
+
+    data = Path(__file__).parents[1] / "data"
+    out = tmp_path / "run"
+    argv = ["run", "--config", str(data / "tiny.toml"), "--out", str(out), "--quiet"]
+    assert main([*argv, "--executor", "ray", "--n-workers", "2"]) == 0
+    assert_matches_golden(out, data / "golden" / "tiny")
+
+
+def test_bad_placement_settings_are_one_line(tmp_path, capsys):
+    from pathlib import Path
+
+    from interp_heads.cli import main
+
+    cfg = (Path(__file__).parents[1] / "data" / "tiny.toml").read_text()
+    bad = tmp_path / "bad.toml"
+    bad.write_text(cfg + 'executor = "dask"\n')
+    assert main(["run", "--config", str(bad), "--out", str(tmp_path / "a")]) == 2
+    assert "unknown executor 'dask'" in capsys.readouterr().err
+    good = tmp_path / "good.toml"
+    good.write_text(cfg + "n_devices = 2\n")
+    assert main(["run", "--config", str(good), "--out", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "n_devices=2 splits the model over 2 CUDA GPUs; this machine has 0" in err
+    assert len(err.strip().splitlines()) == 1
