@@ -44,6 +44,12 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--device", default="cpu")
     ap.add_argument(
+        "--threads",
+        type=int,
+        default=2,
+        help="driver torch threads in every run (else the fair share drops with the load average)",
+    )
+    ap.add_argument(
         "--out", default=None, help="JSON path (default bench/results/executor_<device>.json)"
     )
     args = ap.parse_args()
@@ -57,9 +63,17 @@ def main() -> None:
                 ("local", ["--executor", "local"]),
                 ("ray", ["--executor", "ray", "--n-workers", str(args.workers)]),
             ):
+                extra += ["--threads", str(args.threads)]
                 out = tmp / f"{name}{r}"
                 wall, timings = run(args.config, out, extra)
-                runs[name].append({"wall_s": wall, "sweep_s": timings["sweep"], "timings": timings})
+                runs[name].append(
+                    {
+                        "wall_s": wall,
+                        "sweep_s": timings["sweep"],
+                        "load_avg_after": os.getloadavg()[0],
+                        "timings": timings,
+                    }
+                )
                 print(f"{name} #{r}: wall {wall:.1f} s, sweep {timings['sweep']:.1f} s", flush=True)
         save_golden(tmp / "local0", tmp / "golden")
         for r in range(args.repeats):

@@ -101,11 +101,38 @@ class RayExecutor:
         max_restarts: int = 4,
         on_submit: Callable | None = None,
     ):
+        import_ray()  # a missing extra fails here, before any work
+        self.settings = dict(
+            model_spec=model_spec,
+            device=device,
+            n_workers=n_workers,
+            address=address,
+            n_devices=n_devices,
+            cpus_per_worker=cpus_per_worker,
+            fingerprint=fingerprint,
+            max_restarts=max_restarts,
+        )
+        self.on_submit = on_submit
+        self.actors: list = []
+        self.info: list[dict] = []
+        self._owns_ray = False
+        self.stats: dict = {"workers": 0, "retried": 0, "units": Counter()}
+
+    def start(self) -> RayExecutor:
+        """Join or start Ray and start the actors; waits until every model is loaded.
+
+        Called by :meth:`run` when there is work, so resuming a finished sweep starts nothing.
+        """
+        if self.actors:
+            return self
         ray = import_ray()
+        s = self.settings
+        model_spec, device, n_devices = s["model_spec"], s["device"], s["n_devices"]
+        cpus_per_worker, n_workers = s["cpus_per_worker"], s["n_workers"]
         self._owns_ray = not ray.is_initialized()
         if self._owns_ray:
             ray.init(
-                address=address,
+                address=s["address"],
                 include_dashboard=False,
                 log_to_driver=False,
                 runtime_env={"env_vars": WORKER_ENV},
@@ -129,7 +156,7 @@ class RayExecutor:
                 f"({'GPU groups' if use_gpu else 'CPU slots'})"
             )
         actor = ray.remote(Worker).options(
-            max_restarts=max_restarts,
+            max_restarts=s["max_restarts"],
             max_task_retries=0,  # the driver re-queues a lost unit itself (to a live worker)
             runtime_env={"env_vars": WORKER_ENV},
             **options,
@@ -140,22 +167,31 @@ class RayExecutor:
         try:
             self.info = ray.get([a.info.remote() for a in self.actors])  # waits for the models
             for i, info in enumerate(self.info):
-                if fingerprint is not None and info["fingerprint"] != fingerprint:
+                if s["fingerprint"] is not None and info["fingerprint"] != s["fingerprint"]:
                     raise ExecutorError(
                         f"Ray worker {i} loaded a different model than the driver "
-                        f"({info['fingerprint']} vs {fingerprint}); install the same versions "
+                        f"({info['fingerprint']} vs {s['fingerprint']}); install the same versions "
                         "everywhere"
                     )
-        except BaseException:
+        except BaseException as exc:
             self.close()
+            from ray.exceptions import RayActorError
+
+            if isinstance(exc, RayActorError):  # __init__ failed: model missing on a node...
+                first = next((ln for ln in str(exc).splitlines() if "Error" in ln), str(exc))
+                raise ExecutorError(f"a Ray worker could not load {model_spec!r}: {first}") from exc
             raise
-        self.on_submit = on_submit
-        self.stats: dict = {"workers": n_workers, "retried": 0, "units": Counter()}
+        self.stats["workers"] = n_workers
+        return self
 
     def pids(self) -> list[int]:
+        """Process ids of the actors as started (a restarted actor has a new one)."""
         return [info["pid"] for info in self.info]
 
     def run(self, units: Sequence[SweepUnit]) -> Iterator[tuple[SweepUnit, list[str], float]]:
+        if not units:
+            return
+        self.start()
         ray = import_ray()
         from ray.exceptions import RayActorError, WorkerCrashedError
 
@@ -206,7 +242,7 @@ class RayExecutor:
 
     def close(self) -> None:
         ray = import_ray()
-        if not ray.is_initialized():
+        if not ray.is_initialized() or not (self.actors or self._owns_ray):
             return
         for a in self.actors:
             with contextlib.suppress(Exception):

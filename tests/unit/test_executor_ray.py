@@ -75,8 +75,8 @@ def test_local_executor_equals_plain_sweep(grid):
 def test_ray_sweep_equals_local(grid, ray_cluster, tmp_path):
     local = _sweep(grid, out_dir=tmp_path / "local")
     with make_executor("ray", "tiny", fingerprint=None) as ex:
-        assert len(ex.actors) == 2 and {i["threads"] for i in ex.info} == {1}
         remote = _sweep(grid, out_dir=tmp_path / "ray", executor=ex)
+        assert len(ex.actors) == 2 and {i["threads"] for i in ex.info} == {1}
         assert sum(ex.stats["units"].values()) == 14 and ex.stats["retried"] == 0
     _same(remote, local)
     names = sorted(p.name for p in (tmp_path / "ray" / "conditions").iterdir())
@@ -111,13 +111,16 @@ def test_ray_resumes_a_partial_local_run(grid, ray_cluster, tmp_path):
         remote = _sweep(grid, out_dir=out, executor=ex)
         assert sum(ex.stats["units"].values()) == 7  # only the other task's conditions ran
     _same(remote, _sweep(grid))
+    with make_executor("ray", "tiny") as ex:  # all stored: no actor is started
+        _same(_sweep(grid, out_dir=out, executor=ex), remote)
+        assert ex.actors == []
 
 
 def test_ray_worker_must_load_the_drivers_model(ray_cluster):
     from interp_heads.executor import ExecutorError
 
     with pytest.raises(ExecutorError, match="different model than the driver"):
-        make_executor("ray", "tiny", n_workers=1, fingerprint={"spec": "other"})
+        make_executor("ray", "tiny", n_workers=1, fingerprint={"spec": "other"}).start()
 
 
 def test_cli_run_on_ray_matches_the_tiny_golden(ray_cluster, tmp_path):
@@ -149,3 +152,10 @@ def test_bad_placement_settings_are_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "n_devices=2 splits the model over 2 CUDA GPUs; this machine has 0" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_worker_that_cannot_load_the_model_is_one_line(ray_cluster):
+    from interp_heads.executor import ExecutorError
+
+    with pytest.raises(ExecutorError, match="a Ray worker could not load 'no-such-model'"):
+        make_executor("ray", "no-such-model", n_workers=1).start()
