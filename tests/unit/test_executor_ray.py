@@ -159,3 +159,23 @@ def test_a_worker_that_cannot_load_the_model_is_one_line(ray_cluster):
 
     with pytest.raises(ExecutorError, match="a Ray worker could not load 'no-such-model'"):
         make_executor("ray", "no-such-model", n_workers=1).start()
+
+
+def test_cli_ablate_on_ray_equals_local(ray_cluster, tmp_path):
+    from pathlib import Path
+
+    import pandas as pd
+
+    from interp_heads.cli import main
+
+    data = Path(__file__).parents[1] / "data" / "tiny_echo.jsonl"
+    argv = ["ablate", "--model", "tiny", "--task", str(data), "--heads", "L0H1,L1H2,L2H3,L0H0"]
+    argv += ["--k", "2,4", "--seeds", "2", "--no-filter", "--max-new-tokens", "4", "--quiet"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main([*argv, "--out", str(tmp_path / "local")]) == 0
+        assert main([*argv, "--out", str(tmp_path / "ray"), "--executor", "ray"]) == 0
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(tmp_path / "ray" / "sweep.parquet"),
+        pd.read_parquet(tmp_path / "local" / "sweep.parquet"),
+    )
