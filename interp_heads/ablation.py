@@ -152,7 +152,11 @@ def mask_heads(
             repl = repl.to(model.cfg.device, model.cfg.dtype)
 
         def hook(z, hook):  # z: [batch pos head_index d_head]
+            nonlocal idx, repl
             stats["calls"] += 1
+            if idx.device != z.device:  # layers split over GPUs (n_devices > 1)
+                idx = idx.to(z.device)
+                repl = repl.to(z.device) if repl is not None else None
             z = z.clone()
             if repl is None:
                 z[:, :, idx, :] = 0.0

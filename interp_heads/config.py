@@ -12,6 +12,7 @@ section         keys
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top
 ``generation``  max_new_tokens, batch_size, seed
 ``metrics``     metrics, comet_model
+``placement``   executor, ray_address, n_workers, n_devices (where work runs; not in the digest)
 =============== ===========================================================================
 
 A TOML file may be flat (``ks = [16, 32]``, as all configs so far), sectioned (``[sweep]
@@ -29,7 +30,7 @@ import os
 import tomllib
 import typing
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -65,6 +66,19 @@ class ModelSection(_Section):
     threads: Pos | None = Field(
         None, description="torch CPU threads (None: cores shared among running interp-heads)"
     )
+
+
+class PlacementSection(_Section):
+    """Where work runs, not what it computes: not part of the config digest."""
+
+    executor: Literal["local", "ray"] = Field(
+        "local", description="where the sweep's generations run: this process or Ray actors"
+    )
+    ray_address: str | None = Field(
+        None, description="Ray cluster to join (None: $RAY_ADDRESS, else a local Ray instance)"
+    )
+    n_workers: Pos | None = Field(None, description="Ray actors (None: one per GPU, else CPU)")
+    n_devices: Pos = Field(1, description="GPUs the model's layers are split over")
 
 
 class TasksSection(_Section):
@@ -140,14 +154,17 @@ SECTIONS: dict[str, type[_Section]] = {
     "sweep": SweepSection,
     "generation": GenerationSection,
     "metrics": MetricsSection,
+    "placement": PlacementSection,
 }
-NOT_IN_DIGEST = {"threads"}  # speed only: results do not depend on them
+# speed and placement only: results do not depend on them
+NOT_IN_DIGEST = {"threads", *PlacementSection.model_fields}
 # Keys added after run folders existed: left out of the digest at their default value, so that
 # those folders keep resuming (a non-default value is a different config).
 DIGEST_IF_SET = {"exclude_top": False}
 
 
 class RunConfig(
+    PlacementSection,
     MetricsSection,
     GenerationSection,
     SweepSection,
@@ -278,8 +295,11 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
         "help": info.description,
     }
     enum = _enum_of(info.annotation)
+    literal = next((a for a in _walk(info.annotation) if typing.get_origin(a) is Literal), None)
     if enum is not None:
         kwargs["choices"] = list(enum.values())
+    elif literal is not None:
+        kwargs["choices"] = list(typing.get_args(literal))
     elif _positive(info.annotation) or any(getattr(m, "gt", None) == 0 for m in info.metadata):
         kwargs["type"] = validation.positive_int
     kwargs.update(overrides)

@@ -178,12 +178,17 @@ def prepare_tokenizer(tokenizer, arch: str):
 
 
 def build_hooked(
-    cfg: HookedTransformerConfig, state_dict, tokenizer, device: str
+    cfg: HookedTransformerConfig, state_dict, tokenizer, device: str, n_devices: int = 1
 ) -> HookedTransformer:
-    """A HookedTransformer holding ``state_dict`` as is (no weight processing), without init cost."""
+    """A HookedTransformer holding ``state_dict`` as is (no weight processing), without init cost.
+
+    ``n_devices > 1``: the layers are split over ``n_devices`` GPUs (TransformerLens'
+    ``move_model_modules_to_device``), ``device`` being the first.
+    """
     cfg = dataclasses.replace(cfg) if dataclasses.is_dataclass(cfg) else cfg
     cfg.init_weights = False
     cfg.device = device
+    cfg.n_devices = n_devices
     model = HookedTransformer(cfg, tokenizer=None, move_to_device=False)
     missing, unexpected = model.load_state_dict(state_dict, strict=False, assign=True)
     # the only non-parameter buffers are rotary tables and masks, rebuilt by the constructor
@@ -192,7 +197,10 @@ def build_hooked(
         raise ModelLoadError(
             f"weights do not fit the config: missing {bad[:3]}, unexpected {unexpected[:3]}"
         )
-    model.to(device)
+    if n_devices > 1:
+        model.move_model_modules_to_device()
+    else:
+        model.to(device)
     model.eval()
     attach_tokenizer(model, tokenizer)
     return model
@@ -312,7 +320,9 @@ def _convert_source(source: Path, gguf_file: str | None, dtype: torch.dtype):
     return cfg, state_dict, tokenizer
 
 
-def _load_local(path: Path, device: str, dtype: torch.dtype, use_cache: bool) -> HookedTransformer:
+def _load_local(
+    path: Path, device: str, dtype: torch.dtype, use_cache: bool, n_devices: int = 1
+) -> HookedTransformer:
     if path.is_file():
         if path.suffix != ".gguf":
             raise ModelLoadError(
@@ -346,14 +356,18 @@ def _load_local(path: Path, device: str, dtype: torch.dtype, use_cache: bool) ->
     else:
         cfg, state_dict, tokenizer = cached
         tokenizer = prepare_tokenizer(tokenizer, cfg.original_architecture)
-    model = build_hooked(cfg, state_dict, tokenizer, device)
+    model = build_hooked(cfg, state_dict, tokenizer, device, n_devices)
     model.interp_heads_source = {"spec": str(path), "sha256": digest}
     return model
 
 
-def _load_official(name: str, device: str, dtype: torch.dtype) -> HookedTransformer:
+def _load_official(
+    name: str, device: str, dtype: torch.dtype, n_devices: int = 1
+) -> HookedTransformer:
     try:
-        return HookedTransformer.from_pretrained_no_processing(name, device=device, dtype=dtype)
+        return HookedTransformer.from_pretrained_no_processing(
+            name, device=device, dtype=dtype, n_devices=n_devices
+        )
     except OSError as exc:
         raise ModelLoadError(
             f"could not download {name!r}: the network (Hugging Face hub) is unreachable; "
@@ -367,6 +381,7 @@ def load_model(
     dtype: torch.dtype | str | None = None,
     *,
     use_cache: bool = True,
+    n_devices: int = 1,
 ) -> HookedTransformer:
     """Load a model as a TransformerLens ``HookedTransformer`` with unprocessed weights.
 
@@ -377,6 +392,8 @@ def load_model(
         device: ``"cpu"``, ``"cuda"``...; CUDA when present by default.
         dtype: parameter dtype (default float32).
         use_cache: read/write the converted-weights cache (``$INTERP_HEADS_CACHE``).
+        n_devices: split the layers over this many GPUs of this machine (models too large for
+            one; see docs/scale.md for the memory arithmetic). Needs ``device`` CUDA.
 
     Raises:
         ModelLoadError: one-line message saying what is accepted or how to fix it.
@@ -385,13 +402,14 @@ def load_model(
     if isinstance(dtype, str):
         dtype = getattr(torch, dtype)
     dtype = dtype or torch.float32
+    check_n_devices(n_devices, device)
     if spec.lower() in (EMBEDDED, "smollm2-135m-instruct", "default"):
-        model = _load_local(embedded_gguf_path(), device, dtype, use_cache)
+        model = _load_local(embedded_gguf_path(), device, dtype, use_cache, n_devices)
         model.interp_heads_source["spec"] = EMBEDDED
         return model
     path = Path(spec).expanduser()
     if path.exists():
-        return _load_local(path, device, dtype, use_cache)
+        return _load_local(path, device, dtype, use_cache, n_devices)
     from transformer_lens.loading_from_pretrained import get_official_model_name
 
     try:
@@ -402,6 +420,20 @@ def load_model(
             "model name (e.g. 'gpt2', 'Qwen/Qwen2.5-0.5B'), a local Hugging Face model folder or a "
             "local .gguf file"
         ) from None
-    model = _load_official(official, device, dtype)
+    model = _load_official(official, device, dtype, n_devices)
     model.interp_heads_source = {"spec": official, "sha256": None}
     return model
+
+
+def check_n_devices(n_devices: int, device: str | None) -> None:
+    """``n_devices`` must be >= 1, and > 1 only on CUDA with that many GPUs visible."""
+    if n_devices < 1:
+        raise ModelLoadError(f"n_devices must be >= 1, got {n_devices}")
+    if n_devices == 1:
+        return
+    have = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if not str(device or "").startswith("cuda") or have < n_devices:
+        raise ModelLoadError(
+            f"n_devices={n_devices} splits the model over {n_devices} CUDA GPUs; "
+            f"this machine has {have} (device {device!r})"
+        )

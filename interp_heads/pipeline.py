@@ -67,7 +67,7 @@ def prepare(
 
     t0 = time.perf_counter()
     torch.manual_seed(config.seed)
-    model = load_any_model(config.model, config.device)
+    model = load_any_model(config.model, config.device, n_devices=config.n_devices)
     if config.threads is not None:
         threads.configure(config.threads)
     threads.watch(model)  # else share the cores with interp-heads processes that start later
@@ -142,7 +142,11 @@ def run_pipeline(
     Raises:
         PipelineError: a bad input, before anything is written to ``out_dir``.
     """
+    from interp_heads.executor import open_executor
+
     start = time.perf_counter()
     exp = prepare(config, out_dir, force=force, quiet=quiet)
-    made = run_steps(exp, ["baseline", "attribute", "sweep", "tables", "report"], start=start)
+    with open_executor(config, exp.model) as executor:  # None: this process
+        exp.sweep_options["executor"] = executor
+        made = run_steps(exp, ["baseline", "attribute", "sweep", "tables", "report"], start=start)
     return made["report"]

@@ -221,6 +221,7 @@ def run_sweep(
     force: bool = False,
     progress: bool = True,
     pack_rows: int | Literal["auto"] | None = None,
+    executor=None,
 ) -> SweepResult:
     """Run the ``k x selection x seed`` grid (plus the baseline) on every task.
 
@@ -241,6 +242,9 @@ def run_sweep(
             sized from free memory on CUDA, one condition at a time elsewhere; ``"auto"``: packed
             everywhere (``batch_size`` rows off CUDA); ``0``: one condition at a time everywhere;
             an int: packed, that many rows.
+        executor: where pending conditions generate (``interp_heads.executor``; e.g. a
+            ``RayExecutor``); None: in this process (packed or not, per ``pack_rows``). Scoring and
+            the resume store stay here either way.
     """
     from interp_heads.metrics import MetricCache, resolve_metrics
     from interp_heads.packing import run_packed
@@ -284,19 +288,36 @@ def run_sweep(
         return prepared[name]
 
     cache = MetricCache()  # each distinct (question, answer, reference) is scored once per metric
-    packed, packed_seconds = run_packed(
-        model,
-        tasks,
-        plans,
-        config,
-        store,
-        metrics,
-        cache,
-        prepare,
-        batch_size=batch_size,
-        pack_rows=pack_rows,
-        progress=progress,
-    )
+    if executor is not None:
+        from interp_heads.executor import run_with_executor
+
+        packed, packed_seconds = run_with_executor(
+            executor,
+            tasks,
+            plans,
+            config,
+            store,
+            metrics,
+            cache,
+            prepare,
+            batch_size=batch_size,
+            model=model,
+            progress=progress,
+        )
+    else:
+        packed, packed_seconds = run_packed(
+            model,
+            tasks,
+            plans,
+            config,
+            store,
+            metrics,
+            cache,
+            prepare,
+            batch_size=batch_size,
+            pack_rows=pack_rows,
+            progress=progress,
+        )
     for name, task in tasks.items():
         if len(task) == 0:
             raise ValueError(f"task {name!r} has no examples to evaluate")

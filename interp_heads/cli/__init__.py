@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
         cli_flag(sp, "model")
         sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
         sp.add_argument("--out", required=True, help=out_help)
-        for name in ("batch_size", "device", "threads"):
+        for name in ("batch_size", "device", "threads", "n_devices"):
             cli_flag(sp, name)
         sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
         sp.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -127,12 +127,16 @@ def build_parser() -> argparse.ArgumentParser:
         b, "fmt", help="prompt format (None: the ranking's, else the task file's, else measured)"
     )
     cli_flag(b, "max_new_tokens")
+    for name in ("executor", "ray_address", "n_workers"):
+        cli_flag(b, name)
     b.set_defaults(func=cmd_ablate)
 
     r = sub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
     r.add_argument("--config", required=True, help="TOML config, e.g. configs/seed_figure.toml")
     r.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
     cli_flag(r, "threads", help="torch CPU threads (None: the config's, else cores shared)")
+    for name in ("executor", "ray_address", "n_workers", "n_devices"):  # override the config's
+        cli_flag(r, name, default=None)
     r.add_argument("--force", action="store_true", help="reuse a folder holding a different config")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
     r.set_defaults(func=cmd_run)

@@ -9,6 +9,7 @@ from interp_heads import validation
 from interp_heads.cli.common import _digest, _first_examples, _load_model, _parse, _say
 from interp_heads.config import check_ks
 from interp_heads.errors import PipelineError
+from interp_heads.executor import open_executor
 from interp_heads.folder import RunFolder
 from interp_heads.loading import load_any_task
 from interp_heads.steps import Experiment, run_steps
@@ -174,7 +175,9 @@ def cmd_ablate(args) -> int:
         rankings={task.name: ranking},
     )
     exp.write_manifest("running")
-    made = run_steps(exp, ["sweep", "tables", "report"])
+    with open_executor(args, model) as executor:  # None: this process
+        exp.sweep_options["executor"] = executor
+        made = run_steps(exp, ["sweep", "tables", "report"])
     summary = made["sweep"].summary()
     print(
         summary[["task", "selection", "k", "metric", "mean", "ci_low", "ci_high"]].to_string(

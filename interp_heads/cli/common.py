@@ -23,7 +23,7 @@ def _load_model(args):
         else contextlib.nullcontext()
     )
     with quiet:
-        model = load_any_model(args.model, args.device)
+        model = load_any_model(args.model, args.device, n_devices=getattr(args, "n_devices", 1))
     from interp_heads import threads
 
     threads.watch(model)  # share the cores with interp-heads processes that start later

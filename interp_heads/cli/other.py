@@ -50,6 +50,9 @@ def cmd_run(args) -> int:
     config = RunConfig.from_toml(args.config)
     if args.threads is not None:
         config.threads = args.threads  # the flag wins over the config
+    for key in ("executor", "ray_address", "n_workers", "n_devices"):  # so do these
+        if getattr(args, key) is not None:
+            setattr(config, key, getattr(args, key))
     chatter = contextlib.redirect_stdout(io.StringIO()) if args.quiet else contextlib.nullcontext()
     with chatter:  # --quiet: no "Moving model to device" from TransformerLens
         index = run_pipeline(config, args.out, force=args.force, quiet=args.quiet)
