@@ -189,8 +189,10 @@ def run_with_executor(
     Mirrors ``packing.run_packed``: returns ``({condition key: payload}, {task: seconds})`` for the
     conditions run here; ``run_sweep``'s loop then only collects them in plan order.
     """
+    from interp_heads.conditions import condition_key as _condition_key
+    from interp_heads.conditions import condition_payload as _condition_payload
     from interp_heads.resume import condition_key
-    from interp_heads.sweep import _check_mask_effect, _condition_key, _condition_payload
+    from interp_heads.sweep import _check_mask_effect
 
     units: list[SweepUnit] = []
     for name, task in tasks.items():

@@ -33,6 +33,7 @@ from interp_heads import runfolder
 from interp_heads.errors import PipelineError
 
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
+CONFIG_NAME = "config.json"  # conditions/config.json: the sweep config its entries belong to
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,17 @@ class RunFolder:
 
     def attribution_entry(self, task: str) -> Path:
         return self.root / "attribution" / f"{task}.json"
+
+    @property
+    def conditions_config(self) -> Path:
+        return self.conditions / CONFIG_NAME
+
+    def condition_entry(self, key: str) -> Path:
+        return self.condition_entry_in(self.conditions, key)
+
+    @staticmethod
+    def condition_entry_in(conditions: Path, key: str) -> Path:
+        return conditions / f"{key}.json"
 
     def figure(self, name: str) -> Path:
         return self.figures / f"{name}.html"

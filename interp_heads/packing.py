@@ -143,13 +143,11 @@ def run_packed(
         ``({condition key: payload}, {task: seconds})`` for the conditions run here. Payloads are
         those of ``sweep._run_condition`` plus their resume key (a wave's time is shared by rows).
     """
+    from interp_heads.conditions import condition_key as _condition_key
+    from interp_heads.conditions import condition_payload as _condition_payload
+    from interp_heads.conditions import metric_items as _metric_items
     from interp_heads.resume import condition_key
-    from interp_heads.sweep import (
-        _check_mask_effect,
-        _condition_key,
-        _condition_payload,
-        _metric_items,
-    )
+    from interp_heads.sweep import _check_mask_effect
 
     if not packing_enabled(pack_rows, model):
         return {}, {}

@@ -14,29 +14,34 @@ import json
 import logging
 import os
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Literal
 
 import pandas as pd
-import torch
 
 from interp_heads.ablation import AblationKind, head_means, mask_heads
+from interp_heads.conditions import ConditionStore
+from interp_heads.conditions import collect_records as _collect
+from interp_heads.conditions import condition_key as _condition_key
+from interp_heads.conditions import condition_payload as _condition_payload
 from interp_heads.generation import generate
-from interp_heads.heads import head_label
 from interp_heads.prompts import render
 from interp_heads.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
-from interp_heads.runfolder import StoreWarning, read_entry, write_entry
 from interp_heads.selection import make_selections
 from interp_heads.stats import significance, summarize
+from interp_heads.sweep_checks import SweepWarning, _check_mask_effect, _check_plan, _sanity
+
+__all__ = [
+    "ConditionStore",
+    "SweepConfig",
+    "SweepResult",
+    "SweepWarning",
+    "plan_conditions",
+    "run_sweep",
+]
 
 log = logging.getLogger(__name__)
-
-
-class SweepWarning(UserWarning):
-    """Something in the sweep looks wrong (mask without effect, empty answers, low baseline...)."""
 
 
 @dataclass
@@ -85,91 +90,6 @@ class SweepResult:
         return plot_sweep(self.summary(), **kwargs)
 
 
-# --------------------------------------------------------------------------- condition store
-def _condition_key(task: str, selection: str, k: int, seed: int) -> str:
-    return f"{task}__{selection}__k{k}__s{seed}"
-
-
-CONDITION_SCHEMA = {
-    "resume_key": str,
-    "task": str,
-    "selection": str,
-    "k": int,
-    "seed": int,
-    "ids": list,
-    "heads": list,
-    "generations": list,
-    "scores": dict,
-    "labels": dict,
-}
-
-
-def _condition_problem(done: dict) -> str | None:
-    n = len(done["ids"])
-    if len(done["generations"]) != n:
-        return f"{len(done['generations'])} generations for {n} examples"
-    for metric, values in done["scores"].items():
-        if not isinstance(values, list) or len(values) != n:
-            return f"metric {metric!r} has no list of {n} scores"
-        if metric not in done["labels"]:
-            return f"metric {metric!r} has no label"
-    return None
-
-
-class ConditionStore:
-    """One verified JSON file per finished condition (``runfolder.write_entry``), keyed for resume.
-
-    An entry is reused only when its ``resume_key`` matches (``interp_heads.resume``); a damaged
-    one is reported with its file name and recomputed. ``config.json`` records the sweep config;
-    a folder holding another config is refused unless ``force``, and then nothing is deleted up
-    front: entries whose key differs are overwritten as their conditions run, and entries of
-    conditions no longer planned are pruned once the sweep has finished (:meth:`prune`).
-    """
-
-    def __init__(self, out_dir: str | os.PathLike | None, config: SweepConfig, force: bool = False):
-        self.dir = Path(out_dir) / "conditions" if out_dir else None
-        if self.dir is None:
-            return
-        stamp = self.dir / "config.json"
-        mine = {"digest": config.digest(), "config": asdict(config)}
-        theirs = read_entry(stamp, {"digest": str}) if stamp.exists() else None
-        if theirs is not None and theirs["digest"] != mine["digest"] and not force:
-            raise FileExistsError(
-                f"{self.dir} holds a sweep with a different config; use another folder or force"
-            )
-        self.dir.mkdir(parents=True, exist_ok=True)
-        if theirs != mine:
-            write_entry(stamp, mine)
-
-    def get(self, key: str, resume_key: str | None = None) -> dict | None:
-        """The finished condition ``key`` if it is intact and (when given) has this ``resume_key``."""
-        if self.dir is None:
-            return None
-        path = self.dir / f"{key}.json"
-        done = read_entry(path, CONDITION_SCHEMA)
-        problem = _condition_problem(done) if done is not None else None
-        if problem:
-            warnings.warn(
-                f"{path}: {problem}; ignored, it will be recomputed", StoreWarning, stacklevel=2
-            )
-            return None
-        if done is None or (resume_key is not None and done["resume_key"] != resume_key):
-            return None
-        return done
-
-    def put(self, key: str, payload: dict) -> None:
-        if self.dir is not None:
-            write_entry(self.dir / f"{key}.json", payload)
-
-    def prune(self, keep: set[str]) -> None:
-        """Delete condition files other than ``keep`` (call only after a finished sweep)."""
-        if self.dir is None:
-            return
-        for p in self.dir.glob("*.json"):
-            if p.name != "config.json" and p.stem not in keep:
-                p.unlink(missing_ok=True)
-
-
 # --------------------------------------------------------------------------- the sweep
 def plan_conditions(config: SweepConfig, ranking, n_layers: int, n_heads: int, task: str):
     """``[(selection_name, k, seed, heads)]`` for one task, baseline first."""
@@ -184,29 +104,6 @@ def plan_conditions(config: SweepConfig, ranking, n_layers: int, n_heads: int, t
             for seed in range(config.seeds if sel.random else 1):
                 plan.append((sel.name, k, seed, sel.select(k, seed)))
     return plan
-
-
-def _check_plan(plan, task: str) -> None:
-    top = {(k): set(h) for name, k, _, h in plan if name == "TopK"}
-    for name, k, seed, heads in plan:
-        if name != "TopK" and name != "baseline" and k in top and set(heads) == top[k]:
-            warnings.warn(
-                f"{task}: {name} seed {seed} at k={k} drew exactly the TopK set",
-                SweepWarning,
-                stacklevel=3,
-            )
-
-
-def _mask_has_effect(model, prompts, heads, method, values) -> bool:
-    from interp_heads.generation import tokenize_left_padded
-
-    tokens, mask = tokenize_left_padded(model, prompts[:4])
-    tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
-    with torch.inference_mode():
-        base = model(tokens, attention_mask=mask)[:, -1]
-        with mask_heads(model, heads, method, values=values):
-            masked = model(tokens, attention_mask=mask)[:, -1]
-    return not torch.allclose(base, masked)
 
 
 def run_sweep(
@@ -358,17 +255,6 @@ def _task_prompts(model, task, config) -> list[str]:
     return render(model, [e.prompt for e in task], fmt=fmt)
 
 
-def _check_mask_effect(model, name, prompts, plan, method, values) -> None:
-    """Warn when the task's biggest mask changes no logits (hooks not firing)."""
-    biggest = max(plan, key=lambda c: len(c[3]))
-    if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], method, values):
-        warnings.warn(
-            f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire",
-            SweepWarning,
-            stacklevel=3,
-        )
-
-
 def _ablation_values(model, prompts, method, batch_size):
     if method == "mean":
         return head_means(model, prompts, batch_size=batch_size)
@@ -384,89 +270,6 @@ def _run_condition(model, task, prompts, heads, config, values, metrics, batch_s
             model, prompts, config.max_new_tokens, batch_size=batch_size, stop_at_newline=True
         )
     return _condition_payload(task, heads, outs, metrics, cache, time.perf_counter() - t0, t0)
-
-
-def _metric_items(task, outs) -> list:
-    from interp_heads.metrics import MetricItem
-
-    return [
-        MetricItem(
-            src=e.question or e.prompt,
-            mt=o,
-            ref=e.answer,
-            aliases=tuple(e.aliases),
-            distractors=tuple(e.distractors),
-        )
-        for e, o in zip(task, outs, strict=True)
-    ]
-
-
-def _condition_payload(task, heads, outs, metrics, cache, t_gen, t0) -> dict:
-    """A finished condition as the resume store holds it (``t0``: its start, for the total time)."""
-    items = _metric_items(task, outs)
-    scores = {m.name: cache.score(m, items) for m in metrics}
-    labels = {m.name: m.label for m in metrics}
-    return {
-        "heads": [head_label(layer, h) for layer, h in heads],
-        "generations": outs,
-        "scores": scores,
-        "labels": labels,
-        "seconds": {"generate": t_gen, "total": time.perf_counter() - t0},
-    }
-
-
-def _collect(done: dict, rows: list, gens: list) -> None:
-    base = {key: done[key] for key in ("task", "selection", "seed", "k")}
-    for i, ex_id in enumerate(done["ids"]):
-        gens.append(
-            {
-                **base,
-                "example_id": ex_id,
-                "heads": ",".join(done["heads"]),
-                "generation": done["generations"][i],
-            }
-        )
-        for metric, values in done["scores"].items():
-            rows.append(
-                {
-                    **base,
-                    "metric": metric,
-                    "label": done["labels"][metric],
-                    "example_id": ex_id,
-                    "value": values[i],
-                }
-            )
-
-
-def _sanity(result: SweepResult) -> None:
-    gens = result.generations
-    if len(gens):
-        empty = (
-            (gens["generation"].str.strip() == "")
-            .groupby([gens["task"], gens["selection"], gens["k"]])
-            .mean()
-        )
-        for (task, sel, k), frac in empty.items():
-            if frac > 0.5:
-                warnings.warn(
-                    f"{task}: {frac:.0%} empty generations under {sel} k={k}",
-                    SweepWarning,
-                    stacklevel=3,
-                )
-    rec = result.records
-    if len(rec):
-        base = (
-            rec[(rec.selection == "baseline") & (rec.metric == "accuracy")]
-            .groupby("task")["value"]
-            .mean()
-        )
-        for task, acc in base.items():
-            if acc < 0.2:
-                warnings.warn(
-                    f"{task}: baseline accuracy {acc:.2f} < 0.2; the curve will say little",
-                    SweepWarning,
-                    stacklevel=3,
-                )
 
 
 def _progress(total: int, enabled: bool):

@@ -1,0 +1,156 @@
+"""The sweep's resume store: one verified JSON file per finished condition (``<run>/conditions``).
+
+A condition (task, selection, k, seed) is the sweep's unit of work: it is planned by
+``interp_heads.sweep``, run in this process, in packed batches or by an executor, and stored here
+once, atomically, under a resume key that digests everything its result depends on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from dataclasses import asdict
+
+from interp_heads.folder import CONFIG_NAME, RunFolder
+from interp_heads.heads import head_label
+from interp_heads.runfolder import StoreWarning, read_entry, write_entry
+
+
+def condition_key(task: str, selection: str, k: int, seed: int) -> str:
+    """The name of a condition's entry: ``<task>__<selection>__k<k>__s<seed>``."""
+    return f"{task}__{selection}__k{k}__s{seed}"
+
+
+CONDITION_SCHEMA = {
+    "resume_key": str,
+    "task": str,
+    "selection": str,
+    "k": int,
+    "seed": int,
+    "ids": list,
+    "heads": list,
+    "generations": list,
+    "scores": dict,
+    "labels": dict,
+}
+
+
+def _condition_problem(done: dict) -> str | None:
+    n = len(done["ids"])
+    if len(done["generations"]) != n:
+        return f"{len(done['generations'])} generations for {n} examples"
+    for metric, values in done["scores"].items():
+        if not isinstance(values, list) or len(values) != n:
+            return f"metric {metric!r} has no list of {n} scores"
+        if metric not in done["labels"]:
+            return f"metric {metric!r} has no label"
+    return None
+
+
+class ConditionStore:
+    """One verified JSON file per finished condition (``runfolder.write_entry``), keyed for resume.
+
+    An entry is reused only when its ``resume_key`` matches (``interp_heads.resume``); a damaged
+    one is reported with its file name and recomputed. ``config.json`` records the sweep config;
+    a folder holding another config is refused unless ``force``, and then nothing is deleted up
+    front: entries whose key differs are overwritten as their conditions run, and entries of
+    conditions no longer planned are pruned once the sweep has finished (:meth:`prune`).
+    """
+
+    def __init__(self, out_dir: str | os.PathLike | None, config, force: bool = False):
+        folder = RunFolder(out_dir) if out_dir else None
+        self.dir = folder.conditions if folder else None
+        if folder is None:
+            return
+        stamp = folder.conditions_config
+        mine = {"digest": config.digest(), "config": asdict(config)}
+        theirs = read_entry(stamp, {"digest": str}) if stamp.exists() else None
+        if theirs is not None and theirs["digest"] != mine["digest"] and not force:
+            raise FileExistsError(
+                f"{self.dir} holds a sweep with a different config; use another folder or force"
+            )
+        self.dir.mkdir(parents=True, exist_ok=True)
+        if theirs != mine:
+            write_entry(stamp, mine)
+
+    def get(self, key: str, resume_key: str | None = None) -> dict | None:
+        """The finished condition ``key`` if it is intact and (when given) has this ``resume_key``."""
+        if self.dir is None:
+            return None
+        path = RunFolder.condition_entry_in(self.dir, key)
+        done = read_entry(path, CONDITION_SCHEMA)
+        problem = _condition_problem(done) if done is not None else None
+        if problem:
+            warnings.warn(
+                f"{path}: {problem}; ignored, it will be recomputed", StoreWarning, stacklevel=2
+            )
+            return None
+        if done is None or (resume_key is not None and done["resume_key"] != resume_key):
+            return None
+        return done
+
+    def put(self, key: str, payload: dict) -> None:
+        if self.dir is not None:
+            write_entry(RunFolder.condition_entry_in(self.dir, key), payload)
+
+    def prune(self, keep: set[str]) -> None:
+        """Delete condition files other than ``keep`` (call only after a finished sweep)."""
+        if self.dir is None:
+            return
+        for p in self.dir.glob("*.json"):
+            if p.name != CONFIG_NAME and p.stem not in keep:
+                p.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------- payloads and records
+def metric_items(task, outs) -> list:
+    from interp_heads.metrics import MetricItem
+
+    return [
+        MetricItem(
+            src=e.question or e.prompt,
+            mt=o,
+            ref=e.answer,
+            aliases=tuple(e.aliases),
+            distractors=tuple(e.distractors),
+        )
+        for e, o in zip(task, outs, strict=True)
+    ]
+
+
+def condition_payload(task, heads, outs, metrics, cache, t_gen, t0) -> dict:
+    """A finished condition as the resume store holds it (``t0``: its start, for the total time)."""
+    items = metric_items(task, outs)
+    scores = {m.name: cache.score(m, items) for m in metrics}
+    labels = {m.name: m.label for m in metrics}
+    return {
+        "heads": [head_label(layer, h) for layer, h in heads],
+        "generations": outs,
+        "scores": scores,
+        "labels": labels,
+        "seconds": {"generate": t_gen, "total": time.perf_counter() - t0},
+    }
+
+
+def collect_records(done: dict, rows: list, gens: list) -> None:
+    base = {key: done[key] for key in ("task", "selection", "seed", "k")}
+    for i, ex_id in enumerate(done["ids"]):
+        gens.append(
+            {
+                **base,
+                "example_id": ex_id,
+                "heads": ",".join(done["heads"]),
+                "generation": done["generations"][i],
+            }
+        )
+        for metric, values in done["scores"].items():
+            rows.append(
+                {
+                    **base,
+                    "metric": metric,
+                    "label": done["labels"][metric],
+                    "example_id": ex_id,
+                    "value": values[i],
+                }
+            )
