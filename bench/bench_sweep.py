@@ -166,7 +166,7 @@ def seed_figure_grid(model, n_examples: int | None = None):
     conf = tomllib.loads(SEED_FIGURE_CONFIG.read_text())
     names = conf["tasks"]
     cfg = SweepConfig(ks=conf["ks"], selections=conf["selections"], seeds=conf["seeds"],
-                      method=conf.get("ablation", "mean"), max_new_tokens=conf["max_new_tokens"])  # fmt: skip
+                      ablation=conf.get("ablation", "mean"), max_new_tokens=conf["max_new_tokens"])  # fmt: skip
     n = n_examples or conf["n_eval"]
     heads = [(layer, h) for layer in range(model.cfg.n_layers) for h in range(model.cfg.n_heads)]
     n_cond = len(plan_conditions(cfg, heads, model.cfg.n_layers, model.cfg.n_heads, "x"))
@@ -205,7 +205,7 @@ def bench_model(name, model, hf, args, out):
     from interp_heads.sweep import SweepConfig
 
     task, ranking, seeds, k, ps = sweep_inputs(model, args.examples, args.conditions)
-    cfg = SweepConfig(ks=[k], selections=["topk", "randomk"], seeds=seeds, method="mean",
+    cfg = SweepConfig(ks=[k], selections=["topk", "randomk"], seeds=seeds, ablation="mean",
                       max_new_tokens=args.new_tokens, fmt="plain")  # fmt: skip
     n_cond = 2 + seeds
     rows = n_cond * len(ps)

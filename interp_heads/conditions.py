@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 import warnings
-from dataclasses import asdict
 
 from interp_heads.folder import CONFIG_NAME, RunFolder
 from interp_heads.heads import head_label
@@ -64,7 +63,7 @@ class ConditionStore:
         if folder is None:
             return
         stamp = folder.conditions_config
-        mine = {"digest": config.digest(), "config": asdict(config)}
+        mine = {"digest": config.digest(), "config": config.to_dict()}
         theirs = read_entry(stamp, {"digest": str}) if stamp.exists() else None
         if theirs is not None and theirs["digest"] != mine["digest"] and not force:
             raise FileExistsError(

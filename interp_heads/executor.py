@@ -207,7 +207,7 @@ def run_with_executor(
             if store.get(key, resume_key) is not None:
                 continue
             if not checked:  # on the driver's model, once per task that has work to do
-                _check_mask_effect(model, name, prompts, plans[name], config.method, values)
+                _check_mask_effect(model, name, prompts, plans[name], config.ablation, values)
                 checked = True
             meta = dict(task=name, selection=sel_name, k=k, seed=seed, ids=ids)
             units.append(
@@ -216,7 +216,7 @@ def run_with_executor(
                     resume_key,
                     context,
                     list(heads),
-                    config.method,
+                    config.ablation,
                     config.max_new_tokens,
                     batch_size,
                     meta,

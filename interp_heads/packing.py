@@ -163,7 +163,7 @@ def run_packed(
             if store.get(key, resume_key) is not None:
                 continue
             if not checked:
-                _check_mask_effect(model, name, prompts, plans[name], config.method, values)
+                _check_mask_effect(model, name, prompts, plans[name], config.ablation, values)
                 checked = True
             meta = dict(
                 key=key,
@@ -189,7 +189,12 @@ def run_packed(
     for wave in _waves(pending, rows * WAVE_BATCHES):
         t0 = time.perf_counter()
         outs = generate_packed(
-            model, wave, config.method, config.max_new_tokens, pack_rows=rows, stop_at_newline=True
+            model,
+            wave,
+            config.ablation,
+            config.max_new_tokens,
+            pack_rows=rows,
+            stop_at_newline=True,
         )
         t_gen = time.perf_counter() - t0
         n_rows = sum(len(j.prompts) for j in wave)

@@ -116,7 +116,7 @@ def prepare(
             selections=[str(s) for s in config.selections],
             seeds=config.seeds,
             exclude_top=config.exclude_top,
-            method=str(config.ablation),
+            ablation=str(config.ablation),
             max_new_tokens=config.max_new_tokens,
             metrics=[str(m) for m in config.metrics],
             fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,

@@ -14,8 +14,9 @@ import json
 import logging
 import os
 import time
+import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import InitVar, asdict, dataclass, field
 from typing import Literal
 
 import pandas as pd
@@ -46,19 +47,39 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class SweepConfig:
-    """Everything that determines a sweep's results (hashed for resume)."""
+    """Everything that determines a sweep's results (hashed for resume).
+
+    ``ablation`` is the ablation kind (``mean``, ``zero``, ``resample``); ``method=`` is its
+    deprecated name (before the vocabulary split: *method* is how heads are scored).
+    """
 
     ks: list[int]
     selections: list[str] = field(default_factory=lambda: ["topk", "randomk"])
     seeds: int = 5
-    method: AblationKind | str = "mean"
+    ablation: AblationKind | str = "mean"
     max_new_tokens: int = 8
     fmt: str | None = None  # None: each task's own format (built-in tasks: "plain")
     exclude_top: bool = False
     metrics: list[str] = field(default_factory=lambda: ["accuracy"])
+    method: InitVar[str | None] = None
+
+    def __post_init__(self, method: str | None) -> None:
+        if method is not None:
+            warnings.warn(
+                "SweepConfig(method=) is deprecated; use ablation=", DeprecationWarning, 2
+            )
+            self.ablation = method
+        self.ablation = str(AblationKind.parse(self.ablation))
+
+    def to_dict(self) -> dict:
+        """The fields, with the ablation kind under its old key ``method``: the digests of run
+        folders made before the rename stay the same, so those folders keep resuming."""
+        d = asdict(self)
+        d["method"] = d.pop("ablation")
+        return d
 
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
 
 @dataclass
@@ -172,11 +193,11 @@ def run_sweep(
         if name not in prepared:
             prompts = _task_prompts(model, task, config)
             # The replacement values' digest is part of every condition's resume key (interp_heads.resume).
-            values = _ablation_values(model, prompts, config.method, batch_size)
+            values = _ablation_values(model, prompts, config.ablation, batch_size)
             unit = {
                 "model_fp": fp,
                 "rows": rows_digest(task, prompts),
-                "kind": config.method,
+                "kind": config.ablation,
                 "values_digest": tensor_digest(values),
                 "generation": generation,
                 "metrics": metrics,
@@ -229,7 +250,7 @@ def run_sweep(
             done = packed.get(key) or store.get(key, resume_key)
             if done is None:
                 if not checked:
-                    _check_mask_effect(model, name, prompts, plan, config.method, values)
+                    _check_mask_effect(model, name, prompts, plan, config.ablation, values)
                     checked = True
                 done = _run_condition(
                     model, task, prompts, heads, config, values, metrics, batch_size, cache
@@ -265,7 +286,7 @@ def _ablation_values(model, prompts, method, batch_size):
 
 def _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, cache) -> dict:
     t0 = time.perf_counter()
-    with mask_heads(model, heads, config.method, values=values):
+    with mask_heads(model, heads, config.ablation, values=values):
         outs = generate(
             model, prompts, config.max_new_tokens, batch_size=batch_size, stop_at_newline=True
         )

@@ -41,7 +41,7 @@ def grid(tiny):
     tasks = {"toy": _task("toy"), "echo": _task("echo", 7)}
     ranking = all_heads(3, 4)[::-1]
     cfg = SweepConfig(
-        ks=[2, 4], seeds=2, method="mean", max_new_tokens=4, selections=["topk", "randomk"]
+        ks=[2, 4], seeds=2, ablation="mean", max_new_tokens=4, selections=["topk", "randomk"]
     )
     return tiny, tasks, {"toy": ranking, "echo": ranking[::-1]}, cfg
 

@@ -121,7 +121,7 @@ def test_packed_sweep_equals_plain_sweep(tiny, tmp_path, method):
     cfg = SweepConfig(
         ks=[2, 5],
         seeds=2,
-        method=method,
+        ablation=method,
         max_new_tokens=4,
         selections=["topk", "randomk", "layermatched"],
     )
@@ -176,7 +176,7 @@ def test_packed_sweep_equals_plain_sweep(tiny, tmp_path, method):
 def test_packed_run_resumes_a_plain_run(tiny, tmp_path):
     tasks = {"toy": _task("toy", ["a", "bb", "c d", "eee e"])}
     ranks = {"toy": all_heads(3, 4)[::-1]}
-    cfg = SweepConfig(ks=[2, 4], seeds=2, method="mean", max_new_tokens=4)
+    cfg = SweepConfig(ks=[2, 4], seeds=2, ablation="mean", max_new_tokens=4)
     with pytest.warns(SweepWarning):
         full = run_sweep(tiny, tasks, ranks, cfg, [Accuracy()], out_dir=tmp_path, progress=False)
         lost = sorted((tmp_path / "conditions").glob("toy__*.json"))[::2]

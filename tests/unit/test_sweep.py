@@ -27,7 +27,7 @@ def setup(tiny):
     cfg = SweepConfig(
         ks=[2, 4],
         seeds=2,
-        method="mean",
+        ablation="mean",
         max_new_tokens=4,
         selections=["topk", "randomk", "layermatched"],
     )
