@@ -24,8 +24,6 @@ come from here, so they cannot drift apart.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import tomllib
 import typing
@@ -35,6 +33,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from interp_heads.errors import PipelineError
+from interp_heads.runfolder import config_digest
 from interp_heads.tasks.schema import BUILTIN_TASKS
 from interp_heads.vocab import (
     AblationKind,
@@ -243,7 +242,7 @@ class RunConfig(
             for k, v in self.to_dict().items()
             if k not in NOT_IN_DIGEST and not (k in DIGEST_IF_SET and v == DIGEST_IF_SET[k])
         }
-        return hashlib.sha256(json.dumps(d, sort_keys=True).encode()).hexdigest()[:16]
+        return config_digest(d)
 
 
 def check_ks(ks, n_total_heads: int | None = None) -> None:
@@ -300,7 +299,7 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
         kwargs["choices"] = list(enum.values())
     elif literal is not None:
         kwargs["choices"] = list(typing.get_args(literal))
-    elif _positive(info.annotation) or any(getattr(m, "gt", None) == 0 for m in info.metadata):
+    elif _positive(info):
         kwargs["type"] = validation.positive_int
     kwargs.update(overrides)
     if isinstance(kwargs.get("default"), list):
@@ -323,5 +322,6 @@ def _enum_of(annotation):
     )
 
 
-def _positive(annotation) -> bool:
-    return any(getattr(a, "gt", None) == 0 for a in _walk(annotation))
+def _positive(info) -> bool:
+    """Whether a field is constrained ``> 0`` (``Pos``, also inside ``Pos | None``)."""
+    return any(getattr(a, "gt", None) == 0 for a in (*info.metadata, *_walk(info.annotation)))

@@ -89,6 +89,13 @@ def digest(obj, n: int = 16) -> str:
     return hashlib.sha256(canonical(obj)).hexdigest()[:n]
 
 
+def config_digest(obj) -> str:
+    """16 hex digits of sha256 over ``json.dumps(obj, sort_keys=True)``: the digest a run folder
+    records for its config (manifest ``config_digest``, ``conditions/config.json``). Its form is
+    fixed (not :func:`digest`'s): another form would make every existing run folder refuse to resume."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
 def write_entry(path: str | os.PathLike, payload: dict, indent: int | None = None) -> None:
     """Atomically write a JSON object with its checksum (``_sha256``, over :func:`canonical`) embedded."""
     body = {k: v for k, v in payload.items() if k != CHECKSUM}

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import io
-import json
 import sys
 
 from interp_heads import validation
 from interp_heads.errors import PipelineError
 from interp_heads.loading import load_any_model
+from interp_heads.runfolder import config_digest
 
 
 def _load_model(args):
@@ -78,4 +77,4 @@ def _parse(enum, value: str):
 
 
 def _digest(params: dict) -> str:
-    return hashlib.sha256(json.dumps(params, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return config_digest(params)
