@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from interp_heads.folder import CONFIG_NAME, RunFolder
 from interp_heads.heads import head_label
@@ -19,6 +22,57 @@ from interp_heads.runfolder import StoreWarning, read_entry, write_entry
 def condition_key(task: str, selection: str, k: int, seed: int) -> str:
     """The name of a condition's entry: ``<task>__<selection>__k<k>__s<seed>``."""
     return f"{task}__{selection}__k{k}__s{seed}"
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A planned condition that the store does not hold yet, with its task's prepared inputs."""
+
+    task: str
+    selection: str
+    k: int
+    seed: int
+    heads: list
+    key: str  # its entry's name (``condition_key``)
+    resume_key: str
+    prompts: list[str]
+    ids: list[str]
+    values: Any  # the task's replacement values (``head_means``), or None
+
+    @property
+    def meta(self) -> dict:
+        """What the stored payload records besides the run's results."""
+        return dict(
+            task=self.task, selection=self.selection, k=self.k, seed=self.seed, ids=self.ids
+        )
+
+
+def pending_conditions(model, tasks, plans, ablation, store, prepare) -> Iterator[Pending]:
+    """Every planned condition not yet in ``store``, task by task, in plan order.
+
+    ``prepare(name, task)`` gives a task's ``(prompts, ids, values, key_inputs)`` as ``run_sweep``
+    computes them. The mask-effect check runs once per task that has work, on ``model``. Empty
+    tasks are skipped (``run_sweep``'s own loop raises for them).
+    """
+    from interp_heads.resume import condition_key as resume_key_of
+    from interp_heads.sweep_checks import _check_mask_effect
+
+    for name, task in tasks.items():
+        if len(task) == 0:
+            continue
+        prompts, ids, values, key_inputs = prepare(name, task)
+        checked = False
+        for sel_name, k, seed, heads in plans[name]:
+            key = condition_key(name, sel_name, k, seed)
+            resume_key = resume_key_of(heads=heads, **key_inputs)
+            if store.get(key, resume_key) is not None:
+                continue
+            if not checked:
+                _check_mask_effect(model, name, prompts, plans[name], ablation, values)
+                checked = True
+            yield Pending(
+                name, sel_name, k, seed, list(heads), key, resume_key, prompts, ids, values
+            )
 
 
 CONDITION_SCHEMA = {

@@ -189,39 +189,26 @@ def run_with_executor(
     Mirrors ``packing.run_packed``: returns ``({condition key: payload}, {task: seconds})`` for the
     conditions run here; ``run_sweep``'s loop then only collects them in plan order.
     """
-    from interp_heads.conditions import condition_key as _condition_key
     from interp_heads.conditions import condition_payload as _condition_payload
-    from interp_heads.resume import condition_key
-    from interp_heads.sweep import _check_mask_effect
+    from interp_heads.conditions import pending_conditions
 
+    contexts: dict[str, TaskContext] = {}  # one per task: prompts and values travel once
     units: list[SweepUnit] = []
-    for name, task in tasks.items():
-        if len(task) == 0:
-            continue  # the plain loop raises for it
-        prompts, ids, values, key_inputs = prepare(name, task)
-        context = TaskContext(name, list(prompts), values_to_cpu(values))
-        checked = False
-        for sel_name, k, seed, heads in plans[name]:
-            key = _condition_key(name, sel_name, k, seed)
-            resume_key = condition_key(heads=heads, **key_inputs)
-            if store.get(key, resume_key) is not None:
-                continue
-            if not checked:  # on the driver's model, once per task that has work to do
-                _check_mask_effect(model, name, prompts, plans[name], config.ablation, values)
-                checked = True
-            meta = dict(task=name, selection=sel_name, k=k, seed=seed, ids=ids)
-            units.append(
-                SweepUnit(
-                    key,
-                    resume_key,
-                    context,
-                    list(heads),
-                    config.ablation,
-                    config.max_new_tokens,
-                    batch_size,
-                    meta,
-                )
+    for c in pending_conditions(model, tasks, plans, config.ablation, store, prepare):
+        if c.task not in contexts:
+            contexts[c.task] = TaskContext(c.task, list(c.prompts), values_to_cpu(c.values))
+        units.append(
+            SweepUnit(
+                c.key,
+                c.resume_key,
+                contexts[c.task],
+                c.heads,
+                config.ablation,
+                config.max_new_tokens,
+                batch_size,
+                c.meta,
             )
+        )
     finished: dict[str, dict] = {}
     seconds: dict[str, float] = {}
     from tqdm.auto import tqdm

@@ -143,38 +143,18 @@ def run_packed(
         ``({condition key: payload}, {task: seconds})`` for the conditions run here. Payloads are
         those of ``sweep._run_condition`` plus their resume key (a wave's time is shared by rows).
     """
-    from interp_heads.conditions import condition_key as _condition_key
     from interp_heads.conditions import condition_payload as _condition_payload
     from interp_heads.conditions import metric_items as _metric_items
-    from interp_heads.resume import condition_key
-    from interp_heads.sweep import _check_mask_effect
+    from interp_heads.conditions import pending_conditions
 
     if not packing_enabled(pack_rows, model):
         return {}, {}
-    pending: list[PackedJob] = []
-    for name, task in tasks.items():
-        if len(task) == 0:
-            continue  # the plain loop raises for it
-        prompts, ids, values, unit = prepare(name, task)
-        checked = False
-        for sel_name, k, seed, heads in plans[name]:
-            key = _condition_key(name, sel_name, k, seed)
-            resume_key = condition_key(heads=heads, **unit)
-            if store.get(key, resume_key) is not None:
-                continue
-            if not checked:
-                _check_mask_effect(model, name, prompts, plans[name], config.ablation, values)
-                checked = True
-            meta = dict(
-                key=key,
-                task=name,
-                selection=sel_name,
-                k=k,
-                seed=seed,
-                ids=ids,
-                resume_key=resume_key,
-            )
-            pending.append(PackedJob(prompts, list(heads), values, 0, meta))
+    pending = [
+        PackedJob(
+            c.prompts, c.heads, c.values, 0, {**c.meta, "key": c.key, "resume_key": c.resume_key}
+        )
+        for c in pending_conditions(model, tasks, plans, config.ablation, store, prepare)
+    ]
     if not pending:
         return {}, {}
     all_prompts = [

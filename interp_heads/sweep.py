@@ -9,8 +9,7 @@ it stopped and ends with the same results as an uninterrupted one.
 
 from __future__ import annotations
 
-import hashlib
-import json
+import functools
 import logging
 import os
 import time
@@ -29,6 +28,7 @@ from interp_heads.conditions import condition_payload as _condition_payload
 from interp_heads.generation import generate
 from interp_heads.prompts import render
 from interp_heads.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
+from interp_heads.runfolder import config_digest
 from interp_heads.selection import make_selections
 from interp_heads.stats import significance, summarize
 from interp_heads.sweep_checks import SweepWarning, _check_mask_effect, _check_plan, _sanity
@@ -79,7 +79,7 @@ class SweepConfig:
         return d
 
     def digest(self) -> str:
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+        return config_digest(self.to_dict())
 
 
 @dataclass
@@ -206,36 +206,23 @@ def run_sweep(
         return prepared[name]
 
     cache = MetricCache()  # each distinct (question, answer, reference) is scored once per metric
-    if executor is not None:
+    if executor is not None:  # pending conditions run elsewhere; scored and stored here
         from interp_heads.executor import run_with_executor
 
-        packed, packed_seconds = run_with_executor(
-            executor,
-            tasks,
-            plans,
-            config,
-            store,
-            metrics,
-            cache,
-            prepare,
-            batch_size=batch_size,
-            model=model,
-            progress=progress,
-        )
-    else:
-        packed, packed_seconds = run_packed(
-            model,
-            tasks,
-            plans,
-            config,
-            store,
-            metrics,
-            cache,
-            prepare,
-            batch_size=batch_size,
-            pack_rows=pack_rows,
-            progress=progress,
-        )
+        run_pending = functools.partial(run_with_executor, executor, model=model)
+    else:  # packed in this process when packing is on, else left to the plain loop below
+        run_pending = functools.partial(run_packed, model, pack_rows=pack_rows)
+    packed, packed_seconds = run_pending(
+        tasks,
+        plans,
+        config,
+        store,
+        metrics,
+        cache,
+        prepare,
+        batch_size=batch_size,
+        progress=progress,
+    )
     for name, task in tasks.items():
         if len(task) == 0:
             raise ValueError(f"task {name!r} has no examples to evaluate")
