@@ -66,13 +66,13 @@ class Experiment:
     def write_manifest(self, status: str, **extra) -> None:
         """The one manifest writer: inputs, provenance, splits, timings, and ``status``."""
         model = self.model
+        if "git" not in self.manifest:  # once per process (a git subprocess, package metadata)
+            self.manifest.update(versions=versions(), git=git_hash())
         self.manifest.update(
             config=self.config.to_dict() if hasattr(self.config, "to_dict") else self.config,
             config_digest=self.digest,
             status=status,
             ks=self.ks or None,
-            versions=versions(),
-            git=git_hash(),
             model={
                 **dict(getattr(model, "interp_heads_source", {}) or {}),
                 "n_layers": model.cfg.n_layers,
