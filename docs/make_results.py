@@ -102,6 +102,15 @@ def md(frame: pd.DataFrame | list[dict]) -> str:
     return "\n".join([head, rule, *body])
 
 
+def _exact_note(c: dict) -> str:
+    """The layers ablation_atp scored exactly (``exact_layers``; None: 1 with mean ablation)."""
+    if c["attribution"] != "ablation_atp":
+        return ""
+    n = c.get("exact_layers")
+    n = (1 if c["ablation"] == "mean" else 0) if n is None else n
+    return f" (layers < {n}: exact mean-ablation drop)" if n else " (first-order estimate only)"
+
+
 def setup_table(r: dict) -> str:
     c, m = r["manifest"]["config"], r["manifest"]
     n_heads = m["model"]["n_layers"] * m["model"]["n_heads"]
@@ -109,7 +118,7 @@ def setup_table(r: dict) -> str:
         ("model", f"{c['model']} ({m['model']['n_layers']} layers x {m['model']['n_heads']} heads = {n_heads} heads)"),
         ("tasks", ", ".join(c["tasks"])),
         ("prompt format", ", ".join(f"{t}: {f}" for t, f in (m.get("fmt") or {}).items()) if isinstance(m.get("fmt"), dict) else str(m.get("fmt"))),
-        ("attribution", f"{c['attribution']} on the first {c['n_rank']} correctly answered examples per task"),
+        ("attribution", f"{c['attribution']}{_exact_note(c)} on the first {c['n_rank']} correctly answered examples per task"),
         ("evaluation", f"up to {c['n_eval']} further correctly answered examples per task (disjoint from the rank set)"),
         ("ablation", f"{c['ablation']} on hook_z"),
         (

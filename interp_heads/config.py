@@ -7,7 +7,7 @@ section         keys
 =============== ===========================================================================
 ``model``       model, device, threads
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
-``attribution`` attribution, refine
+``attribution`` attribution, refine, exact_layers
 ``ablation``    ablation
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top
 ``generation``  max_new_tokens, batch_size, seed
@@ -50,6 +50,7 @@ def _parsed(enum):
 
 
 Pos = Annotated[int, Field(gt=0)]
+NonNeg = Annotated[int, Field(ge=0)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
 
 
@@ -102,6 +103,11 @@ class AttributionSection(_Section):
         "ablation_atp, gradxact, headmask or mean_ablation",
     )
     refine: Pos | None = Field(None, description="re-score the top N heads exactly")
+    exact_layers: NonNeg | None = Field(
+        None,
+        description="ablation_atp: score the first N layers' heads by exact mean ablation "
+        "(None: 1 with mean ablation, else 0)",
+    )
 
 
 class AblationSection(_Section):
@@ -159,7 +165,7 @@ SECTIONS: dict[str, type[_Section]] = {
 NOT_IN_DIGEST = {"threads", *PlacementSection.model_fields}
 # Keys added after run folders existed: left out of the digest at their default value, so that
 # those folders keep resuming (a non-default value is a different config).
-DIGEST_IF_SET = {"exclude_top": False}
+DIGEST_IF_SET = {"exclude_top": False, "exact_layers": None}
 
 
 class RunConfig(
@@ -186,6 +192,13 @@ class RunConfig(
         from interp_heads import validation
 
         validation.check_device(self.device)
+        if self.exact_layers and (
+            self.attribution not in ("ablation_atp", "auto") or self.ablation != "mean"
+        ):
+            raise PipelineError(
+                f"config: exact_layers={self.exact_layers} scores heads by exact mean ablation: "
+                "it needs attribution 'ablation_atp' (or 'auto') and ablation 'mean'"
+            )
 
     @classmethod
     def from_dict(cls, d: dict, source: str = "config") -> RunConfig:

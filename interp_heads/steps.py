@@ -191,6 +191,11 @@ def _check_attribution_inputs(cfg, name: str, rank: Task) -> None:
 
     method = default_method(rank) if cfg.attribution == "auto" else cfg.attribution
     needs = method in NEEDS_CORRUPTED or (cfg.refine and method != "ablation_atp")
+    if cfg.exact_layers and method != "ablation_atp":
+        raise PipelineError(
+            f"task {name!r}: exact_layers needs attribution 'ablation_atp'; "
+            f"{cfg.attribution!r} means {method!r} for this task"
+        )
     if needs and not rank.has_corrupted:
         raise PipelineError(
             f"task {name!r} has no corrupted prompts, needed by attribution {cfg.attribution!r}"
@@ -216,6 +221,7 @@ def attribute_step(exp: Experiment) -> dict:
             settings = {
                 "method": str(cfg.attribution),
                 "refine": cfg.refine,
+                "exact_layers": cfg.exact_layers,
                 "batch_size": cfg.batch_size,
                 "fmt": exp.fmts[name],
                 "ablation": str(cfg.ablation),
@@ -229,6 +235,7 @@ def attribute_step(exp: Experiment) -> dict:
                     rank,
                     settings["method"],
                     refine=cfg.refine,
+                    exact_layers=cfg.exact_layers,
                     batch_size=cfg.batch_size,
                     fmt=exp.fmts[name],
                     ablation=settings["ablation"],

@@ -63,6 +63,7 @@ def attribute_heads(
     max_rows: int = 128,
     ablation: str = "mean",
     seed: int = 0,
+    exact_layers: int | None = None,
 ) -> HeadScores:
     """Score every head ``(layer, head)`` of ``model`` on ``task`` (all methods act on ``hook_z``).
 
@@ -85,6 +86,12 @@ def attribute_heads(
         max_rows: cap on heads x examples per patched forward pass (``exact``, ``mean_ablation``).
         ablation: the ablation kind ``ablation_atp`` estimates (``mean``, ``zero``, ``resample``).
         seed: seeds the resample partners of ``ablation_atp``.
+        exact_layers: ``ablation_atp`` only: score the heads of the first ``exact_layers`` layers
+            by exact ``mean_ablation`` (same log-prob scale) instead of the first-order estimate,
+            which fails there: on the inference task it put L0H6 at 0.035 where its exact drop is
+            2.35, the largest of all heads (``docs/method.md``). None (default): 1 for
+            ``ablation_atp`` with ``ablation="mean"``, else 0. Unlike ``refine``, these heads are
+            ranked by their score among the others.
 
     Returns:
         HeadScores with ``provenance`` (model, examples, versions, seconds, date).
@@ -105,6 +112,15 @@ def attribute_heads(
         raise ValueError(
             "refine with ablation_atp confirms heads by exact mean ablation: use ablation='mean'"
         )
+    if exact_layers is None:
+        exact_layers = 1 if ablation_refine and ablation == "mean" else 0
+    if exact_layers and not (ablation_refine and ablation == "mean"):
+        raise ValueError(
+            "exact_layers scores heads by exact mean ablation: it needs method='ablation_atp' "
+            "and ablation='mean'"
+        )
+    if not 0 <= exact_layers <= model.cfg.n_layers:
+        raise ValueError(f"exact_layers must be in 0..{model.cfg.n_layers}, got {exact_layers}")
     if need_corr and not task.has_corrupted:
         raise ValueError(
             f"method {method!r}{' with refine' if refine else ''} needs corrupted prompts; task {task.name!r} has none "
@@ -121,6 +137,13 @@ def attribute_heads(
     elif method == "ablation_atp":
         scores = ablation_atp_scores(model, batches, ablation, seed=seed)
         metric = METRICS["ablation_atp"].format(kind=ablation)
+        if exact_layers:
+            first = [(layer, h) for layer in range(exact_layers) for h in range(model.cfg.n_heads)]
+            exact, _ = mean_ablation_scores(
+                model, batches, heads=first, max_rows=max_rows, metric="logprob"
+            )
+            scores[:exact_layers] = exact[:exact_layers]
+            metric += f"; layers < {exact_layers}: the exact drop (mean ablation)"
     elif method == "gradxact":
         scores = gradxact_scores(model, batches)
     elif method == "headmask":
@@ -162,6 +185,7 @@ def attribute_heads(
         "fmt": fmt,
         "refine": refine,
         "ablation": ablation if method == "ablation_atp" else None,
+        "exact_layers": exact_layers,
         "rank_by": "signed" if method in SIGNED else "abs",
         "versions": _versions(),
         "seconds": round(time.perf_counter() - start, 3),

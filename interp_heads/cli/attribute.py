@@ -37,6 +37,7 @@ def cmd_attribute(args) -> int:
         n_rank=args.n_examples,
         attribution=args.method,
         refine=args.refine,
+        exact_layers=args.exact_layers,
         ablation=args.ablation,
         filter_correct=not args.no_filter,
         fmt=args.fmt,

@@ -109,3 +109,33 @@ def test_refine_confirms_with_exact_mean_ablation(tiny):
         assert abs(float(s.scores[layer, head] - exact[layer, head])) < 1e-4
     with pytest.raises(ValueError, match="ablation='mean'"):
         attribute_heads(tiny, TASK, "ablation_atp", refine=3, ablation="zero")
+
+
+def test_first_layer_scored_by_exact_mean_ablation(tiny):
+    """Default ``exact_layers=1``: layer 0 holds the exact drop, computed here by plain hooks."""
+    s = attribute_heads(tiny, TASK, "ablation_atp", fmt="plain")
+    pure = attribute_heads(tiny, TASK, "ablation_atp", fmt="plain", exact_layers=0)
+    batches = make_batches(tiny, TASK, batch_size=8, corrupted=False, fmt="plain")
+    means = head_means(tiny, render(tiny, PROMPTS, fmt="plain"))
+    assert s.provenance["exact_layers"] == 1 and pure.provenance["exact_layers"] == 0
+    for head in range(tiny.cfg.n_heads):
+        target = lambda b, head=head: means[0][head]  # noqa: E731
+        drop = _logprob_along(tiny, batches, 0, head, target, 0.0) - _logprob_along(
+            tiny, batches, 0, head, target, 1.0
+        )
+        assert abs(float(s.scores[0, head]) - drop) < 1e-4
+    assert not torch.allclose(s.scores[0], pure.scores[0])
+    assert torch.allclose(s.scores[1:], pure.scores[1:])
+    assert torch.allclose(pure.scores, ablation_atp_scores(tiny, batches, "mean"), atol=1e-6)
+    assert (
+        attribute_heads(tiny, TASK, "ablation_atp", fmt="plain", ablation="zero").provenance[
+            "exact_layers"
+        ]
+        == 0
+    )
+    with pytest.raises(ValueError, match="exact_layers"):
+        attribute_heads(tiny, TASK, "ablation_atp", ablation="zero", exact_layers=1)
+    with pytest.raises(ValueError, match="exact_layers"):
+        attribute_heads(tiny, TASK, "gradxact", exact_layers=1)
+    with pytest.raises(ValueError, match="exact_layers must be"):
+        attribute_heads(tiny, TASK, "ablation_atp", exact_layers=tiny.cfg.n_layers + 1)

@@ -104,6 +104,12 @@ def test_config_toml_and_validation(tmp_path):
         "twice": ("ks = [1]\n[sweep]\nks = [2]\n", "ks given twice"),
         "syntax": ("ks = [1,\n", "malformed config"),
         "method": ('attribution = "magic"\n', "unknown attribution method 'magic'"),
+        "exact_layers < 0": ("exact_layers = -1\n", "must be greater than or equal to 0"),
+        "exact_layers, gradxact": (
+            'attribution = "gradxact"\nexact_layers = 1\n',
+            "it needs attribution 'ablation_atp'",
+        ),
+        "exact_layers, zero": ('ablation = "zero"\nexact_layers = 2\n', "and ablation 'mean'"),
     }
     for text, msg in bad.values():
         path = tmp_path / "c.toml"
@@ -116,6 +122,14 @@ def test_config_toml_and_validation(tmp_path):
     sectioned.write_text('model = "tiny"\n[sweep]\nks = [2, 4, 8]\n[tasks]\nn_rank = 4\n')
     flat = RunConfig.from_dict({"model": "tiny", "ks": [2, 4, 8], "n_rank": 4})
     assert RunConfig.from_toml(sectioned).digest() == flat.digest()
+    # exact_layers came later: unset, the digest is unchanged; set, it is another config
+    assert (
+        RunConfig.from_dict(
+            {"model": "tiny", "ks": [2, 4, 8], "n_rank": 4, "exact_layers": None}
+        ).digest()
+        == flat.digest()
+    )
+    assert _cfg(exact_layers=0).digest() != _cfg().digest()
     assert flat.section("sweep").ks == [2, 4, 8]
     assert _cfg(scaled_ks=[0.5]).resolved_ks(12) == [2, 4, 6, 8]
     with pytest.raises(PipelineError, match="k=13 exceeds the number of heads"):
