@@ -108,7 +108,10 @@ def _exact_note(c: dict) -> str:
         return ""
     n = c.get("exact_layers")
     n = (1 if c["ablation"] == "mean" else 0) if n is None else n
-    return f" (layers < {n}: exact mean-ablation drop)" if n else " (first-order estimate only)"
+    if not n:
+        return " (first-order estimate only)"
+    layers = "layer 0" if n == 1 else f"layers 0-{n - 1}"
+    return f" (heads of {layers}: their exact mean-ablation drop)"
 
 
 def setup_table(r: dict) -> str:
@@ -176,7 +179,7 @@ def render(default: dict, scaled: dict | None) -> str:
         "",
         "## Baseline (unmasked)",
         "",
-        md(default["baseline"]),
+        md(default["baseline"].round({"accuracy": 3})),
         "",
         "## Accuracy, mean [95% CI], literal k (`*`: TopK significantly different from RandomK)",
         "",
