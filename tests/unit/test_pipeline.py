@@ -201,3 +201,16 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tiny_run, tmp_path):
     assert (
         manifest["status"] == "complete" and len(manifest["earlier_timings"]) == 1
     )  # the killed run's
+
+
+def test_exact_layers_needs_ablation_atp_and_is_recorded(tmp_path):
+    # tiny_echo has corrupted prompts: "auto" means atp, which has no exact layers
+    out = tmp_path / "bad"
+    with pytest.raises(PipelineError, match="exact_layers needs attribution 'ablation_atp'"):
+        _run(_cfg(attribution="auto", exact_layers=1), out)
+    assert not (out / "baseline.csv").exists() and not (out / "attribution").exists()
+    good = tmp_path / "good"
+    _run(_cfg(attribution="ablation_atp", exact_layers=2, ks=[2], seeds=1), good)
+    entry = json.loads(next((good / "attribution").glob("*.json")).read_text())
+    assert entry["provenance"]["exact_layers"] == 2
+    assert entry["metric"].endswith("layers < 2: the exact drop (mean ablation)")
