@@ -156,16 +156,19 @@ def attribute_heads(
     if refine is not None and method != "exact":
         cheap = HeadScores(scores, method, task.name)
         heads = cheap.top(refine, "signed" if method in SIGNED else "abs")
-        if ablation_refine:
-            exact, _ = mean_ablation_scores(
-                model, batches, heads=heads, max_rows=max_rows, metric="logprob"
-            )
-        else:
-            exact = exact_scores(model, batches, heads=heads, max_rows=max_rows)
         refined = torch.zeros_like(scores, dtype=torch.bool)
         for layer, head in heads:
             refined[layer, head] = True
-        scores = torch.where(refined, exact, scores)
+        todo = [(layer, h) for layer, h in heads if layer >= exact_layers]  # others: exact already
+        if todo:
+            if ablation_refine:
+                exact, _ = mean_ablation_scores(
+                    model, batches, heads=todo, max_rows=max_rows, metric="logprob"
+                )
+            else:
+                exact = exact_scores(model, batches, heads=todo, max_rows=max_rows)
+            for layer, head in todo:
+                scores[layer, head] = exact[layer, head]
         if ablation_refine:
             name = f"{method}+mean_ablation@{refine}"
             metric = (
