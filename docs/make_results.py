@@ -102,12 +102,15 @@ def md(frame: pd.DataFrame | list[dict]) -> str:
     return "\n".join([head, rule, *body])
 
 
-def _exact_note(c: dict) -> str:
-    """The layers ablation_atp scored exactly (``exact_layers``; None: 1 with mean ablation)."""
-    if c["attribution"] != "ablation_atp":
+def _exact_note(r: dict) -> str:
+    """The layers ablation_atp scored exactly, as its attribution entries record them."""
+    if r["manifest"]["config"]["attribution"] != "ablation_atp":
         return ""
-    n = c.get("exact_layers")
-    n = (1 if c["ablation"] == "mean" else 0) if n is None else n
+    entries = sorted((r["dir"] / "attribution").glob("*.json"))
+    ns = {json.loads(p.read_text())["provenance"].get("exact_layers") or 0 for p in entries}
+    if len(ns) != 1:
+        return f" (exact layers per task: {sorted(ns)})"
+    n = ns.pop()
     if not n:
         return " (first-order estimate only)"
     layers = "layer 0" if n == 1 else f"layers 0-{n - 1}"
@@ -121,7 +124,7 @@ def setup_table(r: dict) -> str:
         ("model", f"{c['model']} ({m['model']['n_layers']} layers x {m['model']['n_heads']} heads = {n_heads} heads)"),
         ("tasks", ", ".join(c["tasks"])),
         ("prompt format", ", ".join(f"{t}: {f}" for t, f in (m.get("fmt") or {}).items()) if isinstance(m.get("fmt"), dict) else str(m.get("fmt"))),
-        ("attribution", f"{c['attribution']}{_exact_note(c)} on the first {c['n_rank']} correctly answered examples per task"),
+        ("attribution", f"{c['attribution']}{_exact_note(r)} on the first {c['n_rank']} correctly answered examples per task"),
         ("evaluation", f"up to {c['n_eval']} further correctly answered examples per task (disjoint from the rank set)"),
         ("ablation", f"{c['ablation']} on hook_z"),
         (
