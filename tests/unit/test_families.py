@@ -1,0 +1,118 @@
+"""Model families from a local folder: random-weight checkpoints checked against the HF model.
+
+The references are independent of this toolkit: the HF model's own logits, and a plain torch
+forward-pre-hook that zeroes one head's slice of the HF output projection's input (what a mask on
+``hook_z`` must equal), run through HF's own ``generate``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from interp_heads import models
+from interp_heads.ablation import head_means, mask_heads
+from interp_heads.checkpoints import FAMILY_SPECS, zero_head_pre_hook
+from interp_heads.fast_attention import fast_attention, supports_fast_path
+from interp_heads.generation import generate_tokens, tokenize_left_padded
+from interp_heads.packing import PackedJob, generate_packed
+
+PROMPTS = ["Hello there, my", "The cat sat on the", "a b"]
+SERVED = [name for name in FAMILY_SPECS if name != "olmo2"]
+N_NEW = 8
+
+
+@pytest.fixture(scope="module", params=SERVED)
+def family(request, tmp_path_factory):
+    """(spec, HF model, our model) for one family, loaded from its saved folder."""
+    from transformers import AutoModelForCausalLM
+
+    spec = FAMILY_SPECS[request.param]
+    folder = spec.save(tmp_path_factory.mktemp(spec.name))
+    hf = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    model = models.load_model(str(folder), device="cpu", use_cache=False)
+    return spec, hf, model
+
+
+def _hf_positions(mask):
+    return (mask.cumsum(-1) - 1).clamp(min=0)
+
+
+def test_logits_equal_hf(family):
+    spec, hf, model = family
+    tokens, mask = tokenize_left_padded(model, PROMPTS)
+    with torch.no_grad():
+        ours = model(tokens, attention_mask=mask)
+        ref = hf(tokens, attention_mask=mask, position_ids=_hf_positions(mask)).logits
+    assert (ours - ref).abs()[mask.bool()].max() <= 1e-4, spec.name
+
+
+def test_head_mask_equals_zeroed_o_proj_slice_in_greedy_generation(family):
+    spec, hf, model = family
+    layer, head = 1, 2
+    tokens, mask = tokenize_left_padded(model, PROMPTS)
+    hook = spec.out_proj_module(hf, layer).register_forward_pre_hook(
+        zero_head_pre_hook(head, model.cfg.d_head)
+    )
+    hf.generation_config.eos_token_id = None  # no stop token on either side
+    try:
+        with torch.no_grad():
+            out = hf.generate(
+                tokens,
+                attention_mask=mask,
+                max_new_tokens=N_NEW,
+                do_sample=False,
+                pad_token_id=model.tokenizer.pad_token_id,
+            )
+    finally:
+        hook.remove()
+    ref = out[:, tokens.shape[1] :].tolist()
+    with mask_heads(model, [(layer, head)], "zero"):
+        cached = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False, fast_attention=False)
+        plain = generate_tokens(
+            model, PROMPTS, N_NEW, stop_at_eos=False, use_cache=False, fast_attention=False
+        )
+    assert cached == ref, spec.name
+    assert plain == cached, spec.name
+    with torch.no_grad(), mask_heads(model, [(layer, head)], "zero"):
+        masked_logits = model(tokens, attention_mask=mask)
+    with torch.no_grad():
+        assert not torch.allclose(masked_logits, model(tokens, attention_mask=mask))  # a real mask
+
+
+def test_fused_attention_equal_or_declared_off(family):
+    spec, _, model = family
+    tokens, mask = tokenize_left_padded(model, PROMPTS)
+    with torch.no_grad():
+        ref = model(tokens, attention_mask=mask)
+        with fast_attention(model) as n_fused:
+            fused = model(tokens, attention_mask=mask)
+    if n_fused == 0:
+        assert not supports_fast_path(model.blocks[0].attn)  # declared off, e.g. Gemma 2's soft cap
+    assert (fused - ref).abs()[mask.bool()].max() <= 1e-4, spec.name
+    with mask_heads(model, [(0, 1)], "zero"):
+        slow = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False, fast_attention=False)
+        fast = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False, fast_attention=True)
+    assert fast == slow, spec.name
+
+
+def test_packed_equals_one_condition_at_a_time(family):
+    spec, _, model = family
+    means = head_means(model, PROMPTS)
+    jobs = [
+        PackedJob(PROMPTS, [(0, 0), (1, 3)], means),
+        PackedJob(PROMPTS[:2], [(1, 1)], means),
+    ]
+    packed = generate_packed(model, jobs, "mean", N_NEW, pack_rows=3, stop_at_eos=False)
+    for job, got in zip(jobs, packed, strict=True):
+        with mask_heads(model, job.heads, "mean", values=means):
+            want = generate_tokens(model, job.prompts, N_NEW, stop_at_eos=False)
+        assert got == [model.tokenizer.decode(r, skip_special_tokens=True) for r in want]
+
+
+def test_unserved_family_is_a_one_line_error(tmp_path):
+    folder = FAMILY_SPECS["olmo2"].save(tmp_path / "olmo2")
+    with pytest.raises(models.ModelLoadError) as err:
+        models.load_model(str(folder), device="cpu", use_cache=False)
+    message = str(err.value)
+    assert "\n" not in message and "Olmo2ForCausalLM" in message and "supported:" in message
