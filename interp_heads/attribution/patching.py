@@ -126,7 +126,8 @@ def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos,
     if start_pos > 0:
         kv = [None] * model.cfg.n_layers
         for i in range(layer, model.cfg.n_layers):
-            k = cache[f"blocks.{i}.attn.hook_k"][:, :start_pos].repeat(n, 1, 1, 1)
+            k = _cache_keys(model, i, cache[f"blocks.{i}.attn.hook_k"][:, :start_pos])
+            k = k.repeat(n, 1, 1, 1)
             v = cache[f"blocks.{i}.attn.hook_v"][:, :start_pos].repeat(n, 1, 1, 1)
             kv[i] = HookedTransformerKeyValueCacheEntry(k, v, frozen=True)
     mask = attention_mask.repeat(n, 1) if attention_mask is not None else None
@@ -140,6 +141,15 @@ def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos,
         )
     logits = final_logits(model, final)
     return metric(logits.view(n, batch, -1))
+
+
+def _cache_keys(model: HookedTransformer, layer: int, k: torch.Tensor) -> torch.Tensor:
+    """Keys as TransformerLens' KV cache holds them: ``hook_k`` fires before the q/k norm of
+    families that have one (Qwen3, Gemma 3), the cache stores them after it."""
+    attn = model.blocks[layer].attn
+    if model.cfg.use_qk_norm:
+        return attn._apply_qk_norm(k, attn.k_norm)
+    return k
 
 
 @torch.no_grad()

@@ -116,3 +116,17 @@ def test_unserved_family_is_a_one_line_error(tmp_path):
         models.load_model(str(folder), device="cpu", use_cache=False)
     message = str(err.value)
     assert "\n" not in message and "Olmo2ForCausalLM" in message and "supported:" in message
+
+
+def test_exact_patching_equals_transformer_lens(family):
+    """Attribution runs unchanged on every family: ``exact`` equals TL's own head patching."""
+    from test_attribution import EXAMPLES, tl_reference
+
+    from interp_heads.attribution import exact_scores, make_batches
+    from interp_heads.tasks.schema import Task
+
+    spec, _, model = family
+    task = Task("t", list(EXAMPLES)).subset(ids=["fr"])
+    ref = tl_reference(model, task)
+    ours = exact_scores(model, make_batches(model, task))
+    assert torch.allclose(ours, ref, atol=1e-4, rtol=1e-4), (spec.name, (ours - ref).abs().max())
