@@ -1,0 +1,165 @@
+"""Families x backends, measured on random-weight checkpoints (by hand; offline, ~1 min on CPU).
+
+For each family of :mod:`interp_heads.checkpoints`: save a tiny random checkpoint, load it with
+``load_model(folder)`` and measure against the HF model itself: max |logit difference|, greedy
+tokens with one head masked on ``hook_z`` vs HF ``generate`` with that head's slice of the output
+projection's input zeroed by a forward-pre-hook, KV cache vs none, fused attention, and ``exact``
+patching vs TransformerLens' ``patching.get_act_patch_attn_head_out_all_pos``. Writes
+bench/results/families.json and the table between the markers in docs/models.md.
+
+    .venv/bin/python bench/families.py
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from transformer_lens import patching
+
+from interp_heads import models
+from interp_heads.ablation import mask_heads
+from interp_heads.attribution import exact_scores, make_batches
+from interp_heads.attribution.inputs import logit_diff
+from interp_heads.checkpoints import FAMILY_SPECS, zero_head_pre_hook
+from interp_heads.fast_attention import fast_attention
+from interp_heads.generation import generate_tokens, tokenize_left_padded
+from interp_heads.tasks.schema import Example, Task
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMPTS = ["Hello there, my", "The cat sat on the", "a b", "Once upon a time, in"]
+N_NEW = 16
+TASK = Task(
+    "t",
+    [
+        Example(
+            "fr",
+            "t",
+            "The capital of France is ",
+            "P",
+            corrupted_prompt="The capital of Italy  is ",
+            corrupted_answer="R",
+        )
+    ],
+)
+
+
+def _hf_greedy(spec, hf, tokens, mask, d_head, pad):
+    hf.generation_config.eos_token_id = None
+    hook = spec.out_proj_module(hf, 1).register_forward_pre_hook(zero_head_pre_hook(2, d_head))
+    try:
+        out = hf.generate(
+            tokens, attention_mask=mask, max_new_tokens=N_NEW, do_sample=False, pad_token_id=pad
+        )
+    finally:
+        hook.remove()
+    return out[:, tokens.shape[1] :].tolist()
+
+
+def _tl_patching(model):
+    (b,) = make_batches(model, TASK, batch_size=1)
+    clean, cache = model.run_with_cache(b.clean)
+    ld_clean = logit_diff(clean[:, -1], b).mean()
+    ld_corr = logit_diff(model(b.corrupted)[:, -1], b).mean()
+
+    def metric(logits):
+        return (logit_diff(logits[:, -1], b).mean() - ld_corr) / (ld_clean - ld_corr)
+
+    ref = patching.get_act_patch_attn_head_out_all_pos(model, b.corrupted, cache, metric).cpu()
+    ours = exact_scores(model, [b])
+    return float(((ours - ref).abs() / ref.abs().clamp(min=1)).max())
+
+
+def _same(a, b) -> float:
+    pairs = [(x, y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True)]
+    return sum(x == y for x, y in pairs) / len(pairs)
+
+
+def measure(spec) -> dict:
+    from transformers import AutoModelForCausalLM
+
+    folder = spec.save(Path(tempfile.mkdtemp(prefix=spec.name)))
+    hf = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    start = time.perf_counter()
+    try:
+        model = models.load_model(str(folder), device="cpu", use_cache=False)
+    except models.ModelLoadError as exc:
+        return {"family": spec.name, "hooked": "refused", "error": str(exc)}
+    load_s = time.perf_counter() - start
+    tokens, mask = tokenize_left_padded(model, PROMPTS)
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    ours = model(tokens, attention_mask=mask)
+    ref = hf(tokens, attention_mask=mask, position_ids=pos).logits
+    with fast_attention(model) as n_fused:
+        fused = model(tokens, attention_mask=mask)
+    hf_tokens = _hf_greedy(spec, hf, tokens, mask, model.cfg.d_head, model.tokenizer.pad_token_id)
+    with mask_heads(model, [(1, 2)], "zero"):
+        kw = dict(stop_at_eos=False, fast_attention=False)
+        cached = generate_tokens(model, PROMPTS, N_NEW, **kw)
+        uncached = generate_tokens(model, PROMPTS, N_NEW, use_cache=False, **kw)
+        fast = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False, fast_attention=True)
+    valid = mask.bool()
+    return {
+        "family": spec.name,
+        "architecture": model.cfg.original_architecture,
+        "hooked": "yes",
+        "gqa": model.cfg.n_key_value_heads is not None,
+        "max_abs_logit_diff_vs_hf": float((ours - ref).abs()[valid].max()),
+        "masked_greedy_tokens_equal_hf_pre_hook": _same(cached, hf_tokens),
+        "cached_equals_uncached": _same(cached, uncached),
+        "fused_layers": n_fused,
+        "fused_max_abs_logit_diff": float((fused - ours).abs()[valid].max()),
+        "fused_greedy_tokens_equal": _same(fast, cached),
+        "exact_vs_tl_patching_rel_diff": _tl_patching(model),
+        "load_s": round(load_s, 2),
+    }
+
+
+def _table(rows: list[dict]) -> str:
+    head = (
+        "| family | architecture | hooked backend | GQA | max abs logit diff vs HF | masked greedy "
+        "tokens = HF pre-hook | cached = uncached | fused attention | exact vs TL patching |\n"
+        "|---|---|---|---|---|---|---|---|---|\n"
+    )
+    lines = []
+    for r in rows:
+        if r["hooked"] != "yes":
+            lines.append(f"| {r['family']} | - | refused: {r['error'][:90]}... | | | | | | |")
+            continue
+        fused = (
+            f"on ({r['fused_layers']} layers, {r['fused_max_abs_logit_diff']:.1e}, tokens "
+            f"{r['fused_greedy_tokens_equal']:.0%})"
+            if r["fused_layers"]
+            else "off (declared)"
+        )
+        lines.append(
+            f"| {r['family']} | {r['architecture']} | yes | {'yes' if r['gqa'] else 'no'} | "
+            f"{r['max_abs_logit_diff_vs_hf']:.1e} | {r['masked_greedy_tokens_equal_hf_pre_hook']:.0%} | "
+            f"{r['cached_equals_uncached']:.0%} | {fused} | {r['exact_vs_tl_patching_rel_diff']:.1e} |"
+        )
+    return head + "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    torch.set_grad_enabled(False)
+    rows = [measure(spec) for spec in FAMILY_SPECS.values()]
+    out = ROOT / "bench" / "results" / "families.json"
+    out.write_text(json.dumps(rows, indent=1) + "\n")
+    doc = ROOT / "docs" / "models.md"
+    text = doc.read_text()
+    text = re.sub(
+        r"(<!-- families-table -->\n).*?(<!-- /families-table -->)",
+        lambda m: m.group(1) + _table(rows) + m.group(2),
+        text,
+        flags=re.S,
+    )
+    doc.write_text(text)
+    print(_table(rows))
+
+
+if __name__ == "__main__":
+    main()
