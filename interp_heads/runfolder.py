@@ -51,10 +51,21 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
             os.fsync(fh.fileno())
         faults.point(f"write:{path.parent.name}/{path.name}")
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise _named(exc, path) from None
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming ``path`` (a full disk reports no file name of its own)."""
+    if exc.filename is not None and str(path) in str(exc.filename):
+        return exc
+    return type(exc)(exc.errno, f"{exc.strerror or exc} (writing {path})") if exc.errno else exc
 
 
 @contextlib.contextmanager
@@ -72,6 +83,8 @@ def atomic(path: str | os.PathLike) -> Iterator[Path]:
         yield tmp
         faults.point(f"write:{path.parent.name}/{path.name}")
         os.replace(tmp, path)
+    except OSError as exc:
+        raise _named(exc, path) from None
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()

@@ -68,6 +68,9 @@ class Experiment:
         model = self.model
         if "git" not in self.manifest:  # once per process (a git subprocess, package metadata)
             self.manifest.update(versions=versions(), git=git_hash())
+        if "files" not in self.manifest:  # the tool's files listed by an earlier invocation
+            files = self.folder.read_manifest().get("files")
+            self.manifest["files"] = files if isinstance(files, dict) else {}
         self.manifest.update(
             config=self.config.to_dict() if hasattr(self.config, "to_dict") else self.config,
             config_digest=self.digest,
@@ -268,6 +271,12 @@ def sweep_step(exp: Experiment):
         **exp.sweep_options,
     )
     exp.timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
+    from interp_heads.conditions import condition_key
+
+    done = result.generations[["task", "selection", "k", "seed"]].drop_duplicates()
+    exp.manifest.setdefault("files", {})["conditions"] = sorted(
+        condition_key(t, sel, int(k), int(seed)) for t, sel, k, seed in done.itertuples(index=False)
+    )
     exp.manifest["metric_cache"] = getattr(result, "metric_cache", {})  # distinct answers, once
     exp.result = result
     return result
@@ -297,9 +306,15 @@ STEPS: dict[str, Step] = {
 
 
 def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> dict[str, Any]:
-    """Run the named steps in order; time each and rewrite the manifest after it."""
+    """Run the named steps in order; time each and rewrite the manifest after it.
+
+    The manifest records the planned steps (``plan``) and those finished in this invocation under
+    this config (``steps``), so the page the report step draws knows which of the folder's tables
+    are this run's (a table left by an earlier config is not) and which step finished last.
+    """
     start = time.perf_counter() if start is None else start
     made: dict[str, Any] = {}
+    exp.manifest.update(plan=list(names), steps=[])
     for i, name in enumerate(names):
         t = time.perf_counter()
         faults.point(f"step:{name}")
@@ -307,6 +322,7 @@ def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> 
         if name in ("sweep", "report"):
             exp.timings[name] = time.perf_counter() - t
         exp.timings["total"] = time.perf_counter() - start
+        exp.manifest["steps"].append(name)
         exp.write_manifest("complete" if i == len(names) - 1 else "running")
     return made
 

@@ -18,8 +18,10 @@ import hashlib
 import io
 import json
 import os
+import re
 from pathlib import Path
 
+from interp_heads.tasks.checking import normalize
 from interp_heads.tasks.schema import BUILTIN_TASKS, EXTRA_TASKS, Example, Task
 
 FIELDS = (
@@ -43,6 +45,9 @@ _STRING_FIELDS = (
 # The built-in prompts are plain completion prompts: SmolLM2-135M-Instruct answers them far more
 # often than the same items wrapped in its chat template (see docs/tasks.md).
 BUILTIN_FORMAT = "plain"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class TaskFormatError(ValueError):
@@ -81,6 +86,13 @@ def _example(row: object, lineno: int, default_task: str, where: str) -> Example
         fail("empty prompt")
     if not row["answer"].strip():
         fail("empty answer")
+    if not normalize(row["answer"], keep_articles=True):
+        fail(
+            f"answer {row['answer']!r} has no letter or digit (nothing to check a generation against)"
+        )
+    for key in _STRING_FIELDS:
+        if isinstance(row.get(key), str) and _SURROGATE.search(row[key]):
+            fail(f"field '{key}' holds a lone surrogate (not valid Unicode text)")
     lists = {}
     for key in ("aliases", "distractors"):
         value = row.get(key) or []
