@@ -113,7 +113,8 @@ def baseline_step(exp: Experiment) -> pd.DataFrame:
     is bad input and must not change the folder); then baseline entries and ``baseline.csv``.
     """
     cfg, new = exp.config, {}
-    with _bar(len(exp.tasks), "baseline", exp.quiet or not cfg.filter_correct) as bar:
+    n_examples = sum(len(t) for t in exp.tasks.values())
+    with _bar(n_examples, "baseline examples", exp.quiet or not cfg.filter_correct) as bar:
         for name, task in exp.tasks.items():
             t = time.perf_counter()
             row, ok, new[name] = _baseline_of(exp, name, task)
@@ -130,7 +131,7 @@ def baseline_step(exp: Experiment) -> pd.DataFrame:
             exp.base_rows.append(row)
             exp.splits[name] = (rank, evalset)
             exp.timings[f"{name}/baseline"] = time.perf_counter() - t
-            bar.update(1)
+            bar.update(len(task))
     for name, entry in new.items():
         if entry is not None:
             exp.folder.write_baseline(name, entry)

@@ -110,6 +110,12 @@ class SweepResult:
 
         return plot_sweep(self.summary(), **kwargs)
 
+    def _repr_html_(self) -> str:
+        """A notebook cell shows the summary table and the seed figure (``interp_heads.notebook``)."""
+        from interp_heads.notebook import sweep_html
+
+        return sweep_html(self)
+
 
 # --------------------------------------------------------------------------- the sweep
 def plan_conditions(config: SweepConfig, ranking, n_layers: int, n_heads: int, task: str):

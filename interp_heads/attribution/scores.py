@@ -56,6 +56,12 @@ class HeadScores:
         if self.refined is not None:
             self.refined = torch.as_tensor(self.refined).bool().cpu()
 
+    def _repr_html_(self) -> str:
+        """A notebook cell shows the top heads and the heatmap (``interp_heads.notebook``)."""
+        from interp_heads.notebook import scores_html
+
+        return scores_html(self)
+
     @property
     def n_layers(self) -> int:
         return self.scores.shape[0]

@@ -38,10 +38,14 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
         ) from None
     if "label" not in frame.columns:
         raise PipelineError(f"ranking {str(p)!r} has no 'label' column")
-    if "task" in frame.columns and frame["task"].nunique() > 1:
+    if "task" in frame.columns:
+        made_on = [str(t) for t in dict.fromkeys(frame["task"])]
+        if task not in made_on:
+            raise PipelineError(
+                f"ranking {str(p)!r} was made on task(s) {', '.join(map(repr, made_on))}, not "
+                f"{task!r} (--ranking-task NAME uses another task's ranking)"
+            )
         frame = frame[frame["task"] == task]
-        if frame.empty:
-            raise PipelineError(f"ranking {str(p)!r} has no rows for task {task!r}")
     if "rank" in frame.columns:
         frame = frame.sort_values("rank")
     labels = list(frame["label"])
@@ -90,6 +94,8 @@ def cmd_ablate(args) -> int:
 
     for name in args.selections:
         _parse(Selection, name)
+    if args.heads is not None and not args.heads.strip(" ,"):
+        raise PipelineError("--heads is empty; give head labels such as L3H2,L5H0")
     if not (args.heads or args.ranking):
         raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
     ablation = args.ablation or args.method or "mean"
@@ -105,11 +111,12 @@ def cmd_ablate(args) -> int:
         ks = args.k or [len(ranking)]
         validation.check_ks_fit(ks, len(ranking), "--heads")
     else:
-        ranking = load_ranking(args.ranking, task.name, n_layers, n_heads)
+        ranked_on = args.ranking_task or task.name
+        ranking = load_ranking(args.ranking, ranked_on, n_layers, n_heads)
         ks = args.k or [16, 32, 64, 128]
         check_ks(ks, n_layers * n_heads)
         validation.check_ks_fit(ks, len(ranking), f"ranking {args.ranking!r}")
-        prov = ranking_provenance(args.ranking, task.name)
+        prov = ranking_provenance(args.ranking, ranked_on)
     check_ks(ks, n_layers * n_heads)
     fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
     # before resolve_format generates: the longest rendering (chat when the model has a template) unless given
@@ -174,6 +181,10 @@ def cmd_ablate(args) -> int:
         splits={task.name: (task.subset(n=0), task)},
         rankings={task.name: ranking},
     )
+    exp.manifest.update(command="ablate", seeds={"random_draws": args.seeds})
+    if args.ranking:
+        info = {k: prov[k] for k in ("method", "fmt") if k in prov}
+        exp.manifest["ranking"] = {"source": str(args.ranking), "task": ranked_on, "info": info}
     exp.write_manifest("running")
     with open_executor(args, model) as executor:  # None: this process
         exp.sweep_options["executor"] = executor

@@ -24,6 +24,21 @@ def fallback_note(reason: str) -> str:
     )
 
 
+def _check_named_path(comet_model: str | None) -> None:
+    """A COMET checkpoint named as a path must exist (no silent fallback for a typo)."""
+    from pathlib import Path
+
+    if comet_model is None:
+        return
+    looks_like_path = (
+        comet_model.startswith((".", "/", "~"))
+        or comet_model.count("/") > 1
+        or comet_model.endswith(".ckpt")
+    )  # a hub name is "org/name"
+    if looks_like_path and not Path(comet_model).expanduser().exists():
+        raise MetricUnavailable(f"comet model {comet_model!r}: no such file or folder")
+
+
 def resolve_metrics(
     names: list[str], comet_model: str | None = None, allow_fallback: bool = True
 ) -> list[Metric]:
@@ -43,6 +58,7 @@ def resolve_metrics(
         if name == "accuracy":
             metric: Metric = Accuracy()
         elif name == "comet":
+            _check_named_path(comet_model)
             metric = CometMetric(comet_model or DEFAULT_COMET_MODEL)
             try:
                 metric.load()

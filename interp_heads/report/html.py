@@ -62,7 +62,16 @@ def write_sweep_outputs(
         gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
 
 
-def load_run(run_dir: str | os.PathLike) -> dict:
+class LoadedRun(dict):
+    """The saved pieces of a run folder (a dict); a notebook cell shows its table and figure."""
+
+    def _repr_html_(self) -> str:
+        from interp_heads.notebook import run_html
+
+        return run_html(self)
+
+
+def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     """The saved pieces of a run directory (``None`` for the missing ones)."""
     folder = RunFolder(run_dir)
 
@@ -77,17 +86,19 @@ def load_run(run_dir: str | os.PathLike) -> dict:
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise ValueError(f"{path}: unreadable ({msg})") from None
 
-    return {
-        "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
-        "baseline": opt(folder.baseline_csv, pd.read_csv),
-        "attribution": opt(folder.attribution_parquet, pd.read_parquet),
-        "summary": opt(folder.summary_parquet, pd.read_parquet),
-        "records": opt(folder.sweep_parquet, pd.read_parquet),
-        "significance": opt(folder.significance_csv, pd.read_csv),
-        "generations": opt(
-            folder.generations, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
-        ),
-    }
+    return LoadedRun(
+        {
+            "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
+            "baseline": opt(folder.baseline_csv, pd.read_csv),
+            "attribution": opt(folder.attribution_parquet, pd.read_parquet),
+            "summary": opt(folder.summary_parquet, pd.read_parquet),
+            "records": opt(folder.sweep_parquet, pd.read_parquet),
+            "significance": opt(folder.significance_csv, pd.read_csv),
+            "generations": opt(
+                folder.generations, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
+            ),
+        }
+    )
 
 
 def make_figures(run: dict) -> dict:
