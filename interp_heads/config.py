@@ -329,7 +329,8 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     elif literal is not None:
         kwargs["choices"] = list(typing.get_args(literal))
     elif _positive(info):
-        kwargs["type"] = validation.positive_int
+        hi = next((a.le for a in info.metadata if getattr(a, "le", None) is not None), None)
+        kwargs["type"] = validation.positive_int if hi is None else validation.bounded_int(hi)
     elif any(getattr(a, "ge", None) == 0 for a in (*info.metadata, *_walk(info.annotation))):
         kwargs["type"] = validation.non_negative_int
     kwargs.update(overrides)

@@ -28,6 +28,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def bounded_int(hi: int):
+    """An argparse type: an integer in ``1..hi``."""
+
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi}, got {value}")
+        return value
+
+    return parse
+
+
 def non_negative_int(text: str) -> int:
     """An integer >= 0."""
     try:
