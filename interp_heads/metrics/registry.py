@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from interp_heads.errors import InputError
 from interp_heads.metrics.accuracy import Accuracy
 from interp_heads.metrics.base import Metric, MetricUnavailable
 from interp_heads.metrics.comet_metric import CometMetric
@@ -74,7 +75,7 @@ def resolve_metrics(
         elif name == "chrf":
             metric = ChrF()
         else:
-            raise ValueError(f"unknown metric {raw!r}; choose from {', '.join(METRIC_NAMES)}")
+            raise InputError(f"unknown metric {raw!r}; choose from {', '.join(METRIC_NAMES)}")
         if metric.name not in {m.name for m in out}:
             out.append(metric)
     return out

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.errors import InputError
 from interp_heads.folder import RunFolder
 from interp_heads.names import safe_name
 from interp_heads.report import page
@@ -84,7 +85,7 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
             return None
         except Exception as exc:  # pyarrow/pandas name a '<Buffer>', not the file
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ValueError(f"{path}: unreadable ({msg})") from None
+            raise InputError(f"{path}: unreadable ({msg})") from None
 
     return LoadedRun(
         {
