@@ -101,6 +101,7 @@ def cmd_ablate(args) -> int:
     ablation = args.ablation or args.method or "mean"
     if args.method:
         print("interp-heads: note: ablate --method is deprecated; use --ablation", file=sys.stderr)
+    metrics = resolve_metrics(args.metrics, args.comet_model)  # before any work: a bad name fails fast
     model = _load_model(args)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     task = load_any_task(args.task)
@@ -163,7 +164,6 @@ def cmd_ablate(args) -> int:
         "filter_correct": not args.no_filter,
         "fmt_info": fmt_info,
     }
-    metrics = resolve_metrics(args.metrics, args.comet_model)
     folder = RunFolder(args.out)
     folder.prepare(_digest(params), args.force)
     exp = Experiment(
