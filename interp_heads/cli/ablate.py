@@ -101,7 +101,9 @@ def cmd_ablate(args) -> int:
     ablation = args.ablation or args.method or "mean"
     if args.method:
         print("interp-heads: note: ablate --method is deprecated; use --ablation", file=sys.stderr)
-    metrics = resolve_metrics(args.metrics, args.comet_model)  # before any work: a bad name fails fast
+    metrics = resolve_metrics(
+        args.metrics, args.comet_model
+    )  # before any work: a bad name fails fast
     model = _load_model(args)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     task = load_any_task(args.task)
@@ -184,7 +186,12 @@ def cmd_ablate(args) -> int:
     exp.manifest.update(command="ablate", seeds={"random_draws": args.seeds})
     if args.ranking:
         info = {k: prov[k] for k in ("method", "fmt") if k in prov}
-        exp.manifest["ranking"] = {"source": str(args.ranking), "task": ranked_on, "info": info}
+        exp.manifest["ranking"] = {
+            "source": str(args.ranking),
+            "path": str(Path(args.ranking).resolve()),
+            "task": ranked_on,
+            "info": info,
+        }
     exp.write_manifest("running")
     with open_executor(args, model) as executor:  # None: this process
         exp.sweep_options["executor"] = executor

@@ -96,7 +96,7 @@ def ranking_section(manifest: dict) -> str:
     if source:
         from pathlib import Path
 
-        uri = Path(str(source)).resolve().as_uri()
+        uri = Path(str(ranking.get("path") or source)).resolve().as_uri()
         what = f'ranking <a href="{html.escape(uri, quote=True)}">{html.escape(str(source))}</a>'
         prov = ranking.get("info") or {}
         if prov:

@@ -372,10 +372,20 @@ def test_interrupt_at_start_up_and_broken_pipe_are_one_line(monkeypatch, capfd):
     def interrupted():
         raise KeyboardInterrupt
 
+    parser = cli.build_parser
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert main(["tasks", "list"]) == 130
     err = capfd.readouterr().err
     assert err.strip().count("\n") == 0 and "Traceback" not in err
+
+    def reader_left(args):
+        raise BrokenPipeError
+
+    dup2 = []
+    monkeypatch.setattr(os, "dup2", lambda *a: dup2.append(a))
+    monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), reader_left))
+    assert main(["run", "--config", "x.toml", "--out", "o"]) == 141
+    assert capfd.readouterr().err == "" and dup2
 
 
 def test_config_tasks_resolve_against_the_config_folder_and_a_bom_is_fine(tmp_path, monkeypatch):
