@@ -156,14 +156,7 @@ class RunFolder:
         every stored unit keep its results from being reused under other inputs.
         """
         out_dir = self.root
-        if out_dir.exists() and not out_dir.is_dir():
-            raise PipelineError(f"output {str(out_dir)!r} exists and is not a directory")
-        if out_dir.is_dir() and not force and any(out_dir.iterdir()) and not self.is_run_folder():
-            raise PipelineError(
-                f"{str(out_dir)!r} is not empty and is not an interp-heads run folder; give a new "
-                "or empty folder (or --force to write the tool's files into it)"
-            )
-        self.check_links()
+        self.check_usable(force)
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
             probe = out_dir / f".write-probe-{os.getpid()}"
@@ -185,6 +178,23 @@ class RunFolder:
                     f"{str(out_dir)!r} holds a run with a different config; use --force or "
                     "another --out"
                 )
+
+    def check_usable(self, force: bool = False) -> None:
+        """Refuse (``PipelineError``, nothing written) a path that is not a directory, a non-empty
+        folder that is not a run folder (unless ``force``), or one with linked subfolders."""
+        if self.root.exists() and not self.root.is_dir():
+            raise PipelineError(f"output {str(self.root)!r} exists and is not a directory")
+        if (
+            self.root.is_dir()
+            and not force
+            and any(self.root.iterdir())
+            and not self.is_run_folder()
+        ):
+            raise PipelineError(
+                f"{str(self.root)!r} is not empty and is not an interp-heads run folder; give a new "
+                "or empty folder (or --force to write the tool's files into it)"
+            )
+        self.check_links()
 
     def lock(self) -> None:
         """Take the single-writer lock (``PipelineError`` when a live process holds it)."""

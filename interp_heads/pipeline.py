@@ -68,6 +68,7 @@ def prepare(
     from interp_heads.sweep import SweepConfig
 
     t0 = time.perf_counter()
+    RunFolder(out_dir).check_usable(force)  # before any work
     torch.manual_seed(config.seed)
     with contextlib.redirect_stdout(io.StringIO()):  # TransformerLens' "Moving model to device"
         model = load_any_model(config.model, config.device, n_devices=config.n_devices)

@@ -98,12 +98,10 @@ def cmd_ablate(args) -> int:
         raise PipelineError("--heads is empty; give head labels such as L3H2,L5H0")
     if not (args.heads or args.ranking):
         raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
+    RunFolder(args.out).check_usable(args.force)  # before any work
     ablation = args.ablation or args.method or "mean"
     if args.method:
         print("interp-heads: note: ablate --method is deprecated; use --ablation", file=sys.stderr)
-    metrics = resolve_metrics(
-        args.metrics, args.comet_model
-    )  # before any work: a bad name fails fast
     model = _load_model(args)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     task = load_any_task(args.task)
@@ -121,6 +119,7 @@ def cmd_ablate(args) -> int:
         validation.check_ks_fit(ks, len(ranking), f"ranking {args.ranking!r}")
         prov = ranking_provenance(args.ranking, ranked_on)
     check_ks(ks, n_layers * n_heads)
+    metrics = resolve_metrics(args.metrics, args.comet_model)  # before any generation
     fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
     # before resolve_format generates: the longest rendering (chat when the model has a template) unless given
     validation.check_prompt_lengths(

@@ -21,6 +21,7 @@ def cmd_attribute(args) -> int:
     from interp_heads.tasks import resolve_format
     from interp_heads.tasks.fmt import describe
 
+    RunFolder(args.out).check_usable(args.force)  # before any work
     model = _load_model(args)
     task = load_any_task(args.task)
     # the longest rendering (chat when the model has a template) unless the format is given

@@ -32,16 +32,14 @@ def current(run: dict) -> dict:
 
 
 def task_names(manifest: dict, run: dict) -> list[str]:
-    """The run's tasks: the manifest's data, its config's tasks, else the tables'."""
-    cfg = manifest.get("config") or {}
-    names = list(manifest.get("data") or {}) or list(cfg.get("tasks") or [])
-    if not names and cfg.get("task"):
-        names = [str(cfg["task"])]
+    """The run's task names: from its tables, else the manifest's data, else its config."""
     for key in ("summary", "attribution", "baseline"):
         frame = run.get(key)
-        if not names and frame is not None and "task" in frame.columns:
-            names = [str(t) for t in dict.fromkeys(frame["task"])]
-    return names
+        if frame is not None and "task" in frame.columns and len(frame):
+            return [str(t) for t in dict.fromkeys(frame["task"])]
+    cfg = manifest.get("config") or {}
+    names = list(manifest.get("data") or {}) or list(cfg.get("tasks") or [])
+    return names or ([str(cfg["task"])] if cfg.get("task") else [])
 
 
 def status_line(manifest: dict) -> str:
