@@ -119,12 +119,12 @@ def cmd_ablate(args) -> int:
         validation.check_ks_fit(ks, len(ranking), f"ranking {args.ranking!r}")
         prov = ranking_provenance(args.ranking, ranked_on)
     check_ks(ks, n_layers * n_heads)
-    metrics = resolve_metrics(args.metrics, args.comet_model)  # before any generation
     fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
     # before resolve_format generates: the longest rendering (chat when the model has a template) unless given
     validation.check_prompt_lengths(
         model, task.split(args.skip)[1], fmt_req or task.fmt, args.max_new_tokens
     )
+    metrics = resolve_metrics(args.metrics, args.comet_model)  # before any generation
     fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
     if fmt_req and not args.fmt:
         fmt_info = {"source": "ranking"}

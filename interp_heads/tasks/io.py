@@ -161,13 +161,10 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
     """Parse and validate a JSONL or CSV task file."""
     path = Path(path)
     where = path.name
-    if path.is_dir():
-        raise TaskFormatError(f"{where}:0: is a folder, not a task file ({path})")
-    if path.exists() and not path.is_file():
-        raise TaskFormatError(f"{where}:0: not a regular file ({path})")
-    if not path.is_file():
-        raise TaskFormatError(f"{where}:0: no such file ({path})")
-    raw = path.read_bytes()
+    try:
+        raw = _read(path, where)
+    except OSError as exc:  # a name too long, a permission, an I/O error: the input is unusable
+        raise TaskFormatError(f"{where[:80]}:0: cannot read ({exc.strerror or exc})") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -213,6 +210,17 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
         sha256=hashlib.sha256(raw).hexdigest(),
         meta=meta,
     )
+
+
+def _read(path: Path, where: str) -> bytes:
+    """The file's bytes; ``TaskFormatError`` for a folder, a device or a missing file."""
+    if path.is_dir():
+        raise TaskFormatError(f"{where}:0: is a folder, not a task file ({path})")
+    if path.exists() and not path.is_file():
+        raise TaskFormatError(f"{where}:0: not a regular file ({path})")
+    if not path.is_file():
+        raise TaskFormatError(f"{where}:0: no such file ({path})")
+    return path.read_bytes()
 
 
 def _is_header(row) -> bool:
