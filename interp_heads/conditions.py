@@ -16,12 +16,13 @@ from typing import Any
 
 from interp_heads.folder import CONFIG_NAME, RunFolder
 from interp_heads.heads import head_label
+from interp_heads.names import safe_name
 from interp_heads.runfolder import StoreWarning, read_entry, write_entry
 
 
 def condition_key(task: str, selection: str, k: int, seed: int) -> str:
-    """The name of a condition's entry: ``<task>__<selection>__k<k>__s<seed>``."""
-    return f"{task}__{selection}__k{k}__s{seed}"
+    """The name of a condition's entry: ``<task>__<selection>__k<k>__s<seed>`` (task: its safe name)."""
+    return f"{safe_name(task)}__{selection}__k{k}__s{seed}"
 
 
 @dataclass(frozen=True)
@@ -108,14 +109,19 @@ class ConditionStore:
     one is reported with its file name and recomputed. ``config.json`` records the sweep config;
     a folder holding another config is refused unless ``force``, and then nothing is deleted up
     front: entries whose key differs are overwritten as their conditions run, and entries of
-    conditions no longer planned are pruned once the sweep has finished (:meth:`prune`).
+    conditions no longer planned are pruned once the sweep has finished (:meth:`prune`). Only
+    entries the tool wrote are ever deleted: those this store put, and those the manifest lists
+    (``files.conditions``); a file of anyone else in ``conditions/`` is left alone.
     """
 
     def __init__(self, out_dir: str | os.PathLike | None, config, force: bool = False):
         folder = RunFolder(out_dir) if out_dir else None
+        self.folder = folder
         self.dir = folder.conditions if folder else None
+        self.written: set[str] = set()
         if folder is None:
             return
+        folder.check_links()
         stamp = folder.conditions_config
         mine = {"digest": config.digest(), "config": config.to_dict()}
         theirs = read_entry(stamp, {"digest": str}) if stamp.exists() else None
@@ -146,14 +152,20 @@ class ConditionStore:
     def put(self, key: str, payload: dict) -> None:
         if self.dir is not None:
             write_entry(RunFolder.condition_entry_in(self.dir, key), payload)
+            self.written.add(key)
 
     def prune(self, keep: set[str]) -> None:
-        """Delete condition files other than ``keep`` (call only after a finished sweep)."""
-        if self.dir is None:
+        """Delete the tool's condition files other than ``keep`` (call only after a finished sweep)."""
+        if self.folder is None:
             return
-        for p in self.dir.glob("*.json"):
-            if p.name != CONFIG_NAME and p.stem not in keep:
-                p.unlink(missing_ok=True)
+        self.folder.check_links()
+        for key in (set(self.folder.listed("conditions")) | self.written) - set(keep):
+            if (
+                key != CONFIG_NAME.removesuffix(".json")
+                and "/" not in key
+                and key not in ("", "..")
+            ):
+                self.folder.delete(RunFolder.condition_entry_in(self.dir, key))
 
 
 # --------------------------------------------------------------------------- payloads and records

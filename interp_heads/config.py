@@ -30,7 +30,7 @@ import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError
 
 from interp_heads.errors import PipelineError
 from interp_heads.runfolder import config_digest
@@ -50,6 +50,7 @@ def _parsed(enum):
 
 
 Pos = Annotated[int, Field(gt=0)]
+MAX_SEEDS = 1000  # random draws per selection and k; more is a typo, not an experiment
 NonNeg = Annotated[int, Field(ge=0)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
 
@@ -60,7 +61,7 @@ class _Section(BaseModel):
 
 class ModelSection(_Section):
     model: str = Field(
-        "smollm2-135m", description="model spec (smollm2-135m: the embedded SmolLM2)"
+        "smollm2-135m", min_length=1, description="model spec (smollm2-135m: the embedded SmolLM2)"
     )
     device: str | None = Field(None, description="cpu, cuda, cuda:N, mps (None: CUDA when present)")
     threads: Pos | None = Field(
@@ -127,9 +128,10 @@ class SweepSection(_Section):
     )
     selections: list[Annotated[Selection, _parsed(Selection)]] = Field(
         default_factory=lambda: [Selection.TOPK, Selection.RANDOMK, Selection.LAYERMATCHED],
+        min_length=1,
         description="topk, randomk, layermatched",
     )
-    seeds: Pos = Field(5, description="random draws per random selection and k")
+    seeds: Pos = Field(5, le=MAX_SEEDS, description="random draws per random selection and k")
     exclude_top: bool = Field(
         False,
         description="RandomK draws only heads outside the TopK set of the same k (the control of "
@@ -146,6 +148,7 @@ class GenerationSection(_Section):
 class MetricsSection(_Section):
     metrics: list[Annotated[MetricName, _parsed(MetricName)]] = Field(
         default_factory=lambda: [MetricName.ACCURACY, MetricName.COMET],
+        min_length=1,
         description="accuracy, comet, chrf, minilm_cosine",
     )
     comet_model: str | None = Field(None, description="COMET checkpoint name or path")
@@ -184,6 +187,8 @@ class RunConfig(
     one section as its own typed object.
     """
 
+    _base_dir: Path | None = PrivateAttr(None)  # the config file's folder (``task_path``)
+
     def __init__(self, **data: Any):
         try:
             super().__init__(**data)
@@ -219,14 +224,25 @@ class RunConfig(
         """Read a TOML file (flat keys, sections, or everything under a ``[run]`` table)."""
         path = Path(path)
         try:
-            d = tomllib.loads(path.read_text())
+            d = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is fine
         except FileNotFoundError:
             raise PipelineError(f"config file {str(path)!r} not found") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise PipelineError(f"malformed config {str(path)!r}: {exc}") from None
         if set(d) == {"run"} and isinstance(d["run"], dict):
             d = d["run"]
-        return cls.from_dict(d, source=str(path))
+        config = cls.from_dict(d, source=str(path))
+        config._base_dir = path.resolve().parent
+        return config
+
+    def task_path(self, spec: str) -> str:
+        """A task of ``tasks`` as loadable: a relative file path resolves against the config's
+        folder (when the config came from a file and the task is there), else as given."""
+        base = self._base_dir
+        if base is None or spec in BUILTIN_TASKS or Path(spec).is_absolute():
+            return spec
+        there = base / spec
+        return str(there) if there.exists() or not Path(spec).exists() else spec
 
     def section(self, name: str) -> _Section:
         """One section (``"model"``, ``"sweep"``...) as its own typed object."""
@@ -313,7 +329,10 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     elif literal is not None:
         kwargs["choices"] = list(typing.get_args(literal))
     elif _positive(info):
-        kwargs["type"] = validation.positive_int
+        hi = next((a.le for a in info.metadata if getattr(a, "le", None) is not None), None)
+        kwargs["type"] = validation.positive_int if hi is None else validation.bounded_int(hi)
+    elif any(getattr(a, "ge", None) == 0 for a in (*info.metadata, *_walk(info.annotation))):
+        kwargs["type"] = validation.non_negative_int
     kwargs.update(overrides)
     if isinstance(kwargs.get("default"), list):
         kwargs["default"] = [str(v) for v in kwargs["default"]]

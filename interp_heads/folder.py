@@ -15,6 +15,13 @@ Nothing else in the package spells a file name of a run folder. Layout::
     significance.csv           TopK minus each random control, interval and p-value
     generations.jsonl          every generated answer
     figures/*.html, index.html the report
+    .interp_heads-run          the marker that says the folder is an interp-heads run folder
+
+Task names become file names only through :func:`interp_heads.names.safe_name`. A folder is taken
+as a run folder when it is new or empty, carries the marker, or holds a manifest written by the
+tool; any other non-empty folder is refused unless ``force`` (and even then nothing of the user's
+is deleted: the tool deletes only files the manifest lists as its own, :meth:`RunFolder.delete`).
+The folder's own subfolders must not be symbolic links, so no write or delete leaves the folder.
 
 Every file is written through a temporary file, ``fsync`` and a rename (``runfolder.atomic``), so
 a run killed at any point leaves each file either complete or absent.
@@ -31,9 +38,12 @@ import pandas as pd
 
 from interp_heads import runfolder
 from interp_heads.errors import PipelineError
+from interp_heads.names import safe_name
 
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
 CONFIG_NAME = "config.json"  # conditions/config.json: the sweep config its entries belong to
+MARKER = ".interp_heads-run"
+SUBFOLDERS = ("baseline", "attribution", "conditions", "figures")
 
 
 @dataclass(frozen=True)
@@ -60,10 +70,10 @@ class RunFolder:
     index = property(lambda self: self.root / "index.html")
 
     def baseline_entry(self, task: str) -> Path:
-        return self.root / "baseline" / f"{task}.json"
+        return self.root / "baseline" / f"{safe_name(task)}.json"
 
     def attribution_entry(self, task: str) -> Path:
-        return self.root / "attribution" / f"{task}.json"
+        return self.root / "attribution" / f"{safe_name(task)}.json"
 
     @property
     def conditions_config(self) -> Path:
@@ -77,13 +87,65 @@ class RunFolder:
         return conditions / f"{key}.json"
 
     def figure(self, name: str) -> Path:
-        return self.figures / f"{name}.html"
+        return self.figures / f"{safe_name(name)}.html"
+
+    @property
+    def marker(self) -> Path:
+        return self.root / MARKER
 
     def is_run(self) -> bool:
         """Whether the folder holds something a report can be built from."""
         return any(
             p.exists() for p in (self.manifest, self.summary_parquet, self.attribution_parquet)
         )
+
+    def is_run_folder(self) -> bool:
+        """The folder carries the marker, or a manifest written by the tool (older run folders)."""
+        if self.marker.is_file():
+            return True
+        return "config_digest" in self.read_manifest()
+
+    def check_links(self) -> None:
+        """``PipelineError`` when one of the folder's own subfolders is a symbolic link."""
+        for name in SUBFOLDERS:
+            if (self.root / name).is_symlink():
+                raise PipelineError(
+                    f"{str(self.root / name)!r} is a symbolic link; a run folder's own folders "
+                    "must be real folders inside it"
+                )
+
+    def delete(self, path: Path) -> bool:
+        """Delete ``path`` if it is a plain file in the folder or directly in one of its own folders.
+
+        Never follows a link: a symlink, a file outside the folder or a folder is left alone.
+        Returns whether the file was deleted.
+        """
+        path = Path(path)
+        try:
+            root, parent = self.root.resolve(), path.parent.resolve()
+            inside = parent == root or (parent.parent == root and parent.name in SUBFOLDERS)
+        except OSError:
+            return False
+        if not inside or path.parent.is_symlink() or path.is_symlink() or not path.is_file():
+            return False
+        path.unlink(missing_ok=True)
+        return True
+
+    def clean_temps(self) -> None:
+        """Delete temporary files that killed writes of dead processes left (``.NAME.tmpPID``)."""
+        for where in (self.root, *(self.root / n for n in SUBFOLDERS)):
+            if not where.is_dir() or where.is_symlink():
+                continue
+            for p in where.glob(".*.tmp*"):
+                pid = p.name.rpartition(".tmp")[2]
+                if pid.isdigit() and int(pid) != os.getpid() and not runfolder._pid_alive(int(pid)):
+                    self.delete(p)
+
+    def listed(self, kind: str) -> list[str]:
+        """Names of the ``kind`` files (e.g. ``"conditions"``) the manifest records as the tool's."""
+        files = self.read_manifest().get("files")
+        names = files.get(kind) if isinstance(files, dict) else None
+        return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
     # ------------------------------------------------------------------ lifecycle
     def prepare(self, digest: str, force: bool = False) -> None:
@@ -94,8 +156,7 @@ class RunFolder:
         every stored unit keep its results from being reused under other inputs.
         """
         out_dir = self.root
-        if out_dir.exists() and not out_dir.is_dir():
-            raise PipelineError(f"output {str(out_dir)!r} exists and is not a directory")
+        self.check_usable(force)
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
             probe = out_dir / f".write-probe-{os.getpid()}"
@@ -106,6 +167,9 @@ class RunFolder:
                 f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})"
             ) from None
         self.lock()
+        self.clean_temps()
+        if not self.marker.exists():
+            runfolder.write_atomic(self.marker, json.dumps({"tool": "interp_heads"}) + "\n")
         if self.manifest.exists():
             entry = runfolder.read_entry(self.manifest, {"config_digest": str}, checksum=False)
             theirs = entry.get("config_digest") if entry else None
@@ -114,6 +178,23 @@ class RunFolder:
                     f"{str(out_dir)!r} holds a run with a different config; use --force or "
                     "another --out"
                 )
+
+    def check_usable(self, force: bool = False) -> None:
+        """Refuse (``PipelineError``, nothing written) a path that is not a directory, a non-empty
+        folder that is not a run folder (unless ``force``), or one with linked subfolders."""
+        if self.root.exists() and not self.root.is_dir():
+            raise PipelineError(f"output {str(self.root)!r} exists and is not a directory")
+        if (
+            self.root.is_dir()
+            and not force
+            and any(self.root.iterdir())
+            and not self.is_run_folder()
+        ):
+            raise PipelineError(
+                f"{str(self.root)!r} is not empty and is not an interp-heads run folder; give a new "
+                "or empty folder (or --force to write the tool's files into it)"
+            )
+        self.check_links()
 
     def lock(self) -> None:
         """Take the single-writer lock (``PipelineError`` when a live process holds it)."""

@@ -15,6 +15,7 @@ import torch
 from transformer_lens import HookedTransformer
 from transformer_lens.past_key_value_caching import HookedTransformerKeyValueCache
 
+from interp_heads.errors import InputError
 from interp_heads.fast_attention import fast_attention as fused_attention
 
 # Fused attention by default only where measured not slower, with the same greedy tokens
@@ -92,7 +93,7 @@ def generate_tokens(
     ``None``: :data:`FAST_ATTENTION_DEFAULT` for the model's device type.
     """
     if max_new_tokens < 1:
-        raise ValueError("max_new_tokens must be at least 1")
+        raise InputError("max_new_tokens must be at least 1")
     stops = stop_token_ids(model) if stop_at_eos else set()
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
     out: list[list[int] | None] = [None] * len(prompts)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from interp_heads.errors import InputError
+
 Head = tuple[int, int]
 _LABEL = re.compile(r"^L(\d+)H(\d+)$")
 
@@ -28,14 +30,14 @@ def parse_head(label: str | Head, n_layers: int | None = None, n_heads: int | No
     if isinstance(label, str):
         m = _LABEL.match(label.strip())
         if not m:
-            raise ValueError(f"bad head label {label!r}: expected L<layer>H<head>, e.g. L3H2")
+            raise InputError(f"bad head label {label!r}: expected L<layer>H<head>, e.g. L3H2")
         layer, head = int(m.group(1)), int(m.group(2))
     else:
         layer, head = (int(x) for x in label)
     if n_layers is not None and not 0 <= layer < n_layers:
-        raise ValueError(f"head {head_label(layer, head)}: layer must be in 0..{n_layers - 1}")
+        raise InputError(f"head {head_label(layer, head)}: layer must be in 0..{n_layers - 1}")
     if n_heads is not None and not 0 <= head < n_heads:
-        raise ValueError(f"head {head_label(layer, head)}: head must be in 0..{n_heads - 1}")
+        raise InputError(f"head {head_label(layer, head)}: head must be in 0..{n_heads - 1}")
     return layer, head
 
 

@@ -40,6 +40,8 @@ def load_any_task(name_or_path: str) -> Task:
         task = load_task(name_or_path)
     except (FileNotFoundError, KeyError) as exc:
         raise PipelineError(f"unknown task {name_or_path!r} ({exc})") from None
+    except OSError as exc:  # a name too long for the file system, a permission: unusable input
+        raise PipelineError(f"task {name_or_path!r}: cannot read ({exc.strerror or exc})") from None
     except (ValueError, TypeError, json.JSONDecodeError) as exc:
         if isinstance(exc, PipelineError):
             raise

@@ -12,6 +12,8 @@ builds the :class:`~interp_heads.steps.Experiment` and runs every step.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import time
 from pathlib import Path
@@ -66,8 +68,10 @@ def prepare(
     from interp_heads.sweep import SweepConfig
 
     t0 = time.perf_counter()
+    RunFolder(out_dir).check_usable(force)  # before any work
     torch.manual_seed(config.seed)
-    model = load_any_model(config.model, config.device, n_devices=config.n_devices)
+    with contextlib.redirect_stdout(io.StringIO()):  # TransformerLens' "Moving model to device"
+        model = load_any_model(config.model, config.device, n_devices=config.n_devices)
     if config.threads is not None:
         threads.configure(config.threads)
     threads.watch(model)  # else share the cores with interp-heads processes that start later
@@ -75,7 +79,7 @@ def prepare(
     ks = config.resolved_ks(model.cfg.n_layers * model.cfg.n_heads)
     tasks = {}
     for spec in config.tasks:
-        task = load_any_task(spec).subset(n=config.max_examples)
+        task = load_any_task(config.task_path(spec)).subset(n=config.max_examples)
         if task.name in tasks:
             raise PipelineError(f"task {task.name!r} is listed twice")
         tasks[task.name] = task
@@ -83,13 +87,13 @@ def prepare(
         validation.check_prompt_lengths(
             model, task, config.fmt or task.fmt, config.max_new_tokens, corrupted=task.has_corrupted
         )
-    fmts, fmt_infos = task_formats(config, model, tasks)
-    folder = RunFolder(out_dir)
-    folder.prepare(config.digest(), force)  # before any long step: fail fast
     try:
         metrics = resolve_metrics([str(m) for m in config.metrics], config.comet_model)
     except (MetricUnavailable, ValueError) as exc:
         raise PipelineError(str(exc).splitlines()[0]) from None
+    fmts, fmt_infos = task_formats(config, model, tasks)
+    folder = RunFolder(out_dir)
+    folder.prepare(config.digest(), force)  # before any long step: fail fast
     earlier = folder.read_manifest()
     digest = config.digest()
     history = (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from interp_heads.errors import InputError
 from interp_heads.vocab import PromptFormat
 
 __all__ = ["PromptFormat", "has_chat_template", "render"]
@@ -34,7 +35,7 @@ def render(
     if not use_chat:
         return list(prompts)
     if not has_chat_template(model):
-        raise ValueError("fmt='chat' needs a tokenizer with a chat template")
+        raise InputError("fmt='chat' needs a tokenizer with a chat template")
     out = []
     for text in prompts:
         messages = [{"role": "system", "content": system}] if system else []

@@ -51,10 +51,21 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
             os.fsync(fh.fileno())
         faults.point(f"write:{path.parent.name}/{path.name}")
         os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise _named(exc, path) from None
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming ``path`` (a full disk reports no file name of its own)."""
+    if exc.filename is not None and str(path) in str(exc.filename):
+        return exc
+    return type(exc)(exc.errno, f"{exc.strerror or exc} (writing {path})") if exc.errno else exc
 
 
 @contextlib.contextmanager
@@ -72,6 +83,8 @@ def atomic(path: str | os.PathLike) -> Iterator[Path]:
         yield tmp
         faults.point(f"write:{path.parent.name}/{path.name}")
         os.replace(tmp, path)
+    except OSError as exc:
+        raise _named(exc, path) from None
     finally:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -199,6 +212,27 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _started(pid: int) -> str | None:
+    """When process ``pid`` started (clock ticks since boot, from ``/proc``), None when unknown.
+
+    A lock records its writer's start time, so a pid reused by another process is not mistaken
+    for the writer."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _holder_alive(theirs: dict) -> bool:
+    """Whether the writer named by a lock is still running (not merely its pid, reused)."""
+    if not _pid_alive(theirs["pid"]):
+        return False
+    started = theirs.get("started")
+    return started is None or _started(theirs["pid"]) in (None, started)
+
+
 def _read_lock(lock: Path) -> dict | None:
     try:
         d = json.loads(lock.read_text())
@@ -217,7 +251,7 @@ def acquire(out_dir: str | os.PathLike) -> Path:
     if lock in _held:
         _held[lock] += 1
         return lock
-    me = {"pid": os.getpid(), "host": socket.gethostname()}
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "started": _started(os.getpid())}
     tmp = lock.with_name(f"{LOCK_NAME}.{os.getpid()}")
     tmp.write_text(json.dumps(me))
     try:
@@ -239,8 +273,11 @@ def acquire(out_dir: str | os.PathLike) -> Path:
                     f"run folder {str(out_dir)!r} in use by pid {theirs['pid']} on host {theirs.get('host')!r} "
                     f"(delete {lock} if that process is gone)"
                 )
-            if theirs is not None and _pid_alive(theirs["pid"]):
-                raise RunFolderBusy(f"run folder {str(out_dir)!r} in use by pid {theirs['pid']}")
+            if theirs is not None and _holder_alive(theirs):
+                raise RunFolderBusy(
+                    f"run folder {str(out_dir)!r} in use by pid {theirs['pid']} (if no "
+                    f"interp-heads process is running there, delete {lock})"
+                )
             what = f"of pid {theirs['pid']} (no longer running)" if theirs else "(unreadable)"
             warnings.warn(f"{lock}: stale lock {what} taken over", StoreWarning, stacklevel=2)
             os.replace(tmp, lock)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from interp_heads.errors import InputError
 from interp_heads.heads import Head, all_heads
 
 
@@ -69,7 +70,7 @@ class RandomK:
             banned |= set(map(tuple, self.ranking[:k]))
         pool = [h for h in heads if h not in banned]
         if k > len(pool):
-            raise ValueError(f"k={k} exceeds the {len(pool)} heads available to RandomK")
+            raise InputError(f"k={k} exceeds the {len(pool)} heads available to RandomK")
         order = _rng("randomk", self.salt, seed, self.exclude_top and k).permutation(len(pool))
         return [pool[i] for i in order[:k]]
 
@@ -120,5 +121,5 @@ def make_selections(
         elif key in ("layermatched", "layermatchedrandomk"):
             out.append(LayerMatchedRandomK(tuple(order), n_heads, salt))
         else:
-            raise ValueError(f"unknown selection {name!r}: use topk, randomk or layermatched")
+            raise InputError(f"unknown selection {name!r}: use topk, randomk or layermatched")
     return out

@@ -68,6 +68,9 @@ class Experiment:
         model = self.model
         if "git" not in self.manifest:  # once per process (a git subprocess, package metadata)
             self.manifest.update(versions=versions(), git=git_hash())
+        if "files" not in self.manifest:  # the tool's files listed by an earlier invocation
+            files = self.folder.read_manifest().get("files")
+            self.manifest["files"] = files if isinstance(files, dict) else {}
         self.manifest.update(
             config=self.config.to_dict() if hasattr(self.config, "to_dict") else self.config,
             config_digest=self.digest,
@@ -110,7 +113,8 @@ def baseline_step(exp: Experiment) -> pd.DataFrame:
     is bad input and must not change the folder); then baseline entries and ``baseline.csv``.
     """
     cfg, new = exp.config, {}
-    with _bar(len(exp.tasks), "baseline", exp.quiet or not cfg.filter_correct) as bar:
+    n_examples = sum(len(t) for t in exp.tasks.values())
+    with _bar(n_examples, "baseline examples", exp.quiet or not cfg.filter_correct) as bar:
         for name, task in exp.tasks.items():
             t = time.perf_counter()
             row, ok, new[name] = _baseline_of(exp, name, task)
@@ -127,7 +131,7 @@ def baseline_step(exp: Experiment) -> pd.DataFrame:
             exp.base_rows.append(row)
             exp.splits[name] = (rank, evalset)
             exp.timings[f"{name}/baseline"] = time.perf_counter() - t
-            bar.update(1)
+            bar.update(len(task))
     for name, entry in new.items():
         if entry is not None:
             exp.folder.write_baseline(name, entry)
@@ -268,6 +272,12 @@ def sweep_step(exp: Experiment):
         **exp.sweep_options,
     )
     exp.timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
+    from interp_heads.conditions import condition_key
+
+    done = result.generations[["task", "selection", "k", "seed"]].drop_duplicates()
+    exp.manifest.setdefault("files", {})["conditions"] = sorted(
+        condition_key(t, sel, int(k), int(seed)) for t, sel, k, seed in done.itertuples(index=False)
+    )
     exp.manifest["metric_cache"] = getattr(result, "metric_cache", {})  # distinct answers, once
     exp.result = result
     return result
@@ -297,9 +307,15 @@ STEPS: dict[str, Step] = {
 
 
 def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> dict[str, Any]:
-    """Run the named steps in order; time each and rewrite the manifest after it."""
+    """Run the named steps in order; time each and rewrite the manifest after it.
+
+    The manifest records the planned steps (``plan``) and those finished in this invocation under
+    this config (``steps``), so the page the report step draws knows which of the folder's tables
+    are this run's (a table left by an earlier config is not) and which step finished last.
+    """
     start = time.perf_counter() if start is None else start
     made: dict[str, Any] = {}
+    exp.manifest.update(plan=list(names), steps=[])
     for i, name in enumerate(names):
         t = time.perf_counter()
         faults.point(f"step:{name}")
@@ -307,6 +323,7 @@ def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> 
         if name in ("sweep", "report"):
             exp.timings[name] = time.perf_counter() - t
         exp.timings["total"] = time.perf_counter() - start
+        exp.manifest["steps"].append(name)
         exp.write_manifest("complete" if i == len(names) - 1 else "running")
     return made
 

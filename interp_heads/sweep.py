@@ -25,6 +25,7 @@ from interp_heads.conditions import ConditionStore
 from interp_heads.conditions import collect_records as _collect
 from interp_heads.conditions import condition_key as _condition_key
 from interp_heads.conditions import condition_payload as _condition_payload
+from interp_heads.errors import InputError
 from interp_heads.generation import generate
 from interp_heads.prompts import render
 from interp_heads.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
@@ -110,6 +111,12 @@ class SweepResult:
 
         return plot_sweep(self.summary(), **kwargs)
 
+    def _repr_html_(self) -> str:
+        """A notebook cell shows the summary table and the seed figure (``interp_heads.notebook``)."""
+        from interp_heads.notebook import sweep_html
+
+        return sweep_html(self)
+
 
 # --------------------------------------------------------------------------- the sweep
 def plan_conditions(config: SweepConfig, ranking, n_layers: int, n_heads: int, task: str):
@@ -120,7 +127,7 @@ def plan_conditions(config: SweepConfig, ranking, n_layers: int, n_heads: int, t
     plan = [("baseline", 0, 0, [])]
     for k in config.ks:
         if not 0 < k <= n_layers * n_heads:
-            raise ValueError(f"k={k} must be in 1..{n_layers * n_heads} (number of heads)")
+            raise InputError(f"k={k} must be in 1..{n_layers * n_heads} (number of heads)")
         for sel in sels:
             for seed in range(config.seeds if sel.random else 1):
                 plan.append((sel.name, k, seed, sel.select(k, seed)))
@@ -225,7 +232,7 @@ def run_sweep(
     )
     for name, task in tasks.items():
         if len(task) == 0:
-            raise ValueError(f"task {name!r} has no examples to evaluate")
+            raise InputError(f"task {name!r} has no examples to evaluate")
         t0 = time.perf_counter()
         prompts, ids, values, unit = prepare(name, task)
         plan = plans[name]

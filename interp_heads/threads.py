@@ -3,11 +3,15 @@
 torch starts one intra-op thread per core in every process; two jobs on the same cores then run
 twice as many spinning threads as there are cores and each slows down far more than twofold.
 :func:`configure` either applies an explicit ``--threads N`` or, by default, registers this
-process in a small folder of pid files (``$TMPDIR/interp_heads-procs``) and gives it
+process in a small folder of pid files (``$TMPDIR/interp_heads-procs-<uid>``) and gives it
 ``max(1, cores // live interp-heads processes)`` threads, fewer when the load average says
 other work already occupies the cores. :func:`watch` hooks a model so that, at most
 every 2 s of forward passes, :func:`rebalance` re-applies the fair share as other processes start
 and finish.
+
+The temp dir is shared by every user, so the registry is used only when it is a real folder (not
+a symbolic link) owned by this user and closed to others (mode 0700); otherwise this process
+counts alone. Only plain files with a pid for a name are ever deleted from it.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -23,7 +28,26 @@ _state: dict = {"explicit": None, "registered": None}
 
 
 def _registry() -> Path:
-    return Path(tempfile.gettempdir()) / "interp_heads-procs"
+    uid = os.getuid() if hasattr(os, "getuid") else "user"
+    return Path(tempfile.gettempdir()) / f"interp_heads-procs-{uid}"
+
+
+def _safe_registry(create: bool = False) -> Path | None:
+    """The registry folder when it is this user's own real folder (created when asked), else None."""
+    reg = _registry()
+    if create:
+        with contextlib.suppress(FileExistsError):
+            reg.mkdir(mode=0o700)
+    try:
+        st = os.lstat(reg)
+    except OSError:
+        return None
+    mine = not hasattr(os, "getuid") or st.st_uid == os.getuid()
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode) or not mine:
+        return None
+    if st.st_mode & 0o077:
+        return None
+    return reg
 
 
 def cores() -> int:
@@ -37,21 +61,38 @@ def cores() -> int:
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+    except (ProcessLookupError, OverflowError, ValueError):
         return False
     except (PermissionError, OSError):
         return True
     return True
 
 
+def check_count(threads: int) -> int:
+    """``threads`` when it is at most 4 x this machine's cores (torch crashes on huge counts)."""
+    limit = 4 * (os.cpu_count() or 1)
+    if threads > limit:
+        from interp_heads.errors import PipelineError
+
+        raise PipelineError(
+            f"threads={threads} is more than 4 x the {os.cpu_count() or 1} CPU cores ({limit})"
+        )
+    return threads
+
+
 def live_processes() -> int:
     """Registered interp-heads processes still running (at least 1: this one)."""
     n = 0
+    reg = _safe_registry()
+    if reg is None:
+        return 1
     with contextlib.suppress(OSError):
-        for p in _registry().iterdir():
-            if p.name.isdigit() and _alive(int(p.name)):
+        for p in reg.iterdir():
+            if not p.name.isdigit():
+                continue
+            if _alive(int(p.name)):
                 n += 1
-            elif p.name.isdigit():
+            elif stat.S_ISREG(os.lstat(p).st_mode):
                 with contextlib.suppress(OSError):
                     p.unlink()
     return max(1, n)
@@ -84,8 +125,9 @@ def _register() -> None:
     if _state["registered"]:
         return
     with contextlib.suppress(OSError):
-        reg = _registry()
-        reg.mkdir(exist_ok=True)
+        reg = _safe_registry(create=True)
+        if reg is None:
+            return
         mine = reg / str(os.getpid())
         mine.write_text("")
         _state["registered"] = mine
@@ -104,6 +146,8 @@ def unregister() -> None:
 def configure(threads: int | None = None) -> int:
     """Set torch's intra-op threads: ``threads`` when given, else the fair share; returns it."""
 
+    if threads is not None:
+        check_count(threads)
     _state["explicit"] = threads
     if threads is None:
         _register()

@@ -28,6 +28,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+def bounded_int(hi: int):
+    """An argparse type: an integer in ``1..hi``."""
+
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > hi:
+            raise argparse.ArgumentTypeError(f"must be at most {hi}, got {value}")
+        return value
+
+    return parse
+
+
 def non_negative_int(text: str) -> int:
     """An integer >= 0."""
     try:
@@ -123,12 +135,37 @@ def check_ks_fit(ks, n_available: int, source: str) -> None:
         raise PipelineError(f"k={max(too_big)} exceeds the {n_available} heads in {source}")
 
 
+def out_arg(text: str) -> str:
+    """An output folder: a non-empty path (``--out ''`` would write into the current folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a folder name, got an empty string")
+    return text
+
+
+def check_special_tokens(model, task) -> None:
+    """No prompt may spell a special token of the tokenizer (``<|im_end|>``): it would be read as
+    the token itself, not as text."""
+    tok = getattr(model, "tokenizer", None)
+    specials = [t for t in (getattr(tok, "all_special_tokens", None) or []) if len(t) > 1]
+    for ex in task:
+        for fieldname in ("prompt", "corrupted_prompt"):
+            text = getattr(ex, fieldname, None) or ""
+            hit = next((t for t in specials if t in text), None)
+            if hit:
+                raise PipelineError(
+                    f"task {task.name!r} row {ex.id!r}: {fieldname.replace('_', ' ')} contains the "
+                    f"tokenizer's special token {hit!r}; it would be read as that token, not text"
+                )
+
+
 def check_prompt_lengths(
     model, task, fmt: str, max_new_tokens: int = 1, corrupted: bool = False
 ) -> None:
-    """Every rendered prompt plus ``max_new_tokens`` must fit the model's context (names the row)."""
+    """Every rendered prompt plus ``max_new_tokens`` must fit the model's context (names the row);
+    no prompt may spell a special token (:func:`check_special_tokens`)."""
     from interp_heads.prompts import render
 
+    check_special_tokens(model, task)
     n_ctx = int(model.cfg.n_ctx)
     limit = n_ctx - max_new_tokens
     if limit <= 0:

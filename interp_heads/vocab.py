@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from interp_heads.errors import InputError
+
 
 class _Choice(StrEnum):
     @classmethod
@@ -29,7 +31,7 @@ class _Choice(StrEnum):
             if key in {n.replace("_", "") for n in names}:
                 return member
         what = what or _WHAT.get(cls.__name__, cls.__name__)
-        raise ValueError(f"unknown {what} {value!r}; use one of {', '.join(cls.values())}")
+        raise InputError(f"unknown {what} {value!r}; use one of {', '.join(cls.values())}")
 
     @classmethod
     def values(cls) -> tuple[str, ...]:

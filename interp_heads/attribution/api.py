@@ -18,6 +18,7 @@ from interp_heads.attribution.gradients import (
 from interp_heads.attribution.inputs import make_batches
 from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
+from interp_heads.errors import InputError
 from interp_heads.tasks.schema import Task
 from interp_heads.vocab import AttributionMethod, PromptFormat
 
@@ -97,7 +98,7 @@ def attribute_heads(
         HeadScores with ``provenance`` (model, examples, versions, seconds, date).
     """
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
+        raise InputError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
     start = time.perf_counter()
     if method == "auto":
         method = default_method(task)
@@ -109,20 +110,20 @@ def attribute_heads(
         or (method == "mean_ablation" and task.has_corrupted)
     )
     if ablation_refine and refine is not None and ablation != "mean":
-        raise ValueError(
+        raise InputError(
             "refine with ablation_atp confirms heads by exact mean ablation: use ablation='mean'"
         )
     if exact_layers is None:
         exact_layers = 1 if ablation_refine and ablation == "mean" else 0
     if exact_layers and not (ablation_refine and ablation == "mean"):
-        raise ValueError(
+        raise InputError(
             "exact_layers scores heads by exact mean ablation: it needs method='ablation_atp' "
             "and ablation='mean'"
         )
     if not 0 <= exact_layers <= model.cfg.n_layers:
-        raise ValueError(f"exact_layers must be in 0..{model.cfg.n_layers}, got {exact_layers}")
+        raise InputError(f"exact_layers must be in 0..{model.cfg.n_layers}, got {exact_layers}")
     if need_corr and not task.has_corrupted:
-        raise ValueError(
+        raise InputError(
             f"method {method!r}{' with refine' if refine else ''} needs corrupted prompts; task {task.name!r} has none "
             "(use 'ablation_atp', the default for such tasks, or 'mean_ablation', 'gradxact', 'headmask')"
         )

@@ -15,6 +15,7 @@ import torch
 from jaxtyping import Float, Int
 from transformer_lens import HookedTransformer
 
+from interp_heads.errors import InputError
 from interp_heads.generation import final_logits, last_logits, tokenize_left_padded  # noqa: F401 (re-exported)
 from interp_heads.prompts import PromptFormat, has_chat_template, render
 from interp_heads.tasks.schema import Task
@@ -37,7 +38,7 @@ def answer_token(model: HookedTransformer, answer: str, *, chat: bool, prompt: s
         text = " " + text
     toks = model.to_tokens(text, prepend_bos=False, move_to_device=False)[0]
     if len(toks) == 0:
-        raise ValueError(f"answer {answer!r} has no tokens")
+        raise InputError(f"answer {answer!r} has no tokens")
     return int(toks[0])
 
 
@@ -81,14 +82,14 @@ def make_batches(
     """
     examples = list(task.examples[:n_examples] if n_examples is not None else task.examples)
     if not examples:
-        raise ValueError(f"task {task.name!r} has no examples")
+        raise InputError(f"task {task.name!r} has no examples")
     chat = uses_chat(model, fmt)
     clean_text = render(model, [e.prompt for e in examples], fmt=fmt)
     corr_text: list[str] = []
     if corrupted:
         missing = [e.id for e in examples if not (e.corrupted_prompt and e.corrupted_answer)]
         if missing:
-            raise ValueError(
+            raise InputError(
                 f"task {task.name!r}: examples without a corrupted prompt: {missing[:3]}"
             )
         corr_text = render(model, [e.corrupted_prompt for e in examples], fmt=fmt)
@@ -116,7 +117,7 @@ def make_batches(
             corr, cmask = tokenize_left_padded(model, [corr_text[i] for i in idx])
             if corr.shape != clean.shape or not torch.equal(cmask, mask):
                 bad = [examples[i].id for i in idx]
-                raise ValueError(
+                raise InputError(
                     f"task {task.name!r}: clean and corrupted prompts differ in token length (among {bad})"
                 )
             batch.corrupted = corr.to(device)
@@ -134,7 +135,7 @@ def make_batches(
             )
             same = (batch.answer == batch.corrupted_answer).nonzero()
             if len(same):
-                raise ValueError(
+                raise InputError(
                     f"task {task.name!r}: example {batch.ids[int(same[0])]!r}: answer and corrupted answer share their first token"
                 )
         batches.append(batch)

@@ -20,6 +20,7 @@ import pandas as pd
 import torch
 from jaxtyping import Bool, Float
 
+from interp_heads.errors import InputError
 from interp_heads.heads import Head, head_label
 from interp_heads.runfolder import write_entry
 
@@ -55,6 +56,12 @@ class HeadScores:
             )
         if self.refined is not None:
             self.refined = torch.as_tensor(self.refined).bool().cpu()
+
+    def _repr_html_(self) -> str:
+        """A notebook cell shows the top heads and the heatmap (``interp_heads.notebook``)."""
+        from interp_heads.notebook import scores_html
+
+        return scores_html(self)
 
     @property
     def n_layers(self) -> int:
@@ -151,7 +158,7 @@ class HeadScores:
     @classmethod
     def from_dict(cls, d: dict) -> HeadScores:
         if d.get("format") != FORMAT:
-            raise ValueError(f"not a HeadScores file (format {d.get('format')!r})")
+            raise InputError(f"not a HeadScores file (format {d.get('format')!r})")
         refined = (
             torch.tensor(d["refined"], dtype=torch.bool) if d.get("refined") is not None else None
         )
@@ -189,7 +196,7 @@ class HeadScores:
             )
             os.replace(tmp, path)
         else:
-            raise ValueError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
+            raise InputError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
         return path
 
     @classmethod
@@ -200,11 +207,11 @@ class HeadScores:
             try:
                 d = json.loads(path.read_bytes().decode("utf-8"))
                 if not isinstance(d, dict):
-                    raise ValueError(f"expected a JSON object, found {type(d).__name__}")
+                    raise InputError(f"expected a JSON object, found {type(d).__name__}")
                 d.pop("_sha256", None)
                 return cls.from_dict(d)
             except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}: not a readable HeadScores file ({exc})") from None
+                raise InputError(f"{path}: not a readable HeadScores file ({exc})") from None
         if path.suffix == ".parquet":
             import pyarrow as pa
             import pyarrow.parquet as pq
@@ -213,13 +220,13 @@ class HeadScores:
                 table = pq.read_table(path)
                 meta = json.loads((table.schema.metadata or {}).get(b"interp_heads", b"{}"))
             except (pa.ArrowException, ValueError) as exc:
-                raise ValueError(f"{path}: not a readable parquet file ({exc})") from None
+                raise InputError(f"{path}: not a readable parquet file ({exc})") from None
             return cls.from_frame(
                 table.to_pandas(),
                 metric=meta.get("metric", ""),
                 provenance=meta.get("provenance", {}),
             )
-        raise ValueError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
+        raise InputError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
 
     def heatmap(self, by: RankBy | str = "abs", title: str | None = None):
         """Layer x head heatmap (``interp_heads.report.head_heatmap``)."""

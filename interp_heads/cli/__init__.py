@@ -2,14 +2,18 @@
 
 Bad input (task file, model, k, head label, empty task, output folder, config, flag value) ends
 with one line ``interp-heads: error: ...`` on stderr and exit status 2, before any file is written.
-Ctrl-C ends with "interrupted; rerun the same command to resume" and exit status 130. One process
-writes a run folder at a time (``interp_heads.runfolder``).
+A failing machine (disk full, permissions) ends with one ``error:`` line naming the file and exit
+status 1; a bug with one ``internal error:`` line and exit status 1. ``INTERP_HEADS_DEBUG=1``
+shows the traceback of anything but bad input. Ctrl-C, SIGTERM and SIGHUP end with "interrupted;
+rerun the same command to resume" (exit 130, 143, 129) and release the run folder's lock. One
+process writes a run folder at a time (``interp_heads.runfolder``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import warnings
 
@@ -71,7 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     def common(sp, out_help):
         cli_flag(sp, "model")
         sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
-        sp.add_argument("--out", required=True, help=out_help)
+        sp.add_argument("--out", required=True, type=validation.out_arg, help=out_help)
         for name in ("batch_size", "device", "threads", "n_devices"):
             cli_flag(sp, name)
         sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
@@ -96,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("ablate", help=cmd_ablate.__doc__, description=cmd_ablate.__doc__)
     common(b, "output folder (resumable)")
     b.add_argument("--ranking", help="run folder, ranking.csv or attribution.parquet")
+    b.add_argument(
+        "--ranking-task",
+        help="use the ranking made on this task (None: the --task's own; another task's on purpose)",
+    )
     b.add_argument("--heads", help="explicit heads to mask, e.g. L3H2,L5H0 (instead of --ranking)")
     b.add_argument(
         "--k",
@@ -134,7 +142,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
     r.add_argument("--config", required=True, help="TOML config, e.g. configs/seed_figure.toml")
-    r.add_argument("--out", required=True, help="run folder (rerun the same command to resume)")
+    r.add_argument(
+        "--out",
+        required=True,
+        type=validation.out_arg,
+        help="run folder (rerun the same command to resume)",
+    )
     cli_flag(r, "threads", help="torch CPU threads (None: the config's, else cores shared)")
     for name in ("executor", "ray_address", "n_workers", "n_devices"):  # override the config's
         cli_flag(r, name, default=None)
@@ -158,11 +171,46 @@ def _one_line_warning(message, category, filename, lineno, line=None) -> str:
     return f"interp-heads: warning: {_cut(str(message), 2 * MAX_MESSAGE)}\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point; returns the exit status (2 for bad input, 130 when interrupted)."""
+class _Signalled(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so every lock is released on the way out."""
+
+
+def _on_signal(signum, _frame) -> None:
+    raise _Signalled(signum)
+
+
+def _bad_input() -> tuple[type[BaseException], ...]:
+    """The exceptions that mean bad input (exit 2); anything else is the machine or a bug."""
     from interp_heads.metrics import MetricUnavailable
     from interp_heads.models import ModelLoadError
+    from interp_heads.tasks import TaskFormatError
 
+    busy = runfolder.RunFolderBusy
+    return (
+        PipelineError,
+        ModelLoadError,
+        MetricUnavailable,
+        TaskFormatError,
+        FileExistsError,
+        busy,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit status (2 bad input, 1 failure, 130/143/129 interrupted)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as exc:  # also during start-up (imports, parsing)
+        code = 128 + exc.args[0] if isinstance(exc, _Signalled) else 130
+        print("\ninterp-heads: interrupted; rerun the same command to resume", file=sys.stderr)
+        return code
+    except BrokenPipeError:  # `interp-heads ... | head`: the reader left; say nothing
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     try:
         args, rest = parser.parse_known_args(argv)
@@ -171,20 +219,16 @@ def main(argv: list[str] | None = None) -> int:
         args.rest = rest
     except SystemExit as exc:
         return int(exc.code or 0)
-    errors: tuple[type[BaseException], ...] = (
-        ValueError,
-        ModelLoadError,
-        MetricUnavailable,
-        OSError,
-        KeyError,
-    )
-    try:
-        from interp_heads.tasks import TaskFormatError
-
-        errors += (TaskFormatError,)
-    except ImportError:
-        pass
+    bad = _bad_input()
+    debug = bool(os.environ.get("INTERP_HEADS_DEBUG"))
     formatwarning, warnings.formatwarning = warnings.formatwarning, _one_line_warning
+    handlers = {}
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            try:
+                handlers[sig] = signal.signal(sig, _on_signal)
+            except ValueError:  # not the main thread
+                pass
     try:
         with runfolder.held_locks():
             if args.command in ("attribute", "ablate", "run"):
@@ -192,15 +236,19 @@ def main(argv: list[str] | None = None) -> int:
 
                 threads.configure(args.threads)
             return args.func(args)
-    except KeyboardInterrupt:
-        print("\ninterp-heads: interrupted; rerun the same command to resume", file=sys.stderr)
-        return 130
-    except errors as exc:
+    except bad as exc:
         msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
         print(f"interp-heads: error: {_cut(msg) or type(exc).__name__}", file=sys.stderr)
         return 2
+    except (BrokenPipeError, KeyboardInterrupt):
+        raise
+    except OSError as exc:  # the machine, not the input: disk full, permissions, I/O
+        if debug:
+            raise
+        print(f"interp-heads: error: {_cut(str(exc)) or type(exc).__name__}", file=sys.stderr)
+        return 1
     except Exception as exc:  # a bug, not bad input: one line, the traceback on request
-        if os.environ.get("INTERP_HEADS_DEBUG"):
+        if debug:
             raise
         print(
             f"interp-heads: internal error: {type(exc).__name__}: {_cut(str(exc))} "
@@ -210,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         warnings.formatwarning = formatwarning
+        for sig, old in handlers.items():
+            signal.signal(sig, old)
 
 
 if __name__ == "__main__":

@@ -38,10 +38,14 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
         ) from None
     if "label" not in frame.columns:
         raise PipelineError(f"ranking {str(p)!r} has no 'label' column")
-    if "task" in frame.columns and frame["task"].nunique() > 1:
+    if "task" in frame.columns:
+        made_on = [str(t) for t in dict.fromkeys(frame["task"])]
+        if task not in made_on:
+            raise PipelineError(
+                f"ranking {str(p)!r} was made on task(s) {', '.join(map(repr, made_on))}, not "
+                f"{task!r} (--ranking-task NAME uses another task's ranking)"
+            )
         frame = frame[frame["task"] == task]
-        if frame.empty:
-            raise PipelineError(f"ranking {str(p)!r} has no rows for task {task!r}")
     if "rank" in frame.columns:
         frame = frame.sort_values("rank")
     labels = list(frame["label"])
@@ -90,8 +94,11 @@ def cmd_ablate(args) -> int:
 
     for name in args.selections:
         _parse(Selection, name)
+    if args.heads is not None and not args.heads.strip(" ,"):
+        raise PipelineError("--heads is empty; give head labels such as L3H2,L5H0")
     if not (args.heads or args.ranking):
         raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
+    RunFolder(args.out).check_usable(args.force)  # before any work
     ablation = args.ablation or args.method or "mean"
     if args.method:
         print("interp-heads: note: ablate --method is deprecated; use --ablation", file=sys.stderr)
@@ -105,17 +112,19 @@ def cmd_ablate(args) -> int:
         ks = args.k or [len(ranking)]
         validation.check_ks_fit(ks, len(ranking), "--heads")
     else:
-        ranking = load_ranking(args.ranking, task.name, n_layers, n_heads)
+        ranked_on = args.ranking_task or task.name
+        ranking = load_ranking(args.ranking, ranked_on, n_layers, n_heads)
         ks = args.k or [16, 32, 64, 128]
         check_ks(ks, n_layers * n_heads)
         validation.check_ks_fit(ks, len(ranking), f"ranking {args.ranking!r}")
-        prov = ranking_provenance(args.ranking, task.name)
+        prov = ranking_provenance(args.ranking, ranked_on)
     check_ks(ks, n_layers * n_heads)
     fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
     # before resolve_format generates: the longest rendering (chat when the model has a template) unless given
     validation.check_prompt_lengths(
         model, task.split(args.skip)[1], fmt_req or task.fmt, args.max_new_tokens
     )
+    metrics = resolve_metrics(args.metrics, args.comet_model)  # before any generation
     fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
     if fmt_req and not args.fmt:
         fmt_info = {"source": "ranking"}
@@ -156,7 +165,6 @@ def cmd_ablate(args) -> int:
         "filter_correct": not args.no_filter,
         "fmt_info": fmt_info,
     }
-    metrics = resolve_metrics(args.metrics, args.comet_model)
     folder = RunFolder(args.out)
     folder.prepare(_digest(params), args.force)
     exp = Experiment(
@@ -174,6 +182,15 @@ def cmd_ablate(args) -> int:
         splits={task.name: (task.subset(n=0), task)},
         rankings={task.name: ranking},
     )
+    exp.manifest.update(command="ablate", seeds={"random_draws": args.seeds})
+    if args.ranking:
+        info = {k: prov[k] for k in ("method", "fmt") if k in prov}
+        exp.manifest["ranking"] = {
+            "source": str(args.ranking),
+            "path": str(Path(args.ranking).resolve()),
+            "task": ranked_on,
+            "info": info,
+        }
     exp.write_manifest("running")
     with open_executor(args, model) as executor:  # None: this process
         exp.sweep_options["executor"] = executor

@@ -21,6 +21,7 @@ def cmd_attribute(args) -> int:
     from interp_heads.tasks import resolve_format
     from interp_heads.tasks.fmt import describe
 
+    RunFolder(args.out).check_usable(args.force)  # before any work
     model = _load_model(args)
     task = load_any_task(args.task)
     # the longest rendering (chat when the model has a template) unless the format is given
@@ -45,8 +46,6 @@ def cmd_attribute(args) -> int:
         batch_size=args.batch_size,
         device=args.device,
     )
-    folder = RunFolder(args.out)
-    folder.prepare(config.digest(), args.force)
     fmt, fmt_info = resolve_format(model, task, args.fmt, max_new_tokens=args.max_new_tokens)
     _say(args, describe(fmt, fmt_info))
     task = _first_examples(args, model, task, args.n_examples, fmt, "ranking on")
@@ -55,6 +54,8 @@ def cmd_attribute(args) -> int:
             f"task {args.task!r}: no example answered correctly in format {fmt!r}; "
             "nothing to rank (try --fmt or --no-filter)"
         )
+    folder = RunFolder(args.out)
+    folder.prepare(config.digest(), args.force)  # after every check: a refusal leaves no folder
     exp = Experiment(
         config=config,
         folder=folder,

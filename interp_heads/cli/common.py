@@ -14,14 +14,11 @@ from interp_heads.runfolder import config_digest
 
 def _load_model(args):
     """The model of ``--model`` on ``--device`` (library chatter such as "Moving model to device"
-    is swallowed with ``--quiet``)."""
+    on stdout is swallowed: stdout carries the command's results)."""
     validation.check_device(args.device)
-    quiet = (
-        contextlib.redirect_stdout(io.StringIO())
-        if getattr(args, "quiet", False)
-        else contextlib.nullcontext()
-    )
-    with quiet:
+    if not str(args.model).strip():
+        raise PipelineError("--model is empty; name a model (e.g. smollm2-135m) or a folder")
+    with contextlib.redirect_stdout(io.StringIO()):
         model = load_any_model(args.model, args.device, n_devices=getattr(args, "n_devices", 1))
     from interp_heads import threads
 

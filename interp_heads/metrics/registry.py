@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 
+from interp_heads.errors import InputError
 from interp_heads.metrics.accuracy import Accuracy
 from interp_heads.metrics.base import Metric, MetricUnavailable
 from interp_heads.metrics.comet_metric import CometMetric
@@ -22,6 +23,21 @@ def fallback_note(reason: str) -> str:
         f"COMET unavailable ({reason}); using MiniLM cosine, an offline stand-in. "
         "To enable COMET give a checkpoint: --comet-model PATH_OR_NAME (ablate) or comet_model = ... (run config)."
     )
+
+
+def _check_named_path(comet_model: str | None) -> None:
+    """A COMET checkpoint named as a path must exist (no silent fallback for a typo)."""
+    from pathlib import Path
+
+    if comet_model is None:
+        return
+    looks_like_path = (
+        comet_model.startswith((".", "/", "~"))
+        or comet_model.count("/") > 1
+        or comet_model.endswith(".ckpt")
+    )  # a hub name is "org/name"
+    if looks_like_path and not Path(comet_model).expanduser().exists():
+        raise MetricUnavailable(f"comet model {comet_model!r}: no such file or folder")
 
 
 def resolve_metrics(
@@ -43,6 +59,7 @@ def resolve_metrics(
         if name == "accuracy":
             metric: Metric = Accuracy()
         elif name == "comet":
+            _check_named_path(comet_model)
             metric = CometMetric(comet_model or DEFAULT_COMET_MODEL)
             try:
                 metric.load()
@@ -58,7 +75,7 @@ def resolve_metrics(
         elif name == "chrf":
             metric = ChrF()
         else:
-            raise ValueError(f"unknown metric {raw!r}; choose from {', '.join(METRIC_NAMES)}")
+            raise InputError(f"unknown metric {raw!r}; choose from {', '.join(METRIC_NAMES)}")
         if metric.name not in {m.name for m in out}:
             out.append(metric)
     return out

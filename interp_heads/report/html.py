@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.errors import InputError
 from interp_heads.folder import RunFolder
+from interp_heads.names import safe_name
+from interp_heads.report import page
 from interp_heads.report.tables import (
     baseline_table,
     examples_table,
@@ -60,7 +63,16 @@ def write_sweep_outputs(
         gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
 
 
-def load_run(run_dir: str | os.PathLike) -> dict:
+class LoadedRun(dict):
+    """The saved pieces of a run folder (a dict); a notebook cell shows its table and figure."""
+
+    def _repr_html_(self) -> str:
+        from interp_heads.notebook import run_html
+
+        return run_html(self)
+
+
+def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     """The saved pieces of a run directory (``None`` for the missing ones)."""
     folder = RunFolder(run_dir)
 
@@ -73,19 +85,21 @@ def load_run(run_dir: str | os.PathLike) -> dict:
             return None
         except Exception as exc:  # pyarrow/pandas name a '<Buffer>', not the file
             msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ValueError(f"{path}: unreadable ({msg})") from None
+            raise InputError(f"{path}: unreadable ({msg})") from None
 
-    return {
-        "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
-        "baseline": opt(folder.baseline_csv, pd.read_csv),
-        "attribution": opt(folder.attribution_parquet, pd.read_parquet),
-        "summary": opt(folder.summary_parquet, pd.read_parquet),
-        "records": opt(folder.sweep_parquet, pd.read_parquet),
-        "significance": opt(folder.significance_csv, pd.read_csv),
-        "generations": opt(
-            folder.generations, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
-        ),
-    }
+    return LoadedRun(
+        {
+            "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
+            "baseline": opt(folder.baseline_csv, pd.read_csv),
+            "attribution": opt(folder.attribution_parquet, pd.read_parquet),
+            "summary": opt(folder.summary_parquet, pd.read_parquet),
+            "records": opt(folder.sweep_parquet, pd.read_parquet),
+            "significance": opt(folder.significance_csv, pd.read_csv),
+            "generations": opt(
+                folder.generations, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
+            ),
+        }
+    )
 
 
 def make_figures(run: dict) -> dict:
@@ -154,81 +168,96 @@ def _plotlyjs() -> str:
 
 
 def build_report(run_dir: str | os.PathLike) -> Path:
-    """Write ``figures/*.html`` and ``index.html`` from the saved results; returns ``index.html``."""
+    """Write ``figures/*.html`` and ``index.html`` from the saved results; returns ``index.html``.
+
+    The page has only the sections the run has (``report.page``): an ``attribute`` run's page has
+    no sweep sections, an ``ablate`` run's names the ranking it masked.
+    """
     folder = RunFolder(run_dir)
-    run = load_run(run_dir)
+    folder.check_links()
+    run = page.current(load_run(run_dir))
     figs = make_figures(run)
     folder.figures.mkdir(exist_ok=True)
+    _plotlyjs_file(folder.figures)  # before plotly would write it in place (not atomically)
     for name, fig in figs.items():
         with atomic(folder.figure(name)) as tmp:
             fig.write_html(tmp, include_plotlyjs="directory", full_html=True)
     manifest = run.get("manifest") or {}
-    cfg = manifest.get("config", {})
-    title = f"interp_heads run: {cfg.get('model', '?')} ({', '.join(cfg.get('tasks', [])) or 'no tasks'})"
-    parts = [f"<h1>{html.escape(title)}</h1>", _summary_line(manifest)]
-
-    def div(name: str) -> str:
-        lay = figs[name].layout
-        return figs[name].to_html(
-            full_html=False,
-            include_plotlyjs=False,
-            div_id=f"fig-{name}",
-            default_width=f"{lay.width}px" if lay.width else "100%",
-            default_height=f"{lay.height or 450}px",
-        )
-
-    parts.append("<h2>Seed figure</h2>")
-    parts.append(
-        div("seed_figure") if "seed_figure" in figs else '<p class="note">No sweep results yet.</p>'
-    )
-    parts.append(
-        '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads. '
-        "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>"
-    )
-    parts.append("<h2>TopK vs RandomK at each k</h2>")
-    parts.append(topk_vs_random_table(run.get("summary"), run.get("significance")))
-    parts.append("<h2>Is TopK lower than the random controls?</h2>")
-    parts.append(
-        '<p class="note">TopK minus control, mean [95% CI] from a paired bootstrap over examples '
-        "and random draws; p: two-sided bootstrap p-value. Significant cells (CI excludes 0) are "
-        "marked *. Drop ratio: TopK's drop from the unmasked score over the control's.</p>"
-    )
-    parts.append(significance_table(run.get("significance")))
-    parts.append("<h2>Baseline (unmasked model)</h2>")
-    parts.append(baseline_table(run.get("baseline")))
+    cfg = manifest.get("config") or {}
+    tasks = ", ".join(page.task_names(manifest, run)) or "no tasks"
+    title = f"interp_heads run: {cfg.get('model', '?')} ({tasks})"
+    parts = [f"<h1>{html.escape(title)}</h1>", page.status_line(manifest)]
+    parts.append(page.next_command(manifest, str(run_dir)))
+    parts.append(page.ranking_section(manifest))
+    parts += _sweep_sections(run, figs)
+    if run.get("baseline") is not None:
+        parts += ["<h2>Baseline (unmasked model)</h2>", baseline_table(run.get("baseline"))]
     heat = [n for n in figs if n.startswith("heatmap_")]
-    parts.append("<h2>Head attribution per task</h2>")
-    parts.append(
-        '<div class="grid">' + "".join(f"<div>{div(n)}</div>" for n in heat) + "</div>"
-        if heat
-        else '<p class="note">No attribution results.</p>'
-    )
-    for name in [n for n in figs if n.startswith("breakdown_")]:
+    if heat:
+        parts.append("<h2>Head attribution per task</h2>")
         parts.append(
-            f"<h2>{html.escape(name.removeprefix('breakdown_'))}: by haystack length and needle depth</h2>"
+            '<div class="grid">' + "".join(f"<div>{_div(figs, n)}</div>" for n in heat) + "</div>"
         )
-        parts.append(div(name))
+    for name, task in _breakdown_tasks(run, figs):
+        parts.append(f"<h2>{html.escape(task)}: by haystack length and needle depth</h2>")
+        parts.append(_div(figs, name))
     if "overlap" in figs:
-        parts.append("<h2>Cross-task overlap of the top heads</h2>" + div("overlap"))
-    parts.append("<h2>Example generations under masking</h2>")
-    parts.append(examples_table(run.get("generations")))
-    parts.append("<h2>Provenance</h2>")
-    parts.append(provenance_table(manifest))
-    page = (
+        parts.append("<h2>Cross-task overlap of the top heads</h2>" + _div(figs, "overlap"))
+    if run.get("generations") is not None:
+        parts.append("<h2>Example generations under masking</h2>")
+        parts.append(examples_table(run.get("generations")))
+    parts += ["<h2>Provenance</h2>", provenance_table(manifest)]
+    doc = (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title><style>{CSS}</style>"
         f"<script type='text/javascript'>{_plotlyjs()}</script></head><body>"
-        + "\n".join(parts)
+        + "\n".join(p for p in parts if p)
         + "</body></html>"
     )
-    write_atomic(folder.index, page)
+    write_atomic(folder.index, doc)
     return folder.index
 
 
-def _summary_line(manifest: dict) -> str:
-    if not manifest:
-        return '<p class="note">No manifest.json: provenance unknown.</p>'
-    status = manifest.get("status", "?")
-    total = manifest.get("timings", {}).get("total")
-    when = f", {total:.0f} s" if isinstance(total, int | float) else ""
-    return f'<p class="note">Status: {html.escape(str(status))}{when}; config digest {html.escape(str(manifest.get("config_digest", "?")))}.</p>'
+def _div(figs: dict, name: str) -> str:
+    """A figure as a ``<div>`` of the page; its id is a safe name (``names.safe_name``)."""
+    lay = figs[name].layout
+    return figs[name].to_html(
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=f"fig-{safe_name(name)}",
+        default_width=f"{lay.width}px" if lay.width else "100%",
+        default_height=f"{lay.height or 450}px",
+    )
+
+
+def _sweep_sections(run: dict, figs: dict) -> list[str]:
+    """Seed figure, TopK vs RandomK and significance tables (none when the run has no sweep)."""
+    if run.get("summary") is None:
+        return []
+    return [
+        "<h2>Seed figure</h2>",
+        _div(figs, "seed_figure") if "seed_figure" in figs else "",
+        '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads. '
+        "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>",
+        "<h2>TopK vs RandomK at each k</h2>",
+        topk_vs_random_table(run.get("summary"), run.get("significance")),
+        "<h2>Is TopK lower than the random controls?</h2>",
+        '<p class="note">TopK minus control, mean [95% CI] from a paired bootstrap over examples '
+        "and random draws; p: two-sided bootstrap p-value. Significant cells (CI excludes 0) are "
+        "marked *. Drop ratio: TopK's drop from the unmasked score over the control's.</p>",
+        significance_table(run.get("significance")),
+    ]
+
+
+def _breakdown_tasks(run: dict, figs: dict) -> list[tuple[str, str]]:
+    gens = run.get("generations")
+    tasks = [] if gens is None else [str(t) for t in dict.fromkeys(gens["task"])]
+    return [(f"breakdown_{t}", t) for t in tasks if f"breakdown_{t}" in figs]
+
+
+def _plotlyjs_file(figures: Path) -> None:
+    """``figures/plotly.min.js`` (the figures' shared script), rewritten atomically when damaged."""
+    path = figures / "plotly.min.js"
+    js = _plotlyjs()
+    if not path.is_file() or path.stat().st_size != len(js.encode()):
+        write_atomic(path, js)

@@ -140,9 +140,8 @@ def provenance_table(manifest: dict | None) -> str:
         ("model", json.dumps(manifest.get("model", {}))),
         ("git", manifest.get("git") or "unknown"),
         ("versions", ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items())),
-        ("seeds", json.dumps(manifest.get("seeds", {}))),
-        ("metrics", json.dumps(manifest.get("metrics", {}))),
     ]
+    rows += [(k, json.dumps(manifest[k])) for k in ("seeds", "metrics") if manifest.get(k)]
     rows += [
         (
             f"data: {n}",

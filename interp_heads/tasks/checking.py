@@ -6,8 +6,10 @@ The rule (used by baselines, ablation scoring and every report):
 2. Both that line and the answer are normalised by :func:`normalize`: Unicode NFKC, lower case,
    thousands separators dropped (``1,000`` -> ``1000``), number words turned into digits
    (``twelve`` -> ``12``, ``twenty-one`` -> ``21``, ``one hundred and five`` -> ``105``),
-   punctuation turned into spaces (a decimal point or leading minus sign of a number is kept),
-   the articles ``a``/``an``/``the`` dropped, whitespace collapsed.
+   punctuation turned into spaces (kept: a decimal point or leading minus sign of a number, a
+   ``/`` between digits as in ``1/2``, and ``+``/``#`` ending a word as in ``C++`` or ``C#``, so
+   ``"1/2"`` never counts for ``"2"`` nor ``"C++"`` for ``"C"``), the articles ``a``/``an``/``the``
+   dropped, whitespace collapsed.
 3. The generation is correct when the normalised answer (or an alias) equals the normalised line,
    or appears in it as a whole run of words: ``"The capital of France is Paris."`` counts for
    ``"Paris"``, but ``"120"`` never counts for ``"12"`` nor ``"12"`` for ``"120"``.
@@ -16,7 +18,13 @@ The rule (used by baselines, ablation scoring and every report):
    contains), a line that names any of them as a whole run of words is wrong, even if it also
    names the answer ("radio and bread" is not an answer to "what does Alex have?").
 
-An empty generation or an answer that normalises to nothing is never correct.
+5. An answer that is itself an article (``"A"``, the first option of a multiple-choice task) keeps
+   its articles: it is correct when the line is that letter, or starts with it as an option
+   (``"A"``, ``"(A)"``, ``"A)"``, ``"A."``, ``"A: ..."``) or says ``"answer is A"``; ``"a cat"`` is
+   not ``"A"``.
+
+An empty generation or an answer that normalises to nothing even with its articles kept
+(``"..."``, a zero-width space) is never correct; task files refuse such answers.
 """
 
 from __future__ import annotations
@@ -40,6 +48,9 @@ _NUMBER_WORDS = set(_UNITS) | set(_TENS) | set(_SCALES)
 _ARTICLES = {"a", "an", "the"}
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}\b)")
+# Punctuation that is part of a token: "1/2" (a fraction), "c++" / "c#" (a name).
+_KEPT = re.compile(r"(?<=\d)/(?=\d)|(?<=[^\W\d_])[+#]+(?!\w)")
+_MARK = {"/": "\u01c2s", "+": "\u01c2p", "#": "\u01c2h"}  # letters (\w), so _PUNCT keeps them
 # Anything that is not a letter/digit, except a '.' between digits or a '-' before a digit that
 # starts a word (negative numbers).
 _PUNCT = re.compile(r"(?:(?<!\d)\.|\.(?!\d)|(?<=\w)-|-(?!\d)|[^\w\s.\-])+")
@@ -98,14 +109,29 @@ def _numberize(tokens: list[str]) -> list[str]:
     return out
 
 
-def normalize(text: str) -> str:
+def normalize(text: str, keep_articles: bool = False) -> str:
     """Canonical form of an answer or generation line (see the module docstring)."""
     text = unicodedata.normalize("NFKC", text or "").lower()
     text = text.replace("\u2212", "-")
     text = _THOUSANDS.sub("", text)
+    text = _KEPT.sub(lambda m: "".join(_MARK[c] for c in m.group()), text)
     text = _PUNCT.sub(" ", text)
-    tokens = [t for t in text.split() if t not in _ARTICLES]
+    for char, mark in _MARK.items():
+        text = text.replace(mark, char)
+    tokens = [t for t in text.split() if keep_articles or t not in _ARTICLES]
     return " ".join(_numberize(tokens))
+
+
+def _gives_article_answer(generation: str, target: str) -> bool:
+    """Whether the first line gives ``target`` (an article such as the option letter "a")."""
+    line = normalize(first_line(generation), keep_articles=True)
+    if line == target:
+        return True
+    raw = unicodedata.normalize("NFKC", first_line(generation)).lower()
+    t = re.escape(target)
+    option = rf"^[(\[]?{t}(?:[).:\]]|\s*$)"
+    said = rf"\banswer(?: is)?:?\s*[(\[]?{t}(?:[).:\]]|\s|$)"
+    return bool(re.match(option, raw) or re.search(said, raw))
 
 
 def first_line(generation: str) -> str:
@@ -137,7 +163,7 @@ def is_correct(
     """Whether the first non-empty line of ``generation`` gives ``answer`` (or an alias) and no
     distractor."""
     line = normalize(first_line(generation))
-    if not line:
+    if not line and not normalize(first_line(generation), keep_articles=True):
         return False
     if distractors and names_distractor(generation, distractors, answer):
         return False
@@ -145,4 +171,7 @@ def is_correct(
         target = normalize(ref)
         if target and (line == target or _contains_words(line, target)):
             return True
+        if not target and (kept := normalize(ref, keep_articles=True)):
+            if _gives_article_answer(generation, kept):
+                return True
     return False

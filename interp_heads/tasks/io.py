@@ -18,8 +18,10 @@ import hashlib
 import io
 import json
 import os
+import re
 from pathlib import Path
 
+from interp_heads.tasks.checking import normalize
 from interp_heads.tasks.schema import BUILTIN_TASKS, EXTRA_TASKS, Example, Task
 
 FIELDS = (
@@ -43,6 +45,9 @@ _STRING_FIELDS = (
 # The built-in prompts are plain completion prompts: SmolLM2-135M-Instruct answers them far more
 # often than the same items wrapped in its chat template (see docs/tasks.md).
 BUILTIN_FORMAT = "plain"
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class TaskFormatError(ValueError):
@@ -71,7 +76,7 @@ def _example(row: object, lineno: int, default_task: str, where: str) -> Example
         fail(f"expected a JSON object, got {type(row).__name__}")
     for key in REQUIRED:
         if key not in row or row[key] is None:
-            fail(f"missing field '{key}'")
+            fail(f"missing field '{key}'{_hint(row, key)}")
     for key in _STRING_FIELDS:
         if key in row and row[key] is not None and not isinstance(row[key], str):
             if key == "id" and isinstance(row[key], int) and not isinstance(row[key], bool):
@@ -81,6 +86,13 @@ def _example(row: object, lineno: int, default_task: str, where: str) -> Example
         fail("empty prompt")
     if not row["answer"].strip():
         fail("empty answer")
+    if not normalize(row["answer"], keep_articles=True):
+        fail(
+            f"answer {row['answer']!r} has no letter or digit (nothing to check a generation against)"
+        )
+    for key in _STRING_FIELDS:
+        if isinstance(row.get(key), str) and _SURROGATE.search(row[key]):
+            fail(f"field '{key}' holds a lone surrogate (not valid Unicode text)")
     lists = {}
     for key in ("aliases", "distractors"):
         value = row.get(key) or []
@@ -111,6 +123,16 @@ def _example(row: object, lineno: int, default_task: str, where: str) -> Example
     )
 
 
+def _hint(row: dict, key: str) -> str:
+    """Why a required field may be missing: a near name (``Prompt``, `` prompt``) or semicolons."""
+    near = [k for k in row if isinstance(k, str) and k.strip().lower() == key and k != key]
+    if near:
+        return f" (found {near[0]!r}; field names are lower case, without spaces)"
+    if any(isinstance(k, str) and ";" in k for k in row):
+        return " (the header holds ';': CSV task files are comma-separated)"
+    return ""
+
+
 def _rows_jsonl(text: str, where: str):
     for lineno, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
@@ -125,6 +147,9 @@ def _rows_csv(text: str, where: str):
     reader = csv.DictReader(io.StringIO(text))
     if reader.fieldnames is None:
         raise TaskFormatError(f"{where}:1: empty CSV file (a header row is required)")
+    twice = sorted({c for c in reader.fieldnames if reader.fieldnames.count(c) > 1})
+    if twice:
+        raise TaskFormatError(f"{where}:1: the header names column {twice[0]!r} twice")
     for row in reader:
         lineno = reader.line_num
         if None in row:
@@ -136,9 +161,10 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
     """Parse and validate a JSONL or CSV task file."""
     path = Path(path)
     where = path.name
-    if not path.is_file():
-        raise TaskFormatError(f"{where}:0: no such file ({path})")
-    raw = path.read_bytes()
+    try:
+        raw = _read(path, where)
+    except OSError as exc:  # a name too long, a permission, an I/O error: the input is unusable
+        raise TaskFormatError(f"{where[:80]}:0: cannot read ({exc.strerror or exc})") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -165,6 +191,11 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
                 f"{where}:{lineno}: duplicate id '{ex.id}' (first on line {seen[ex.id]})"
             )
         seen[ex.id] = lineno
+        if examples and ex.task != examples[0].task:
+            raise TaskFormatError(
+                f"{where}:{lineno}: task {ex.task!r} differs from task {examples[0].task!r} of the "
+                "first example (one task per file)"
+            )
         examples.append(ex)
     if not examples:
         raise TaskFormatError(f"{where}:0: no examples")
@@ -179,6 +210,17 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
         sha256=hashlib.sha256(raw).hexdigest(),
         meta=meta,
     )
+
+
+def _read(path: Path, where: str) -> bytes:
+    """The file's bytes; ``TaskFormatError`` for a folder, a device or a missing file."""
+    if path.is_dir():
+        raise TaskFormatError(f"{where}:0: is a folder, not a task file ({path})")
+    if path.exists() and not path.is_file():
+        raise TaskFormatError(f"{where}:0: not a regular file ({path})")
+    if not path.is_file():
+        raise TaskFormatError(f"{where}:0: no such file ({path})")
+    return path.read_bytes()
 
 
 def _is_header(row) -> bool:

@@ -31,3 +31,6 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
         "application/vnd.plotly.v1+json" in o.get("data", {}) or "text/html" in o.get("data", {})
         for o in outputs
     )
+    if path.stem == "quickstart":  # a HeadScores ending a cell shows its table (``_repr_html_``)
+        html = [str(o.get("data", {}).get("text/html", "")) for o in outputs]
+        assert any("HeadScores:" in h and "<table" in h for h in html)

@@ -22,7 +22,7 @@ CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
 ROW = json.loads(Path(TASK).read_text().splitlines()[0])
 JUNK = bytes(range(256)) * 8
 
-TASKS: dict[str, bytes] = {
+TASKS: dict[str, bytes | tuple[str, bytes]] = {
     "empty": b"",
     "blank lines": b"\n\n  \n",
     "binary": JUNK,
@@ -37,6 +37,20 @@ TASKS: dict[str, bytes] = {
     "duplicate ids": (json.dumps(ROW) + "\n" + json.dumps(ROW)).encode(),
     "truncated row": json.dumps(ROW).encode()[:40],
     "prompt too long": json.dumps({**ROW, "prompt": "x " * 400}).encode(),
+    # issue 24: answers with nothing to check, mixed tasks, special tokens, CSV headers
+    "answer is only punctuation": json.dumps({**ROW, "answer": "..."}).encode(),
+    "answer is a zero-width space": json.dumps({**ROW, "answer": "\u200b"}).encode(),
+    "lone surrogate in answer": json.dumps({**ROW, "answer": "\ud800"}).encode(),
+    "two tasks in one file": (
+        json.dumps(ROW) + "\n" + json.dumps({**ROW, "id": "z", "task": "other"})
+    ).encode(),
+    "special token in prompt": json.dumps({**ROW, "prompt": "Say <|im_end|> cat"}).encode(),
+    "csv repeats answer": (".csv", b"prompt,answer,answer\nRepeat: cat,cat,dog\n"),
+    "csv Prompt header": (".csv", b"Prompt,answer\nRepeat: cat,cat\n"),
+    "csv spaced header": (".csv", b" prompt,answer\nRepeat: cat,cat\n"),
+    "csv with semicolons": (".csv", b"prompt;answer\nRepeat: cat;cat\n"),
+    "task is a folder": ("/", b""),
+    "task is /dev/null": ("/dev/null", b""),
 }
 
 CONFIGS: dict[str, str] = {
@@ -70,7 +84,30 @@ CONFIGS: dict[str, str] = {
     "seeds a bool": CONFIG.replace("seeds = 2", "seeds = true"),
     "run table not a table": "run = 3\n",
     "n_rank leaves nothing": CONFIG.replace("n_rank = 4", "n_rank = 16"),
+    # issue 24
+    "metrics empty": CONFIG.replace('metrics = ["accuracy", "chrf"]', "metrics = []"),
+    "selections empty": CONFIG.replace(
+        'selections = ["topk", "randomk", "layermatched"]', "selections = []"
+    ),
+    "seeds 100000": CONFIG.replace("seeds = 2", "seeds = 100000"),
+    "threads 99999": CONFIG + "threads = 99999\n",
+    "model empty": CONFIG.replace('model = "tiny"', 'model = ""'),
+    "missing comet model path": CONFIG.replace('"chrf"', '"comet"')
+    + 'comet_model = "/no/such/comet/checkpoint"\n',
 }
+
+# issue 24: flags (argv after ``interp-heads``; RUN is the finished folder)
+ARGV: dict[str, list[str]] = {
+    "threads 99999": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--threads", "99999", "--no-filter", "--out", "RUN"],
+    "heads empty": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "", "--no-filter", "--out", "RUN"],
+    "out empty": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--no-filter", "--out", ""],
+    "model empty": ["ablate", "--model", "", "--task", TASK, "--heads", "L0H0", "--no-filter", "--out", "RUN"],
+    "ranking of another task": ["ablate", "--model", "tiny", "--task", TASK, "--ranking", "OTHER", "--k", "1", "--no-filter", "--out", "RUN"],
+    "missing comet model path": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--metrics", "comet", "--comet-model", "/no/such/ckpt", "--no-filter", "--out", "RUN"],
+    "seeds 100000": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--seeds", "100000", "--no-filter", "--out", "RUN"],
+    "exact layers negative": ["attribute", "--model", "tiny", "--task", TASK, "--exact-layers", "-1", "--out", "RUN"],
+    "not a run folder": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--no-filter", "--out", "USER"],
+}  # fmt: skip
 
 RANKINGS: dict[str, tuple[str, bytes]] = {
     "empty csv": ("r.csv", b""),
@@ -120,14 +157,29 @@ def finished(tmp_path_factory):
 
 def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:
     """The argv of one case and the folder that must stay byte-identical."""
+    if kind == "argv":
+        (tmp / "user").mkdir()
+        (tmp / "user" / "notes.txt").write_text("mine")
+        (tmp / "other.csv").write_text("task,rank,label\nother,1,L0H0\n")
+        subst = {"RUN": str(run), "USER": str(tmp / "user"), "OTHER": str(tmp / "other.csv")}
+        return [subst.get(a, a) for a in ARGV[name]], run
     if kind == "task":
-        (tmp / "t.jsonl").write_bytes(TASKS[name])
+        data = TASKS[name]
+        suffix, data = data if isinstance(data, tuple) else (".jsonl", data)
+        path = tmp / f"t{suffix}"
+        if suffix == "/":
+            path = tmp / "folder.jsonl"
+            path.mkdir()
+        elif suffix.startswith("/dev/"):
+            path = Path(suffix)
+        else:
+            path.write_bytes(data)
         return [
             "ablate",
             "--model",
             "tiny",
             "--task",
-            str(tmp / "t.jsonl"),
+            str(path),
             "--heads",
             "L0H0",
             "--no-filter",
@@ -164,6 +216,7 @@ CASES = (
     + [("config", n) for n in CONFIGS]
     + [("ranking", n) for n in RANKINGS]
     + [("damaged folder", n) for n in DAMAGED]
+    + [("argv", n) for n in ARGV]
 )
 
 
@@ -184,7 +237,7 @@ def test_malformed_input_one_line_exit_2_no_damage(kind, name, finished, tmp_pat
     assert shown.count("\n") == 1 and shown.startswith("interp-heads: error: "), err
     assert _snapshot(keep) == before
     named = {
-        "task": "task '",
+        "task": "task '" if not name.startswith("task is") else "t",
         "ranking": "ranking '",
         "damaged folder": DAMAGED.get(name, ("",))[0],
     }.get(kind, "")
@@ -192,5 +245,6 @@ def test_malformed_input_one_line_exit_2_no_damage(kind, name, finished, tmp_pat
 
 
 def test_the_table_covers_each_kind():
-    assert len(TASKS) >= 10 and len(CONFIGS) >= 20 and len(RANKINGS) >= 10 and len(DAMAGED) >= 5
+    assert len(TASKS) >= 25 and len(CONFIGS) >= 33 and len(RANKINGS) >= 10 and len(DAMAGED) >= 5
+    assert len(ARGV) >= 7
     assert all(text != CONFIG for text in CONFIGS.values())  # every replacement applied
