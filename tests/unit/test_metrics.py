@@ -71,7 +71,11 @@ def test_non_comet_metrics_never_claim_comet(metric: Metric):
 
 
 def test_resolve_falls_back_with_note(tmp_path, capsys):
-    metrics = resolve_metrics(["accuracy", "comet"], comet_model=str(tmp_path / "missing"))
+    from interp_heads.metrics import MetricUnavailable
+
+    with pytest.raises(MetricUnavailable, match="no such file"):  # a path named on purpose
+        resolve_metrics(["accuracy", "comet"], comet_model=str(tmp_path / "missing"))
+    metrics = resolve_metrics(["accuracy", "comet"], comet_model="nobody/no-such-comet-model")
     assert [m.name for m in metrics] == ["accuracy", "minilm_cosine"]
     fallback = metrics[1]
     assert not fallback.is_comet and "comet" not in fallback.name
