@@ -44,6 +44,7 @@ class AttributionMethod(_Choice):
     GRADXACT = "gradxact"
     HEADMASK = "headmask"
     MEAN_ABLATION = "mean_ablation"
+    RETRIEVAL_SCORE = "retrieval_score"
 
 
 class AblationKind(_Choice):
