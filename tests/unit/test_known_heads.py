@@ -15,6 +15,7 @@ from interp_heads.known_heads import (
     pattern_scores,
     successor_scores,
 )
+from interp_heads.report.heads import head_heatmap
 from interp_heads.testing_planted import PLANTED, planted_model
 
 
@@ -71,3 +72,12 @@ def test_planted_successor_is_hand_computed():
 def test_successor_without_ordinals_is_one_line_error(tiny):
     with pytest.raises(ValueError, match="no ordinal sequence"):
         successor_scores(tiny, {})
+
+
+def test_heatmap_marks_known_heads():
+    scores = known_head_scores(planted_model(), n_seqs=4, half=12)
+    marks = {kind: s.top(1) for kind, s in scores.items()}
+    fig = head_heatmap(scores["induction"], "signed", markers=marks)
+    traces = {t.name: (list(t.x), list(t.y)) for t in fig.data if t.type == "scatter"}
+    assert traces["induction"] == ([0], [1]) and traces["previous_token"] == ([1], [0])
+    assert fig.data[0].type == "heatmap"
