@@ -230,4 +230,7 @@ def write_page(inp, store: Path, out_path: Path) -> None:
         METHOD,
     ]
     heatmaps(inp, store)
+    from interp_heads.report import build_report
+
+    build_report(inp.run)  # index.html gains the stability and specificity sections
     out_path.write_text("\n".join(lines))

@@ -23,6 +23,7 @@ from interp_heads.report.tables import (
     significance_table,
     topk_vs_random_table,
 )
+from interp_heads.report.which_heads import which_heads_parts
 from interp_heads.runfolder import atomic, write_atomic
 
 CSS = """
@@ -182,7 +183,8 @@ def build_report(run_dir: str | os.PathLike) -> Path:
         div("seed_figure") if "seed_figure" in figs else '<p class="note">No sweep results yet.</p>'
     )
     parts.append(
-        '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads. '
+        '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads; '
+        "dash-dotted: exclusive TopK. "
         "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>"
     )
     parts.append("<h2>TopK vs RandomK at each k</h2>")
@@ -210,6 +212,7 @@ def build_report(run_dir: str | os.PathLike) -> Path:
         parts.append(div(name))
     if "overlap" in figs:
         parts.append("<h2>Cross-task overlap of the top heads</h2>" + div("overlap"))
+    parts.extend(which_heads_parts(run_dir))
     parts.append("<h2>Example generations under masking</h2>")
     parts.append(examples_table(run.get("generations")))
     parts.append("<h2>Provenance</h2>")

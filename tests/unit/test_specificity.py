@@ -108,3 +108,44 @@ def test_cross_task_records_mask_source_topk(tiny, tmp_path):
     }
     assert set(rec.selection) == {"baseline", "TopK"}
     assert (tmp_path / "x" / "conditions").is_dir() and (tmp_path / "y" / "conditions").is_dir()
+
+
+def test_report_flags_unstable_ranking(tmp_path):
+    from interp_heads.report.which_heads import which_heads_parts
+
+    assert which_heads_parts(tmp_path) == []
+    (tmp_path / "heads").mkdir()
+    pd.DataFrame(
+        [
+            dict(
+                task="a",
+                k=8,
+                jaccard=0.2,
+                shared=3,
+                spearman=0.4,
+                unstable=True,
+                n_examples=24,
+                n_half=12,
+            ),
+            dict(
+                task="b",
+                k=8,
+                jaccard=0.8,
+                shared=7,
+                spearman=0.9,
+                unstable=False,
+                n_examples=24,
+                n_half=12,
+            ),
+        ]
+    ).to_csv(tmp_path / "heads" / "stability.csv", index=False)
+    pd.DataFrame(
+        [
+            dict(source=s, task=t, k=8, drop=0.5, ci_low=0.4, ci_high=0.6, n=10)
+            for s in "ab"
+            for t in "ab"
+        ]
+    ).to_csv(tmp_path / "heads" / "specificity.csv", index=False)
+    page = "".join(which_heads_parts(tmp_path))
+    assert page.count("<b>unstable</b>") == 1 and "<td>a</td>" in page.split("<b>unstable</b>")[0]
+    assert "Cross-task specificity" in page
