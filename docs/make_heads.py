@@ -1,6 +1,6 @@
 """Which heads: write docs/heads.md from a run of configs/heads.toml (``make heads`` runs both).
 
-    python docs/make_heads.py runs/heads [--phase known|retrieval|stability|specificity|page|all]
+    python docs/make_heads.py runs/heads [--phase known retrieval stability specificity page | all]
 
 Every phase reuses the run's rankings (``ranking.csv``) and rank/eval splits (``manifest.json``);
 each stores its numbers under ``<run>/heads/`` and is skipped when they are there, so the phases can
@@ -110,7 +110,7 @@ PHASES = {
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", type=Path)
-    ap.add_argument("--phase", default="all", choices=[*PHASES, "page", "all"])
+    ap.add_argument("--phase", nargs="+", default=["all"], choices=[*PHASES, "page", "all"])
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("heads.md"))
     args = ap.parse_args(argv)
     if not (args.run / "ranking.csv").is_file():
@@ -119,10 +119,10 @@ def main(argv=None) -> None:
     store = args.run / "heads"
     store.mkdir(exist_ok=True)
     for name, (file, fn) in PHASES.items():
-        if args.phase in (name, "all") and not (store / file).exists():
+        if {name, "all"} & set(args.phase) and not (store / file).exists():
             fn(inp, store / file)
             print(f"{name}: {store / file}")
-    if args.phase in ("page", "all"):
+    if {"page", "all"} & set(args.phase):
         from heads_page import write_page  # docs/heads_page.py
 
         write_page(inp, store, args.out)

@@ -50,3 +50,32 @@ def test_task_without_needle_fails(tiny):
 
 def test_config_accepts_retrieval_score():
     assert RunConfig(attribution="retrieval_score").attribution == "retrieval_score"
+
+
+def test_run_masks_retrieval_score_heads(tmp_path):
+    """``run`` with attribution = "retrieval_score": TopK masks the highest retrieval scores."""
+    import json
+    import warnings
+    from pathlib import Path
+
+    import pandas as pd
+
+    from interp_heads.cli import main
+
+    data = Path(__file__).resolve().parents[1] / "data"
+    text = (data / "tiny.toml").read_text().replace("tests/data/", f"{data}/")
+    text = text.replace('attribution = "atp"', 'attribution = "retrieval_score"')
+    text = text.replace('selections = ["topk", "randomk", "layermatched"]', 'selections = ["topk"]')
+    cfg = tmp_path / "r.toml"
+    cfg.write_text(text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["run", "--config", str(cfg), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    ranking = pd.read_csv(tmp_path / "run" / "ranking.csv")
+    assert set(ranking.method) == {"retrieval_score"}
+    top2 = ranking.sort_values("rank").label.head(2).tolist()
+    assert top2[0] == ranking.sort_values("score", ascending=False, kind="stable").label.iloc[0]
+    entry = json.loads(
+        (tmp_path / "run" / "conditions" / "tiny_echo__TopK__k2__s0.json").read_text()
+    )
+    assert [f"L{layer}H{head}" for layer, head in entry["heads"]] == top2
