@@ -193,6 +193,15 @@ def heatmaps(inp, store: Path) -> None:
         fig.write_html(store / f"heatmap_{task}.html", include_plotlyjs="cdn")
 
 
+def _or_missing(fn, file: str, store: Path, *args) -> list[str]:
+    """A section's lines, or one line saying its phase has not run on this folder yet."""
+    if not (store / file).exists():
+        return [
+            f"*Not measured yet: `{file}` is missing (`python docs/make_heads.py RUN --phase ...`).*"
+        ]
+    return fn(store, *args)
+
+
 def write_page(inp, store: Path, out_path: Path) -> None:
     m = inp.manifest
     total = m["model"]["n_layers"] * m["model"]["n_heads"]
@@ -214,22 +223,23 @@ def write_page(inp, store: Path, out_path: Path) -> None:
         "",
         "## Cross-task specificity: mask one task's TopK, evaluate every task",
         "",
-        *specificity(store),
+        *_or_missing(specificity, "specificity.csv", store),
         "## Known heads (embedded model)",
         "",
-        *known(store, inp.rankings, total),
+        *_or_missing(known, "known.json", store, inp.rankings, total),
         "",
         "## Retrieval heads (Wu et al. 2024)",
         "",
-        *retrieval(store, inp.rankings, total),
+        *_or_missing(retrieval, "retrieval.json", store, inp.rankings, total),
         "",
         "## Split-half stability of each ranking",
         "",
-        *stability(store),
+        *_or_missing(stability, "stability.csv", store),
         "",
         METHOD,
     ]
-    heatmaps(inp, store)
+    if (store / "known.json").exists() and (store / "retrieval.json").exists():
+        heatmaps(inp, store)
     from interp_heads.report import build_report
 
     build_report(inp.run)  # index.html gains the stability and specificity sections
