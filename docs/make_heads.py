@@ -26,7 +26,7 @@ class Inputs:
         self.run, self.manifest = run, json.loads((run / "manifest.json").read_text())
         ranking = pd.read_csv(run / "ranking.csv").sort_values(["task", "rank"])
         self.rankings = {
-            t: [(int(layer), int(head)) for layer, head in zip(g.layer, g.head, strict=True)]
+            t: [(int(layer), int(head)) for layer, head in zip(g["layer"], g["head"], strict=True)]
             for t, g in ranking.groupby("task", sort=False)
         }
         self.rankings = {t: self.rankings[t] for t in self.manifest["splits"]}
