@@ -197,7 +197,8 @@ def _or_missing(fn, file: str, store: Path, *args) -> list[str]:
     """A section's lines, or one line saying its phase has not run on this folder yet."""
     if not (store / file).exists():
         return [
-            f"*Not measured yet: `{file}` is missing (`python docs/make_heads.py RUN --phase ...`).*"
+            f"*Not measured yet: `{file}` is missing (`python docs/make_heads.py RUN --phase ...`).*",
+            "",
         ]
     return fn(store, *args)
 

@@ -78,4 +78,4 @@ def test_run_masks_retrieval_score_heads(tmp_path):
     entry = json.loads(
         (tmp_path / "run" / "conditions" / "tiny_echo__TopK__k2__s0.json").read_text()
     )
-    assert [f"L{layer}H{head}" for layer, head in entry["heads"]] == top2
+    assert entry["heads"] == top2
