@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup test test-fast demo lint bench clean
+.PHONY: setup test test-fast demo heads lint bench clean
 
 setup: $(STAMP)
 
@@ -28,6 +28,12 @@ demo: setup
 	$(BIN)/interp-heads run --config configs/seed_figure.toml --out runs/demo
 	$(BIN)/interp-heads run --config configs/seed_figure_scaled.toml --out runs/demo_scaled
 	$(BIN)/python docs/make_results.py runs/demo runs/demo_scaled
+
+# Which heads (docs/heads.md): exclusive TopK, cross-task matrix, known heads, retrieval heads,
+# split-half stability; resumable (about 20 min on 2 CPU cores).
+heads: setup
+	$(BIN)/interp-heads run --config configs/heads.toml --out runs/heads
+	$(BIN)/python docs/make_heads.py runs/heads
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

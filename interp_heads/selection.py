@@ -10,6 +10,9 @@
 - ``LayerMatchedRandomK``: for each layer, as many random heads as TopK takes from it, drawn from
   that layer's non-TopK heads first. It controls for "later layers matter more", a stronger
   control than RandomK that no peer tool offers.
+- ``ExclusiveTopK``: the task's k highest-ranked heads among those in no other task's TopK of the
+  same k: heads of *this* task, not heads every task needs (its collapse, set beside TopK's, tells
+  the two apart).
 """
 
 from __future__ import annotations
@@ -99,6 +102,23 @@ class LayerMatchedRandomK:
         return out
 
 
+@dataclass(frozen=True)
+class ExclusiveTopK:
+    """The k highest-ranked heads that are in no other ranking's top k; deterministic."""
+
+    ranking: Sequence[Head]
+    others: tuple[Sequence[Head], ...] = ()
+    name: str = "ExclusiveTopK"
+    random: bool = False
+
+    def select(self, k: int, seed: int = 0) -> list[Head]:
+        banned = {tuple(h) for other in self.others for h in other[:k]}
+        pool = [h for h in self.ranking if tuple(h) not in banned]
+        if k > len(pool):
+            raise ValueError(f"k={k} exceeds the {len(pool)} heads left to ExclusiveTopK")
+        return pool[:k]
+
+
 def make_selections(
     names: Sequence[str],
     ranking,
@@ -106,8 +126,10 @@ def make_selections(
     n_heads: int,
     salt: str = "",
     exclude_top: bool = False,
+    others: Sequence = (),
 ) -> list:
-    """Selections by name: ``topk``, ``randomk``, ``layermatched``."""
+    """Selections by name: ``topk``, ``randomk``, ``layermatched``, ``exclusive_topk`` (against
+    the rankings ``others`` of the run's other tasks)."""
     order = ranked_heads(ranking)
     out = []
     for name in names:
@@ -120,6 +142,10 @@ def make_selections(
             )
         elif key in ("layermatched", "layermatchedrandomk"):
             out.append(LayerMatchedRandomK(tuple(order), n_heads, salt))
+        elif key == "exclusivetopk":
+            out.append(ExclusiveTopK(tuple(order), tuple(tuple(ranked_heads(o)) for o in others)))
         else:
-            raise InputError(f"unknown selection {name!r}: use topk, randomk or layermatched")
+            raise InputError(
+                f"unknown selection {name!r}: use topk, randomk, layermatched or exclusive_topk"
+            )
     return out

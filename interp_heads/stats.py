@@ -85,6 +85,9 @@ def paired_difference(
     }
 
 
+DETERMINISTIC = ("TopK", "ExclusiveTopK")  # selections that are not random controls
+
+
 def significance(
     records: pd.DataFrame, n_boot: int = 2000, seed: int = 0, top: str = "TopK"
 ) -> pd.DataFrame:
@@ -106,7 +109,8 @@ def significance(
         if t.empty:
             continue
         t_vals = t.groupby("example_id")["value"].mean()
-        for control, c in grp[grp.selection != top].groupby("selection", sort=False):
+        controls = grp[~grp.selection.isin([top, *DETERMINISTIC])]
+        for control, c in controls.groupby("selection", sort=False):
             wide = c.pivot_table(index="seed", columns="example_id", values="value", aggfunc="mean")
             ids = [i for i in wide.columns if i in t_vals.index]
             if not ids:

@@ -119,10 +119,19 @@ class SweepResult:
 
 
 # --------------------------------------------------------------------------- the sweep
-def plan_conditions(config: SweepConfig, ranking, n_layers: int, n_heads: int, task: str):
-    """``[(selection_name, k, seed, heads)]`` for one task, baseline first."""
+def plan_conditions(
+    config: SweepConfig, ranking, n_layers: int, n_heads: int, task: str, others=()
+):
+    """``[(selection_name, k, seed, heads)]`` for one task, baseline first (``others``: the other
+    tasks' rankings, which ``exclusive_topk`` avoids)."""
     sels = make_selections(
-        config.selections, ranking, n_layers, n_heads, salt=task, exclude_top=config.exclude_top
+        config.selections,
+        ranking,
+        n_layers,
+        n_heads,
+        salt=task,
+        exclude_top=config.exclude_top,
+        others=others,
     )
     plan = [("baseline", 0, 0, [])]
     for k in config.ks:
@@ -179,7 +188,15 @@ def run_sweep(
     metrics = list(metrics) if metrics is not None else resolve_metrics(config.metrics)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     plans = {
-        name: plan_conditions(config, rankings[name], n_layers, n_heads, name) for name in tasks
+        name: plan_conditions(
+            config,
+            rankings[name],
+            n_layers,
+            n_heads,
+            name,
+            [r for other, r in rankings.items() if other != name],
+        )
+        for name in tasks
     }
     store = ConditionStore(out_dir, config, force)  # after planning: a bad grid writes nothing
     total = sum(len(p) for p in plans.values())

@@ -20,7 +20,7 @@ class SweepWarning(UserWarning):
 def _check_plan(plan, task: str) -> None:
     top = {(k): set(h) for name, k, _, h in plan if name == "TopK"}
     for name, k, seed, heads in plan:
-        if name != "TopK" and name != "baseline" and k in top and set(heads) == top[k]:
+        if name not in ("TopK", "ExclusiveTopK", "baseline") and k in top and set(heads) == top[k]:
             warnings.warn(
                 f"{task}: {name} seed {seed} at k={k} drew exactly the TopK set",
                 SweepWarning,

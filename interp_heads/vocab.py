@@ -46,6 +46,7 @@ class AttributionMethod(_Choice):
     GRADXACT = "gradxact"
     HEADMASK = "headmask"
     MEAN_ABLATION = "mean_ablation"
+    RETRIEVAL_SCORE = "retrieval_score"
 
 
 class AblationKind(_Choice):
@@ -58,6 +59,7 @@ class Selection(_Choice):
     TOPK = "topk"
     RANDOMK = "randomk"
     LAYERMATCHED = "layermatched"
+    EXCLUSIVE_TOPK = "exclusive_topk"
 
     @property
     def aliases(self) -> tuple[str, ...]:
@@ -66,9 +68,12 @@ class Selection(_Choice):
     @property
     def display(self) -> str:
         """The name in tables, plots and condition keys."""
-        return {"topk": "TopK", "randomk": "RandomK", "layermatched": "LayerMatchedRandomK"}[
-            self.value
-        ]
+        return {
+            "topk": "TopK",
+            "randomk": "RandomK",
+            "layermatched": "LayerMatchedRandomK",
+            "exclusive_topk": "ExclusiveTopK",
+        }[self.value]
 
 
 BASELINE = "baseline"  # the selection column of the unmasked condition (k = 0)

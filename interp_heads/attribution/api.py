@@ -17,6 +17,7 @@ from interp_heads.attribution.gradients import (
 )
 from interp_heads.attribution.inputs import make_batches
 from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
+from interp_heads.attribution.retrieval import retrieval_scores
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.errors import InputError
 from interp_heads.tasks.schema import Task
@@ -26,7 +27,7 @@ METHODS: tuple[str, ...] = AttributionMethod.values()
 NEEDS_CORRUPTED = {"exact", "atp"}
 # Methods that estimate the drop caused by the sweep's own intervention: rank by signed score
 # (largest drop first), so that TopK never picks heads whose ablation *helps* the task.
-SIGNED = {"ablation_atp", "mean_ablation"}
+SIGNED = {"ablation_atp", "mean_ablation", "retrieval_score"}
 METRICS = {
     "exact": "normalised logit diff (clean=1, corrupted=0) after patching the clean head into the corrupted run",
     "atp": "attribution patching estimate of the normalised logit diff (grad x (clean z - corrupted z))",
@@ -34,6 +35,8 @@ METRICS = {
     "headmask": "mean over examples of |dL/dmask| (L = -log p(answer first token)), Michel et al. 2019",
     "ablation_atp": "first-order estimate of the drop of log p(answer first token) when the head's z "
     "is replaced by its {kind} ablation value (grad x (z - replacement))",
+    "retrieval_score": "share of needle tokens the head copy-pastes (its arg-max attention is on the "
+    "needle token being produced), Wu et al. 2024; retrieval heads: >= 0.1",
 }
 
 
@@ -75,7 +78,9 @@ def attribute_heads(
             patching), ``ablation_atp`` (attribution patching against the ablation baseline,
             clean only: estimates the sweep's own intervention), ``gradxact`` (grad x
             activation, clean only), ``headmask`` (Michel et al. 2019), ``mean_ablation``
-            (exact effect of replacing a head by its task mean) or ``auto`` (the default:
+            (exact effect of replacing a head by its task mean), ``retrieval_score`` (Wu et al.
+            2024: how often the head copies the needle token it attends to, needle tasks only)
+            or ``auto`` (the default:
             ``atp`` when the task has corrupted prompts, else ``ablation_atp``).
         n_examples: use the task's first ``n`` examples (default all).
         batch_size: examples per forward pass.
@@ -149,6 +154,10 @@ def attribute_heads(
         scores = gradxact_scores(model, batches)
     elif method == "headmask":
         scores = headmask_scores(model, batches)
+    elif method == "retrieval_score":
+        scores, _ = retrieval_scores(
+            model, task.subset(ids=[i for b in batches for i in b.ids]), fmt
+        )
     else:
         scores, metric = mean_ablation_scores(model, batches, max_rows=max_rows)
         metric = f"{metric} when the head's z is replaced by its task mean (all non-pad positions)"

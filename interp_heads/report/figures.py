@@ -17,11 +17,17 @@ from plotly.subplots import make_subplots
 from interp_heads.tasks.schema import TASK_TITLES
 
 METRIC_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
-SELECTION_DASH = {"TopK": "solid", "RandomK": "dash", "LayerMatchedRandomK": "dot"}
+SELECTION_DASH = {
+    "TopK": "solid",
+    "RandomK": "dash",
+    "LayerMatchedRandomK": "dot",
+    "ExclusiveTopK": "dashdot",
+}
 SELECTION_NAME = {
     "TopK": "TopK",
     "RandomK": "RandomK",
     "LayerMatchedRandomK": "Layer-matched RandomK",
+    "ExclusiveTopK": "Exclusive TopK",
 }
 
 
@@ -34,7 +40,7 @@ def plot_sweep(
     summary: pd.DataFrame,
     tasks: Sequence[str] | None = None,
     metrics: Sequence[str] | None = None,
-    selections: Sequence[str] = ("TopK", "RandomK", "LayerMatchedRandomK"),
+    selections: Sequence[str] = ("TopK", "RandomK", "LayerMatchedRandomK", "ExclusiveTopK"),
     bands: bool = True,
     title: str | None = None,
 ) -> go.Figure:

@@ -7,9 +7,16 @@ import plotly.graph_objects as go
 
 from interp_heads.heads import head_label
 
+MARKERS = {"previous_token": "triangle-left", "duplicate_token": "square-open",
+           "induction": "star", "successor": "triangle-up", "retrieval": "diamond-open"}  # fmt: skip
 
-def head_heatmap(scores, by: str = "abs", title: str | None = None) -> go.Figure:
-    """Layer x head heatmap of a ``HeadScores`` of the scores (diverging colours around 0), hover: label/score/rank."""
+
+def head_heatmap(
+    scores, by: str = "abs", title: str | None = None, markers: dict | None = None
+) -> go.Figure:
+    """Layer x head heatmap of a ``HeadScores`` of the scores (diverging colours around 0), hover:
+    label/score/rank; ``markers`` (``{kind: [(layer, head), ...]}``, e.g. known head kinds) adds one
+    marker trace per kind on those heads."""
     ranks = scores.rank(by)
     custom = [
         [[head_label(layer, head), int(ranks[layer, head])] for head in range(scores.n_heads)]
@@ -28,6 +35,17 @@ def head_heatmap(scores, by: str = "abs", title: str | None = None) -> go.Figure
             hovertemplate="%{customdata[0]}<br>score=%{z:.4g}<br>rank=%{customdata[1]}<extra></extra>",
         )
     )
+    for kind, heads in (markers or {}).items():
+        fig.add_trace(
+            go.Scatter(
+                x=[h for _, h in heads],
+                y=[layer for layer, _ in heads],
+                mode="markers",
+                name=kind,
+                marker={"symbol": MARKERS.get(kind, "circle-open"), "size": 10, "color": "black"},
+                hovertemplate=f"{kind}<extra></extra>",
+            )
+        )
     fig.update_layout(
         title=title or f"{scores.task}: {scores.method}",
         xaxis_title="head",

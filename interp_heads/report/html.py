@@ -26,6 +26,7 @@ from interp_heads.report.tables import (
     significance_table,
     topk_vs_random_table,
 )
+from interp_heads.report.which_heads import which_heads_parts
 from interp_heads.runfolder import atomic, write_atomic
 
 CSS = """
@@ -203,6 +204,7 @@ def build_report(run_dir: str | os.PathLike) -> Path:
         parts.append(_div(figs, name))
     if "overlap" in figs:
         parts.append("<h2>Cross-task overlap of the top heads</h2>" + _div(figs, "overlap"))
+    parts.extend(which_heads_parts(run_dir))
     if run.get("generations") is not None:
         parts.append("<h2>Example generations under masking</h2>")
         parts.append(examples_table(run.get("generations")))
@@ -237,7 +239,7 @@ def _sweep_sections(run: dict, figs: dict) -> list[str]:
     return [
         "<h2>Seed figure</h2>",
         _div(figs, "seed_figure") if "seed_figure" in figs else "",
-        '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads. '
+        '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads; dash-dotted: exclusive TopK. '
         "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>",
         "<h2>TopK vs RandomK at each k</h2>",
         topk_vs_random_table(run.get("summary"), run.get("significance")),

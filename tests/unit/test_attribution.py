@@ -237,8 +237,8 @@ def test_gradients_freeze_parameters(tiny, task):
 
 
 def test_attribute_heads_all_methods(tiny, task):
-    for method in METHODS:
-        s = attribute_heads(tiny, task, method, batch_size=2)
+    for method in (m for m in METHODS if m != "retrieval_score"):  # needle tasks only, tested
+        s = attribute_heads(tiny, task, method, batch_size=2)  # in test_retrieval_score.py
         assert (
             s.scores.shape == (3, 4)
             and s.method == (method if method != "auto" else "atp")

@@ -1,0 +1,83 @@
+"""Known-head detectors: equal to TransformerLens' detect_head, and each finds its planted head."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+from transformer_lens.head_detector import detect_head
+
+from interp_heads.known_heads import (
+    PATTERN_KINDS,
+    known_head_scores,
+    known_kinds,
+    pattern_scores,
+    successor_scores,
+)
+from interp_heads.report.heads import head_heatmap
+from interp_heads.testing_planted import PLANTED, planted_model
+
+
+def _repeated_letters(n_seqs: int, half: int) -> list[str]:
+    rng = random.Random(1)
+    out = []
+    for _ in range(n_seqs):
+        h = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(half))
+        out.append(h + h)
+    return out
+
+
+@pytest.mark.parametrize("model_fn", ["tiny", "planted"])
+def test_pattern_scores_equal_detect_head(model_fn, tiny):
+    model = tiny if model_fn == "tiny" else planted_model()
+    seqs = _repeated_letters(3, 12)
+    tokens = model.to_tokens(seqs)
+    assert tokens.shape == (3, 24)  # one byte token per letter: the same inputs for both
+    got = pattern_scores(model, tokens)
+    for kind in PATTERN_KINDS:
+        ref = detect_head(model, seqs, f"{kind}_head")
+        torch.testing.assert_close(got[kind].scores, ref.float(), atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("kind", list(PLANTED))
+def test_planted_head_ranks_first(kind):
+    scores = known_head_scores(planted_model(), n_seqs=8, half=12)
+    assert scores[kind].top(1) == [PLANTED[kind]]
+
+
+def test_known_kinds_use_thresholds():
+    scores = known_head_scores(planted_model(), n_seqs=8, half=12)
+    kinds = known_kinds(scores, [(0, 1), (1, 0), (1, 2), (0, 0)])
+    assert kinds == {
+        (0, 1): ["previous_token"],
+        (1, 0): ["induction"],
+        (1, 2): ["successor"],
+        (0, 0): [],
+    }
+
+
+def test_planted_successor_is_hand_computed():
+    """Successor score of the planted head by hand: content -> W_U of the successor."""
+    model = planted_model()
+    digits = [model.tokenizer.convert_tokens_to_ids(str(d)) for d in range(10)]
+    scores = successor_scores(model, {"digits": digits})
+    w_e, w_u = model.embed.W_E, model.unembed.W_U
+    logits = w_e[digits[:-1], 32:64] @ w_u[96:128][:, digits]
+    want = (logits.argmax(-1) == torch.arange(1, 10)).float().mean()
+    assert float(scores.scores[1, 2]) == pytest.approx(float(want))
+    assert float(scores.scores[0].abs().max()) == 0.0  # layer 0 writes nothing the unembed reads
+
+
+def test_successor_without_ordinals_is_one_line_error(tiny):
+    with pytest.raises(ValueError, match="no ordinal sequence"):
+        successor_scores(tiny, {})
+
+
+def test_heatmap_marks_known_heads():
+    scores = known_head_scores(planted_model(), n_seqs=4, half=12)
+    marks = {kind: s.top(1) for kind, s in scores.items()}
+    fig = head_heatmap(scores["induction"], "signed", markers=marks)
+    traces = {t.name: (list(t.x), list(t.y)) for t in fig.data if t.type == "scatter"}
+    assert traces["induction"] == ([0], [1]) and traces["previous_token"] == ([1], [0])
+    assert fig.data[0].type == "heatmap"
