@@ -196,7 +196,9 @@ def _check_attribution_inputs(cfg, name: str, rank: Task) -> None:
     from interp_heads.attribution.api import NEEDS_CORRUPTED, default_method
 
     method = default_method(rank) if cfg.attribution == "auto" else cfg.attribution
-    needs = method in NEEDS_CORRUPTED or (cfg.refine and method != "ablation_atp")
+    needs = method in NEEDS_CORRUPTED or (
+        cfg.refine and method not in ("ablation_atp", "ablation_ig")
+    )
     if cfg.exact_layers and method != "ablation_atp":
         raise PipelineError(
             f"task {name!r}: exact_layers needs attribution 'ablation_atp'; "
