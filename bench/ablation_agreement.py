@@ -1,7 +1,8 @@
 """Which attribution estimates the sweep's own intervention? Agreement with exact mean ablation.
 
 For each task (the four built-in ones and the user antonym task): the first ``--n`` correctly
-answered examples (of the first 64), in the task's own format. The reference is the exact drop of
+answered examples (of the first 64), in the task's own format (the antonym task declares none: the
+measured one, as the CLI picks it). The reference is the exact drop of
 log p(answer's first token) when a head's ``hook_z`` is replaced by its task mean
 (``mean_ablation_scores(..., metric="logprob")``), for all heads. Every method runs on the same
 examples and is compared by the order it ranks the heads in (``HeadScores.rank()``, its own
@@ -39,7 +40,7 @@ from interp_heads.attribution.patching import _z_names, base_names, run_cached
 from interp_heads.attribution.verify import verify_ranking
 from interp_heads.loading import load_any_task
 from interp_heads.models import load_model
-from interp_heads.tasks import filter_correct
+from interp_heads.tasks import filter_correct, resolve_format
 from interp_heads.tasks.schema import BUILTIN_TASKS
 
 OUT = Path(__file__).parent / "results" / "ablation_agreement.json"
@@ -134,8 +135,9 @@ def _merge(rows: list[dict], n: int) -> None:
 def run_task(model, name: str, args) -> list[dict]:
     """Rows for one task, or [] while its reference is incomplete."""
     task = load_any_task(USER_TASK if name == "antonyms" else name)
-    task = filter_correct(model, task.subset(n=64)).subset(n=args.n)
-    batches = make_batches(model, task, batch_size=args.batch_size, corrupted=False, fmt=task.fmt)
+    fmt = task.fmt or resolve_format(model, task)[0]  # the user task declares none: measured
+    task = filter_correct(model, task.subset(n=64), fmt=fmt).subset(n=args.n)
+    batches = make_batches(model, task, batch_size=args.batch_size, corrupted=False, fmt=fmt)
     ids = hashlib.sha256(" ".join(i for b in batches for i in b.ids).encode()).hexdigest()[:12]
     exact, ref_s = _reference(model, name, batches, Path(args.cache) / f"{name}_{ids}", args)
     if bool(exact.isnan().any()):
@@ -150,7 +152,7 @@ def run_task(model, name: str, args) -> list[dict]:
             continue
         if method in ("atp", "exact") and not task.has_corrupted:
             continue
-        s = attribute_heads(model, task, method, batch_size=args.batch_size, **opts)
+        s = attribute_heads(model, task, method, batch_size=args.batch_size, fmt=fmt, **opts)
         row = {"task": name, "n": len(task), "method": tag, **_compare(s, ref)}
         if tag == VERIFIED:  # what verify = 8 adds to a run, and what it says
             check = verify_ranking(model, batches, s, 8)
@@ -164,6 +166,8 @@ def run_task(model, name: str, args) -> list[dict]:
     rows.append(
         {"task": name, "n": len(task), "method": "mean_ablation (reference)", "s": round(ref_s, 1)}
     )
+    for row in rows:
+        row["fmt"] = fmt
     return rows
 
 
