@@ -7,7 +7,7 @@ section         keys
 =============== ===========================================================================
 ``model``       model, device, threads
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
-``attribution`` attribution, refine, exact_layers
+``attribution`` attribution, refine, exact_layers, verify
 ``ablation``    ablation
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top
 ``generation``  max_new_tokens, batch_size, seed
@@ -109,6 +109,11 @@ class AttributionSection(_Section):
         description="ablation_atp: score the first N layers' heads by exact mean ablation "
         "(None: 1 with mean ablation, else 0)",
     )
+    verify: NonNeg = Field(
+        8,
+        description="check the ranking's top N heads and N random others by their exact "
+        "mean-ablation drop; the verdict goes to the manifest and the report (0: off)",
+    )
 
 
 class AblationSection(_Section):
@@ -164,8 +169,9 @@ SECTIONS: dict[str, type[_Section]] = {
     "metrics": MetricsSection,
     "placement": PlacementSection,
 }
-# speed and placement only: results do not depend on them
-NOT_IN_DIGEST = {"threads", *PlacementSection.model_fields}
+# speed, placement and checks only: the results do not depend on them (``verify`` adds a check of
+# the ranking and changes no result table)
+NOT_IN_DIGEST = {"threads", "verify", *PlacementSection.model_fields}
 # Keys added after run folders existed: left out of the digest at their default value, so that
 # those folders keep resuming (a non-default value is a different config).
 DIGEST_IF_SET = {"exclude_top": False, "exact_layers": None}
@@ -331,7 +337,7 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     elif _positive(info):
         hi = next((a.le for a in info.metadata if getattr(a, "le", None) is not None), None)
         kwargs["type"] = validation.positive_int if hi is None else validation.bounded_int(hi)
-    elif any(getattr(a, "ge", None) == 0 for a in (*info.metadata, *_walk(info.annotation))):
+    elif _non_negative(info):
         kwargs["type"] = validation.non_negative_int
     kwargs.update(overrides)
     if isinstance(kwargs.get("default"), list):
@@ -352,6 +358,11 @@ def _enum_of(annotation):
     return next(
         (a for a in _walk(annotation) if isinstance(a, type) and issubclass(a, _Choice)), None
     )
+
+
+def _non_negative(info) -> bool:
+    """Whether a field is constrained ``>= 0`` (``NonNeg``, also inside ``NonNeg | None``)."""
+    return any(getattr(a, "ge", None) == 0 for a in (*info.metadata, *_walk(info.annotation)))
 
 
 def _positive(info) -> bool:

@@ -28,6 +28,12 @@ from interp_heads import faults, resume
 from interp_heads.errors import PipelineError
 from interp_heads.folder import RunFolder
 from interp_heads.provenance import git_hash, versions
+from interp_heads.ranking_checks import (
+    needs_verification,
+    record_verification,
+    verify_m,
+    verify_stored,
+)
 from interp_heads.runfolder import StoreWarning
 from interp_heads.tasks.schema import Task
 
@@ -194,7 +200,9 @@ def _check_attribution_inputs(cfg, name: str, rank: Task) -> None:
     from interp_heads.attribution.api import NEEDS_CORRUPTED, default_method
 
     method = default_method(rank) if cfg.attribution == "auto" else cfg.attribution
-    needs = method in NEEDS_CORRUPTED or (cfg.refine and method != "ablation_atp")
+    needs = method in NEEDS_CORRUPTED or (
+        cfg.refine and method not in ("ablation_atp", "ablation_ig")
+    )
     if cfg.exact_layers and method != "ablation_atp":
         raise PipelineError(
             f"task {name!r}: exact_layers needs attribution 'ablation_atp'; "
@@ -233,6 +241,7 @@ def attribute_step(exp: Experiment) -> dict:
             fp = resume.model_fingerprint(exp.model)
             key = resume.attribution_key(fp, _rows(exp.model, rank, exp.fmts[name]), **settings)
             scores = exp.folder.load_scores(name, key)  # None: absent, damaged or other inputs
+            m = verify_m(cfg)
             if scores is None:
                 scores = attribute_heads(
                     exp.model,
@@ -243,12 +252,16 @@ def attribute_step(exp: Experiment) -> dict:
                     batch_size=cfg.batch_size,
                     fmt=exp.fmts[name],
                     ablation=settings["ablation"],
+                    verify=m or None,
                 )
                 scores.provenance["resume_key"] = key
                 scores.provenance.update(exp.provenance)
                 exp.folder.save_scores(name, scores)
+            elif needs_verification(scores, m):
+                verify_stored(exp, name, rank, scores, m)
             exp.rankings[name] = scores
             exp.timings[f"{name}/attribution"] = time.perf_counter() - t
+            record_verification(exp, name, scores, m)
             bar.update(1)
     exp.folder.write_rankings(exp.rankings)
     return exp.rankings

@@ -43,6 +43,7 @@ class AttributionMethod(_Choice):
     EXACT = "exact"
     ATP = "atp"
     ABLATION_ATP = "ablation_atp"
+    ABLATION_IG = "ablation_ig"
     GRADXACT = "gradxact"
     HEADMASK = "headmask"
     MEAN_ABLATION = "mean_ablation"

@@ -17,12 +17,15 @@ from interp_heads.attribution.patching import (
     mean_ablation_scores,
     patch_heads,
 )
+from interp_heads.attribution.paths import ablation_ig_scores
 from interp_heads.attribution.scores import HeadScores, overlap, overlap_heatmap
+from interp_heads.attribution.verify import verify_ranking
 
 __all__ = [
     "METHODS",
     "default_method",
     "Batch",
+    "ablation_ig_scores",
     "HeadScores",
     "answer_token",
     "atp_scores",
@@ -36,5 +39,6 @@ __all__ = [
     "overlap",
     "overlap_heatmap",
     "patch_heads",
+    "verify_ranking",
     "z_gradients",
 ]

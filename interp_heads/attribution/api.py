@@ -17,8 +17,10 @@ from interp_heads.attribution.gradients import (
 )
 from interp_heads.attribution.inputs import make_batches
 from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
+from interp_heads.attribution.paths import ablation_ig_scores
 from interp_heads.attribution.retrieval import retrieval_scores
 from interp_heads.attribution.scores import HeadScores
+from interp_heads.attribution.verify import verify_ranking
 from interp_heads.errors import InputError
 from interp_heads.tasks.schema import Task
 from interp_heads.vocab import AttributionMethod, PromptFormat
@@ -27,7 +29,7 @@ METHODS: tuple[str, ...] = AttributionMethod.values()
 NEEDS_CORRUPTED = {"exact", "atp"}
 # Methods that estimate the drop caused by the sweep's own intervention: rank by signed score
 # (largest drop first), so that TopK never picks heads whose ablation *helps* the task.
-SIGNED = {"ablation_atp", "mean_ablation", "retrieval_score"}
+SIGNED = {"ablation_atp", "ablation_ig", "mean_ablation", "retrieval_score"}
 METRICS = {
     "exact": "normalised logit diff (clean=1, corrupted=0) after patching the clean head into the corrupted run",
     "atp": "attribution patching estimate of the normalised logit diff (grad x (clean z - corrupted z))",
@@ -35,6 +37,8 @@ METRICS = {
     "headmask": "mean over examples of |dL/dmask| (L = -log p(answer first token)), Michel et al. 2019",
     "ablation_atp": "first-order estimate of the drop of log p(answer first token) when the head's z "
     "is replaced by its {kind} ablation value (grad x (z - replacement))",
+    "ablation_ig": "integrated gradients of log p(answer first token) along z -> task mean, all heads "
+    "together ({steps} midpoint steps)",
     "retrieval_score": "share of needle tokens the head copy-pastes (its arg-max attention is on the "
     "needle token being produced), Wu et al. 2024; retrieval heads: >= 0.1",
 }
@@ -68,6 +72,8 @@ def attribute_heads(
     ablation: str = "mean",
     seed: int = 0,
     exact_layers: int | None = None,
+    steps: int = 8,
+    verify: int | None = None,
 ) -> HeadScores:
     """Score every head ``(layer, head)`` of ``model`` on ``task`` (all methods act on ``hook_z``).
 
@@ -98,6 +104,10 @@ def attribute_heads(
             2.35, the largest of all heads (``docs/method.md``). None (default): 1 for
             ``ablation_atp`` with ``ablation="mean"``, else 0. Unlike ``refine``, these heads are
             ranked by their score among the others.
+        steps: ``ablation_ig`` only: integration steps (one forward + backward pass each).
+        verify: check the finished ranking's top ``verify`` heads and ``verify`` random others
+            by their exact mean-ablation drop (``attribution.verify``), reusing the exact scores
+            ``exact_layers`` and ``refine`` made; the result is ``provenance["verification"]``.
 
     Returns:
         HeadScores with ``provenance`` (model, examples, versions, seconds, date).
@@ -109,15 +119,18 @@ def attribute_heads(
         method = default_method(task)
     fmt = fmt or getattr(task, "fmt", None) or "auto"
     ablation_refine = method == "ablation_atp"
+    mean_refine = method in ("ablation_atp", "ablation_ig")  # refined by exact mean ablation
     need_corr = (
         method in NEEDS_CORRUPTED
-        or (refine is not None and not ablation_refine)
+        or (refine is not None and not mean_refine)
         or (method == "mean_ablation" and task.has_corrupted)
     )
     if ablation_refine and refine is not None and ablation != "mean":
         raise InputError(
             "refine with ablation_atp confirms heads by exact mean ablation: use ablation='mean'"
         )
+    if method == "ablation_ig" and ablation != "mean":
+        raise ValueError("ablation_ig integrates along z -> task mean: use ablation='mean'")
     if exact_layers is None:
         exact_layers = 1 if ablation_refine and ablation == "mean" else 0
     if exact_layers and not (ablation_refine and ablation == "mean"):
@@ -150,6 +163,9 @@ def attribute_heads(
             )
             scores[:exact_layers] = exact[:exact_layers]
             metric += f"; layers < {exact_layers}: the exact drop (mean ablation)"
+    elif method == "ablation_ig":
+        scores = ablation_ig_scores(model, batches, steps)
+        metric = METRICS["ablation_ig"].format(steps=steps)
     elif method == "gradxact":
         scores = gradxact_scores(model, batches)
     elif method == "headmask":
@@ -171,7 +187,7 @@ def attribute_heads(
             refined[layer, head] = True
         todo = [(layer, h) for layer, h in heads if layer >= exact_layers]  # others: exact already
         if todo:
-            if ablation_refine:
+            if mean_refine:
                 exact, _ = mean_ablation_scores(
                     model, batches, heads=todo, max_rows=max_rows, metric="logprob"
                 )
@@ -179,7 +195,7 @@ def attribute_heads(
                 exact = exact_scores(model, batches, heads=todo, max_rows=max_rows)
             for layer, head in todo:
                 scores[layer, head] = exact[layer, head]
-        if ablation_refine:
+        if mean_refine:
             name = f"{method}+mean_ablation@{refine}"
             metric = (
                 f"top {refine}: exact answer log-prob drop under mean ablation; others: {metric}"
@@ -197,11 +213,16 @@ def attribute_heads(
         "batch_size": batch_size,
         "fmt": fmt,
         "refine": refine,
-        "ablation": ablation if method == "ablation_atp" else None,
+        "ablation": ablation if mean_refine else None,
         "exact_layers": exact_layers,
         "rank_by": "signed" if method in SIGNED else "abs",
         "versions": _versions(),
-        "seconds": round(time.perf_counter() - start, 3),
-        "date": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
     }
-    return HeadScores(scores, name, task.name, metric, provenance, refined)
+    if method == "ablation_ig":
+        provenance["steps"] = steps
+    out = HeadScores(scores, name, task.name, metric, provenance, refined)
+    if verify:
+        provenance["verification"] = verify_ranking(model, batches, out, verify, max_rows=max_rows)
+    provenance["seconds"] = round(time.perf_counter() - start, 3)
+    provenance["date"] = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    return out

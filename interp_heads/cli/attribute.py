@@ -39,6 +39,7 @@ def cmd_attribute(args) -> int:
         attribution=args.method,
         refine=args.refine,
         exact_layers=args.exact_layers,
+        verify=args.verify,
         ablation=args.ablation,
         filter_correct=not args.no_filter,
         fmt=args.fmt,
@@ -75,5 +76,8 @@ def cmd_attribute(args) -> int:
         made = run_steps(exp, ["attribute", "report"])
     scores = made["attribute"][task.name]
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
+    check = scores.provenance.get("verification")
+    if check:
+        print(f"verified against exact mean ablation: {check['verdict']}")
     print(f"wrote {folder.ranking_csv} and {made['report']}")
     return 0

@@ -157,3 +157,26 @@ def provenance_table(manifest: dict | None) -> str:
     table = _table(pd.DataFrame(rows, columns=["item", "value"]))
     full = html.escape(json.dumps(manifest, indent=1, default=str))
     return table + f"<details><summary>manifest.json</summary><pre>{full}</pre></details>"
+
+
+def verification_table(manifest: dict | None) -> str:
+    """Per task: the ranking's verdict against exact mean ablation; flagged tasks are marked."""
+    checks = (manifest or {}).get("verification") or {}
+    if not checks:
+        return _none("verification of the rankings (verify = 0, or a run made without it)")
+    rows = []
+    for task, v in checks.items():
+        if "skipped" in v:
+            rows.append({"task": task, "verdict": f"not verified: {v['skipped']}", "flag": ""})
+            continue
+        rows.append(
+            {
+                "task": task,
+                "verdict": v.get("verdict", ""),
+                "top confirmed": f"{v.get('top_confirmed')}/{v.get('m')}",
+                "Spearman, random sample": v.get("spearman_sample"),
+                "Spearman, all verified": v.get("spearman"),
+                "flag": "FLAGGED: do not trust this ranking's order" if v.get("flag") else "ok",
+            }
+        )
+    return _table(pd.DataFrame(rows))

@@ -265,6 +265,7 @@ def _content(path: Path) -> dict:
         d.pop(key, None)
     for key in ("seconds", "date"):
         d.get("provenance", {}).pop(key, None)
+    (d.get("provenance", {}).get("verification") or {}).pop("seconds", None)
     return d
 
 

@@ -1,0 +1,62 @@
+"""The pipeline's check of each ranking against the exact effect of the sweep's intervention.
+
+``attribute_step`` asks :func:`verify_m` how many heads to check, lets ``attribute_heads`` verify a
+ranking it computes, verifies a ranking reused from the run folder that lacks a verification of
+that size (:func:`verify_stored`), and records every verdict in the manifest, warning when a
+ranking is flagged (:func:`record_verification`). The check itself is
+``interp_heads.attribution.verify``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from interp_heads.tasks.schema import Task
+
+
+def verify_m(cfg) -> int:
+    """Heads to verify: ``cfg.verify``, or 0 when the sweep's ablation is not the mean (the
+    verification measures exact mean ablation) or the command has no such setting."""
+    m = int(getattr(cfg, "verify", 0) or 0)
+    return m if str(getattr(cfg, "ablation", "mean")) == "mean" else 0
+
+
+def needs_verification(scores, m: int) -> bool:
+    """Whether a stored ranking lacks a verification of ``m`` heads."""
+    return bool(m) and (scores.provenance.get("verification") or {}).get("m") != m
+
+
+def verify_stored(exp, name: str, rank: Task, scores, m: int) -> None:
+    """Verify a ranking reused from the folder (made before, or with another ``verify``); re-save it."""
+    from interp_heads.attribution import make_batches, verify_ranking
+
+    batches = make_batches(
+        exp.model,
+        rank,
+        batch_size=int(scores.provenance.get("batch_size") or exp.config.batch_size),
+        fmt=exp.fmts[name],
+        corrupted=False,
+    )
+    scores.provenance["verification"] = verify_ranking(exp.model, batches, scores, m)
+    exp.folder.save_scores(name, scores)
+
+
+def record_verification(exp, name: str, scores, m: int) -> None:
+    """The verdict in the manifest; a warning when the ranking agrees poorly with the exact effect."""
+    from interp_heads.attribution.verify import VerificationWarning
+
+    checks = exp.manifest.setdefault("verification", {})
+    if not m:
+        off = not getattr(exp.config, "verify", 0)
+        checks[name] = {"skipped": "off (verify = 0)" if off else "needs ablation = 'mean'"}
+        return
+    v = scores.provenance["verification"]
+    keep = ("m", "top_confirmed", "spearman_sample", "spearman", "flag", "verdict", "measured")
+    checks[name] = {k: v.get(k) for k in keep}
+    if v.get("flag"):
+        warnings.warn(
+            f"task {name!r}: the {scores.method} ranking agrees poorly with exact mean ablation: "
+            f"{v['verdict']}",
+            VerificationWarning,
+            stacklevel=3,
+        )
