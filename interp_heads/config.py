@@ -158,7 +158,7 @@ class GenerationSection(_Section):
 class MetricsSection(_Section):
     metrics: list[Annotated[MetricName, _parsed(MetricName)]] = Field(
         default_factory=lambda: [MetricName.ACCURACY, MetricName.COMET],
-        description="accuracy, comet, chrf, minilm_cosine",
+        description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine",
     )
     comet_model: str | None = Field(None, description="COMET checkpoint name or path")
 

@@ -95,6 +95,7 @@ class MetricName(_Choice):
     COMET = "comet"
     MINILM_COSINE = "minilm_cosine"
     CHRF = "chrf"
+    BLEU_ROUGE_COSINE = "bleu_rouge_cosine"
 
     @property
     def aliases(self) -> tuple[str, ...]:
