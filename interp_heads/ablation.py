@@ -10,9 +10,15 @@ Ablation kinds:
     ``mean``: ``z`` = the head's mean over a reference set of prompts (all non-pad positions).
     ``resample``: ``z`` = the head's mean over the positions of one reference prompt drawn at
         random (seeded) per head: a noisier, example-specific replacement.
+    ``scale``: ``z = factor * z`` (default ``1e-4``), the mask of the Cognitive Mirrors study
+        (Ma et al., NeurIPS 2025), which multiplies the head's ``o_proj`` input.
 
-The replacement does not depend on the position, so it is identical with and without a KV cache:
-masked generation with the cache equals masked generation without it, token for token.
+Mask positions (``positions``):
+    ``all``: every position of every forward pass. The replacement does not depend on the
+        position, so masked generation with the KV cache equals masked generation without it.
+    ``last``: only position -1 of each forward pass, as the Cognitive Mirrors code does. Under the
+        KV cache that is the last prompt token, then every generated token; without the cache each
+        step recomputes the whole sequence and masks only its last token, so the two differ.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from jaxtyping import Float
 from transformer_lens import HookedTransformer
 
 from interp_heads.heads import Head, hook_z, parse_heads
-from interp_heads.vocab import AblationKind
+from interp_heads.vocab import SCALE_FACTOR, AblationKind, MaskPositions
 
 HeadValues = dict[int, Float[torch.Tensor, "head_index d_head"]]
 
@@ -91,7 +97,7 @@ def _replacements(
     gen = torch.Generator().manual_seed(seed)
     for layer, hs in by_layer.items():
         hs = sorted(set(hs))
-        if kind == "zero":
+        if kind in ("zero", "scale"):
             out[layer] = (hs, None)
         elif kind == "mean":
             if not isinstance(values, dict):
@@ -120,17 +126,22 @@ def mask_heads(
     seed: int = 0,
     warn_if_idle: bool = True,
     method: str | None = None,
+    positions: MaskPositions | str = "all",
+    factor: float = SCALE_FACTOR,
 ) -> Iterator[dict]:
     """Mask query heads on ``hook_z`` for every forward pass inside the block.
 
     Args:
         model: the model; hooks are removed on exit, also on error.
         heads: ``(layer, head)`` pairs or ``"L{l}H{h}"`` labels.
-        kind: the ablation kind, ``"zero"``, ``"mean"`` or ``"resample"`` (``AblationKind``).
+        kind: the ablation kind, ``"zero"``, ``"mean"``, ``"resample"`` or ``"scale"``
+            (``AblationKind``).
         values: for ``mean``, ``head_means(model, prompts)``; for ``resample``,
             ``head_means(model, prompts, per_prompt=True)``.
         seed: seeds which reference prompt each head is resampled from.
         warn_if_idle: warn (``MaskNotFiring``) if no forward pass ran through the hooks.
+        positions: ``"all"`` or ``"last"`` (position -1 of each forward pass only).
+        factor: for ``scale``, what ``z`` is multiplied by.
 
     Yields:
         A dict with ``calls``: how many times the hooks fired.
@@ -144,6 +155,8 @@ def mask_heads(
         warnings.warn("mask_heads(method=...) is deprecated; use kind=", DeprecationWarning, 2)
         kind = method
     plan = _replacements(model, parsed, kind, values, seed)
+    scale = AblationKind.parse(kind) == "scale"
+    last = MaskPositions.parse(positions) == "last"
     stats = {"calls": 0, "heads": parsed, "kind": str(kind)}
 
     def make_hook(hs: list[int], repl: torch.Tensor | None):
@@ -158,10 +171,14 @@ def mask_heads(
                 idx = idx.to(z.device)
                 repl = repl.to(z.device) if repl is not None else None
             z = z.clone()
-            if repl is None:
-                z[:, :, idx, :] = 0.0
+            at = slice(-1, None) if last else slice(None)
+            if scale:
+                f = torch.tensor(factor, dtype=z.dtype, device=z.device)  # as RowMasks rounds it
+                z[:, at, idx, :] = z[:, at, idx, :] * f
+            elif repl is None:
+                z[:, at, idx, :] = 0.0
             else:
-                z[:, :, idx, :] = repl
+                z[:, at, idx, :] = repl
             return z
 
         return hook

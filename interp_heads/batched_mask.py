@@ -8,6 +8,10 @@ d_head]``, and :func:`mask_rows` edits ``hook_z`` as
 batch row ``b``. The caller tells the mask which conditions the current batch holds
 (``handle.rows = ...``) before each batch; this module never reorders rows.
 
+A ``scale`` condition keeps ``values`` at zero and multiplies ``z`` by its row of ``scale
+[condition, head_index]``; with ``positions="last"`` only position -1 of each forward pass is
+edited, as ``mask_heads`` does.
+
 The replacement values come from ``ablation._replacements``, the function ``mask_heads`` uses, and
 are written with ``torch.where``, so a row masked here gets bit-for-bit the ``z`` it would get under
 ``mask_heads`` alone, on the prompt pass and on every KV-cached step.
@@ -18,13 +22,19 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from jaxtyping import Bool, Float, Int
 from transformer_lens import HookedTransformer
 
-from interp_heads.ablation import AblationKind, HeadValues, MaskNotFiring, _replacements
+from interp_heads.ablation import (
+    SCALE_FACTOR,
+    AblationKind,
+    HeadValues,
+    MaskNotFiring,
+    _replacements,
+)
 from interp_heads.heads import Head, hook_z, parse_heads
 
 
@@ -36,11 +46,16 @@ class RowMasks:
         active: ``{layer: [condition, head_index]}`` booleans, True where the head is replaced.
         values: ``{layer: [condition, head_index, d_head]}`` replacements (zeros for ``zero``).
         n_conditions: number of conditions (rows of every table).
+        scale: ``{layer: [condition, head_index]}`` factors of ``scale`` conditions (zeros
+            elsewhere); empty when no condition scales.
+        last: edit only position -1 of each forward pass (``positions="last"``).
     """
 
     active: dict[int, Bool[torch.Tensor, "condition head_index"]]
     values: dict[int, Float[torch.Tensor, "condition head_index d_head"]]
     n_conditions: int
+    scale: dict[int, Float[torch.Tensor, "condition head_index"]] = field(default_factory=dict)
+    last: bool = False
 
     @classmethod
     def build(
@@ -51,11 +66,17 @@ class RowMasks:
                 Sequence[Head | str], AblationKind | str, HeadValues | list[HeadValues] | None, int
             ]
         ],
+        *,
+        positions: str = "all",
+        factor: float = SCALE_FACTOR,
     ) -> RowMasks:
         """Tables for ``conditions``: ``(heads, method, values, seed)`` each, as ``mask_heads`` takes them.
 
-        A condition with no heads (the unmasked baseline) leaves its rows untouched.
+        A condition with no heads (the unmasked baseline) leaves its rows untouched. ``positions``
+        and ``factor`` apply to every condition, as ``mask_heads`` takes them.
         """
+        from interp_heads.vocab import MaskPositions
+
         cfg = model.cfg
         plans = [
             _replacements(
@@ -67,16 +88,26 @@ class RowMasks:
         n = len(conditions)
         active = {layer: torch.zeros(n, cfg.n_heads, dtype=torch.bool) for layer in layers}
         vals = {layer: torch.zeros(n, cfg.n_heads, cfg.d_head, dtype=cfg.dtype) for layer in layers}
+        scaling = [AblationKind.parse(c[1]) == "scale" for c in conditions]
+        scale = (
+            {layer: torch.zeros(n, cfg.n_heads, dtype=cfg.dtype) for layer in layers}
+            if any(scaling)
+            else {}
+        )
         for c, plan in enumerate(plans):
             for layer, (hs, repl) in plan.items():
                 active[layer][c, hs] = True
                 if repl is not None:
                     vals[layer][c, hs] = repl.to(cfg.dtype)
+                if scaling[c]:
+                    scale[layer][c, hs] = factor
         device = cfg.device
         return cls(
             {layer: t.to(device) for layer, t in active.items()},
             {layer: t.to(device) for layer, t in vals.items()},
             n,
+            {layer: t.to(device) for layer, t in scale.items()},
+            MaskPositions.parse(positions) == "last",
         )
 
 
@@ -122,6 +153,7 @@ def mask_rows(
 
     def make_hook(layer: int):
         active, values = masks.active[layer], masks.values[layer]
+        scale = masks.scale.get(layer)
 
         def hook(z, hook):  # z: [batch pos head_index d_head]
             rows = handle.rows
@@ -132,7 +164,11 @@ def mask_rows(
                 )
             handle.calls += 1
             keep = active[rows][:, None, :, None]  # [batch 1 head_index 1]
-            return torch.where(keep, values[rows][:, None].to(z.dtype), z)
+            if masks.last:
+                z, tail = z.clone(), z[:, -1:]
+                z[:, -1:] = _masked(tail, keep, values[rows], scale, rows)
+                return z
+            return _masked(z, keep, values[rows], scale, rows)
 
         return hook
 
@@ -145,3 +181,11 @@ def mask_rows(
             MaskNotFiring,
             stacklevel=3,
         )
+
+
+def _masked(z, keep, values, scale, rows):
+    """``z`` with the kept heads replaced by ``values``, or scaled (``scale`` rows, when given)."""
+    new = values[:, None].to(z.dtype)
+    if scale is not None:  # 0 + factor * z for scale conditions, values + 0 * z for the others
+        new = new + scale[rows][:, None, :, None].to(z.dtype) * z
+    return torch.where(keep, new, z)

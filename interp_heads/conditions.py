@@ -48,12 +48,15 @@ class Pending:
         )
 
 
-def pending_conditions(model, tasks, plans, ablation, store, prepare) -> Iterator[Pending]:
+def pending_conditions(
+    model, tasks, plans, ablation, store, prepare, options=None
+) -> Iterator[Pending]:
     """Every planned condition not yet in ``store``, task by task, in plan order.
 
     ``prepare(name, task)`` gives a task's ``(prompts, ids, values, key_inputs)`` as ``run_sweep``
     computes them. The mask-effect check runs once per task that has work, on ``model``. Empty
-    tasks are skipped (``run_sweep``'s own loop raises for them).
+    tasks are skipped (``run_sweep``'s own loop raises for them). ``options``: the mask's
+    ``positions`` and ``factor`` (``SweepConfig.mask_options``).
     """
     from interp_heads.resume import condition_key as resume_key_of
     from interp_heads.sweep_checks import _check_mask_effect
@@ -69,7 +72,7 @@ def pending_conditions(model, tasks, plans, ablation, store, prepare) -> Iterato
             if store.get(key, resume_key) is not None:
                 continue
             if not checked:
-                _check_mask_effect(model, name, prompts, plans[name], ablation, values)
+                _check_mask_effect(model, name, prompts, plans[name], ablation, values, options)
                 checked = True
             yield Pending(
                 name, sel_name, k, seed, list(heads), key, resume_key, prompts, ids, values

@@ -8,7 +8,7 @@ section         keys
 ``model``       model, device, threads
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
 ``attribution`` attribution, refine, exact_layers, verify
-``ablation``    ablation
+``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top
 ``generation``  max_new_tokens, batch_size, seed
 ``metrics``     metrics, comet_model
@@ -36,8 +36,10 @@ from interp_heads.errors import PipelineError
 from interp_heads.runfolder import config_digest
 from interp_heads.tasks.schema import BUILTIN_TASKS
 from interp_heads.vocab import (
+    SCALE_FACTOR,
     AblationKind,
     AttributionMethod,
+    MaskPositions,
     MetricName,
     PromptFormat,
     Selection,
@@ -118,7 +120,17 @@ class AttributionSection(_Section):
 
 class AblationSection(_Section):
     ablation: Annotated[AblationKind, _parsed(AblationKind)] = Field(
-        AblationKind.MEAN, description="ablation kind: what a masked head's hook_z becomes"
+        AblationKind.MEAN,
+        description="ablation kind: what a masked head's hook_z becomes (zero, mean, resample, "
+        "scale)",
+    )
+    positions: Annotated[MaskPositions, _parsed(MaskPositions)] = Field(
+        MaskPositions.ALL,
+        description="where the mask acts: all positions, or last (position -1 of each forward "
+        "pass: the last prompt token, then every generated token)",
+    )
+    scale_factor: float = Field(
+        SCALE_FACTOR, description="ablation 'scale': what a masked head's hook_z is multiplied by"
     )
 
 
@@ -154,7 +166,7 @@ class MetricsSection(_Section):
     metrics: list[Annotated[MetricName, _parsed(MetricName)]] = Field(
         default_factory=lambda: [MetricName.ACCURACY, MetricName.COMET],
         min_length=1,
-        description="accuracy, comet, chrf, minilm_cosine",
+        description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine",
     )
     comet_model: str | None = Field(None, description="COMET checkpoint name or path")
 
@@ -174,7 +186,12 @@ SECTIONS: dict[str, type[_Section]] = {
 NOT_IN_DIGEST = {"threads", "verify", *PlacementSection.model_fields}
 # Keys added after run folders existed: left out of the digest at their default value, so that
 # those folders keep resuming (a non-default value is a different config).
-DIGEST_IF_SET = {"exclude_top": False, "exact_layers": None}
+DIGEST_IF_SET = {
+    "exclude_top": False,
+    "exact_layers": None,
+    "positions": "all",
+    "scale_factor": SCALE_FACTOR,
+}
 
 
 class RunConfig(

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from interp_heads.ablation import AblationKind, HeadValues, mask_heads
+from interp_heads.ablation import SCALE_FACTOR, AblationKind, HeadValues, mask_heads
 from interp_heads.generation import generate
 from interp_heads.heads import Head
 
@@ -54,6 +54,8 @@ class SweepUnit:
     max_new_tokens: int
     batch_size: int
     meta: dict = field(default_factory=dict)  # task, selection, k, seed, ids (for the driver)
+    positions: str = "all"  # the mask's scope and scale factor (``mask_heads``)
+    factor: float = SCALE_FACTOR
 
 
 @runtime_checkable
@@ -77,7 +79,14 @@ def values_to_cpu(values):
 def run_unit(model, unit: SweepUnit, context: TaskContext) -> tuple[list[str], float]:
     """Generate one unit's answers exactly as ``sweep._run_condition`` does; ``(outs, seconds)``."""
     t0 = time.perf_counter()
-    with mask_heads(model, unit.heads, unit.method, values=context.values):
+    with mask_heads(
+        model,
+        unit.heads,
+        unit.method,
+        values=context.values,
+        positions=unit.positions,
+        factor=unit.factor,
+    ):
         outs = generate(
             model,
             context.prompts,
@@ -194,7 +203,8 @@ def run_with_executor(
 
     contexts: dict[str, TaskContext] = {}  # one per task: prompts and values travel once
     units: list[SweepUnit] = []
-    for c in pending_conditions(model, tasks, plans, config.ablation, store, prepare):
+    options = config.mask_options()
+    for c in pending_conditions(model, tasks, plans, config.ablation, store, prepare, options):
         if c.task not in contexts:
             contexts[c.task] = TaskContext(c.task, list(c.prompts), values_to_cpu(c.values))
         units.append(
@@ -207,6 +217,8 @@ def run_with_executor(
                 config.max_new_tokens,
                 batch_size,
                 c.meta,
+                options["positions"],
+                options["factor"],
             )
         )
     finished: dict[str, dict] = {}

@@ -20,7 +20,7 @@ from typing import Literal
 
 import torch
 
-from interp_heads.ablation import AblationKind, HeadValues
+from interp_heads.ablation import SCALE_FACTOR, AblationKind, HeadValues
 from interp_heads.batched_mask import RowMasks, mask_rows
 from interp_heads.generation import generate
 from interp_heads.heads import Head
@@ -103,14 +103,22 @@ def generate_packed(
     max_new_tokens: int,
     *,
     pack_rows: int,
+    positions: str = "all",
+    factor: float = SCALE_FACTOR,
     **kwargs,
 ) -> list[list[str]]:
     """Each job's generations, as ``generate`` under ``mask_heads(job.heads, ...)`` alone gives them.
 
     Keyword arguments go to :func:`interp_heads.generation.generate` (``stop_at_newline``,
-    ``use_cache`` ...); ``pack_rows`` is its batch size.
+    ``use_cache`` ...); ``pack_rows`` is its batch size; ``positions`` and ``factor`` are those of
+    ``mask_heads``.
     """
-    masks = RowMasks.build(model, [(j.heads, method, j.values, j.seed) for j in jobs])
+    masks = RowMasks.build(
+        model,
+        [(j.heads, method, j.values, j.seed) for j in jobs],
+        positions=positions,
+        factor=factor,
+    )
     prompts: list[str] = []
     condition: list[int] = []
     for c, job in enumerate(jobs):
@@ -153,7 +161,9 @@ def run_packed(
         PackedJob(
             c.prompts, c.heads, c.values, 0, {**c.meta, "key": c.key, "resume_key": c.resume_key}
         )
-        for c in pending_conditions(model, tasks, plans, config.ablation, store, prepare)
+        for c in pending_conditions(
+            model, tasks, plans, config.ablation, store, prepare, config.mask_options()
+        )
     ]
     if not pending:
         return {}, {}
@@ -175,6 +185,7 @@ def run_packed(
             config.max_new_tokens,
             pack_rows=rows,
             stop_at_newline=True,
+            **config.mask_options(),
         )
         t_gen = time.perf_counter() - t0
         n_rows = sum(len(j.prompts) for j in wave)

@@ -121,6 +121,8 @@ def prepare(
             seeds=config.seeds,
             exclude_top=config.exclude_top,
             ablation=str(config.ablation),
+            positions=str(config.positions),
+            scale=config.scale_factor,
             max_new_tokens=config.max_new_tokens,
             metrics=[str(m) for m in config.metrics],
             fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,

@@ -9,7 +9,8 @@ cover:
   weights, plus dtype and shape (:func:`model_fingerprint`);
 - the task rows: every field of every example and the exact rendered prompt (:func:`rows_digest`);
 - for a condition: the heads masked (in order), the ablation kind and a digest of its replacement
-  values, the generation settings, and each metric's name, label, class and version;
+  values, the mask's positions and scale factor (when not the defaults), the generation
+  settings, and each metric's name, label, class and version;
 - for attribution: method, refinement and every other setting passed to ``attribute_heads``;
 - for the baseline: generation settings.
 
@@ -101,9 +102,21 @@ def metric_identity(metric) -> dict:
 
 
 def condition_key(
-    model_fp: dict, rows: str, heads, kind: str, values_digest: str, generation: dict, metrics
+    model_fp: dict,
+    rows: str,
+    heads,
+    kind: str,
+    values_digest: str,
+    generation: dict,
+    metrics,
+    mask: dict | None = None,
 ) -> str:
-    """Resume key of one sweep condition (see the module docstring)."""
+    """Resume key of one sweep condition (see the module docstring).
+
+    ``mask``: the mask's scope and scale factor when they are not the defaults (``SweepConfig
+    .mask_key``); at the defaults the key is the one folders made before these settings hold.
+    """
+    ablation = {"kind": kind, "values": values_digest, **(mask or {})}
     return digest(
         {
             "v": KEY_VERSION,
@@ -111,7 +124,7 @@ def condition_key(
             "model": model_fp,
             "rows": rows,
             "heads": [list(h) if not isinstance(h, str) else h for h in heads],
-            "ablation": {"kind": kind, "values": values_digest},
+            "ablation": ablation,
             "generation": generation,
             "metrics": [metric_identity(m) for m in metrics],
         },

@@ -20,7 +20,7 @@ from typing import Literal
 
 import pandas as pd
 
-from interp_heads.ablation import AblationKind, head_means, mask_heads
+from interp_heads.ablation import SCALE_FACTOR, AblationKind, head_means, mask_heads
 from interp_heads.conditions import ConditionStore
 from interp_heads.conditions import collect_records as _collect
 from interp_heads.conditions import condition_key as _condition_key
@@ -33,6 +33,7 @@ from interp_heads.runfolder import config_digest
 from interp_heads.selection import make_selections
 from interp_heads.stats import significance, summarize
 from interp_heads.sweep_checks import SweepWarning, _check_mask_effect, _check_plan, _sanity
+from interp_heads.vocab import MaskPositions
 
 __all__ = [
     "ConditionStore",
@@ -50,8 +51,10 @@ log = logging.getLogger(__name__)
 class SweepConfig:
     """Everything that determines a sweep's results (hashed for resume).
 
-    ``ablation`` is the ablation kind (``mean``, ``zero``, ``resample``); ``method=`` is its
-    deprecated name (before the vocabulary split: *method* is how heads are scored).
+    ``ablation`` is the ablation kind (``mean``, ``zero``, ``resample``, ``scale``); ``method=`` is
+    its deprecated name (before the vocabulary split: *method* is how heads are scored).
+    ``positions`` is the mask's scope (``all`` or ``last``), ``scale`` the factor of the ``scale``
+    kind (``interp_heads.ablation``).
     """
 
     ks: list[int]
@@ -63,6 +66,8 @@ class SweepConfig:
     exclude_top: bool = False
     metrics: list[str] = field(default_factory=lambda: ["accuracy"])
     method: InitVar[str | None] = None
+    positions: str = "all"
+    scale: float = SCALE_FACTOR
 
     def __post_init__(self, method: str | None) -> None:
         if method is not None:
@@ -71,12 +76,32 @@ class SweepConfig:
             )
             self.ablation = method
         self.ablation = str(AblationKind.parse(self.ablation))
+        self.positions = str(MaskPositions.parse(self.positions, "mask positions"))
+        self.scale = float(self.scale)
+
+    def mask_options(self) -> dict:
+        """The ``mask_heads`` keywords beside the kind: ``positions`` and ``factor``."""
+        return {"positions": self.positions, "factor": self.scale}
+
+    def mask_key(self) -> dict | None:
+        """The mask settings a resume key adds beside kind and values (None at the defaults)."""
+        extra = {}
+        if self.positions != "all":
+            extra["positions"] = self.positions
+        if self.ablation == "scale":
+            extra["factor"] = self.scale
+        return extra or None
 
     def to_dict(self) -> dict:
         """The fields, with the ablation kind under its old key ``method``: the digests of run
-        folders made before the rename stay the same, so those folders keep resuming."""
+        folders made before the rename stay the same, so those folders keep resuming (for the
+        same reason ``positions`` and ``scale`` are left out at their defaults)."""
         d = asdict(self)
         d["method"] = d.pop("ablation")
+        if d["positions"] == "all":
+            del d["positions"]
+        if d["scale"] == SCALE_FACTOR:
+            del d["scale"]
         return d
 
     def digest(self) -> str:
@@ -225,6 +250,7 @@ def run_sweep(
                 "values_digest": tensor_digest(values),
                 "generation": generation,
                 "metrics": metrics,
+                "mask": config.mask_key(),
             }
             prepared[name] = (prompts, [e.id for e in task], values, unit)
         return prepared[name]
@@ -261,7 +287,9 @@ def run_sweep(
             done = packed.get(key) or store.get(key, resume_key)
             if done is None:
                 if not checked:
-                    _check_mask_effect(model, name, prompts, plan, config.ablation, values)
+                    _check_mask_effect(
+                        model, name, prompts, plan, config.ablation, values, config.mask_options()
+                    )
                     checked = True
                 done = _run_condition(
                     model, task, prompts, heads, config, values, metrics, batch_size, cache
@@ -297,7 +325,7 @@ def _ablation_values(model, prompts, method, batch_size):
 
 def _run_condition(model, task, prompts, heads, config, values, metrics, batch_size, cache) -> dict:
     t0 = time.perf_counter()
-    with mask_heads(model, heads, config.ablation, values=values):
+    with mask_heads(model, heads, config.ablation, values=values, **config.mask_options()):
         outs = generate(
             model, prompts, config.max_new_tokens, batch_size=batch_size, stop_at_newline=True
         )

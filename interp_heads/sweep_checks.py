@@ -28,22 +28,25 @@ def _check_plan(plan, task: str) -> None:
             )
 
 
-def _mask_has_effect(model, prompts, heads, method, values) -> bool:
+def _mask_has_effect(model, prompts, heads, method, values, options=None) -> bool:
     from interp_heads.generation import tokenize_left_padded
 
     tokens, mask = tokenize_left_padded(model, prompts[:4])
     tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
     with torch.inference_mode():
         base = model(tokens, attention_mask=mask)[:, -1]
-        with mask_heads(model, heads, method, values=values):
+        with mask_heads(model, heads, method, values=values, **(options or {})):
             masked = model(tokens, attention_mask=mask)[:, -1]
     return not torch.allclose(base, masked)
 
 
-def _check_mask_effect(model, name, prompts, plan, method, values) -> None:
-    """Warn when the task's biggest mask changes no logits (hooks not firing)."""
+def _check_mask_effect(model, name, prompts, plan, method, values, options=None) -> None:
+    """Warn when the task's biggest mask changes no logits (hooks not firing).
+
+    ``options``: the mask's ``positions`` and ``factor`` (``SweepConfig.mask_options``).
+    """
     biggest = max(plan, key=lambda c: len(c[3]))
-    if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], method, values):
+    if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], method, values, options):
         warnings.warn(
             f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire",
             SweepWarning,

@@ -6,6 +6,7 @@ to their strings, so ``"mean" == AblationKind.MEAN`` and TOML/CLI strings work u
 - :class:`AttributionMethod`: how heads are *scored* (``attribute --method``, ``attribution =``).
 - :class:`AblationKind`: what a masked head's ``hook_z`` is *replaced with* (``--ablation``,
   ``ablation =``). Never called "method".
+- :class:`MaskPositions`: where a mask acts (``positions =``): ``all`` or ``last``.
 - :class:`Selection`: which heads a condition masks; ``.display`` is the name in tables and plots.
 - :class:`PromptFormat` and :class:`MetricName`.
 
@@ -54,6 +55,17 @@ class AblationKind(_Choice):
     ZERO = "zero"
     MEAN = "mean"
     RESAMPLE = "resample"
+    SCALE = "scale"
+
+
+SCALE_FACTOR = 1e-4  # ablation "scale": the Cognitive Mirrors mask, the head's o_proj input x 1e-4
+
+
+class MaskPositions(_Choice):
+    """Where a mask acts: every position, or only the last position of each forward pass."""
+
+    ALL = "all"
+    LAST = "last"
 
 
 class Selection(_Choice):
@@ -91,6 +103,7 @@ class MetricName(_Choice):
     COMET = "comet"
     MINILM_COSINE = "minilm_cosine"
     CHRF = "chrf"
+    BLEU_ROUGE_COSINE = "bleu_rouge_cosine"
 
     @property
     def aliases(self) -> tuple[str, ...]:
@@ -100,6 +113,7 @@ class MetricName(_Choice):
 _WHAT = {
     "AttributionMethod": "attribution method",
     "AblationKind": "ablation kind",
+    "MaskPositions": "mask positions",
     "Selection": "selection",
     "PromptFormat": "prompt format",
     "MetricName": "metric",

@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_flag(b, "comet_model")
     cli_flag(b, "ablation", default=None)
     cli_flag(b, "ablation", "--method", dest="method", default=None, help="deprecated: --ablation")
+    cli_flag(b, "positions")
+    cli_flag(b, "scale_factor", type=float)
     cli_flag(b, "n_eval")
     b.add_argument(
         "--skip", type=nonneg, default=0, help="skip the first N examples of the task file"

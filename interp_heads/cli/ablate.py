@@ -149,6 +149,8 @@ def cmd_ablate(args) -> int:
         seeds=args.seeds,
         exclude_top=args.exclude_top,
         ablation=ablation,
+        positions=args.positions,
+        scale=args.scale_factor,
         max_new_tokens=args.max_new_tokens,
         metrics=args.metrics,
         fmt=fmt,

@@ -10,11 +10,12 @@ from interp_heads.metrics.accuracy import Accuracy
 from interp_heads.metrics.base import Metric, MetricUnavailable
 from interp_heads.metrics.comet_metric import CometMetric
 from interp_heads.metrics.embedding import ChrF, MiniLMCosine
+from interp_heads.metrics.seed_accuracy import BleuRougeCosine
 
 log = logging.getLogger(__name__)
 
 DEFAULT_COMET_MODEL = "Unbabel/wmt22-comet-da"
-METRIC_NAMES = ("accuracy", "comet", "minilm_cosine", "chrf")
+METRIC_NAMES = ("accuracy", "comet", "minilm_cosine", "chrf", "bleu_rouge_cosine")
 
 
 def fallback_note(reason: str) -> str:
@@ -74,6 +75,8 @@ def resolve_metrics(
             metric = MiniLMCosine()
         elif name == "chrf":
             metric = ChrF()
+        elif name == "bleu_rouge_cosine":
+            metric = BleuRougeCosine()
         else:
             raise InputError(f"unknown metric {raw!r}; choose from {', '.join(METRIC_NAMES)}")
         if metric.name not in {m.name for m in out}:
