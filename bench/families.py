@@ -19,58 +19,25 @@ import time
 from pathlib import Path
 
 import torch
-from transformer_lens import patching
 
 from interp_heads import models
 from interp_heads.ablation import mask_heads
 from interp_heads.attribution import exact_scores, make_batches
-from interp_heads.attribution.inputs import logit_diff
-from interp_heads.checkpoints import FAMILY_SPECS, zero_head_pre_hook
+from interp_heads.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
 from interp_heads.fast_attention import fast_attention
 from interp_heads.generation import generate_tokens, tokenize_left_padded
-from interp_heads.tasks.schema import Example, Task
+from interp_heads.tasks.schema import Task
+from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = ["Hello there, my", "The cat sat on the", "a b", "Once upon a time, in"]
 N_NEW = 16
-TASK = Task(
-    "t",
-    [
-        Example(
-            "fr",
-            "t",
-            "The capital of France is ",
-            "P",
-            corrupted_prompt="The capital of Italy  is ",
-            corrupted_answer="R",
-        )
-    ],
-)
-
-
-def _hf_greedy(spec, hf, tokens, mask, d_head, pad):
-    hf.generation_config.eos_token_id = None
-    hook = spec.out_proj_module(hf, 1).register_forward_pre_hook(zero_head_pre_hook(2, d_head))
-    try:
-        out = hf.generate(
-            tokens, attention_mask=mask, max_new_tokens=N_NEW, do_sample=False, pad_token_id=pad
-        )
-    finally:
-        hook.remove()
-    return out[:, tokens.shape[1] :].tolist()
+TASK = Task("t", PATCHING_EXAMPLES[:1])
 
 
 def _tl_patching(model):
-    (b,) = make_batches(model, TASK, batch_size=1)
-    clean, cache = model.run_with_cache(b.clean)
-    ld_clean = logit_diff(clean[:, -1], b).mean()
-    ld_corr = logit_diff(model(b.corrupted)[:, -1], b).mean()
-
-    def metric(logits):
-        return (logit_diff(logits[:, -1], b).mean() - ld_corr) / (ld_clean - ld_corr)
-
-    ref = patching.get_act_patch_attn_head_out_all_pos(model, b.corrupted, cache, metric).cpu()
-    ours = exact_scores(model, [b])
+    ref = tl_head_patching(model, TASK)
+    ours = exact_scores(model, make_batches(model, TASK))
     return float(((ours - ref).abs() / ref.abs().clamp(min=1)).max())
 
 
@@ -96,7 +63,7 @@ def measure(spec) -> dict:
     ref = hf(tokens, attention_mask=mask, position_ids=pos).logits
     with fast_attention(model) as n_fused:
         fused = model(tokens, attention_mask=mask)
-    hf_tokens = _hf_greedy(spec, hf, tokens, mask, model.cfg.d_head, model.tokenizer.pad_token_id)
+    hf_tokens = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, (1, 2), model, N_NEW)
     with mask_heads(model, [(1, 2)], "zero"):
         kw = dict(stop_at_eos=False, fast_attention=False)
         cached = generate_tokens(model, PROMPTS, N_NEW, **kw)

@@ -15,18 +15,20 @@ from pathlib import Path
 
 import torch
 
+from interp_heads.heads import Head
+
 VOCAB = 300  # >= the byte tokenizer's 256 bytes + ChatML specials
-_RMS = dict(
+_BASE = dict(
     vocab_size=VOCAB,
     hidden_size=64,
     intermediate_size=128,
     num_hidden_layers=2,
     num_attention_heads=4,
-    num_key_value_heads=2,
     max_position_embeddings=256,
     tie_word_embeddings=False,
     initializer_range=0.2,  # larger than HF's 0.02, so greedy tokens vary and a wrong mask shows
 )
+_RMS = _BASE | dict(num_key_value_heads=2)
 
 
 @dataclass(frozen=True)
@@ -111,17 +113,7 @@ FAMILY_SPECS: dict[str, FamilySpec] = {
         FamilySpec(
             "gpt_neox",
             "GPTNeoXConfig",
-            dict(
-                vocab_size=VOCAB,
-                hidden_size=64,
-                intermediate_size=128,
-                num_hidden_layers=2,
-                num_attention_heads=4,
-                max_position_embeddings=256,
-                rotary_pct=0.5,
-                tie_word_embeddings=False,
-                initializer_range=0.2,
-            ),
+            _BASE | dict(rotary_pct=0.5),
             "gpt_neox.layers.{i}.attention.dense",
         ),
     ]
@@ -137,3 +129,23 @@ def zero_head_pre_hook(head: int, d_head: int):
         return (x, *args[1:])
 
     return hook
+
+
+@torch.no_grad()
+def hf_greedy_with_zeroed_head(spec, hf_model, tokens, mask, head: Head, model, n_new: int):
+    """HF ``generate``'s greedy tokens with one head's slice of the output projection's input
+    zeroed by a forward-pre-hook: the reference for a zero mask on ``hook_z`` of ``model`` (our
+    conversion, for ``d_head`` and the pad id). No stop token on either side."""
+    layer, index = head
+    d_head, pad = model.cfg.d_head, model.tokenizer.pad_token_id
+    hf_model.generation_config.eos_token_id = None
+    hook = spec.out_proj_module(hf_model, layer).register_forward_pre_hook(
+        zero_head_pre_hook(index, d_head)
+    )
+    try:
+        out = hf_model.generate(
+            tokens, attention_mask=mask, max_new_tokens=n_new, do_sample=False, pad_token_id=pad
+        )
+    finally:
+        hook.remove()
+    return out[:, tokens.shape[1] :].tolist()

@@ -10,6 +10,7 @@ import torch
 from transformer_lens import HookedTransformer, HookedTransformerConfig
 
 from interp_heads.models import attach_tokenizer
+from interp_heads.tasks.schema import Example
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
@@ -24,6 +25,53 @@ MIXED_PROMPTS = [
     "Complete: one, two, three,",
     "Who wrote Hamlet?",
 ]
+
+# Byte tokenizer: prompts end with a space so that answers start with a letter byte.
+PATCHING_EXAMPLES = [
+    Example(
+        "fr",
+        "t",
+        "The capital of France is ",
+        "P",
+        corrupted_prompt="The capital of Italy  is ",
+        corrupted_answer="R",
+    ),
+    Example(
+        "cat",
+        "t",
+        "Bob gave the cat to the ",
+        "A",
+        corrupted_prompt="Bob gave the dog to the ",
+        corrupted_answer="B",
+    ),
+    Example(
+        "sun",
+        "t",
+        "Sun rises in the ",
+        "E",
+        corrupted_prompt="Sun sets in the  ",
+        corrupted_answer="W",
+    ),
+]
+
+
+def tl_head_patching(model, task):
+    """TransformerLens' own head patching with the same normalised logit-difference metric."""
+    from transformer_lens import patching
+
+    from interp_heads.attribution.inputs import logit_diff, make_batches
+
+    (b,) = make_batches(model, task, batch_size=len(task))
+    assert bool(b.mask.all()), "the reference needs prompts of one length"
+    clean_logits, cache = model.run_with_cache(b.clean)
+    corr_logits = model(b.corrupted)
+    ld_clean = logit_diff(clean_logits[:, -1], b).mean()
+    ld_corr = logit_diff(corr_logits[:, -1], b).mean()
+
+    def metric(logits):
+        return (logit_diff(logits[:, -1], b).mean() - ld_corr) / (ld_clean - ld_corr)
+
+    return patching.get_act_patch_attn_head_out_all_pos(model, b.corrupted, cache, metric).cpu()
 
 
 def byte_tokenizer():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformer_lens import patching
 
 from interp_heads.attribution import (
     METHODS,
@@ -22,54 +21,12 @@ from interp_heads.attribution import (
 from interp_heads.attribution.inputs import answer_logprob, logit_diff
 from interp_heads.heads import hook_z
 from interp_heads.tasks.schema import Example, Task
-
-# Byte tokenizer: prompts end with a space so that answers start with a letter byte.
-EXAMPLES = [
-    Example(
-        "fr",
-        "t",
-        "The capital of France is ",
-        "P",
-        corrupted_prompt="The capital of Italy  is ",
-        corrupted_answer="R",
-    ),
-    Example(
-        "cat",
-        "t",
-        "Bob gave the cat to the ",
-        "A",
-        corrupted_prompt="Bob gave the dog to the ",
-        corrupted_answer="B",
-    ),
-    Example(
-        "sun",
-        "t",
-        "Sun rises in the ",
-        "E",
-        corrupted_prompt="Sun sets in the  ",
-        corrupted_answer="W",
-    ),
-]
+from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
 
 
 @pytest.fixture
 def task():
-    return Task("t", list(EXAMPLES))
-
-
-def tl_reference(model, task):
-    """TransformerLens' own head patching with the same normalised logit-difference metric."""
-    (b,) = make_batches(model, task, batch_size=len(task))
-    assert bool(b.mask.all()), "the reference needs prompts of one length"
-    clean_logits, cache = model.run_with_cache(b.clean)
-    corr_logits = model(b.corrupted)
-    ld_clean = logit_diff(clean_logits[:, -1], b).mean()
-    ld_corr = logit_diff(corr_logits[:, -1], b).mean()
-
-    def metric(logits):
-        return (logit_diff(logits[:, -1], b).mean() - ld_corr) / (ld_clean - ld_corr)
-
-    return patching.get_act_patch_attn_head_out_all_pos(model, b.corrupted, cache, metric).cpu()
+    return Task("t", list(PATCHING_EXAMPLES))
 
 
 def no_hooks(model) -> bool:
@@ -79,7 +36,7 @@ def no_hooks(model) -> bool:
 @pytest.mark.parametrize("ids", [["fr"], ["cat"]])
 def test_exact_equals_transformer_lens(tiny, task, ids):
     sub = task.subset(ids=ids)
-    ref = tl_reference(tiny, sub)
+    ref = tl_head_patching(tiny, sub)
     ours = exact_scores(tiny, make_batches(tiny, sub))
     assert ours.shape == (3, 4)
     assert torch.allclose(ours, ref, atol=1e-4), (ours - ref).abs().max()
@@ -89,7 +46,7 @@ def test_exact_equals_transformer_lens(tiny, task, ids):
 def test_exact_equals_transformer_lens_without_prefix_skip(tiny, task):
     sub = task.subset(ids=["fr"])
     (b,) = make_batches(tiny, sub)
-    ref = tl_reference(tiny, sub)
+    ref = tl_head_patching(tiny, sub)
     z = {i: tiny.run_with_cache(b.clean)[1][hook_z(i)] for i in range(3)}
     with torch.no_grad():
         ld = [float(logit_diff(tiny(t)[:, -1], b).mean()) for t in (b.clean, b.corrupted)]

@@ -12,7 +12,7 @@ import torch
 
 from interp_heads import models
 from interp_heads.ablation import head_means, mask_heads
-from interp_heads.checkpoints import FAMILY_SPECS, zero_head_pre_hook
+from interp_heads.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
 from interp_heads.fast_attention import fast_attention, supports_fast_path
 from interp_heads.generation import generate_tokens, tokenize_left_padded
 from interp_heads.packing import PackedJob, generate_packed
@@ -51,22 +51,7 @@ def test_head_mask_equals_zeroed_o_proj_slice_in_greedy_generation(family):
     spec, hf, model = family
     layer, head = 1, 2
     tokens, mask = tokenize_left_padded(model, PROMPTS)
-    hook = spec.out_proj_module(hf, layer).register_forward_pre_hook(
-        zero_head_pre_hook(head, model.cfg.d_head)
-    )
-    hf.generation_config.eos_token_id = None  # no stop token on either side
-    try:
-        with torch.no_grad():
-            out = hf.generate(
-                tokens,
-                attention_mask=mask,
-                max_new_tokens=N_NEW,
-                do_sample=False,
-                pad_token_id=model.tokenizer.pad_token_id,
-            )
-    finally:
-        hook.remove()
-    ref = out[:, tokens.shape[1] :].tolist()
+    ref = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, (layer, head), model, N_NEW)
     with mask_heads(model, [(layer, head)], "zero"):
         cached = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False, fast_attention=False)
         plain = generate_tokens(
@@ -120,13 +105,12 @@ def test_unserved_family_is_a_one_line_error(tmp_path):
 
 def test_exact_patching_equals_transformer_lens(family):
     """Attribution runs unchanged on every family: ``exact`` equals TL's own head patching."""
-    from test_attribution import EXAMPLES, tl_reference
-
     from interp_heads.attribution import exact_scores, make_batches
     from interp_heads.tasks.schema import Task
+    from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
 
     spec, _, model = family
-    task = Task("t", list(EXAMPLES)).subset(ids=["fr"])
-    ref = tl_reference(model, task)
+    task = Task("t", list(PATCHING_EXAMPLES)).subset(ids=["fr"])
+    ref = tl_head_patching(model, task)
     ours = exact_scores(model, make_batches(model, task))
     assert torch.allclose(ours, ref, atol=1e-4, rtol=1e-4), (spec.name, (ours - ref).abs().max())
