@@ -34,8 +34,12 @@ def z_gradients(
     *,
     attention_mask: Int[torch.Tensor, "batch pos"] | None = None,
     head_mask: bool = False,
+    transform: Callable[[torch.Tensor, int], torch.Tensor] | None = None,
 ) -> tuple[list[torch.Tensor], list[torch.Tensor], torch.Tensor]:
     """One forward and one backward pass of ``objective(...).sum()``.
+
+    ``transform(z, layer)`` replaces each layer's ``hook_z`` output (e.g. a point on a path to the
+    ablation value); the gradients are then taken w.r.t. the transformed values.
 
     Returns:
         ``(z, grads, values)``: per layer the ``hook_z`` activations ``[batch pos head_index
@@ -56,6 +60,8 @@ def z_gradients(
         if head_mask:
             zs[layer] = z.detach()
             return z * masks[layer][:, None, :, None].to(z.dtype)
+        if transform is not None:
+            z = transform(z, layer)
         if not z.requires_grad:  # layer 0: nothing upstream needs a gradient
             z = z.detach().requires_grad_(True)
         zs[layer] = z

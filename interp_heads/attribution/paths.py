@@ -24,7 +24,8 @@ import torch
 from jaxtyping import Float
 from transformer_lens import HookedTransformer
 
-from interp_heads.attribution.inputs import Batch, answer_logprob, final_logits, frozen_params
+from interp_heads.attribution.gradients import z_gradients
+from interp_heads.attribution.inputs import Batch, answer_logprob
 from interp_heads.attribution.patching import _mean_from, _z_names, run_cached
 
 
@@ -47,38 +48,25 @@ def path_gradients(
     alpha: float,
 ) -> tuple[Float[torch.Tensor, "layer head"], Float[torch.Tensor, " batch"]]:
     """``sum over examples and non-pad positions of g_h . (z_h - r_h)`` at ``alpha``, and f per example."""
-    n_layers = model.cfg.n_layers
-    outs: list[torch.Tensor | None] = [None] * n_layers
-    deltas: list[torch.Tensor | None] = [None] * n_layers
+    deltas: list[torch.Tensor | None] = [None] * model.cfg.n_layers
 
-    def hook(z, hook):
-        layer = hook.layer()
+    def along_path(z, layer):
         r = means[layer].to(z.dtype)
         deltas[layer] = (z - r).detach()
-        new = r + alpha * (z - r)
-        if not new.requires_grad:  # layer 0: nothing upstream needs a gradient
-            new = new.detach().requires_grad_(True)
-        outs[layer] = new
-        return new
+        return r + alpha * (z - r)
 
-    with (
-        torch.enable_grad(),
-        frozen_params(model),
-        model.hooks(fwd_hooks=[(lambda n: n.endswith("attn.hook_z"), hook)]),
-    ):
-        resid = model(batch.clean, attention_mask=batch.mask, stop_at_layer=n_layers)
-        values = answer_logprob(final_logits(model, resid), batch)
-        grads = torch.autograd.grad(values.sum(), outs, allow_unused=True)
+    _, grads, values = z_gradients(
+        model,
+        batch.clean,
+        lambda logits: answer_logprob(logits, batch),
+        attention_mask=batch.mask,
+        transform=along_path,
+    )
     w = batch.mask.to(means.dtype)[:, :, None, None]
     terms = torch.stack(
-        [
-            torch.zeros(model.cfg.n_heads)
-            if g is None
-            else (torch.nan_to_num(g) * d * w).sum(dim=(0, 1, 3)).float().cpu()
-            for g, d in zip(grads, deltas, strict=True)
-        ]
+        [(g * d * w).sum(dim=(0, 1, 3)).float().cpu() for g, d in zip(grads, deltas, strict=True)]
     )
-    return terms, values.detach().float().cpu()
+    return terms, values.float().cpu()
 
 
 def ablation_ig_scores(
