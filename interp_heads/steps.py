@@ -198,11 +198,10 @@ def _verified_baseline(folder: RunFolder, name: str, task: Task) -> dict:
 
 def _check_attribution_inputs(cfg, name: str, rank: Task) -> None:
     from interp_heads.attribution.api import NEEDS_CORRUPTED, default_method
+    from interp_heads.vocab import MEAN_REFINED
 
     method = default_method(rank) if cfg.attribution == "auto" else cfg.attribution
-    needs = method in NEEDS_CORRUPTED or (
-        cfg.refine and method not in ("ablation_atp", "ablation_ig")
-    )
+    needs = method in NEEDS_CORRUPTED or (cfg.refine and method not in MEAN_REFINED)
     if cfg.exact_layers and method != "ablation_atp":
         raise PipelineError(
             f"task {name!r}: exact_layers needs attribution 'ablation_atp'; "

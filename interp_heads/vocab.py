@@ -51,6 +51,11 @@ class AttributionMethod(_Choice):
     RETRIEVAL_SCORE = "retrieval_score"
 
 
+# Methods that estimate the mean-ablation drop: ``refine`` and ``verify`` confirm them by exact
+# mean ablation on the same log-prob scale (no corrupted prompts needed).
+MEAN_REFINED = (AttributionMethod.ABLATION_ATP.value, AttributionMethod.ABLATION_IG.value)
+
+
 class AblationKind(_Choice):
     ZERO = "zero"
     MEAN = "mean"

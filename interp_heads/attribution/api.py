@@ -23,7 +23,7 @@ from interp_heads.attribution.scores import HeadScores
 from interp_heads.attribution.verify import verify_ranking
 from interp_heads.errors import InputError
 from interp_heads.tasks.schema import Task
-from interp_heads.vocab import AttributionMethod, PromptFormat
+from interp_heads.vocab import MEAN_REFINED, AttributionMethod, PromptFormat
 
 METHODS: tuple[str, ...] = AttributionMethod.values()
 NEEDS_CORRUPTED = {"exact", "atp"}
@@ -119,7 +119,7 @@ def attribute_heads(
         method = default_method(task)
     fmt = fmt or getattr(task, "fmt", None) or "auto"
     ablation_refine = method == "ablation_atp"
-    mean_refine = method in ("ablation_atp", "ablation_ig")  # refined by exact mean ablation
+    mean_refine = method in MEAN_REFINED
     need_corr = (
         method in NEEDS_CORRUPTED
         or (refine is not None and not mean_refine)

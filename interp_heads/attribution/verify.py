@@ -29,6 +29,7 @@ from interp_heads.attribution.inputs import Batch
 from interp_heads.attribution.patching import mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.heads import Head, all_heads, head_label
+from interp_heads.vocab import MEAN_REFINED
 
 MIN_SPEARMAN = 0.8  # below it over the verified heads, a ranking is flagged
 
@@ -41,10 +42,7 @@ def known_exact(scores: HeadScores) -> Float[torch.Tensor, "layer head"]:
     """The exact mean-ablation log-prob drops a ranking already holds (NaN elsewhere)."""
     known = torch.full_like(scores.scores, float("nan"))
     prov = scores.provenance
-    if (
-        not scores.method.startswith(("ablation_atp", "ablation_ig"))
-        or prov.get("ablation") != "mean"
-    ):
+    if not scores.method.startswith(MEAN_REFINED) or prov.get("ablation") != "mean":
         return known
     layers = int(prov.get("exact_layers") or 0)
     known[:layers] = scores.scores[:layers]
