@@ -1,17 +1,40 @@
 """interp_heads: find the attention heads a task depends on, and prove it by ablation.
 
 Submodules are importable as namespaces (``interp_heads.attribution``, ``interp_heads.sweep`` ...);
-the names below are the small public API.
+the names below are the small public API. Each is imported on first use (PEP 562), so
+``import interp_heads`` (and the ``interp-heads`` command's start-up) does not import torch: the
+command installs its Ctrl-C handling before anything heavy loads.
 """
 
-from interp_heads.ablation import head_means, mask_heads
-from interp_heads.generation import generate
-from interp_heads.heads import head_label, parse_heads
-from interp_heads.models import ModelLoadError, load_model
-from interp_heads.prompts import render
-from interp_heads.selection import LayerMatchedRandomK, RandomK, TopK
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
+
+# public name -> the module that defines it
+_HOME = {
+    "LayerMatchedRandomK": "interp_heads.selection",
+    "ModelLoadError": "interp_heads.models",
+    "RandomK": "interp_heads.selection",
+    "TopK": "interp_heads.selection",
+    "generate": "interp_heads.generation",
+    "head_label": "interp_heads.heads",
+    "head_means": "interp_heads.ablation",
+    "load_model": "interp_heads.models",
+    "mask_heads": "interp_heads.ablation",
+    "parse_heads": "interp_heads.heads",
+    "render": "interp_heads.prompts",
+    # heavier pieces, not in __all__
+    "attribute_heads": "interp_heads.attribution",
+    "HeadScores": "interp_heads.attribution",
+    "run_sweep": "interp_heads.sweep",
+    "SweepConfig": "interp_heads.sweep",
+    "plot_sweep": "interp_heads.report.figures",
+    "load_task": "interp_heads.tasks",
+    "filter_correct": "interp_heads.tasks",
+    "resolve_metrics": "interp_heads.metrics",
+}
 
 __all__ = [
     "LayerMatchedRandomK",
@@ -28,20 +51,13 @@ __all__ = [
 ]
 
 
-def __getattr__(name):  # heavier pieces load on first use
-    lazy = {
-        "attribute_heads": ("interp_heads.attribution", "attribute_heads"),
-        "HeadScores": ("interp_heads.attribution", "HeadScores"),
-        "run_sweep": ("interp_heads.sweep", "run_sweep"),
-        "SweepConfig": ("interp_heads.sweep", "SweepConfig"),
-        "plot_sweep": ("interp_heads.report.figures", "plot_sweep"),
-        "load_task": ("interp_heads.tasks", "load_task"),
-        "filter_correct": ("interp_heads.tasks", "filter_correct"),
-        "resolve_metrics": ("interp_heads.metrics", "resolve_metrics"),
-    }
-    if name in lazy:
-        import importlib
-
-        module, attr = lazy[name]
-        return getattr(importlib.import_module(module), attr)
+def __getattr__(name: str):
+    if name in _HOME:
+        value = getattr(importlib.import_module(_HOME[name]), name)
+        globals()[name] = value  # later look-ups skip this function
+        return value
     raise AttributeError(f"module 'interp_heads' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

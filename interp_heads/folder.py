@@ -68,6 +68,7 @@ class RunFolder:
     generations = property(lambda self: self.root / "generations.jsonl")
     figures = property(lambda self: self.root / "figures")
     index = property(lambda self: self.root / "index.html")
+    retired_index = property(lambda self: self.root / ".index.html.retired")  # lifecycle.start
 
     def baseline_entry(self, task: str) -> Path:
         return self.root / "baseline" / f"{safe_name(task)}.json"
@@ -157,8 +158,13 @@ class RunFolder:
         """
         out_dir = self.root
         self.check_usable(force)
+        top = _first_missing(out_dir)
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
+            if top is not None:  # made by this invocation: removed again if it stays unused
+                from interp_heads import lifecycle
+
+                lifecycle.note_created(out_dir, top)
             probe = out_dir / f".write-probe-{os.getpid()}"
             probe.write_text("")
             probe.unlink()
@@ -221,6 +227,16 @@ class RunFolder:
     def write_manifest(self, manifest: dict) -> None:
         runfolder.write_atomic(self.manifest, json.dumps(manifest, indent=1, default=str))
 
+    def step_outputs(self, step: str) -> list[Path]:
+        """The tables step ``step`` writes (its resume entries aside), as listed in the manifest."""
+        tables = {
+            "baseline": [self.baseline_csv],
+            "attribute": [self.attribution_parquet, self.ranking_csv],
+            "tables": [self.sweep_parquet, self.summary_parquet, self.summary_csv,
+                       self.significance_csv, self.generations],
+        }  # fmt: skip
+        return tables.get(step, [])
+
     # ------------------------------------------------------------------ tables
     def write_frame(self, path: Path, frame: pd.DataFrame) -> None:
         """``frame`` to ``path`` (``.csv`` or ``.parquet``), atomically."""
@@ -260,3 +276,13 @@ class RunFolder:
         path = self.baseline_entry(task)
         path.parent.mkdir(parents=True, exist_ok=True)
         runfolder.write_entry(path, entry)
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The topmost folder of ``path`` that does not exist yet (None: ``path`` exists)."""
+    path = Path(path).absolute()
+    if path.exists() or path.is_symlink():
+        return None
+    while not path.parent.exists():
+        path = path.parent
+    return path

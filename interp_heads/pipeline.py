@@ -146,13 +146,17 @@ def run_pipeline(
     """Run every step and write the run directory; returns the path of ``index.html``.
 
     Raises:
-        PipelineError: a bad input, before anything is written to ``out_dir``.
+        PipelineError: a bad input, before anything is written to ``out_dir`` (a folder this
+            call created is removed again when the run fails before any result is stored).
     """
     from interp_heads.executor import open_executor
+    from interp_heads.lifecycle import removed_if_unused
 
     start = time.perf_counter()
-    exp = prepare(config, out_dir, force=force, quiet=quiet)
-    with open_executor(config, exp.model) as executor:  # None: this process
-        exp.sweep_options["executor"] = executor
-        made = run_steps(exp, ["baseline", "attribute", "sweep", "tables", "report"], start=start)
+    with removed_if_unused():  # a folder this call made and left unused goes if it fails
+        exp = prepare(config, out_dir, force=force, quiet=quiet)
+        with open_executor(config, exp.model) as executor:  # None: this process
+            exp.sweep_options["executor"] = executor
+            steps = ["baseline", "attribute", "sweep", "tables", "report"]
+            made = run_steps(exp, steps, start=start)
     return made["report"]

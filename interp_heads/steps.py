@@ -304,9 +304,13 @@ def tables_step(exp: Experiment) -> None:
 
 def report_step(exp: Experiment):
     """Figures and ``index.html`` (also ``interp-heads report DIR`` later, without the model)."""
+    from interp_heads import lifecycle
     from interp_heads.report import build_report
 
-    return build_report(exp.folder.root)
+    written: list = []
+    index = build_report(exp.folder.root, written=written)
+    lifecycle.note_outputs(exp.manifest, exp.folder, written)
+    return index
 
 
 STEPS: dict[str, Step] = {
@@ -323,20 +327,26 @@ def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> 
 
     The manifest records the planned steps (``plan``) and those finished in this invocation under
     this config (``steps``), so the page the report step draws knows which of the folder's tables
-    are this run's (a table left by an earlier config is not) and which step finished last.
+    are this run's (a table left by an earlier config is not) and which step finished last. It is
+    written before the first step too (``lifecycle.start``), and lists every table, figure and
+    page the steps wrote (``files.outputs``): a later ``--force`` run retires exactly those.
     """
+    from interp_heads import lifecycle
+
     start = time.perf_counter() if start is None else start
     made: dict[str, Any] = {}
-    exp.manifest.update(plan=list(names), steps=[])
-    for i, name in enumerate(names):
-        t = time.perf_counter()
-        faults.point(f"step:{name}")
-        made[name] = STEPS[name](exp)
-        if name in ("sweep", "report"):
-            exp.timings[name] = time.perf_counter() - t
-        exp.timings["total"] = time.perf_counter() - start
-        exp.manifest["steps"].append(name)
-        exp.write_manifest("complete" if i == len(names) - 1 else "running")
+    with lifecycle.started(exp, names):  # "started" before any step; --force retires
+        for i, name in enumerate(names):
+            t = time.perf_counter()
+            faults.point(f"step:{name}")
+            made[name] = STEPS[name](exp)
+            lifecycle.note_outputs(exp.manifest, exp.folder, exp.folder.step_outputs(name))
+            if name in ("sweep", "report"):
+                exp.timings[name] = time.perf_counter() - t
+            exp.timings["total"] = time.perf_counter() - start
+            exp.manifest["steps"].append(name)
+            lifecycle.finish_retiring(exp)
+            exp.write_manifest("complete" if i == len(names) - 1 else "running")
     return made
 
 

@@ -12,19 +12,32 @@ process writes a run folder at a time (``interp_heads.runfolder``).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 import warnings
 
-from interp_heads import runfolder, validation
-from interp_heads.cli.ablate import cmd_ablate, load_ranking, ranking_provenance
-from interp_heads.cli.attribute import cmd_attribute
-from interp_heads.cli.other import cmd_report, cmd_run, cmd_tasks
-from interp_heads.config import cli_flag
-from interp_heads.errors import PipelineError
-
 __all__ = ["PipelineError", "build_parser", "load_ranking", "main", "ranking_provenance"]
+
+# Nothing heavy is imported at module level: ``main`` catches Ctrl-C first, then these load.
+_LAZY = {
+    "PipelineError": "interp_heads.errors",
+    "load_ranking": "interp_heads.cli.ablate",
+    "ranking_provenance": "interp_heads.cli.ablate",
+    "cmd_ablate": "interp_heads.cli.ablate",
+    "cmd_attribute": "interp_heads.cli.attribute",
+    "cmd_report": "interp_heads.cli.other",
+    "cmd_run": "interp_heads.cli.other",
+    "cmd_tasks": "interp_heads.cli.other",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'interp_heads.cli' has no attribute {name!r}")
+
 
 MAX_MESSAGE = 300  # characters of an error line; longer messages are cut
 
@@ -51,6 +64,14 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from interp_heads import validation
+    from interp_heads.config_flags import cli_flag
+
+    me = sys.modules[__name__]  # through the module, so a test's replacement is seen
+    cmd_ablate, cmd_attribute, cmd_report, cmd_run, cmd_tasks = (
+        getattr(me, n)
+        for n in ("cmd_ablate", "cmd_attribute", "cmd_report", "cmd_run", "cmd_tasks")
+    )
     pos, nonneg = validation.positive_int, validation.non_negative_int
     p = _Parser(prog="interp-heads", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"interp-heads {_version()}")
@@ -184,11 +205,12 @@ def _on_signal(signum, _frame) -> None:
 
 def _bad_input() -> tuple[type[BaseException], ...]:
     """The exceptions that mean bad input (exit 2); anything else is the machine or a bug."""
+    from interp_heads.errors import PipelineError
     from interp_heads.metrics import MetricUnavailable
     from interp_heads.models import ModelLoadError
+    from interp_heads.runfolder import RunFolderBusy as busy
     from interp_heads.tasks import TaskFormatError
 
-    busy = runfolder.RunFolderBusy
     return (
         PipelineError,
         ModelLoadError,
@@ -197,6 +219,17 @@ def _bad_input() -> tuple[type[BaseException], ...]:
         FileExistsError,
         busy,
     )
+
+
+def _removes_unused(command: str):
+    """A folder a writing command created and left with nothing in it goes when it fails."""
+    if command not in ("attribute", "ablate", "run"):
+        import contextlib
+
+        return contextlib.nullcontext()
+    from interp_heads import lifecycle
+
+    return lifecycle.removed_if_unused()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,6 +255,8 @@ def _main(argv: list[str] | None) -> int:
         args.rest = rest
     except SystemExit as exc:
         return int(exc.code or 0)
+    from interp_heads import runfolder
+
     bad = _bad_input()
     debug = bool(os.environ.get("INTERP_HEADS_DEBUG"))
     formatwarning, warnings.formatwarning = warnings.formatwarning, _one_line_warning
@@ -233,7 +268,7 @@ def _main(argv: list[str] | None) -> int:
             except ValueError:  # not the main thread
                 pass
     try:
-        with runfolder.held_locks():
+        with runfolder.held_locks(), _removes_unused(args.command):
             if args.command in ("attribute", "ablate", "run"):
                 from interp_heads import threads
 

@@ -193,7 +193,6 @@ def cmd_ablate(args) -> int:
             "task": ranked_on,
             "info": info,
         }
-    exp.write_manifest("running")
     with open_executor(args, model) as executor:  # None: this process
         exp.sweep_options["executor"] = executor
         made = run_steps(exp, ["sweep", "tables", "report"])

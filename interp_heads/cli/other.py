@@ -69,6 +69,12 @@ def cmd_report(args) -> int:
         raise PipelineError(
             f"{str(run_dir)!r} is not a run folder (no manifest.json, summary or attribution)"
         )
-    RunFolder(run_dir).lock()
-    print(f"wrote {build_report(run_dir)}")
+    from interp_heads import lifecycle
+
+    folder = RunFolder(run_dir)
+    folder.lock()
+    written: list = []
+    index = build_report(run_dir, written=written)
+    lifecycle.note_report(folder, written)  # the tool's files, retired by a later --force run
+    print(f"wrote {index}")
     return 0

@@ -169,21 +169,24 @@ def _plotlyjs() -> str:
     return get_plotlyjs()
 
 
-def build_report(run_dir: str | os.PathLike) -> Path:
+def build_report(run_dir: str | os.PathLike, written: list | None = None) -> Path:
     """Write ``figures/*.html`` and ``index.html`` from the saved results; returns ``index.html``.
 
     The page has only the sections the run has (``report.page``): an ``attribute`` run's page has
-    no sweep sections, an ``ablate`` run's names the ranking it masked.
+    no sweep sections, an ``ablate`` run's names the ranking it masked. ``written``, when given,
+    is extended with every file written (the manifest lists them as the tool's).
     """
+    written = [] if written is None else written
     folder = RunFolder(run_dir)
     folder.check_links()
     run = page.current(load_run(run_dir))
     figs = make_figures(run)
     folder.figures.mkdir(exist_ok=True)
-    _plotlyjs_file(folder.figures)  # before plotly would write it in place (not atomically)
+    written.append(_plotlyjs_file(folder.figures))  # before plotly would write it in place
     for name, fig in figs.items():
         with atomic(folder.figure(name)) as tmp:
             fig.write_html(tmp, include_plotlyjs="directory", full_html=True)
+        written.append(folder.figure(name))
     manifest = run.get("manifest") or {}
     cfg = manifest.get("config") or {}
     tasks = ", ".join(page.task_names(manifest, run)) or "no tasks"
@@ -220,6 +223,7 @@ def build_report(run_dir: str | os.PathLike) -> Path:
         + "</body></html>"
     )
     write_atomic(folder.index, doc)
+    written.append(folder.index)
     return folder.index
 
 
@@ -271,9 +275,10 @@ def _breakdown_tasks(run: dict, figs: dict) -> list[tuple[str, str]]:
     return [(f"breakdown_{t}", t) for t in tasks if f"breakdown_{t}" in figs]
 
 
-def _plotlyjs_file(figures: Path) -> None:
+def _plotlyjs_file(figures: Path) -> Path:
     """``figures/plotly.min.js`` (the figures' shared script), rewritten atomically when damaged."""
     path = figures / "plotly.min.js"
     js = _plotlyjs()
     if not path.is_file() or path.stat().st_size != len(js.encode()):
         write_atomic(path, js)
+    return path

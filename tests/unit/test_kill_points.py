@@ -26,7 +26,7 @@ POINTS = [
     "write:conditions/*#3",  # inside the third condition write (sweep)
     "write:*/sweep.parquet",  # tables
     "write:figures/*",  # report
-    "write:*/manifest.json#3",  # the manifest after the sweep step
+    "write:*/manifest.json#4",  # the manifest after the sweep step (#1: started, before baseline)
 ]
 
 

@@ -263,10 +263,11 @@ def test_report_after_a_killed_force_rerun_shows_no_old_results(tmp_path, monkey
             ]
         )
     monkeypatch.setattr(faults, "point", lambda name: None)
-    assert (out / "summary.parquet").exists()  # the earlier config's table is still there ...
+    assert not (out / "summary.parquet").exists()  # the earlier config's table is retired
+    assert not (out / "index.html").exists()  # and so is its page
     assert _main("report", out) == 0
     page = (out / "index.html").read_text()
-    assert "Seed figure" not in page and "TopK vs RandomK" not in page  # ... but not shown
+    assert "Seed figure" not in page and "TopK vs RandomK" not in page
     assert "incomplete" in page and "sweep" in page.split("not run:")[1][:40]
 
 
