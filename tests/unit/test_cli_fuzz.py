@@ -94,6 +94,13 @@ CONFIGS: dict[str, str] = {
     "model empty": CONFIG.replace('model = "tiny"', 'model = ""'),
     "missing comet model path": CONFIG.replace('"chrf"', '"comet"')
     + 'comet_model = "/no/such/comet/checkpoint"\n',
+    # refused by the first step of a --force rerun: the earlier run must come back as it was
+    "filter keeps nothing": CONFIG.replace("filter_correct = false", "filter_correct = true"),
+    "exact_layers with atp": CONFIG + "exact_layers = 1\n",
+    "exact_layers with zero ablation": CONFIG.replace(
+        'attribution = "atp"', 'attribution = "auto"'
+    ).replace('ablation = "mean"', 'ablation = "zero"')
+    + "exact_layers = 1\n",
 }
 
 # issue 24: flags (argv after ``interp-heads``; RUN is the finished folder)
@@ -107,6 +114,12 @@ ARGV: dict[str, list[str]] = {
     "seeds 100000": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--seeds", "100000", "--no-filter", "--out", "RUN"],
     "exact layers negative": ["attribute", "--model", "tiny", "--task", TASK, "--exact-layers", "-1", "--out", "RUN"],
     "not a run folder": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--no-filter", "--out", "USER"],
+    "attribute into a user folder": ["attribute", "--model", "tiny", "--task", TASK, "--no-filter", "--out", "USER"],
+    "out is a file": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--no-filter", "--out", "FILE"],
+    "linked conditions folder": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--no-filter", "--out", "LINKED"],
+    "report of a user folder": ["report", "USER"],
+    "exact layers not a number": ["attribute", "--model", "tiny", "--task", TASK, "--exact-layers", "one", "--out", "RUN"],
+    "ranking task unknown": ["ablate", "--model", "tiny", "--task", TASK, "--ranking", "RUN", "--ranking-task", "nope", "--k", "1", "--no-filter", "--out", "RUN"],
 }  # fmt: skip
 
 RANKINGS: dict[str, tuple[str, bytes]] = {
@@ -161,7 +174,14 @@ def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:
         (tmp / "user").mkdir()
         (tmp / "user" / "notes.txt").write_text("mine")
         (tmp / "other.csv").write_text("task,rank,label\nother,1,L0H0\n")
+        (tmp / "notes.txt").write_text("mine")
+        linked = tmp / "linked"  # a run folder whose conditions/ points outside it
+        shutil.copytree(run, linked)
+        shutil.rmtree(linked / "conditions")
+        (tmp / "outside").mkdir()
+        (linked / "conditions").symlink_to(tmp / "outside", target_is_directory=True)
         subst = {"RUN": str(run), "USER": str(tmp / "user"), "OTHER": str(tmp / "other.csv")}
+        subst.update(FILE=str(tmp / "notes.txt"), LINKED=str(linked))
         return [subst.get(a, a) for a in ARGV[name]], run
     if kind == "task":
         data = TASKS[name]
@@ -245,6 +265,6 @@ def test_malformed_input_one_line_exit_2_no_damage(kind, name, finished, tmp_pat
 
 
 def test_the_table_covers_each_kind():
-    assert len(TASKS) >= 25 and len(CONFIGS) >= 33 and len(RANKINGS) >= 10 and len(DAMAGED) >= 5
-    assert len(ARGV) >= 7
+    assert len(TASKS) >= 25 and len(CONFIGS) >= 36 and len(RANKINGS) >= 10 and len(DAMAGED) >= 5
+    assert len(ARGV) >= 15
     assert all(text != CONFIG for text in CONFIGS.values())  # every replacement applied

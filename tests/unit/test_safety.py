@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import warnings
 from pathlib import Path
@@ -311,16 +312,19 @@ def test_a_full_disk_names_the_file(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_sigterm_releases_the_lock(tmp_path, monkeypatch, capfd):
+@pytest.mark.parametrize("name", ["SIGTERM", "SIGHUP"])
+def test_sigterm_releases_the_lock(name, tmp_path, monkeypatch, capfd):
     import signal
 
     out = tmp_path / "run"
+    sig = getattr(signal, name)
 
     def stop(args):
         from interp_heads.folder import RunFolder
 
         RunFolder(out).prepare("digest")
-        os.kill(os.getpid(), signal.SIGTERM)
+        (out / "baseline.csv").write_text("kept")  # a stored result: the folder stays
+        os.kill(os.getpid(), sig)
         raise AssertionError("not reached")
 
     monkeypatch.setattr("interp_heads.cli.cmd_run", stop)
@@ -328,9 +332,9 @@ def test_sigterm_releases_the_lock(tmp_path, monkeypatch, capfd):
 
     parser = cli.build_parser
     monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), stop))
-    assert _main("run", "--config", _config(tmp_path), "--out", out) == 128 + signal.SIGTERM
+    assert _main("run", "--config", _config(tmp_path), "--out", out) == 128 + sig
     assert "interrupted" in capfd.readouterr().err
-    assert not (out / runfolder.LOCK_NAME).exists()
+    assert not (out / runfolder.LOCK_NAME).exists() and (out / "baseline.csv").exists()
 
 
 def _with_func(parser, func):
@@ -430,12 +434,32 @@ def test_ablate_page_names_its_ranking(tmp_path):
 def test_results_show_in_a_notebook_cell(xss_run, tmp_path):
     from interp_heads.attribution import HeadScores
     from interp_heads.report import load_run
+    from interp_heads.sweep import SweepConfig, SweepResult
 
     run = load_run(xss_run)
     scores = HeadScores.from_frame(run["attribution"])
-    for obj in (scores, run):
+    assert _main("run", "--config", _config(tmp_path), "--out", tmp_path / "S", "--quiet") == 0
+    swept = load_run(tmp_path / "S")
+    result = SweepResult(swept["records"], swept["generations"], SweepConfig(ks=[2, 4, 8]))
+    for obj in (scores, run, result, swept):
         html = obj._repr_html_()
         assert "<table" in html and "plotly" in html.lower() and "<img" not in html
+    assert "TopK" in result._repr_html_()
+
+
+# --------------------------------------------------------------------------- 13, 14: names, progress
+def test_a_long_task_file_name_runs_and_the_baseline_bar_counts_examples(tmp_path, capfd):
+    task = _task_file(tmp_path / f"{'n' * 200}.jsonl")
+    out = tmp_path / "run"
+    config = CONFIG.replace(str(TASK), str(task)).replace("ks = [2, 4, 8]", "ks = [2]")
+    config = config.replace("filter_correct = false", "filter_correct = true\nn_rank = 1")
+    config = config.replace("n_rank = 4\n", "")
+    assert _main("run", "--config", _config(tmp_path, config), "--out", out) == 2  # 0 correct
+    err = capfd.readouterr().err
+    assert re.search(rf"baseline examples: .*\d+/{len(ROWS)} ", err), err[-500:]  # not /1 task
+    assert "left after filtering" in err and "File name too long" not in err
+    assert _attribute(task, out) == 0  # a 200-character task name: its files are named safely
+    assert all(len(p.name) <= 80 for p in out.rglob("*"))
 
 
 # --------------------------------------------------------------------------- 5, 7: answers and task files
