@@ -143,6 +143,21 @@ def test_an_interrupted_run_keeps_its_folder_only_with_a_finished_step(
         assert json.loads((out / "manifest.json").read_text())["steps"] == ["baseline"]
 
 
+def test_an_ablate_that_fails_in_its_first_step_removes_its_new_folder(
+    tmp_path, monkeypatch, capfd
+):
+    def bug(name):
+        if name == "step:sweep":
+            raise RuntimeError("planted")
+
+    monkeypatch.setattr(faults, "point", bug)
+    out = tmp_path / "A"
+    argv = ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--no-filter"]
+    assert _main(*argv, "--metrics", "accuracy", "--out", out, "--quiet") == 1
+    assert "internal error: RuntimeError: planted" in capfd.readouterr().err
+    assert not out.exists()
+
+
 # --------------------------------------------------------------------------- --force reruns
 @pytest.fixture(scope="module")
 def earlier(tmp_path_factory):
