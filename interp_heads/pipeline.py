@@ -154,5 +154,7 @@ def run_pipeline(
     exp = prepare(config, out_dir, force=force, quiet=quiet)
     with open_executor(config, exp.model) as executor:  # None: this process
         exp.sweep_options["executor"] = executor
-        made = run_steps(exp, ["baseline", "attribute", "sweep", "tables", "report"], start=start)
+        made = run_steps(
+            exp, ["baseline", "attribute", "known", "sweep", "tables", "report"], start=start
+        )
     return made["report"]
