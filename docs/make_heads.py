@@ -4,7 +4,8 @@
 
 Every phase reuses the run's rankings (``ranking.csv``) and rank/eval splits (``manifest.json``);
 each stores its numbers under ``<run>/heads/`` and is skipped when they are there, so the phases can
-run as separate commands. ``page`` needs no model: it writes the page from the stored numbers.
+run as separate commands. ``page`` needs no model: it writes the page from the stored numbers, and
+the "Which heads" section of docs/results.md (``--results``), which ``make_results.py`` keeps.
 """
 
 from __future__ import annotations
@@ -112,6 +113,7 @@ def main(argv=None) -> None:
     ap.add_argument("run", type=Path)
     ap.add_argument("--phase", nargs="+", default=["all"], choices=[*PHASES, "page", "all"])
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("heads.md"))
+    ap.add_argument("--results", type=Path, default=Path(__file__).with_name("results.md"))
     args = ap.parse_args(argv)
     if not (args.run / "ranking.csv").is_file():
         raise SystemExit(f"error: {args.run} has no ranking.csv: run configs/heads.toml first")
@@ -127,6 +129,12 @@ def main(argv=None) -> None:
 
         write_page(inp, store, args.out)
         print(f"wrote {args.out}")
+        from heads_results import results_block  # docs/heads_results.py
+        from make_results import with_heads_block
+
+        text = args.results.read_text() if args.results.exists() else ""
+        args.results.write_text(with_heads_block(text, results_block(inp, store)))
+        print(f"wrote the make heads section of {args.results}")
 
 
 if __name__ == "__main__":

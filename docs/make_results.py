@@ -17,6 +17,29 @@ from pathlib import Path
 import pandas as pd
 
 CLAIM_RATIO = 3.0
+# docs/make_heads.py (``make heads``) writes its section between these lines; kept on regeneration
+HEADS_BEGIN = "<!-- begin: written by make heads (docs/make_heads.py); kept by make_results.py -->"
+HEADS_END = "<!-- end: written by make heads -->"
+
+
+def heads_block(text: str) -> str:
+    """The ``make heads`` section of a results page, markers included ("" when absent)."""
+    start, end = text.find(HEADS_BEGIN), text.find(HEADS_END)
+    return text[start : end + len(HEADS_END)] if 0 <= start < end else ""
+
+
+def with_heads_block(text: str, block: str, before: str = "## Reading the results") -> str:
+    """``text`` with its ``make heads`` section replaced by ``block`` (placed before the
+    hand-written notes, else at the end, when it has none)."""
+    old = heads_block(text)
+    if old:
+        return text.replace(old, block)
+    at = text.find(before)
+    return (
+        text[:at] + block + "\n\n" + text[at:]
+        if at >= 0
+        else text.rstrip("\n") + "\n\n" + block + "\n"
+    )
 
 
 def load(run: Path) -> dict:
@@ -239,6 +262,9 @@ def main() -> None:
     )
     args = ap.parse_args()
     text = render(load(args.default), load(args.scaled) if args.scaled else None)
+    kept = heads_block(args.out.read_text()) if args.out.exists() else ""
+    if kept:
+        text += "\n" + kept + "\n"
     if args.notes.exists():
         text += "\n" + args.notes.read_text()
     args.out.write_text(text)

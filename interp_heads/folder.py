@@ -14,6 +14,7 @@ Nothing else in the package spells a file name of a run folder. Layout::
     summary.parquet / .csv     mean and 95% interval per (task, selection, k, metric)
     significance.csv           TopK minus each random control, interval and p-value
     generations.jsonl          every generated answer
+    known_heads.json / .csv    resume entry and table: known-head kinds of the model's heads
     figures/*.html, index.html the report
     .interp_heads-run          the marker that says the folder is an interp-heads run folder
 
@@ -69,6 +70,8 @@ class RunFolder:
     figures = property(lambda self: self.root / "figures")
     index = property(lambda self: self.root / "index.html")
     retired_index = property(lambda self: self.root / ".index.html.retired")  # lifecycle.start
+    known_entry = property(lambda self: self.root / "known_heads.json")
+    known_csv = property(lambda self: self.root / "known_heads.csv")
 
     def baseline_entry(self, task: str) -> Path:
         return self.root / "baseline" / f"{safe_name(task)}.json"
@@ -271,6 +274,13 @@ class RunFolder:
         return runfolder.read_entry(
             self.baseline_entry(task), {"key": str, "row": dict, "ok": list}
         )
+
+    def read_known(self) -> dict | None:
+        """The verified known-heads entry (``key``, ``scores``), else None (damaged ones warned)."""
+        return runfolder.read_entry(self.known_entry, {"key": str, "scores": dict})
+
+    def write_known(self, entry: dict) -> None:
+        runfolder.write_entry(self.known_entry, entry)
 
     def write_baseline(self, task: str, entry: dict) -> None:
         path = self.baseline_entry(task)

@@ -157,6 +157,6 @@ def run_pipeline(
         exp = prepare(config, out_dir, force=force, quiet=quiet)
         with open_executor(config, exp.model) as executor:  # None: this process
             exp.sweep_options["executor"] = executor
-            steps = ["baseline", "attribute", "sweep", "tables", "report"]
+            steps = ["baseline", "attribute", "known", "sweep", "tables", "report"]
             made = run_steps(exp, steps, start=start)
     return made["report"]

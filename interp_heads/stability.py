@@ -1,10 +1,17 @@
 """Split-half stability of a ranking: do two disjoint halves of the rank examples pick the same heads?
 
-The rank examples are split into two halves (alternate examples, so both halves span the task);
-each half ranks the heads with the same attribution settings. Agreement is the Jaccard index of the
-two top-k sets at each k and the Spearman correlation of the two full rankings' importances. A
-ranking is flagged *unstable* at k when its halves share less than half of their top k
-(Jaccard < :data:`UNSTABLE_JACCARD`): its TopK set then depends on which examples ranked it.
+The rank examples are split into two halves (alternate examples, so both halves span the task).
+Agreement is the Jaccard index of the two halves' top-k sets at each k and the Spearman correlation
+of their importances. A ranking is flagged *unstable* at k when its halves share less than half of
+their top k (Jaccard < :data:`UNSTABLE_JACCARD`): its TopK set then depends on which examples
+ranked it.
+
+Every ranking ``attribute_heads`` makes carries its halves at no extra cost: each method's score is
+a mean over examples of per-example terms (computed against the same task-level quantities, e.g.
+the task mean ablation value or the logit-difference normalisation), so the halves are the means of
+those terms over each half (:func:`split_record`, stored as ``provenance["split_half"]``);
+:func:`stability_of` compares them at a run's k values. :func:`split_half` instead re-ranks each
+half from scratch (each half's own mean ablation value; twice the attribution's cost).
 """
 
 from __future__ import annotations
@@ -12,10 +19,69 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
+import torch
+from jaxtyping import Float
 
 from interp_heads.attribution.scores import HeadScores
 
 UNSTABLE_JACCARD = 1 / 3  # |A & B| / |A | B| < 1/3  <=>  the halves share under half their top k
+MIN_EXAMPLES = 4  # two per half
+DEFAULT_KS = (8, 16, 32)  # when a command has no k values of its own (``attribute``)
+
+
+def split_record(per_example: Float[torch.Tensor, "example layer head"]) -> dict:
+    """The two halves' scores (means over alternate examples) as a JSON-ready provenance entry;
+    NaN (a head a method did not score) is stored as None."""
+    n = int(per_example.shape[0])
+    if n < MIN_EXAMPLES:
+        return {"n_examples": n, "skipped": f"split-half needs >= {MIN_EXAMPLES} rank examples"}
+    halves = [per_example[0::2], per_example[1::2]]
+    return {
+        "split": "alternate examples (0, 2, 4, ... vs 1, 3, 5, ...), per-example scores",
+        "n_examples": n,
+        "n_half": [int(h.shape[0]) for h in halves],
+        "scores": [
+            [[None if x != x else x for x in row] for row in h.mean(0).tolist()] for h in halves
+        ],
+    }
+
+
+def halves_of(scores: HeadScores) -> tuple[HeadScores, HeadScores] | None:
+    """The two half rankings stored in ``scores.provenance["split_half"]`` (None: absent or
+    skipped). They rank by the full ranking's direction, without its refined-first order."""
+    rec = scores.provenance.get("split_half") or {}
+    if "scores" not in rec:
+        return None
+    prov = {"rank_by": scores.rank_by}
+    return tuple(  # type: ignore[return-value]
+        HeadScores(
+            torch.tensor([[float("nan") if x is None else x for x in row] for row in half]),
+            scores.method,
+            scores.task,
+            provenance=dict(prov),
+        )
+        for half in rec["scores"]
+    )
+
+
+def stability_of(scores: HeadScores, ks: Sequence[int]) -> dict:
+    """Split-half agreement of a ranking at ``ks`` (those below the number of heads): rank-example
+    count, Spearman, Jaccard and shared heads per k, and the k values flagged unstable."""
+    rec = scores.provenance.get("split_half") or {}
+    pair = halves_of(scores)
+    if pair is None:
+        return {"n_examples": rec.get("n_examples"), "skipped": rec.get("skipped", "no halves")}
+    n_total = scores.n_layers * scores.n_heads
+    ks = sorted({int(k) for k in ks if 0 < int(k) < n_total}) or [max(1, n_total // 4)]
+    frame = agreement(*pair, ks, scores.task)
+    return {
+        "n_examples": rec["n_examples"],
+        "n_half": rec["n_half"],
+        "spearman": round(float(frame.spearman.iloc[0]), 4),
+        "jaccard": {str(r.k): round(float(r.jaccard), 4) for r in frame.itertuples()},
+        "shared": {str(r.k): int(r.shared) for r in frame.itertuples()},
+        "unstable": [int(r.k) for r in frame.itertuples() if r.unstable],
+    }
 
 
 def spearman(a: HeadScores, b: HeadScores) -> float:

@@ -27,6 +27,7 @@ import pandas as pd
 from interp_heads import faults, resume
 from interp_heads.errors import PipelineError
 from interp_heads.folder import RunFolder
+from interp_heads.known_run import known_step
 from interp_heads.provenance import git_hash, versions
 from interp_heads.ranking_checks import (
     needs_verification,
@@ -34,6 +35,7 @@ from interp_heads.ranking_checks import (
     verify_m,
     verify_stored,
 )
+from interp_heads.ranking_stability import halves_for_stored, record_stability
 from interp_heads.runfolder import StoreWarning
 from interp_heads.tasks.schema import Task
 
@@ -242,22 +244,17 @@ def attribute_step(exp: Experiment) -> dict:
             scores = exp.folder.load_scores(name, key)  # None: absent, damaged or other inputs
             m = verify_m(cfg)
             if scores is None:
-                scores = attribute_heads(
-                    exp.model,
-                    rank,
-                    settings["method"],
-                    refine=cfg.refine,
-                    exact_layers=cfg.exact_layers,
-                    batch_size=cfg.batch_size,
-                    fmt=exp.fmts[name],
-                    ablation=settings["ablation"],
-                    verify=m or None,
-                )
+                scores = attribute_heads(exp.model, rank, **settings, verify=m or None)
                 scores.provenance["resume_key"] = key
                 scores.provenance.update(exp.provenance)
+                record_stability(exp, name, scores)
                 exp.folder.save_scores(name, scores)
-            elif needs_verification(scores, m):
-                verify_stored(exp, name, rank, scores, m)
+            else:
+                if needs_verification(scores, m):
+                    verify_stored(exp, name, rank, scores, m)
+                changed = halves_for_stored(exp, rank, scores, settings)
+                if record_stability(exp, name, scores) or changed:
+                    exp.folder.save_scores(name, scores)
             exp.rankings[name] = scores
             exp.timings[f"{name}/attribution"] = time.perf_counter() - t
             record_verification(exp, name, scores, m)
@@ -316,6 +313,7 @@ def report_step(exp: Experiment):
 STEPS: dict[str, Step] = {
     "baseline": baseline_step,
     "attribute": attribute_step,
+    "known": known_step,
     "sweep": sweep_step,
     "tables": tables_step,
     "report": report_step,

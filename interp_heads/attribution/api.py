@@ -149,34 +149,38 @@ def attribute_heads(
         model, task, n_examples=n_examples, batch_size=batch_size, fmt=fmt, corrupted=need_corr
     )
     metric = METRICS.get(method, "")
+    per: list[torch.Tensor] = []  # per-example scores [example layer head]: split-half stability
     if method == "exact":
-        scores = exact_scores(model, batches, max_rows=max_rows)
+        scores = exact_scores(model, batches, max_rows=max_rows, per_example=per)
     elif method == "atp":
-        scores = atp_scores(model, batches)
+        scores = atp_scores(model, batches, per_example=per)
     elif method == "ablation_atp":
-        scores = ablation_atp_scores(model, batches, ablation, seed=seed)
+        scores = ablation_atp_scores(model, batches, ablation, seed=seed, per_example=per)
         metric = METRICS["ablation_atp"].format(kind=ablation)
         if exact_layers:
             first = [(layer, h) for layer in range(exact_layers) for h in range(model.cfg.n_heads)]
+            sub: list[torch.Tensor] = []
             exact, _ = mean_ablation_scores(
-                model, batches, heads=first, max_rows=max_rows, metric="logprob"
+                model, batches, heads=first, max_rows=max_rows, metric="logprob", per_example=sub
             )
             scores[:exact_layers] = exact[:exact_layers]
+            per[0][:, :exact_layers] = torch.cat(sub)[:, :exact_layers]
             metric += f"; layers < {exact_layers}: the exact drop (mean ablation)"
     elif method == "ablation_ig":
-        scores = ablation_ig_scores(model, batches, steps)
+        scores = ablation_ig_scores(model, batches, steps, per_example=per)
         metric = METRICS["ablation_ig"].format(steps=steps)
     elif method == "gradxact":
-        scores = gradxact_scores(model, batches)
+        scores = gradxact_scores(model, batches, per_example=per)
     elif method == "headmask":
-        scores = headmask_scores(model, batches)
+        scores = headmask_scores(model, batches, per_example=per)
     elif method == "retrieval_score":
         scores, _ = retrieval_scores(
-            model, task.subset(ids=[i for b in batches for i in b.ids]), fmt
+            model, task.subset(ids=[i for b in batches for i in b.ids]), fmt, per_example=per
         )
     else:
-        scores, metric = mean_ablation_scores(model, batches, max_rows=max_rows)
+        scores, metric = mean_ablation_scores(model, batches, max_rows=max_rows, per_example=per)
         metric = f"{metric} when the head's z is replaced by its task mean (all non-pad positions)"
+    per_example = torch.cat(per)
     refined = None
     name = method
     if refine is not None and method != "exact":
@@ -187,14 +191,17 @@ def attribute_heads(
             refined[layer, head] = True
         todo = [(layer, h) for layer, h in heads if layer >= exact_layers]  # others: exact already
         if todo:
+            sub: list[torch.Tensor] = []
             if mean_refine:
                 exact, _ = mean_ablation_scores(
-                    model, batches, heads=todo, max_rows=max_rows, metric="logprob"
+                    model, batches, heads=todo, max_rows=max_rows, metric="logprob", per_example=sub
                 )
             else:
-                exact = exact_scores(model, batches, heads=todo, max_rows=max_rows)
+                exact = exact_scores(model, batches, heads=todo, max_rows=max_rows, per_example=sub)
+            exact_per = torch.cat(sub)
             for layer, head in todo:
                 scores[layer, head] = exact[layer, head]
+                per_example[:, layer, head] = exact_per[:, layer, head]
         if mean_refine:
             name = f"{method}+mean_ablation@{refine}"
             metric = (
@@ -203,6 +210,8 @@ def attribute_heads(
         else:
             name = f"{method}+exact@{refine}"
             metric = f"top {refine}: {METRICS['exact']}; others: {metric}"
+    from interp_heads.stability import split_record  # imports HeadScores from this package
+
     ids = [i for b in batches for i in b.ids]
     provenance = {
         "model": dict(getattr(model, "interp_heads_source", {}) or {}),
@@ -217,6 +226,7 @@ def attribute_heads(
         "exact_layers": exact_layers,
         "rank_by": "signed" if method in SIGNED else "abs",
         "versions": _versions(),
+        "split_half": split_record(per_example),
     }
     if method == "ablation_ig":
         provenance["steps"] = steps

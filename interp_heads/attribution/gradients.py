@@ -84,16 +84,18 @@ def z_gradients(
 
 
 def atp_scores(
-    model: HookedTransformer, batches: Sequence[Batch]
+    model: HookedTransformer, batches: Sequence[Batch], *, per_example: list | None = None
 ) -> Float[torch.Tensor, "layer head"]:
     """Attribution patching: grad of the metric on the corrupted run x (clean z - corrupted z).
 
     Summed over positions and ``d_head``; a first-order estimate of :func:`exact_scores` on the
     same normalised logit-difference scale (2 forwards + 1 backward per batch for all heads).
+    ``per_example``: a list that receives each example's term ``[example layer head]`` (their
+    mean is the score), for split-half stability.
     """
     total = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
     ld_clean = ld_corr = 0.0
-    n = 0
+    n, rows = 0, []
     for b in batches:
         clean_z, clean_logits = run_cached(model, b.clean, b.mask, _z_names(model))
         ld_clean += float(logit_diff(clean_logits, b).sum())
@@ -101,21 +103,40 @@ def atp_scores(
             model, b.corrupted, lambda lg, b=b: logit_diff(lg, b), attention_mask=b.mask
         )
         ld_corr += float(vals.sum())
-        for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
-            total[layer] += ((clean_z[hook_z(layer)] - z) * g).sum(dim=(0, 1, 3)).float().cpu()
+        terms = (
+            (clean_z[hook_z(layer)] - z) * g
+            for layer, (z, g) in enumerate(zip(zs, grads, strict=True))
+        )
+        _accumulate(total, terms, rows if per_example is not None else None)
         n += len(b)
     ld_clean, ld_corr = ld_clean / n, ld_corr / n
-    return total / n / _denominator(ld_clean, ld_corr)
+    den = _denominator(ld_clean, ld_corr)
+    if per_example is not None:
+        per_example.append(torch.cat(rows) / den)
+    return total / n / den
+
+
+def _accumulate(total: torch.Tensor, terms, rows: list | None) -> None:
+    """Add each layer's ``[batch pos head_index d_head]`` term, summed over batch, pos and d_head,
+    to ``total[layer]``; with ``rows``, also append the per-example sums ``[batch layer head]``."""
+    per = []
+    for layer, t in enumerate(terms):
+        total[layer] += t.sum(dim=(0, 1, 3)).float().cpu()
+        if rows is not None:
+            per.append(t.sum(dim=(1, 3)).float().cpu())
+    if rows is not None:
+        rows.append(torch.stack(per, dim=1))
 
 
 def gradxact_scores(
-    model: HookedTransformer, batches: Sequence[Batch]
+    model: HookedTransformer, batches: Sequence[Batch], *, per_example: list | None = None
 ) -> Float[torch.Tensor, "layer head"]:
     """Gradient x activation on clean prompts: mean over examples of sum(z * d log p(answer) / dz).
 
     The objective is the log-probability of the answer's *first* token at the last prompt
     position. Positive: the head raises that probability (zero-ablating it would lower it by
-    about this much, to first order). Needs no corrupted prompt.
+    about this much, to first order). Needs no corrupted prompt. ``per_example``: as in
+    :func:`atp_scores`.
     """
     total = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
     n = 0
@@ -123,20 +144,20 @@ def gradxact_scores(
         zs, grads, _ = z_gradients(
             model, b.clean, lambda lg, b=b: answer_logprob(lg, b), attention_mask=b.mask
         )
-        for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
-            total[layer] += (z * g).sum(dim=(0, 1, 3)).float().cpu()
+        _accumulate(total, (z * g for z, g in zip(zs, grads, strict=True)), per_example)
         n += len(b)
     return total / n
 
 
 def headmask_scores(
-    model: HookedTransformer, batches: Sequence[Batch]
+    model: HookedTransformer, batches: Sequence[Batch], *, per_example: list | None = None
 ) -> Float[torch.Tensor, "layer head"]:
     """Head importance of Michel et al. (2019): E_x |dL/dmask_h| at mask = 1.
 
     ``L`` is the loss -log p(answer's first token); the mask multiplies each head's ``hook_z``.
     Per-example absolute gradients are averaged over examples (Michel et al.'s expectation: their
-    sum up to 1/N). Always >= 0; no per-layer normalisation.
+    sum up to 1/N). Always >= 0; no per-layer normalisation. ``per_example``: as in
+    :func:`atp_scores`.
     """
     total = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
     n = 0
@@ -150,6 +171,8 @@ def headmask_scores(
         )
         for layer, g in enumerate(grads):
             total[layer] += g.abs().sum(0).float().cpu()
+        if per_example is not None:
+            per_example.append(torch.stack([g.abs().float().cpu() for g in grads], dim=1))
         n += len(b)
     return total / n
 
@@ -160,6 +183,7 @@ def ablation_atp_scores(
     kind: str = "mean",
     *,
     seed: int = 0,
+    per_example: list | None = None,
 ) -> Float[torch.Tensor, "layer head"]:
     """Attribution patching against the ablation baseline: no corrupted prompts needed.
 
@@ -170,7 +194,8 @@ def ablation_atp_scores(
     per-prompt mean of another example, a seeded derangement). Positive: ablating the head lowers
     the answer's probability. One forward and one backward pass per batch for all heads: since the
     estimate is linear in the replacement, ``sum_pos grad`` and ``sum_pos grad . z`` are accumulated
-    and the task mean is applied once at the end.
+    and the task mean is applied once at the end. ``per_example``: as in :func:`atp_scores` (each
+    example's term against the same replacement).
     """
     if kind not in ("zero", "mean", "resample"):
         raise ValueError(f"unknown ablation kind {kind!r}: use 'zero', 'mean' or 'resample'")
@@ -179,26 +204,33 @@ def ablation_atp_scores(
     g_sums: list[torch.Tensor] = []  # per example: sum_pos grad [layer head d_head]
     z_sums: list[torch.Tensor] = []  # per example: sum_pos z over non-pad positions
     counts: list[int] = []
+    gz_rows: list[torch.Tensor] = []  # per example: sum_pos grad . z [example layer head]
     for b in batches:
         zs, grads, _ = z_gradients(
             model, b.clean, lambda lg, b=b: answer_logprob(lg, b), attention_mask=b.mask
         )
         w = b.mask.to(zs[0].dtype)[:, :, None, None]
-        for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
-            gz[layer] += (z * g * w).sum(dim=(0, 1, 3)).float().cpu()
+        terms = (z * g * w for z, g in zip(zs, grads, strict=True))
+        _accumulate(gz, terms, gz_rows if per_example is not None else None)
         g_sums.append(torch.stack([(g * w).sum(1) for g in grads], dim=1).float().cpu())
         z_sums.append(torch.stack([(z * w).sum(1) for z in zs], dim=1).float().cpu())
         counts.extend(b.mask.sum(1).tolist())
     n = len(counts)
+    g_all, z_all = torch.cat(g_sums), torch.cat(z_sums)  # [example layer head d_head]
+    if kind == "zero":
+        replacement = torch.zeros_like(z_all)
+    elif kind == "mean":
+        replacement = (z_all.sum(0) / sum(counts)).expand_as(z_all)
+    else:
+        per_prompt = z_all / torch.tensor(counts, dtype=torch.float)[:, None, None, None]
+        replacement = per_prompt[_derangement(n, seed)]
+    if per_example is not None:
+        per_example.append(torch.cat(gz_rows) - (g_all * replacement).sum(-1))
     if kind == "zero":
         return gz / n
-    g_all, z_all = torch.cat(g_sums), torch.cat(z_sums)  # [example layer head d_head]
     if kind == "mean":
-        mean = z_all.sum(0) / sum(counts)
-        return (gz - (g_all.sum(0) * mean).sum(-1)) / n
-    per_prompt = z_all / torch.tensor(counts, dtype=torch.float)[:, None, None, None]
-    partner = _derangement(n, seed)
-    return (gz - (g_all * per_prompt[partner]).sum(dim=(0, 3))) / n
+        return (gz - (g_all.sum(0) * replacement[0]).sum(-1)) / n
+    return (gz - (g_all * replacement).sum(dim=(0, 3))) / n
 
 
 def _derangement(n: int, seed: int) -> torch.Tensor:

@@ -160,6 +160,7 @@ def exact_scores(
     heads: Sequence[Head] | None = None,
     max_rows: int = 128,
     skip_prefix: bool = True,
+    per_example: list | None = None,
 ) -> Float[torch.Tensor, "layer head"]:
     """Activation patching of each head's ``hook_z`` (clean -> corrupted run, all positions).
 
@@ -168,12 +169,13 @@ def exact_scores(
     head alone restores the clean behaviour, 0 means no effect. Same metric as TransformerLens'
     ``get_act_patch_attn_head_out_all_pos`` with a normalised logit-difference metric.
     ``skip_prefix=False`` recomputes the positions before the first clean/corrupted difference too
-    (same result, slower; for benchmarks).
+    (same result, slower; for benchmarks). ``per_example``: a list that receives each example's
+    score ``[example layer head]`` on the same scale (their mean is the score).
     """
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     total = torch.zeros(n_layers, n_heads)
     ld_clean = ld_corr = 0.0
-    n = 0
+    n, rows = 0, []
     layers = sorted({layer for layer, _ in heads}) if heads is not None else list(range(n_layers))
     for b in batches:
         start = b.first_diff if skip_prefix else 0
@@ -193,9 +195,13 @@ def exact_scores(
             base_cache=base,
         )
         total += res.sum(-1)
+        rows.append(res.permute(2, 0, 1))
         n += len(b)
     ld_clean, ld_corr = ld_clean / n, ld_corr / n
-    return (total / n - ld_corr) / _denominator(ld_clean, ld_corr)
+    den = _denominator(ld_clean, ld_corr)
+    if per_example is not None:
+        per_example.append((torch.cat(rows) - ld_corr) / den)
+    return (total / n - ld_corr) / den
 
 
 def _denominator(ld_clean: float, ld_corr: float) -> float:
@@ -225,6 +231,7 @@ def mean_ablation_scores(
     max_rows: int = 128,
     heads: Sequence[Head] | None = None,
     metric: str = "auto",
+    per_example: list | None = None,
 ) -> tuple[Float[torch.Tensor, "layer head"], str]:
     """Drop of the metric when one head's ``hook_z`` is replaced by its task mean (all positions).
 
@@ -232,7 +239,7 @@ def mean_ablation_scores(
     ``metric="auto"``: with corrupted answers the normalised logit difference (drop / (LD_clean -
     LD_corrupted)), without them the mean log-probability of the answer's first token;
     ``metric="logprob"`` always the latter (the scale of ``ablation_atp``). ``heads``: score only
-    these (the others are NaN).
+    these (the others are NaN). ``per_example``: as in :func:`exact_scores`.
     """
     n_layers = model.cfg.n_layers
     if metric not in ("auto", "logprob"):
@@ -249,7 +256,7 @@ def mean_ablation_scores(
         base_caches.append({k: v for k, v in cache.items() if not k.endswith("hook_z")})
     means = total / count
     scores = torch.zeros(n_layers, model.cfg.n_heads)
-    corr_sum, n = 0.0, 0
+    corr_sum, n, rows = 0.0, 0, []
     for b, base, cache in zip(batches, bases, base_caches, strict=True):
         if use_ld:
             corr_sum += float(logit_diff(run_cached(model, b.corrupted, b.mask, set())[1], b).sum())
@@ -265,8 +272,11 @@ def mean_ablation_scores(
             base_cache=cache,
         )
         scores += (base[None, None] - res).sum(-1)
+        rows.append((base[None, None] - res).permute(2, 0, 1))
         n += len(b)
+    den = _denominator(float(torch.cat(bases).mean()), corr_sum / n) if use_ld else 1.0
+    if per_example is not None:
+        per_example.append(torch.cat(rows) / den)
     if use_ld:
-        base_mean = float(torch.cat(bases).mean())
-        return scores / n / _denominator(base_mean, corr_sum / n), "normalised logit diff drop"
+        return scores / n / den, "normalised logit diff drop"
     return scores / n, "answer log-prob drop"

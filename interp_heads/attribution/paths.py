@@ -46,8 +46,10 @@ def path_gradients(
     batch: Batch,
     means: Float[torch.Tensor, "layer head_index d_head"],
     alpha: float,
+    per_example: list | None = None,
 ) -> tuple[Float[torch.Tensor, "layer head"], Float[torch.Tensor, " batch"]]:
-    """``sum over examples and non-pad positions of g_h . (z_h - r_h)`` at ``alpha``, and f per example."""
+    """``sum over examples and non-pad positions of g_h . (z_h - r_h)`` at ``alpha``, and f per
+    example; ``per_example`` receives the terms of each example ``[batch layer head]``."""
     deltas: list[torch.Tensor | None] = [None] * model.cfg.n_layers
 
     def along_path(z, layer):
@@ -66,16 +68,31 @@ def path_gradients(
     terms = torch.stack(
         [(g * d * w).sum(dim=(0, 1, 3)).float().cpu() for g, d in zip(grads, deltas, strict=True)]
     )
+    if per_example is not None:
+        per_example.append(
+            torch.stack(
+                [
+                    (g * d * w).sum(dim=(1, 3)).float().cpu()
+                    for g, d in zip(grads, deltas, strict=True)
+                ],
+                dim=1,
+            )
+        )
     return terms, values.float().cpu()
 
 
 def ablation_ig_scores(
-    model: HookedTransformer, batches: Sequence[Batch], steps: int = 8
+    model: HookedTransformer,
+    batches: Sequence[Batch],
+    steps: int = 8,
+    *,
+    per_example: list | None = None,
 ) -> Float[torch.Tensor, "layer head"]:
     """Integrated gradients from mean ablation to clean, per head (midpoint rule, ``steps`` points).
 
     Positive: the head's part of the path raises log p(answer's first token), i.e. its ablation is
-    estimated to lower it (the scale of ``ablation_atp`` and ``mean_ablation``).
+    estimated to lower it (the scale of ``ablation_atp`` and ``mean_ablation``). ``per_example``:
+    a list that receives each example's integrated terms ``[example layer head]``.
     """
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")
@@ -83,8 +100,11 @@ def ablation_ig_scores(
     total = torch.zeros(model.cfg.n_layers, model.cfg.n_heads)
     n = 0
     for b in batches:
+        parts: list | None = [] if per_example is not None else None
         for i in range(steps):
-            terms, _ = path_gradients(model, b, means, (i + 0.5) / steps)
+            terms, _ = path_gradients(model, b, means, (i + 0.5) / steps, parts)
             total += terms / steps
+        if per_example is not None:
+            per_example.append(sum(parts) / steps)
         n += len(b)
     return total / n

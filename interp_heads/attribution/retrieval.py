@@ -45,9 +45,10 @@ def _answer_ids(model: HookedTransformer, prompt: str, answer: str, chat: bool) 
 
 @torch.no_grad()
 def retrieval_scores(
-    model: HookedTransformer, task: Task, fmt: str = "auto"
+    model: HookedTransformer, task: Task, fmt: str = "auto", *, per_example: list | None = None
 ) -> tuple[Float[torch.Tensor, "layer head"], int]:
-    """Retrieval score of every head on ``task`` and the number of prompts it was measured on.
+    """Retrieval score of every head on ``task`` and the number of prompts it was measured on;
+    ``per_example`` receives each measured prompt's score ``[prompt layer head]``.
 
     Raises:
         ValueError: no prompt of the task contains its answer (not a retrieval task).
@@ -71,11 +72,15 @@ def retrieval_scores(
         produced = torch.tensor(answer_ids)
         in_span = torch.zeros(tokens.shape[1], dtype=torch.bool)
         in_span[span] = True
+        one = torch.zeros_like(total)
         for layer in range(model.cfg.n_layers):
             pattern = cache[f"blocks.{layer}.attn.hook_pattern"][0].cpu()  # head q k
             top = pattern[:, queries].argmax(-1)  # head step
             hit = in_span[top] & (tokens[0].cpu()[top] == produced)
-            total[layer] += hit.float().sum(-1) / len(answer_ids)
+            one[layer] = hit.float().sum(-1) / len(answer_ids)
+            total[layer] += one[layer]
+        if per_example is not None:
+            per_example.append(one[None])
         used += 1
     if not used:
         raise ValueError(

@@ -73,7 +73,7 @@ def cmd_attribute(args) -> int:
     )
     exp.manifest["command"] = "attribute"
     with _forward_counter(model, "attribution", args.quiet):
-        made = run_steps(exp, ["attribute", "report"])
+        made = run_steps(exp, ["attribute", "known", "report"])
     scores = made["attribute"][task.name]
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
     check = scores.provenance.get("verification")

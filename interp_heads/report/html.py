@@ -27,7 +27,12 @@ from interp_heads.report.tables import (
     topk_vs_random_table,
     verification_table,
 )
-from interp_heads.report.which_heads import which_heads_parts
+from interp_heads.report.which_heads import (
+    known_kinds_parts,
+    known_markers,
+    stability_parts,
+    which_heads_parts,
+)
 from interp_heads.runfolder import atomic, write_atomic
 
 CSS = """
@@ -94,6 +99,7 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
             "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
             "baseline": opt(folder.baseline_csv, pd.read_csv),
             "attribution": opt(folder.attribution_parquet, pd.read_parquet),
+            "known": opt(folder.known_csv, pd.read_csv),
             "summary": opt(folder.summary_parquet, pd.read_parquet),
             "records": opt(folder.sweep_parquet, pd.read_parquet),
             "significance": opt(folder.significance_csv, pd.read_csv),
@@ -108,6 +114,7 @@ def make_figures(run: dict) -> dict:
     """``{name: plotly Figure}``: seed figure, one heatmap per task, cross-task overlap."""
     from interp_heads.attribution import HeadScores, overlap, overlap_heatmap
     from interp_heads.report.figures import plot_sweep
+    from interp_heads.report.heads import head_heatmap
 
     figs = {}
     summary = run.get("summary")
@@ -125,8 +132,9 @@ def make_figures(run: dict) -> dict:
     attr = run.get("attribution")
     if attr is not None and len(attr):
         scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}
+        marks = known_markers(run.get("known"))
         for task, s in scores.items():
-            figs[f"heatmap_{task}"] = s.heatmap().update_layout(
+            figs[f"heatmap_{task}"] = head_heatmap(s, "abs", None, marks).update_layout(
                 width=560, height=max(360, 40 + 14 * s.n_layers)
             )
         if len(scores) > 1:
@@ -203,6 +211,7 @@ def build_report(run_dir: str | os.PathLike, written: list | None = None) -> Pat
         parts.append(
             '<div class="grid">' + "".join(f"<div>{_div(figs, n)}</div>" for n in heat) + "</div>"
         )
+    parts += known_kinds_parts(run) + stability_parts(manifest)
     if manifest.get("verification"):
         parts += _verification_section(manifest)
     for name, task in _breakdown_tasks(run, figs):

@@ -15,6 +15,7 @@ import shlex
 WRITTEN_BY = {
     "baseline": "baseline",
     "attribution": "attribute",
+    "known": "known",
     "summary": "tables",
     "records": "tables",
     "significance": "tables",

@@ -81,3 +81,40 @@ def test_heatmap_marks_known_heads():
     traces = {t.name: (list(t.x), list(t.y)) for t in fig.data if t.type == "scatter"}
     assert traces["induction"] == ([0], [1]) and traces["previous_token"] == ([1], [0])
     assert fig.data[0].type == "heatmap"
+
+
+def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
+    """known_step on the planted model: the table, the heatmap markers and the TopK kinds table
+    name each planted head; a second run reuses the stored entry."""
+    from interp_heads.attribution import HeadScores
+    from interp_heads.folder import RunFolder
+    from interp_heads.known_run import known_step
+    from interp_heads.report import build_report
+    from interp_heads.report.html import load_run, make_figures
+    from interp_heads.steps import Experiment
+
+    folder = RunFolder(tmp_path)
+    exp = Experiment(config={}, folder=folder, model=planted_model())
+    table = known_step(exp)
+    marked = {k: v for k, v in PLANTED.items() if k != "duplicate_token"}  # it scores 0.27 < 0.3
+    for kind, head in PLANTED.items():
+        first = table[(table.kind == kind) & (table["rank"] == 1)]
+        assert (int(first.layer.iloc[0]), int(first["head"].iloc[0])) == head
+        assert exp.manifest["known_heads"][kind] == (
+            ["L{}H{}".format(*head)] if kind in marked else []
+        )
+    ranking = torch.zeros(2, 4)
+    ranking[PLANTED["induction"]], ranking[PLANTED["successor"]] = 2.0, 1.0
+    exp.rankings = {"t": HeadScores(ranking, "m", "t")}
+    folder.write_rankings(exp.rankings)
+    exp.manifest.update(ks=[2], steps=["attribute", "known"])
+    exp.write_manifest("complete")
+    figs = make_figures(load_run(tmp_path))
+    marks = {t.name: list(zip(t.y, t.x, strict=True)) for t in figs["heatmap_t"].data if t.name}
+    assert {kind: marks[kind] for kind in marked} == {k: [h] for k, h in marked.items()}
+    assert "duplicate_token" not in marks
+    page = build_report(tmp_path).read_text()
+    assert "L1H0 (induction, rank 1), L1H2 (successor, rank 2)" in page
+    before = folder.known_entry.stat().st_mtime_ns
+    known_step(exp)
+    assert folder.known_entry.stat().st_mtime_ns == before  # reused, not recomputed

@@ -1,0 +1,101 @@
+"""The "Which heads" section of docs/results.md, from the numbers docs/make_heads.py stored.
+
+``make heads`` writes it between the markers of ``make_results.py``, which keeps it when ``make
+demo`` regenerates the page; every number is read from the heads run folder (no model needed).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from heads_page import _or_missing, known, retrieval, seed_table, sharing, specificity, stability
+from make_results import HEADS_BEGIN, HEADS_END
+
+from interp_heads.specificity import exclusivity
+
+
+def shared_sentence(rankings: dict, ks=(8, 16, 32)) -> str:
+    """Plainly: how much of each task's TopK is in every task's TopK, per k."""
+    ex = exclusivity(rankings, list(ks))
+    parts = []
+    for k, grp in ex.groupby("k"):
+        shares = sorted({int(n) for n in grp.shared_by_all})
+        same = len(shares) == 1
+        what = (f"{shares[0]} of {k} ({shares[0] / k:.0%}) for every task" if same
+                else ", ".join(f"{r.task} {r.shared_by_all} of {k}" for r in grp.itertuples()))  # fmt: skip
+        parts.append(f"k = {k}: {what}")
+    return "Share of each task's TopK that is in all four tasks' TopK: " + "; ".join(parts) + "."
+
+
+def run_stability(manifest: dict) -> list[str]:
+    """The run's own split-half agreement (per-example halves stored with each ranking)."""
+    entries = manifest.get("stability") or {}
+    if not entries:
+        return ["*The run's manifest has no per-ranking stability yet (rerun its config).*"]
+    out = ["| task | rank examples (halves) | k | TopK Jaccard | shared | Spearman | unstable |",
+           "|---" * 7 + "|"]  # fmt: skip
+    for task, e in entries.items():
+        for k, j in e.get("jaccard", {}).items():
+            flag = "**yes**" if int(k) in e.get("unstable", []) else "no"
+            out.append(f"| {task} | {e['n_examples']} ({'/'.join(map(str, e['n_half']))}) | {k} | "
+                       f"{j:.2f} | {e['shared'][k]} of {k} | {e['spearman']:.2f} | {flag} |")  # fmt: skip
+    return out
+
+
+def results_block(inp, store) -> str:
+    """The section, markers included."""
+    m = inp.manifest
+    c, total = m["config"], m["model"]["n_layers"] * m["model"]["n_heads"]
+    ks = ", ".join(f"{k} ({k / total:.1%})" for k in m["ks"])
+    lines = [
+        HEADS_BEGIN,
+        "## Which heads (from `make heads`)",
+        "",
+        f"Written by `make heads` (`interp-heads run --config configs/heads.toml --out {inp.run}`, "
+        f"then `python docs/make_heads.py {inp.run}`) on {dt.date.today().isoformat()} from the "
+        f"run folder {inp.run} (git {m.get('git', '?')}); `make demo` keeps this section as it is. "
+        f"Setup: the four built-in tasks, {c['attribution']} on {c['n_rank']} rank examples, "
+        f"{c['ablation']} ablation, up to {c['n_eval']} eval examples, k = {ks} of {total} heads: "
+        "k = 8 is the scaled grid's claim k (the seed's 32 of ~1,024 heads as a fraction) and "
+        "k = 32 the literal grid's. Method notes and figures: `docs/heads.md`.",
+        "",
+        "### Cross-task specificity: mask task A's TopK, evaluate every task B",
+        "",
+        *_or_missing(specificity, "specificity.csv", store),
+        "### The seed figure with exclusive TopK beside plain TopK (accuracy, mean [95% CI])",
+        "",
+        f"Drawn in `{inp.run}/index.html` (ExclusiveTopK dash-dotted).",
+        "",
+        *seed_table(inp.run),
+        "",
+        "### Heads shared by all tasks",
+        "",
+        shared_sentence(inp.rankings),
+        "",
+        *sharing(inp.rankings),
+        "",
+        "### Split-half stability of every built-in task's ranking",
+        "",
+        "Per-example halves (stored with each ranking by every run; alternate rank examples):",
+        "",
+        *run_stability(m),
+        "",
+        "Each half re-ranked on its own (its own mean-ablation value; `python docs/make_heads.py "
+        "--phase stability`):",
+        "",
+        *_or_missing(stability, "stability.csv", store),
+        "",
+        "### SmolLM2's known heads",
+        "",
+        "Detector scores equal TransformerLens' `detect_head` within 1e-5 on the tiny, the planted "
+        "and the embedded model (`tests/unit/test_known_heads.py`, "
+        "`tests/integration/test_known_heads_smollm.py`); each planted head ranks first.",
+        "",
+        *_or_missing(known, "known.json", store, inp.rankings, total),
+        "",
+        "### Retrieval heads (Wu et al. 2024)",
+        "",
+        *_or_missing(retrieval, "retrieval.json", store, inp.rankings, total),
+        HEADS_END,
+    ]
+    return "\n".join(lines)
