@@ -7,7 +7,7 @@ section         keys
 =============== ===========================================================================
 ``model``       model, device, threads
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
-``attribution`` attribution, refine, exact_layers, verify
+``attribution`` attribution, refine, exact_layers, verify, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top
 ``generation``  max_new_tokens, batch_size, seed
@@ -103,7 +103,7 @@ class AttributionSection(_Section):
     attribution: Annotated[AttributionMethod, _parsed(AttributionMethod)] = Field(
         AttributionMethod.AUTO,
         description="auto (atp with corrupted prompts, else ablation_atp), exact, atp, "
-        "ablation_atp, gradxact, headmask or mean_ablation",
+        "ablation_atp, gradxact, headmask, mean_ablation or probe (all tasks together)",
     )
     refine: Pos | None = Field(None, description="re-score the top N heads exactly")
     exact_layers: NonNeg | None = Field(
@@ -116,6 +116,15 @@ class AttributionSection(_Section):
         description="check the ranking's top N heads and N random others by their exact "
         "mean-ablation drop; the verdict goes to the manifest and the report (0: off)",
     )
+    probe_position: Literal["last", "answer", "mean"] = Field(
+        "answer",
+        description="probe: the hook_z feature's position (last prompt token, mean over the "
+        "forced-decoded answer's tokens, mean over the prompt)",
+    )
+    probe_kind: Literal["mlp", "linear"] = Field(
+        "mlp", description="probe: per-head projection then an MLP (Cognitive Mirrors), or linear"
+    )
+    probe_epochs: Pos = Field(40, description="probe: training epochs")
 
 
 class AblationSection(_Section):
@@ -191,6 +200,9 @@ DIGEST_IF_SET = {
     "exact_layers": None,
     "positions": "all",
     "scale_factor": SCALE_FACTOR,
+    "probe_position": "answer",
+    "probe_kind": "mlp",
+    "probe_epochs": 40,
 }
 
 
@@ -226,6 +238,11 @@ class RunConfig(
             raise PipelineError(
                 f"config: exact_layers={self.exact_layers} scores heads by exact mean ablation: "
                 "it needs attribution 'ablation_atp' (or 'auto') and ablation 'mean'"
+            )
+        if self.attribution == "probe" and len(set(self.tasks)) < 2:
+            raise PipelineError(
+                "config: attribution 'probe' predicts the task from the heads: it needs two or "
+                "more tasks"
             )
 
     @classmethod

@@ -226,6 +226,10 @@ def attribute_step(exp: Experiment) -> dict:
     from interp_heads.attribution import attribute_heads
 
     cfg = exp.config
+    if str(cfg.attribution) == "probe":  # one probe over all tasks
+        from interp_heads.probe_step import probe_attribute_step
+
+        return probe_attribute_step(exp)
     with _bar(len(exp.splits), "attribution", exp.quiet) as bar:
         for name, (rank, _) in exp.splits.items():
             t = time.perf_counter()
