@@ -10,8 +10,8 @@ section         keys
 ``attribution`` attribution, refine, exact_layers, verify, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top
-``generation``  max_new_tokens, batch_size, seed
-``metrics``     metrics, comet_model
+``generation``  max_new_tokens, batch_size, seed, free_form
+``metrics``     metrics, comet_model, reference
 ``placement``   executor, ray_address, n_workers, n_devices (where work runs; not in the digest)
 =============== ===========================================================================
 
@@ -169,6 +169,10 @@ class GenerationSection(_Section):
     max_new_tokens: Pos = Field(16, description="tokens generated per answer")
     batch_size: Pos = Field(16, description="examples per forward pass")
     seed: int = Field(0, description="torch seed set before the run")
+    free_form: bool = Field(
+        False,
+        description="generate max_new_tokens without the first-line stop and score whole answers",
+    )
 
 
 class MetricsSection(_Section):
@@ -178,6 +182,11 @@ class MetricsSection(_Section):
         description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine",
     )
     comet_model: str | None = Field(None, description="COMET checkpoint name or path")
+    reference: Literal["gold", "unmasked"] = Field(
+        "gold",
+        description="what COMET, minilm_cosine and chrf score against: the gold answer, or the "
+        "unmasked model's answer to the same prompt (Cognitive Mirrors)",
+    )
 
 
 SECTIONS: dict[str, type[_Section]] = {
@@ -203,6 +212,8 @@ DIGEST_IF_SET = {
     "probe_position": "answer",
     "probe_kind": "mlp",
     "probe_epochs": 40,
+    "reference": "gold",
+    "free_form": False,
 }
 
 
