@@ -9,7 +9,7 @@ section         keys
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
 ``attribution`` attribution, refine, exact_layers, verify, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
-``sweep``       ks, scaled_ks, selections, seeds, exclude_top
+``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
 ``generation``  max_new_tokens, batch_size, seed, free_form
 ``metrics``     metrics, comet_model, reference
 ``placement``   executor, ray_address, n_workers, n_devices (where work runs; not in the digest)
@@ -163,6 +163,11 @@ class SweepSection(_Section):
         description="RandomK draws only heads outside the TopK set of the same k (the control of "
         "Wu et al. 2024: random non-retrieval heads)",
     )
+    elbow: bool = Field(
+        False,
+        description="also mask each task's elbow k: the point of its sorted importances farthest "
+        "from the first-to-last chord (Cognitive Mirrors' find_elbow_point)",
+    )
 
 
 class GenerationSection(_Section):
@@ -214,6 +219,7 @@ DIGEST_IF_SET = {
     "probe_epochs": 40,
     "reference": "gold",
     "free_form": False,
+    "elbow": False,
 }
 
 

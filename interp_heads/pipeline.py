@@ -127,6 +127,7 @@ def prepare(
             metrics=[str(m) for m in config.metrics],
             reference=str(config.reference),
             free_form=config.free_form,
+            elbow=config.elbow,
             fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
         ),
     )

@@ -295,6 +295,10 @@ def sweep_step(exp: Experiment):
         condition_key(t, sel, int(k), int(seed)) for t, sel, k, seed in done.itertuples(index=False)
     )
     exp.manifest["metric_cache"] = getattr(result, "metric_cache", {})  # distinct answers, once
+    if getattr(exp.sweep_config, "elbow", False):
+        from interp_heads.elbow import elbow_k
+
+        exp.manifest["elbow_k"] = {n: elbow_k(r) for n, r in exp.rankings.items()}
     exp.result = result
     return result
 

@@ -72,6 +72,7 @@ class SweepConfig:
     scale: float = SCALE_FACTOR
     reference: str = "gold"
     free_form: bool = False
+    elbow: bool = False  # also mask each task's elbow k (``interp_heads.elbow``)
 
     def __post_init__(self, method: str | None) -> None:
         if method is not None:
@@ -106,7 +107,7 @@ class SweepConfig:
             del d["positions"]
         if d["scale"] == SCALE_FACTOR:
             del d["scale"]
-        for key, default in (("reference", "gold"), ("free_form", False)):
+        for key, default in (("reference", "gold"), ("free_form", False), ("elbow", False)):
             if d[key] == default:
                 del d[key]
         return d
@@ -166,7 +167,12 @@ def plan_conditions(
         others=others,
     )
     plan = [("baseline", 0, 0, [])]
-    for k in config.ks:
+    ks = list(config.ks)
+    if config.elbow:
+        from interp_heads.elbow import elbow_k
+
+        ks = sorted(set(ks) | {elbow_k(ranking)})
+    for k in ks:
         if not 0 < k <= n_layers * n_heads:
             raise InputError(f"k={k} must be in 1..{n_layers * n_heads} (number of heads)")
         for sel in sels:
