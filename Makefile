@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup test test-fast demo heads lint bench clean
+.PHONY: setup test test-fast demo heads compare lint bench clean
 
 setup: $(STAMP)
 
@@ -34,6 +34,11 @@ demo: setup
 heads: setup
 	$(BIN)/interp-heads run --config configs/heads.toml --out runs/heads
 	$(BIN)/python docs/make_heads.py runs/heads
+
+# The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
+# under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page.
+compare: setup
+	$(BIN)/python docs/make_compare.py runs/compare
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

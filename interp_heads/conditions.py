@@ -172,24 +172,28 @@ class ConditionStore:
 
 
 # --------------------------------------------------------------------------- payloads and records
-def metric_items(task, outs) -> list:
+def metric_items(task, outs, free_form: bool = False) -> list:
+    """One item per answer; ``unmasked`` is the example's ``meta["unmasked"]`` (the unmasked
+    model's answer, ``interp_heads.unmasked``). Free-form answers are scored whole: their lines
+    joined by spaces (metrics score an answer's first line)."""
     from interp_heads.metrics import MetricItem
 
     return [
         MetricItem(
             src=e.question or e.prompt,
-            mt=o,
+            mt=" ".join(o.split()) if free_form else o,
             ref=e.answer,
             aliases=tuple(e.aliases),
             distractors=tuple(e.distractors),
+            unmasked=e.meta.get("unmasked"),
         )
         for e, o in zip(task, outs, strict=True)
     ]
 
 
-def condition_payload(task, heads, outs, metrics, cache, t_gen, t0) -> dict:
+def condition_payload(task, heads, outs, metrics, cache, t_gen, t0, free_form=False) -> dict:
     """A finished condition as the resume store holds it (``t0``: its start, for the total time)."""
-    items = metric_items(task, outs)
+    items = metric_items(task, outs, free_form)
     scores = {m.name: cache.score(m, items) for m in metrics}
     labels = {m.name: m.label for m in metrics}
     return {

@@ -91,6 +91,11 @@ class RunConfig(
                 f"config: exact_layers={self.exact_layers} scores heads by exact mean ablation: "
                 "it needs attribution 'ablation_atp' (or 'auto') and ablation 'mean'"
             )
+        if self.attribution == "probe" and len(set(self.tasks)) < 2:
+            raise PipelineError(
+                "config: attribution 'probe' predicts the task from the heads: it needs two or "
+                "more tasks"
+            )
 
     @classmethod
     def from_dict(cls, d: dict, source: str = "config") -> RunConfig:

@@ -5,11 +5,11 @@ section         keys
 =============== ===========================================================================
 ``model``       model, device, threads
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
-``attribution`` attribution, refine, exact_layers, verify
+``attribution`` attribution, refine, exact_layers, verify, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
-``sweep``       ks, scaled_ks, selections, seeds, exclude_top
-``generation``  max_new_tokens, batch_size, seed
-``metrics``     metrics, comet_model
+``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
+``generation``  max_new_tokens, batch_size, seed, free_form
+``metrics``     metrics, comet_model, reference
 ``placement``   executor, ray_address, n_workers, n_devices (where work runs; not in the digest)
 =============== ===========================================================================
 
@@ -93,7 +93,7 @@ class AttributionSection(_Section):
     attribution: Annotated[AttributionMethod, _parsed(AttributionMethod)] = Field(
         AttributionMethod.AUTO,
         description="auto (atp with corrupted prompts, else ablation_atp), exact, atp, "
-        "ablation_atp, gradxact, headmask or mean_ablation",
+        "ablation_atp, gradxact, headmask, mean_ablation or probe (all tasks together)",
     )
     refine: Pos | None = Field(None, description="re-score the top N heads exactly")
     exact_layers: NonNeg | None = Field(
@@ -106,6 +106,15 @@ class AttributionSection(_Section):
         description="check the ranking's top N heads and N random others by their exact "
         "mean-ablation drop; the verdict goes to the manifest and the report (0: off)",
     )
+    probe_position: Literal["last", "answer", "mean"] = Field(
+        "answer",
+        description="probe: the hook_z feature's position (last prompt token, mean over the "
+        "forced-decoded answer's tokens, mean over the prompt)",
+    )
+    probe_kind: Literal["mlp", "linear"] = Field(
+        "mlp", description="probe: per-head projection then an MLP (Cognitive Mirrors), or linear"
+    )
+    probe_epochs: Pos = Field(40, description="probe: training epochs")
 
 
 class AblationSection(_Section):
@@ -144,12 +153,21 @@ class SweepSection(_Section):
         description="RandomK draws only heads outside the TopK set of the same k (the control of "
         "Wu et al. 2024: random non-retrieval heads)",
     )
+    elbow: bool = Field(
+        False,
+        description="also mask each task's elbow k: the point of its sorted importances farthest "
+        "from the first-to-last chord (Cognitive Mirrors' find_elbow_point)",
+    )
 
 
 class GenerationSection(_Section):
     max_new_tokens: Pos = Field(16, description="tokens generated per answer")
     batch_size: Pos = Field(16, description="examples per forward pass")
     seed: int = Field(0, description="torch seed set before the run")
+    free_form: bool = Field(
+        False,
+        description="generate max_new_tokens without the first-line stop and score whole answers",
+    )
 
 
 class MetricsSection(_Section):
@@ -159,6 +177,11 @@ class MetricsSection(_Section):
         description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine",
     )
     comet_model: str | None = Field(None, description="COMET checkpoint name or path")
+    reference: Literal["gold", "unmasked"] = Field(
+        "gold",
+        description="what COMET, minilm_cosine and chrf score against: the gold answer, or the "
+        "unmasked model's answer to the same prompt (Cognitive Mirrors)",
+    )
 
 
 SECTIONS: dict[str, type[_Section]] = {
@@ -181,6 +204,12 @@ DIGEST_IF_SET = {
     "exact_layers": None,
     "positions": "all",
     "scale_factor": SCALE_FACTOR,
+    "probe_position": "answer",
+    "probe_kind": "mlp",
+    "probe_epochs": 40,
+    "reference": "gold",
+    "free_form": False,
+    "elbow": False,
 }
 # every field of every section by name (the CLI's flags look their field up here)
 FIELDS = {name: info for s in SECTIONS.values() for name, info in s.model_fields.items()}

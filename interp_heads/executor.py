@@ -56,6 +56,7 @@ class SweepUnit:
     meta: dict = field(default_factory=dict)  # task, selection, k, seed, ids (for the driver)
     positions: str = "all"  # the mask's scope and scale factor (``mask_heads``)
     factor: float = SCALE_FACTOR
+    stop_at_newline: bool = True  # False: free-form answers (``SweepConfig.free_form``)
 
 
 @runtime_checkable
@@ -92,7 +93,7 @@ def run_unit(model, unit: SweepUnit, context: TaskContext) -> tuple[list[str], f
             context.prompts,
             unit.max_new_tokens,
             batch_size=unit.batch_size,
-            stop_at_newline=True,
+            stop_at_newline=unit.stop_at_newline,
         )
     return outs, time.perf_counter() - t0
 
@@ -219,6 +220,7 @@ def run_with_executor(
                 c.meta,
                 options["positions"],
                 options["factor"],
+                not config.free_form,
             )
         )
     finished: dict[str, dict] = {}
@@ -229,7 +231,9 @@ def run_with_executor(
     for unit, outs, t_gen in _once(executor.run(units)):
         m = unit.meta
         t0 = time.perf_counter() - t_gen
-        done = _condition_payload(tasks[m["task"]], unit.heads, outs, metrics, cache, t_gen, t0)
+        done = _condition_payload(
+            tasks[m["task"]], unit.heads, outs, metrics, cache, t_gen, t0, config.free_form
+        )
         done.update({k: m[k] for k in ("task", "selection", "k", "seed", "ids")})
         done["resume_key"] = unit.resume_key
         store.put(unit.key, done)

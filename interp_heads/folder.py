@@ -44,7 +44,7 @@ from interp_heads.names import safe_name
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
 CONFIG_NAME = "config.json"  # conditions/config.json: the sweep config its entries belong to
 MARKER = ".interp_heads-run"
-SUBFOLDERS = ("baseline", "attribution", "conditions", "figures")
+SUBFOLDERS = ("baseline", "attribution", "conditions", "figures", "unmasked")
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,9 @@ class RunFolder:
 
     def baseline_entry(self, task: str) -> Path:
         return self.root / "baseline" / f"{safe_name(task)}.json"
+
+    def unmasked_entry(self, task: str) -> Path:
+        return self.root / "unmasked" / f"{safe_name(task)}.json"
 
     def attribution_entry(self, task: str) -> Path:
         return self.root / "attribution" / f"{safe_name(task)}.json"

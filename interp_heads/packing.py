@@ -184,7 +184,7 @@ def run_packed(
             config.ablation,
             config.max_new_tokens,
             pack_rows=rows,
-            stop_at_newline=True,
+            stop_at_newline=not config.free_form,
             **config.mask_options(),
         )
         t_gen = time.perf_counter() - t0
@@ -192,14 +192,21 @@ def run_packed(
         items = [
             it
             for job, gen in zip(wave, outs, strict=True)
-            for it in _metric_items(tasks[job.meta["task"]], gen)
+            for it in _metric_items(tasks[job.meta["task"]], gen, config.free_form)
         ]
         for metric in metrics:  # one metric call per wave for all its distinct new answers
             cache.prime(metric, items)
         for job, gen in zip(wave, outs, strict=True):
             m, share = job.meta, t_gen * len(job.prompts) / n_rows
             done = _condition_payload(
-                tasks[m["task"]], job.heads, gen, metrics, cache, share, time.perf_counter() - share
+                tasks[m["task"]],
+                job.heads,
+                gen,
+                metrics,
+                cache,
+                share,
+                time.perf_counter() - share,
+                config.free_form,
             )
             done.update(
                 {key: m[key] for key in ("task", "selection", "k", "seed", "ids", "resume_key")}

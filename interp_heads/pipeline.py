@@ -125,6 +125,9 @@ def prepare(
             scale=config.scale_factor,
             max_new_tokens=config.max_new_tokens,
             metrics=[str(m) for m in config.metrics],
+            reference=str(config.reference),
+            free_form=config.free_form,
+            elbow=config.elbow,
             fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
         ),
     )

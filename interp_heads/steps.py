@@ -228,6 +228,10 @@ def attribute_step(exp: Experiment) -> dict:
     from interp_heads.attribution import attribute_heads
 
     cfg = exp.config
+    if str(cfg.attribution) == "probe":  # one probe over all tasks
+        from interp_heads.probe_step import probe_attribute_step
+
+        return probe_attribute_step(exp)
     with _bar(len(exp.splits), "attribution", exp.quiet) as bar:
         for name, (rank, _) in exp.splits.items():
             t = time.perf_counter()
@@ -288,6 +292,10 @@ def sweep_step(exp: Experiment):
         condition_key(t, sel, int(k), int(seed)) for t, sel, k, seed in done.itertuples(index=False)
     )
     exp.manifest["metric_cache"] = getattr(result, "metric_cache", {})  # distinct answers, once
+    if getattr(exp.sweep_config, "elbow", False):
+        from interp_heads.elbow import elbow_k
+
+        exp.manifest["elbow_k"] = {n: elbow_k(r) for n, r in exp.rankings.items()}
     exp.result = result
     return result
 

@@ -54,7 +54,9 @@ class SweepConfig:
     ``ablation`` is the ablation kind (``mean``, ``zero``, ``resample``, ``scale``); ``method=`` is
     its deprecated name (before the vocabulary split: *method* is how heads are scored).
     ``positions`` is the mask's scope (``all`` or ``last``), ``scale`` the factor of the ``scale``
-    kind (``interp_heads.ablation``).
+    kind (``interp_heads.ablation``). ``reference`` is what COMET, MiniLM and chrF score against
+    (``gold`` or ``unmasked``: ``interp_heads.metrics.reference``); ``free_form`` generates
+    without the first-line stop and scores whole answers.
     """
 
     ks: list[int]
@@ -68,6 +70,9 @@ class SweepConfig:
     method: InitVar[str | None] = None
     positions: str = "all"
     scale: float = SCALE_FACTOR
+    reference: str = "gold"
+    free_form: bool = False
+    elbow: bool = False  # also mask each task's elbow k (``interp_heads.elbow``)
 
     def __post_init__(self, method: str | None) -> None:
         if method is not None:
@@ -102,6 +107,9 @@ class SweepConfig:
             del d["positions"]
         if d["scale"] == SCALE_FACTOR:
             del d["scale"]
+        for key, default in (("reference", "gold"), ("free_form", False), ("elbow", False)):
+            if d[key] == default:
+                del d[key]
         return d
 
     def digest(self) -> str:
@@ -159,7 +167,12 @@ def plan_conditions(
         others=others,
     )
     plan = [("baseline", 0, 0, [])]
-    for k in config.ks:
+    ks = list(config.ks)
+    if config.elbow:
+        from interp_heads.elbow import elbow_k
+
+        ks = sorted(set(ks) | {elbow_k(ranking)})
+    for k in ks:
         if not 0 < k <= n_layers * n_heads:
             raise InputError(f"k={k} must be in 1..{n_layers * n_heads} (number of heads)")
         for sel in sels:
@@ -206,11 +219,16 @@ def run_sweep(
             the resume store stay here either way.
     """
     from interp_heads.metrics import MetricCache, resolve_metrics
+    from interp_heads.metrics.reference import with_reference
     from interp_heads.packing import run_packed
+    from interp_heads.unmasked import attach_unmasked
 
     if not isinstance(tasks, Mapping):
         tasks = {t.name: t for t in tasks}
     metrics = list(metrics) if metrics is not None else resolve_metrics(config.metrics)
+    metrics = with_reference(metrics, config.reference)
+    if config.reference == "unmasked":
+        tasks = attach_unmasked(model, tasks, config, batch_size, out_dir)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     plans = {
         name: plan_conditions(
@@ -232,7 +250,7 @@ def run_sweep(
     generation = {
         "max_new_tokens": config.max_new_tokens,
         "decoding": "greedy",
-        "stop_at_newline": True,
+        "stop_at_newline": not config.free_form,
         "batch_size": batch_size,
     }
     prepared: dict[str, tuple] = {}
@@ -327,9 +345,14 @@ def _run_condition(model, task, prompts, heads, config, values, metrics, batch_s
     t0 = time.perf_counter()
     with mask_heads(model, heads, config.ablation, values=values, **config.mask_options()):
         outs = generate(
-            model, prompts, config.max_new_tokens, batch_size=batch_size, stop_at_newline=True
+            model,
+            prompts,
+            config.max_new_tokens,
+            batch_size=batch_size,
+            stop_at_newline=not config.free_form,
         )
-    return _condition_payload(task, heads, outs, metrics, cache, time.perf_counter() - t0, t0)
+    t_gen = time.perf_counter() - t0
+    return _condition_payload(task, heads, outs, metrics, cache, t_gen, t0, config.free_form)
 
 
 def _progress(total: int, enabled: bool):

@@ -63,3 +63,68 @@ def planted_model(seed: int = 0, scale: float = 15.0) -> HookedTransformer:
             for prev, nxt in zip(seq, seq[1:], strict=False):
                 model.unembed.W_U[succ, nxt] = content_vecs[prev]
     return model
+
+
+LABEL_HEAD = (0, 2)  # the head of ``label_planted_model`` whose z carries the task label
+
+
+def label_planted_model(seed: int = 0, marker: float = 3.0) -> HookedTransformer:
+    """A random 2-layer attention-only model where only ``LABEL_HEAD``'s z separates two tasks.
+
+    The prompts of :func:`label_planted_tasks` differ only in their first byte, ``A`` or ``B``,
+    whose embeddings are ``+marker`` and ``-marker`` on residual dimension 0 (no other token or
+    position has a component there). ``LABEL_HEAD`` attends uniformly and its value reads only
+    dimension 0, so its z is ``+-marker`` times its attention to the first token; it writes to
+    dimension 1. Every other head's queries, keys and values ignore dimensions 0 and 1, so its z is
+    the same for an ``A`` prompt and the matching ``B`` prompt.
+    """
+    from interp_heads.testing import byte_tokenizer
+
+    cfg = HookedTransformerConfig(
+        n_layers=2, d_model=64, n_heads=4, d_head=16, n_ctx=64, d_vocab=len(SPECIALS) + 256,
+        attn_only=True, normalization_type=None, positional_embedding_type="standard",
+        act_fn="relu", default_prepend_bos=False, seed=seed, device="cpu",
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    model = attach_tokenizer(HookedTransformer(cfg).eval(), byte_tokenizer())
+    tok = model.tokenizer
+    a, b = (tok.convert_tokens_to_ids(c) for c in "AB")
+    layer, head = LABEL_HEAD
+    with torch.no_grad():
+        model.embed.W_E[:, :2] = 0
+        model.embed.W_E[b] = model.embed.W_E[a]  # the markers differ on dimension 0 only
+        model.pos_embed.W_pos[:, :2] = 0
+        model.embed.W_E[a, 0], model.embed.W_E[b, 0] = marker, -marker
+        for i, block in enumerate(model.blocks):
+            attn = block.attn
+            blind = slice(0, 1 if i == layer else 2)  # what the other heads cannot read
+            for w in (attn.W_Q, attn.W_K, attn.W_V):
+                w[:, blind] = 0
+            attn.W_O[:, :, :2] = 0  # nor write
+        planted = model.blocks[layer].attn
+        for w in (planted.W_Q, planted.W_K, planted.W_V, planted.W_O):
+            w[head] = 0
+        planted.W_V[head, 0, 0] = 1.0
+        planted.W_O[head, 0, 1] = 1.0
+    return model
+
+
+def label_planted_tasks(n: int = 24, seed: int = 0):
+    """Two tasks (``task_a``, ``task_b``) of ``n`` examples each: the same random lowercase prompts
+    behind the marker byte ``A`` or ``B``."""
+    import random
+
+    from interp_heads.tasks.schema import Example, Task
+
+    rng = random.Random(seed)
+    bodies = ["".join(rng.choices("abcdefghij", k=rng.randint(4, 12))) for _ in range(n)]
+    return [
+        Task(
+            f"task_{m.lower()}",
+            [
+                Example(f"{m}{i}", f"task_{m.lower()}", m + body, "x")
+                for i, body in enumerate(bodies)
+            ],
+        )
+        for m in "AB"
+    ]

@@ -49,6 +49,7 @@ class AttributionMethod(_Choice):
     HEADMASK = "headmask"
     MEAN_ABLATION = "mean_ablation"
     RETRIEVAL_SCORE = "retrieval_score"
+    PROBE = "probe"
 
 
 # Methods that estimate the mean-ablation drop: ``refine`` and ``verify`` confirm them by exact

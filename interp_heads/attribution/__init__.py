@@ -18,6 +18,7 @@ from interp_heads.attribution.patching import (
     patch_heads,
 )
 from interp_heads.attribution.paths import ablation_ig_scores
+from interp_heads.attribution.probe import ProbeSettings, probe_heads
 from interp_heads.attribution.scores import HeadScores, overlap, overlap_heatmap
 from interp_heads.attribution.verify import verify_ranking
 
@@ -39,6 +40,8 @@ __all__ = [
     "overlap",
     "overlap_heatmap",
     "patch_heads",
+    "probe_heads",
+    "ProbeSettings",
     "verify_ranking",
     "z_gradients",
 ]

@@ -114,6 +114,11 @@ def attribute_heads(
     """
     if method not in METHODS:
         raise InputError(f"unknown method {method!r}: use one of {', '.join(METHODS)}")
+    if method == "probe":
+        raise InputError(
+            "method 'probe' ranks heads on several tasks together: use "
+            "attribution.probe.probe_heads(model, tasks) or a run with two or more tasks"
+        )
     start = time.perf_counter()
     if method == "auto":
         method = default_method(task)

@@ -29,6 +29,7 @@ class MetricItem:
         aliases: other accepted answers (used by accuracy only).
         distractors: wrong candidates from the prompt; naming one makes the answer wrong
             (used by accuracy only).
+        unmasked: the unmasked model's answer to the same prompt (``reference = "unmasked"``).
     """
 
     src: str
@@ -36,6 +37,7 @@ class MetricItem:
     ref: str
     aliases: tuple[str, ...] = ()
     distractors: tuple[str, ...] = ()
+    unmasked: str | None = None
 
 
 class Metric(ABC):

@@ -22,6 +22,7 @@ from interp_heads.report import page
 from interp_heads.report.tables import (
     baseline_table,
     examples_table,
+    probe_table,
     provenance_table,
     significance_table,
     topk_vs_random_table,
@@ -212,6 +213,8 @@ def build_report(run_dir: str | os.PathLike, written: list | None = None) -> Pat
             '<div class="grid">' + "".join(f"<div>{_div(figs, n)}</div>" for n in heat) + "</div>"
         )
     parts += known_kinds_parts(run) + stability_parts(manifest)
+    if manifest.get("probe"):
+        parts += ["<h2>How well does the probe tell the tasks apart?</h2>", probe_table(manifest)]
     if manifest.get("verification"):
         parts += _verification_section(manifest)
     for name, task in _breakdown_tasks(run, figs):

@@ -159,6 +159,22 @@ def provenance_table(manifest: dict | None) -> str:
     return table + f"<details><summary>manifest.json</summary><pre>{full}</pre></details>"
 
 
+def probe_table(manifest: dict | None) -> str:
+    """The probe's held-out accuracy against its chance level (``attribution = "probe"`` runs)."""
+    p = (manifest or {}).get("probe") or {}
+    if not p:
+        return ""
+    row = {
+        "probe": f"{p.get('kind')} on hook_z at {p.get('position')!r}",
+        "tasks (labels)": ", ".join(p.get("tasks") or []),
+        "held-out accuracy": p.get("heldout_accuracy"),
+        "chance (largest task's share)": p.get("chance"),
+        "train accuracy": p.get("train_accuracy"),
+        "n train / held-out": f"{p.get('n_train')} / {p.get('n_heldout')}",
+    }
+    return _table(pd.DataFrame([row]))
+
+
 def verification_table(manifest: dict | None) -> str:
     """Per task: the ranking's verdict against exact mean ablation; flagged tasks are marked."""
     checks = (manifest or {}).get("verification") or {}
