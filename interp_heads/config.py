@@ -7,7 +7,7 @@ section         keys
 =============== ===========================================================================
 ``model``       model, device, threads
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
-``attribution`` attribution, refine, exact_layers, verify
+``attribution`` attribution, refine, exact_layers, rivals, verify
 ``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top
 ``generation``  max_new_tokens, batch_size, seed
@@ -111,6 +111,11 @@ class AttributionSection(_Section):
         description="ablation_atp: score the first N layers' heads by exact mean ablation "
         "(None: 1 with mean ablation, else 0)",
     )
+    rivals: NonNeg = Field(
+        0,
+        description="ablation_atp: linearise the logits of the answer and its N strongest "
+        "rivals and take the log-softmax exactly (0: plain first order)",
+    )
     verify: NonNeg = Field(
         8,
         description="check the ranking's top N heads and N random others by their exact "
@@ -189,6 +194,7 @@ NOT_IN_DIGEST = {"threads", "verify", *PlacementSection.model_fields}
 DIGEST_IF_SET = {
     "exclude_top": False,
     "exact_layers": None,
+    "rivals": 0,
     "positions": "all",
     "scale_factor": SCALE_FACTOR,
 }
@@ -226,6 +232,11 @@ class RunConfig(
             raise PipelineError(
                 f"config: exact_layers={self.exact_layers} scores heads by exact mean ablation: "
                 "it needs attribution 'ablation_atp' (or 'auto') and ablation 'mean'"
+            )
+        if self.rivals and self.attribution not in ("ablation_atp", "auto"):
+            raise PipelineError(
+                f"config: rivals={self.rivals} refines the ablation_atp estimate: it needs "
+                "attribution 'ablation_atp' (or 'auto')"
             )
 
     @classmethod
