@@ -40,11 +40,13 @@ def ablation_softmax_scores(
     *,
     rivals: int = 1,
     seed: int = 0,
+    per_example: list | None = None,
 ) -> Float[torch.Tensor, "layer head"]:
     """Mean over examples of the drop of log p(answer's first token) when a head is ablated.
 
     ``kind`` and ``seed`` as in :func:`~interp_heads.attribution.gradients.ablation_atp_scores`;
-    ``rivals >= 1``: how many competing tokens get their own linearised logit.
+    ``rivals >= 1``: how many competing tokens get their own linearised logit. ``per_example``:
+    a list that receives the drops of every example, ``[example, layer, head]``.
     """
     if kind not in KINDS:
         raise ValueError(f"unknown ablation kind {kind!r}: use 'zero', 'mean' or 'resample'")
@@ -58,7 +60,10 @@ def ablation_softmax_scores(
     probs = torch.cat([p[4] for p in parts])  # [example 1 + rivals]: clean p of answer, rivals
     replacement = _replacement(kind, z_sum, counts, seed)  # [example or 1, layer head d_head]
     delta = (g * replacement[:, None]).sum(-1) - gz  # linearised change of each objective
-    return _drop(delta.double(), probs.double()).mean(0).float()
+    drops = _drop(delta.double(), probs.double()).float()
+    if per_example is not None:
+        per_example.append(drops)
+    return drops.mean(0)
 
 
 def _batch_terms(model: HookedTransformer, b: Batch, rivals: int):

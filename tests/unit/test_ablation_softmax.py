@@ -91,9 +91,11 @@ def _shrunk(model, scale):
 def test_batching_does_not_change_scores(tiny):
     one = make_batches(tiny, TASK, batch_size=1, corrupted=False, fmt="plain")
     three = make_batches(tiny, TASK, batch_size=3, corrupted=False, fmt="plain")
+    per: list[torch.Tensor] = []
     a = ablation_softmax_scores(tiny, one, "mean", rivals=3)
-    b = ablation_softmax_scores(tiny, three, "mean", rivals=3)
+    b = ablation_softmax_scores(tiny, three, "mean", rivals=3, per_example=per)
     assert torch.allclose(a, b, atol=1e-5)
+    assert per[0].shape == (len(PROMPTS), *a.shape) and torch.allclose(per[0].mean(0), b)
 
 
 def test_attribute_heads_takes_rivals(tiny):
@@ -104,3 +106,14 @@ def test_attribute_heads_takes_rivals(tiny):
     assert "log-softmax" in s.metric
     with pytest.raises(InputError, match="rivals"):
         attribute_heads(tiny, TASK, "gradxact", fmt="plain", rivals=1)
+
+
+def test_config_takes_rivals_only_for_ablation_atp_and_keeps_old_digests():
+    from interp_heads.config import RunConfig
+    from interp_heads.errors import PipelineError
+
+    base = RunConfig(tasks=["retrieval"])
+    assert RunConfig(tasks=["retrieval"], rivals=0).digest() == base.digest()
+    assert RunConfig(tasks=["retrieval"], rivals=1).digest() != base.digest()
+    with pytest.raises(PipelineError, match="rivals"):
+        RunConfig(tasks=["retrieval"], attribution="gradxact", rivals=1)
