@@ -52,6 +52,11 @@ METHODS: dict[str, tuple[str, dict]] = {
     "ablation_atp (default: layer 0 exact)": ("ablation_atp", {}),
     "ablation_atp, layers 0-1 exact": ("ablation_atp", {"exact_layers": 2}),
     "ablation_atp + refine 32": ("ablation_atp", {"refine": 32}),
+    "ablation_atp + refine 64": ("ablation_atp", {"refine": 64}),
+    "ablation_atp, 1 rival, first order": ("ablation_atp", {"rivals": 1, "exact_layers": 0}),
+    "ablation_atp, 1 rival (layer 0 exact)": ("ablation_atp", {"rivals": 1}),
+    "ablation_atp, 4 rivals (layer 0 exact)": ("ablation_atp", {"rivals": 4}),
+    "ablation_atp, 1 rival, layers 0-1 exact": ("ablation_atp", {"rivals": 1, "exact_layers": 2}),
     "ablation_ig m=4": ("ablation_ig", {"steps": 4}),
     "ablation_ig m=8": ("ablation_ig", {"steps": 8}),
     "gradxact": ("gradxact", {}),
@@ -135,7 +140,7 @@ def _merge(rows: list[dict], n: int) -> None:
 def run_task(model, name: str, args) -> list[dict]:
     """Rows for one task, or [] while its reference is incomplete."""
     task = load_any_task(USER_TASK if name == "antonyms" else name)
-    fmt = task.fmt or resolve_format(model, task)[0]  # the user task declares none: measured
+    fmt = resolve_format(model, task)[0]  # declared or built-in: the task's; else measured
     task = filter_correct(model, task.subset(n=64), fmt=fmt).subset(n=args.n)
     batches = make_batches(model, task, batch_size=args.batch_size, corrupted=False, fmt=fmt)
     ids = hashlib.sha256(" ".join(i for b in batches for i in b.ids).encode()).hexdigest()[:12]

@@ -91,6 +91,11 @@ class RunConfig(
                 f"config: exact_layers={self.exact_layers} scores heads by exact mean ablation: "
                 "it needs attribution 'ablation_atp' (or 'auto') and ablation 'mean'"
             )
+        if self.rivals and self.attribution not in ("ablation_atp", "auto"):
+            raise PipelineError(
+                f"config: rivals={self.rivals} refines the ablation_atp estimate: it needs "
+                "attribution 'ablation_atp' (or 'auto')"
+            )
         if self.attribution == "probe" and len(set(self.tasks)) < 2:
             raise PipelineError(
                 "config: attribution 'probe' predicts the task from the heads: it needs two or "

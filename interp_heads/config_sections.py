@@ -5,7 +5,7 @@ section         keys
 =============== ===========================================================================
 ``model``       model, device, threads
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
-``attribution`` attribution, refine, exact_layers, verify, probe_position, probe_kind, probe_epochs
+``attribution`` attribution, refine, exact_layers, rivals, verify, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
 ``generation``  max_new_tokens, batch_size, seed, free_form
@@ -100,6 +100,11 @@ class AttributionSection(_Section):
         None,
         description="ablation_atp: score the first N layers' heads by exact mean ablation "
         "(None: 1 with mean ablation, else 0)",
+    )
+    rivals: NonNeg = Field(
+        0,
+        description="ablation_atp: linearise the logits of the answer and its N strongest "
+        "rivals and take the log-softmax exactly (0: plain first order)",
     )
     verify: NonNeg = Field(
         8,
@@ -202,6 +207,7 @@ NOT_IN_DIGEST = {"threads", "verify", *PlacementSection.model_fields}
 DIGEST_IF_SET = {
     "exclude_top": False,
     "exact_layers": None,
+    "rivals": 0,
     "positions": "all",
     "scale_factor": SCALE_FACTOR,
     "probe_position": "answer",

@@ -204,6 +204,11 @@ def _check_attribution_inputs(cfg, name: str, rank: Task) -> None:
 
     method = default_method(rank) if cfg.attribution == "auto" else cfg.attribution
     needs = method in NEEDS_CORRUPTED or (cfg.refine and method not in MEAN_REFINED)
+    if cfg.rivals and method != "ablation_atp":
+        raise PipelineError(
+            f"task {name!r}: rivals needs attribution 'ablation_atp'; "
+            f"{cfg.attribution!r} means {method!r} for this task"
+        )
     if cfg.exact_layers and method != "ablation_atp":
         raise PipelineError(
             f"task {name!r}: exact_layers needs attribution 'ablation_atp'; "
@@ -243,6 +248,8 @@ def attribute_step(exp: Experiment) -> dict:
                 "fmt": exp.fmts[name],
                 "ablation": str(cfg.ablation),
             }
+            if cfg.rivals:  # absent at 0: the keys of folders made before it stay valid
+                settings["rivals"] = cfg.rivals
             fp = resume.model_fingerprint(exp.model)
             key = resume.attribution_key(fp, _rows(exp.model, rank, exp.fmts[name]), **settings)
             scores = exp.folder.load_scores(name, key)  # None: absent, damaged or other inputs

@@ -20,6 +20,7 @@ from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
 from interp_heads.attribution.paths import ablation_ig_scores
 from interp_heads.attribution.retrieval import retrieval_scores
 from interp_heads.attribution.scores import HeadScores
+from interp_heads.attribution.softmax_atp import ablation_softmax_scores
 from interp_heads.attribution.verify import verify_ranking
 from interp_heads.errors import InputError
 from interp_heads.tasks.schema import Task
@@ -74,6 +75,7 @@ def attribute_heads(
     exact_layers: int | None = None,
     steps: int = 8,
     verify: int | None = None,
+    rivals: int = 0,
 ) -> HeadScores:
     """Score every head ``(layer, head)`` of ``model`` on ``task`` (all methods act on ``hook_z``).
 
@@ -105,6 +107,10 @@ def attribute_heads(
             ``ablation_atp`` with ``ablation="mean"``, else 0. Unlike ``refine``, these heads are
             ranked by their score among the others.
         steps: ``ablation_ig`` only: integration steps (one forward + backward pass each).
+        rivals: ``ablation_atp`` only: linearise the logits of the answer and its ``rivals``
+            strongest competitors instead of log p(answer), and take the log-softmax exactly
+            (``attribution.softmax_atp``: holds where the softmax saturates; ``rivals + 1`` more
+            backward passes). 0 (default): plain first order.
         verify: check the finished ranking's top ``verify`` heads and ``verify`` random others
             by their exact mean-ablation drop (``attribution.verify``), reusing the exact scores
             ``exact_layers`` and ``refine`` made; the result is ``provenance["verification"]``.
@@ -143,6 +149,10 @@ def attribute_heads(
             "exact_layers scores heads by exact mean ablation: it needs method='ablation_atp' "
             "and ablation='mean'"
         )
+    if rivals and method != "ablation_atp":
+        raise InputError(f"rivals refines the ablation_atp estimate; method {method!r} has none")
+    if not 0 <= rivals < model.cfg.d_vocab:
+        raise InputError(f"rivals must be in 0..{model.cfg.d_vocab - 1}, got {rivals}")
     if not 0 <= exact_layers <= model.cfg.n_layers:
         raise InputError(f"exact_layers must be in 0..{model.cfg.n_layers}, got {exact_layers}")
     if need_corr and not task.has_corrupted:
@@ -160,8 +170,17 @@ def attribute_heads(
     elif method == "atp":
         scores = atp_scores(model, batches, per_example=per)
     elif method == "ablation_atp":
-        scores = ablation_atp_scores(model, batches, ablation, seed=seed, per_example=per)
+        if rivals:
+            scores = ablation_softmax_scores(
+                model, batches, ablation, rivals=rivals, seed=seed, per_example=per
+            )
+        else:
+            scores = ablation_atp_scores(model, batches, ablation, seed=seed, per_example=per)
         metric = METRICS["ablation_atp"].format(kind=ablation)
+        if rivals:
+            metric += (
+                f"; linearised in the logits of the answer and {rivals} rivals, exact log-softmax"
+            )
         if exact_layers:
             first = [(layer, h) for layer in range(exact_layers) for h in range(model.cfg.n_heads)]
             sub: list[torch.Tensor] = []
@@ -235,6 +254,8 @@ def attribute_heads(
     }
     if method == "ablation_ig":
         provenance["steps"] = steps
+    if rivals:
+        provenance["rivals"] = rivals
     out = HeadScores(scores, name, task.name, metric, provenance, refined)
     if verify:
         provenance["verification"] = verify_ranking(model, batches, out, verify, max_rows=max_rows)

@@ -41,6 +41,9 @@ def z_gradients(
     ``transform(z, layer)`` replaces each layer's ``hook_z`` output (e.g. a point on a path to the
     ablation value); the gradients are then taken w.r.t. the transformed values.
 
+    An ``objective`` that returns ``[n_objectives, batch]`` gets one backward pass per objective
+    over the one forward pass; each layer's gradient then has a leading ``n_objectives`` axis.
+
     Returns:
         ``(z, grads, values)``: per layer the ``hook_z`` activations ``[batch pos head_index
         d_head]`` and the gradients of the summed objective w.r.t. them (or, with ``head_mask``,
@@ -75,12 +78,23 @@ def z_gradients(
         resid = model(tokens, attention_mask=attention_mask, stop_at_layer=n_layers)
         values = objective(final_logits(model, resid))
         wrt = masks if head_mask else zs
-        grads = torch.autograd.grad(values.sum(), wrt, allow_unused=True)
-    grads = [
+        rows = values[None] if values.dim() == 1 else values
+        per_row = [
+            _filled(torch.autograd.grad(row.sum(), wrt, allow_unused=True, retain_graph=True), wrt)
+            for row in rows
+        ]
+    grads = (
+        per_row[0] if values.dim() == 1 else [torch.stack(g) for g in zip(*per_row, strict=True)]
+    )
+    return [z.detach() for z in zs], grads, values.detach()
+
+
+def _filled(grads, wrt) -> list[torch.Tensor]:
+    """Gradients with unused inputs as zeros and NaN/inf replaced (``torch.nan_to_num``)."""
+    return [
         torch.zeros_like(w) if g is None else torch.nan_to_num(g)
         for g, w in zip(grads, wrt, strict=True)
     ]
-    return [z.detach() for z in zs], grads, values.detach()
 
 
 def atp_scores(

@@ -116,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_flag(a, "max_new_tokens", help="answer length when checking correctness")
     cli_flag(a, "refine")
     cli_flag(a, "exact_layers")
+    cli_flag(a, "rivals")
     cli_flag(a, "verify")
     a.set_defaults(func=cmd_attribute)
 

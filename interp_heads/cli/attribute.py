@@ -39,6 +39,7 @@ def cmd_attribute(args) -> int:
         attribution=args.method,
         refine=args.refine,
         exact_layers=args.exact_layers,
+        rivals=args.rivals,
         verify=args.verify,
         ablation=args.ablation,
         filter_correct=not args.no_filter,
