@@ -155,7 +155,6 @@ def _breakdowns(run: dict) -> dict:
     metric = next((m for m in ("accuracy", "bleu_rouge_cosine") if m in set(records.metric)), None)
     if metric is None:
         return {}
-    label = records.loc[records.metric == metric, "label"].iloc[0]
     figs = {}
     for task in dict.fromkeys(gens.loc[gens.depth.notna(), "task"]):
         ks = sorted(k for k in records[records.task == task].k.unique() if k > 0)
@@ -166,7 +165,7 @@ def _breakdowns(run: dict) -> dict:
         if table.empty:
             continue
         figs[f"breakdown_{task}"] = plot_breakdown(
-            table, f"{task}: {label} by haystack length and needle depth"
+            table, f"{task}: {metric} by haystack length and needle depth"
         )
     return figs
 

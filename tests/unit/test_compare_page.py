@@ -85,6 +85,6 @@ def test_needle_breakdown_without_an_accuracy_metric():
     figs = _breakdowns({"generations": gens, "records": records})
     assert (
         list(figs) == ["breakdown_retrieval"]
-        and "Seed accuracy" in figs["breakdown_retrieval"].layout.title.text
+        and "bleu_rouge_cosine" in figs["breakdown_retrieval"].layout.title.text
     )
     assert _breakdowns({"generations": gens, "records": records.assign(metric="chrf")}) == {}
