@@ -159,15 +159,21 @@ def _breakdowns(run: dict) -> dict:
         or "n_sentences" not in gens.columns
     ):
         return {}
+    # correctness: accuracy, else the Cognitive Mirrors rule (a run may score only that)
+    metric = next((m for m in ("accuracy", "bleu_rouge_cosine") if m in set(records.metric)), None)
+    if metric is None:
+        return {}
     figs = {}
     for task in dict.fromkeys(gens.loc[gens.depth.notna(), "task"]):
         ks = sorted(k for k in records[records.task == task].k.unique() if k > 0)
         if not ks:
             continue
         k = 32 if 32 in ks else ks[len(ks) // 2]
-        table = breakdown_table(records, gens, task, int(k))
+        table = breakdown_table(records, gens, task, int(k), metric)
+        if table.empty:
+            continue
         figs[f"breakdown_{task}"] = plot_breakdown(
-            table, f"{task}: accuracy by haystack length and needle depth"
+            table, f"{task}: {metric} by haystack length and needle depth"
         )
     return figs
 

@@ -65,3 +65,26 @@ def test_figure_table_pairs_topk_randomk_and_the_unmasked_value(mc):
 def test_page_names_runs_not_made(mc, tmp_path):
     text = mc.page(tmp_path)
     assert "Not run yet (no numbers): seed, causal" in text
+
+
+def test_needle_breakdown_without_an_accuracy_metric():
+    """A run scored only by bleu_rouge_cosine (the seed protocol) still draws the breakdown."""
+    from interp_heads.report.html import _breakdowns
+
+    gens = pd.DataFrame(
+        {"task": "retrieval", "example_id": ["a", "b"], "n_sentences": [4, 8], "depth": [0.0, 0.5]}
+    )
+    rows = [
+        ("retrieval", sel, k, "bleu_rouge_cosine", "Seed accuracy", ex, v)
+        for sel, k in [("baseline", 0), ("TopK", 4), ("RandomK", 4)]
+        for ex, v in [("a", 1.0), ("b", 0.0)]
+    ]
+    records = pd.DataFrame(
+        rows, columns=["task", "selection", "k", "metric", "label", "example_id", "value"]
+    )
+    figs = _breakdowns({"generations": gens, "records": records})
+    assert (
+        list(figs) == ["breakdown_retrieval"]
+        and "bleu_rouge_cosine" in figs["breakdown_retrieval"].layout.title.text
+    )
+    assert _breakdowns({"generations": gens, "records": records.assign(metric="chrf")}) == {}
