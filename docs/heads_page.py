@@ -167,7 +167,12 @@ METHOD = """## Method
 - **Stability** (`interp_heads.stability`): the run's rank examples are split into alternate halves,
   each ranked with the run's attribution settings; TopK Jaccard at each k and Spearman correlation of
   the two importances; a ranking is flagged unstable at k when the Jaccard is below 1/3 (the halves
-  share under half their TopK).
+  share under half their TopK). Every `run` and `attribute` also records a cheaper split with each
+  ranking (the means of its per-example scores over the same halves, no extra forward pass) in the
+  ranking's provenance, the manifest and the report (`docs/cli.md`).
+- Known kinds on the run's own page: every `run` stores the detectors' scores
+  (`known_heads.json`/`.csv`) and marks them on `<run>/index.html`'s heatmaps, with a table of the
+  known kinds among each task's TopK.
 - Figures: `<run>/index.html` (the seed figure, with ExclusiveTopK dash-dotted),
   `<run>/heads/specificity_k*.html` (drop heatmaps), `<run>/heads/heatmap_<task>.html` (each task's
   ranking with known-kind and retrieval-head markers).

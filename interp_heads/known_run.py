@@ -11,6 +11,8 @@ heatmap and lists which of each task's TopK heads are of a known kind
 
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 
 from interp_heads.runfolder import digest
@@ -46,6 +48,7 @@ def known_step(exp) -> pd.DataFrame | None:
     from interp_heads.attribution import HeadScores
     from interp_heads.known_heads import known_head_scores
 
+    start = time.perf_counter()
     model, folder = exp.model, exp.folder
     half = min(HALF, (model.cfg.n_ctx - 1) // 2)
     key = known_key(resume.model_fingerprint(model), N_SEQS, half, SEED)
@@ -64,4 +67,5 @@ def known_step(exp) -> pd.DataFrame | None:
     exp.manifest["known_heads"] = {
         kind: grp.loc[grp.is_kind, "label"].tolist() for kind, grp in table.groupby("kind")
     }
+    exp.timings["known"] = time.perf_counter() - start
     return table

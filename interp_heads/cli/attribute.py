@@ -77,6 +77,11 @@ def cmd_attribute(args) -> int:
         made = run_steps(exp, ["attribute", "known", "report"])
     scores = made["attribute"][task.name]
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
+    stab = scores.provenance.get("stability") or {}
+    if "jaccard" in stab:
+        agree = ", ".join(f"k={k} {j:.2f}" for k, j in stab["jaccard"].items())
+        print(f"split-half stability ({stab['n_examples']} rank examples): TopK Jaccard {agree}; "
+              f"Spearman {stab['spearman']:.2f}" + ("; UNSTABLE" if stab["unstable"] else ""))  # fmt: skip
     check = scores.provenance.get("verification")
     if check:
         print(f"verified against exact mean ablation: {check['verdict']}")

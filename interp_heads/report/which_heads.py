@@ -45,7 +45,9 @@ def known_kinds_parts(run: dict) -> list[str]:
     if known is None or attribution is None or not len(attribution):
         return []
     ks = [int(k) for k in ((run.get("manifest") or {}).get("ks") or [32])]
-    k = max([x for x in ks if x <= 32] or [min(ks)])
+    k = min(
+        max([x for x in ks if x <= 32] or [min(ks)]), int(attribution.groupby("task").size().max())
+    )
     cells = []
     for r in known_kinds_rows(attribution, known, k):
         names = ", ".join(f"{lab} ({kind}, rank {rank})" for lab, kind, rank in r["heads"])
