@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import torch
-from transformer_lens import HookedTransformer
-from transformer_lens.past_key_value_caching import HookedTransformerKeyValueCache
 
 from interp_heads.errors import InputError
 from interp_heads.fast_attention import fast_attention as fused_attention
+from interp_heads.tl_compat import HookedTransformer, HookedTransformerKeyValueCache
 
 # Fused attention by default only where measured not slower, with the same greedy tokens
 # (bench/bench_generation.py, docs/performance.md); other device types keep TransformerLens' path.

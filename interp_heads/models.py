@@ -21,7 +21,6 @@ import logging
 from pathlib import Path
 
 import torch
-from transformer_lens import HookedTransformer, HookedTransformerConfig
 
 from interp_heads.families import FAMILIES, FamilyError, family_of
 from interp_heads.model_cache import (  # noqa: F401 (re-exported: the cache's public names)
@@ -35,6 +34,7 @@ from interp_heads.model_cache import (  # noqa: F401 (re-exported: the cache's p
     load_entry,
     save_entry,
 )
+from interp_heads.tl_compat import HookedTransformer, HookedTransformerConfig
 
 log = logging.getLogger(__name__)
 
@@ -288,7 +288,7 @@ def load_model(
     path = Path(spec).expanduser()
     if path.exists():
         return _load_local(path, device, dtype, use_cache, n_devices)
-    from transformer_lens.loading_from_pretrained import get_official_model_name
+    from interp_heads.tl_compat import get_official_model_name
 
     try:
         official = get_official_model_name(spec)

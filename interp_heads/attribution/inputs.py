@@ -13,12 +13,12 @@ from dataclasses import dataclass
 
 import torch
 from jaxtyping import Float, Int
-from transformer_lens import HookedTransformer
 
 from interp_heads.errors import InputError
 from interp_heads.generation import final_logits, last_logits, tokenize_left_padded  # noqa: F401 (re-exported)
 from interp_heads.prompts import PromptFormat, has_chat_template, render
 from interp_heads.tasks.schema import Task
+from interp_heads.tl_compat import HookedTransformer
 
 
 def uses_chat(model: HookedTransformer, fmt: PromptFormat | str = "auto") -> bool:

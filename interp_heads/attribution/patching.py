@@ -15,8 +15,6 @@ from collections.abc import Callable, Sequence
 
 import torch
 from jaxtyping import Float, Int
-from transformer_lens import HookedTransformer
-from transformer_lens.past_key_value_caching import HookedTransformerKeyValueCacheEntry
 
 from interp_heads.attribution.inputs import (
     Batch,
@@ -25,6 +23,7 @@ from interp_heads.attribution.inputs import (
     logit_diff,
 )
 from interp_heads.heads import Head, all_heads, hook_z
+from interp_heads.tl_compat import HookedTransformer, HookedTransformerKeyValueCacheEntry
 
 # metric(logits [n_patches, batch, d_vocab]) -> [n_patches, batch]
 PatchMetric = Callable[[torch.Tensor], torch.Tensor]
