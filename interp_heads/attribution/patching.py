@@ -22,6 +22,7 @@ from interp_heads.attribution.inputs import (
     final_logits,
     logit_diff,
 )
+from interp_heads.backends import backend_of
 from interp_heads.heads import Head, all_heads, hook_z
 from interp_heads.tl_compat import HookedTransformer, HookedTransformerKeyValueCacheEntry
 
@@ -57,6 +58,8 @@ def patch_heads(
         base_cache: the base run's activations named by :func:`base_names`, if already computed.
     """
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    if backend_of(model) == "bridge":  # HF's KV cache takes no frozen prefix: recompute it
+        start_pos = 0
     batch = base_tokens.shape[0]
     out = torch.full((n_layers, n_heads, batch), float("nan"))
     by_layer: dict[int, list[int]] = defaultdict(list)

@@ -21,6 +21,7 @@ from interp_heads import runfolder, validation
 from interp_heads.cli.ablate import cmd_ablate, load_ranking, ranking_provenance
 from interp_heads.cli.attribute import cmd_attribute
 from interp_heads.cli.other import cmd_report, cmd_run, cmd_tasks
+from interp_heads.cli.score import cmd_score
 from interp_heads.config import cli_flag
 from interp_heads.errors import PipelineError
 
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         cli_flag(sp, "model")
         sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
         sp.add_argument("--out", required=True, type=validation.out_arg, help=out_help)
-        for name in ("batch_size", "device", "threads", "n_devices"):
+        for name in ("batch_size", "device", "threads", "n_devices", "backend"):
             cli_flag(sp, name)
         sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
         sp.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -161,6 +162,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help=cmd_report.__doc__, description=cmd_report.__doc__)
     rp.add_argument("dir", help="run folder")
     rp.set_defaults(func=cmd_report)
+
+    sc = sub.add_parser("score", help=cmd_score.__doc__, description=cmd_score.__doc__)
+    sc.add_argument("dir", help="run folder")
+    sc.add_argument("--metrics", required=True, help="comma-separated answer metrics, e.g. comet")
+    cli_flag(sc, "comet_model")
+    sc.set_defaults(func=cmd_score)
     return p
 
 
