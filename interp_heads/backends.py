@@ -4,9 +4,8 @@ What the toolkit needs from a model is the same on both: hook names (``blocks.{l
 holds the per-query-head values ``[batch, pos, head_index, d_head]`` on both), shape facts from
 ``model.cfg`` (``n_layers``, ``n_heads``, ``d_head``, ``d_vocab``, ``device``, ``dtype``, and
 :func:`n_kv_heads`), a tokenizer with left padding, a forward with hooks (``model.hooks``), a
-KV-cached generation step that fires
-``hook_z`` on every new token (:class:`KVCache`) and an identity (``interp_heads_source`` with its
-``backend``, read by ``resume.model_fingerprint``).
+KV-cached generation step that fires ``hook_z`` on every new token (:class:`KVCache`) and an
+identity (``interp_heads_source`` with its ``backend``, read by ``resume.model_fingerprint``).
 
 The hooked backend (TransformerLens 2.18, the default environment) holds converted weights
 (:mod:`interp_heads.models`). The bridge backend (TransformerLens 4, ``make setup-tl4``) wraps the

@@ -133,6 +133,9 @@ def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos,
             v = cache[f"blocks.{i}.attn.hook_v"][:, :start_pos].repeat(n, 1, 1, 1)
             kv[i] = HookedTransformerKeyValueCacheEntry(k, v, frozen=True)
     mask = attention_mask.repeat(n, 1) if attention_mask is not None else None
+    extra = {}
+    if backend_of(model) == "bridge" and mask is not None:  # no positions from a residual input
+        extra["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
     with model.hooks(fwd_hooks=[(hook_z(layer), hook)]):
         final = model(
             resid.repeat(n, 1, 1),
@@ -140,6 +143,7 @@ def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos,
             stop_at_layer=model.cfg.n_layers,
             attention_mask=mask,
             past_kv_cache=kv,
+            **extra,
         )
     logits = final_logits(model, final)
     return metric(logits.view(n, batch, -1))

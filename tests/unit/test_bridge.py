@@ -120,7 +120,7 @@ def test_a_transformer_lens_cache_is_refused_not_ignored(family):
 def test_fingerprint_names_the_backend(family):
     _, _, model = family
     fp = model_fingerprint(model)
-    assert fp["sha256"] and model.interp_heads_source["backend"] == "bridge"
+    assert fp["sha256"] and fp["backend"] == "bridge"
 
 
 @pytest.mark.skipif(HAS_BRIDGE, reason="this environment has the bridge backend")
@@ -170,3 +170,19 @@ def test_comet_in_the_tl4_environment_names_the_score_command():
     with pytest.raises(MetricUnavailable, match="interp-heads score RUN --metrics comet") as err:
         resolve_metrics(["comet"])
     assert "\n" not in str(err.value)
+
+
+def test_exact_patching_with_left_padding_equals_one_example_at_a_time(family):
+    """Padded rows get their own positions on the bridge (a residual input derives none)."""
+    from interp_heads.attribution import exact_scores, make_batches
+    from interp_heads.tasks.schema import Task
+    from interp_heads.testing import PATCHING_EXAMPLES
+
+    spec, _, model = family
+    task = Task("t", list(PATCHING_EXAMPLES))
+    padded = exact_scores(model, make_batches(model, task, batch_size=len(task)))
+    alone = exact_scores(model, make_batches(model, task, batch_size=1))
+    assert torch.allclose(padded, alone, atol=1e-4, rtol=1e-4), (
+        spec.name,
+        (padded - alone).abs().max(),
+    )
