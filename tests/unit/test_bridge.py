@@ -179,7 +179,7 @@ def test_exact_patching_with_left_padding_equals_one_example_at_a_time(family):
     from interp_heads.testing import PATCHING_EXAMPLES
 
     spec, _, model = family
-    task = Task("t", list(PATCHING_EXAMPLES))
+    task = Task("t", list(PATCHING_EXAMPLES)).subset(ids=["fr", "cat"])  # 25 and 24 bytes
     padded = exact_scores(model, make_batches(model, task, batch_size=len(task)))
     alone = exact_scores(model, make_batches(model, task, batch_size=1))
     assert torch.allclose(padded, alone, atol=1e-4, rtol=1e-4), (
