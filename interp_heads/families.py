@@ -73,7 +73,7 @@ def family_of(hf_config) -> Family:
     raise FamilyError(
         f"architecture {arch!r} is not supported by the hooked backend"
         + (f" ({why})" if why else "")
-        + (bridge or f"; supported: {served}")
+        + f"; supported: {served}{bridge}"
     )
 
 
