@@ -152,4 +152,15 @@ def load_bridge(folder: Path, device: str, dtype: torch.dtype):
     model.cfg.default_prepend_bos = prepend
     model.forward = _refuse_tl_cache(model.forward)
     model.eval()
-    return attach_tokenizer(model, tokenizer)
+    attach_tokenizer(model, tokenizer)
+    model.cfg.tokenizer_prepends_bos = prepends_bos(tokenizer)
+    return model
+
+
+def prepends_bos(tokenizer) -> bool:
+    """Whether the tokenizer puts BOS before a text. Under transformers 5 the byte tokenizer of
+    :mod:`interp_heads.testing` does so for a text but not for ``""``, so ``encode("")`` (what
+    ``models.attach_tokenizer`` asks) cannot tell; without this, ``to_tokens(prepend_bos=False)``
+    keeps the BOS and every answer's "first token" is BOS."""
+    ids = tokenizer("a")["input_ids"]
+    return bool(ids) and tokenizer.bos_token_id is not None and ids[0] == tokenizer.bos_token_id
