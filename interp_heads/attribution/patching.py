@@ -107,10 +107,13 @@ def run_cached(
     """One forward pass: the named activations and the logits at the last position only."""
     cache: dict[str, torch.Tensor] = {}
 
-    def keep(x, hook):
-        cache[hook.name] = x.detach()
+    def keep(x, hook, name=None):
+        cache[name or hook.name] = x.detach()
 
-    with model.hooks(fwd_hooks=[(lambda n: n in names, keep)]):
+    hooks = [(lambda n: n in names, keep)]
+    if backend_of(model) == "bridge":  # hook_z is an alias there: hook.name is the canonical name
+        hooks = [(n, lambda x, hook, n=n: keep(x, hook, n)) for n in names]
+    with model.hooks(fwd_hooks=hooks):
         resid = model(tokens, attention_mask=attention_mask, stop_at_layer=model.cfg.n_layers)
     return cache, final_logits(model, resid)
 
