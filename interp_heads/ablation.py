@@ -30,9 +30,9 @@ from contextlib import contextmanager
 
 import torch
 from jaxtyping import Float
-from transformer_lens import HookedTransformer
 
 from interp_heads.heads import Head, hook_z, parse_heads
+from interp_heads.tl_compat import HookedTransformer
 from interp_heads.vocab import SCALE_FACTOR, AblationKind, MaskPositions
 
 HeadValues = dict[int, Float[torch.Tensor, "head_index d_head"]]

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 
 import torch
 from jaxtyping import Bool, Float, Int
-from transformer_lens import HookedTransformer
 
 from interp_heads.ablation import (
     SCALE_FACTOR,
@@ -36,6 +35,7 @@ from interp_heads.ablation import (
     _replacements,
 )
 from interp_heads.heads import Head, hook_z, parse_heads
+from interp_heads.tl_compat import HookedTransformer
 
 
 @dataclass

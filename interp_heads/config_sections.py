@@ -3,7 +3,7 @@
 =============== ===========================================================================
 section         keys
 =============== ===========================================================================
-``model``       model, device, threads
+``model``       model, device, threads, backend
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
 ``attribution`` attribution, refine, exact_layers, rivals, verify, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
@@ -58,6 +58,11 @@ class ModelSection(_Section):
     device: str | None = Field(None, description="cpu, cuda, cuda:N, mps (None: CUDA when present)")
     threads: Pos | None = Field(
         None, description="torch CPU threads (None: cores shared among running interp-heads)"
+    )
+    backend: Literal["hooked", "bridge"] = Field(
+        "hooked",
+        description="hooked (HookedTransformer, TransformerLens 2.18) or bridge "
+        "(TransformerBridge around the HF model, TransformerLens 4: make setup-tl4)",
     )
 
 
@@ -210,6 +215,7 @@ DIGEST_IF_SET = {
     "rivals": 0,
     "positions": "all",
     "scale_factor": SCALE_FACTOR,
+    "backend": "hooked",
     "probe_position": "answer",
     "probe_kind": "mlp",
     "probe_epochs": 40,

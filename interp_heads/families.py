@@ -66,10 +66,14 @@ def family_of(hf_config) -> Family:
         return FAMILIES[arch]
     why = UNSERVED.get(arch)
     served = ", ".join(sorted(FAMILIES))
+    from interp_heads.backends import BRIDGE_FAMILIES
+    from interp_heads.tl_compat import BRIDGE_ENV
+
+    bridge = f"; the bridge backend serves it ({BRIDGE_ENV})" if arch in BRIDGE_FAMILIES else ""
     raise FamilyError(
         f"architecture {arch!r} is not supported by the hooked backend"
         + (f" ({why})" if why else "")
-        + f"; supported: {served}"
+        + f"; supported: {served}{bridge}"
     )
 
 

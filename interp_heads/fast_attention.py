@@ -26,8 +26,8 @@ from contextlib import contextmanager
 
 import torch
 import torch.nn.functional as F
-from transformer_lens import HookedTransformer
-from transformer_lens.components import AbstractAttention
+
+from interp_heads.tl_compat import AbstractAttention, HookedTransformer
 
 
 def _hooked(hp) -> bool:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import torch
-from transformer_lens import HookedTransformer
-from transformer_lens.past_key_value_caching import HookedTransformerKeyValueCache
 
+from interp_heads.backends import KVCache, backend_of
 from interp_heads.errors import InputError
 from interp_heads.fast_attention import fast_attention as fused_attention
+from interp_heads.tl_compat import HookedTransformer
 
 # Fused attention by default only where measured not slower, with the same greedy tokens
 # (bench/bench_generation.py, docs/performance.md); other device types keep TransformerLens' path.
@@ -120,8 +120,11 @@ def final_logits(model: HookedTransformer, resid: torch.Tensor) -> torch.Tensor:
 
     Unembedding every prompt position costs about a fifth of a SmolLM2 forward pass (49k-token
     vocabulary); Hugging Face's ``generate`` skips it too. Hooks on ``ln_final`` still fire; the
-    config's output soft cap (Gemma 2) is applied as TransformerLens does.
+    config's output soft cap (Gemma 2) is applied as TransformerLens does. On the bridge backend a
+    forward with ``stop_at_layer=n_layers`` already returns the (soft-capped) logits.
     """
+    if backend_of(model) == "bridge":
+        return resid[:, -1]
     x = resid[:, -1:, :]
     if model.cfg.normalization_type is not None:
         x = model.ln_final(x)
@@ -147,11 +150,7 @@ def last_logits(
 
 def _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl=None) -> list[list[int]]:
     batch, device = tokens.shape[0], tokens.device
-    cache = (
-        HookedTransformerKeyValueCache.init_cache(model.cfg, model.cfg.device, batch)
-        if use_cache
-        else None
-    )
+    cache = KVCache(model, batch) if use_cache else None
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=device)
     if nl is not None:
         has_nl, has_text, text_then_nl = (t.to(device) for t in nl)
@@ -163,7 +162,7 @@ def _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl=None) -> l
     pad = model.tokenizer.pad_token_id
     for step in range(max_new_tokens):
         if use_cache:
-            logits = last_logits(model, step_input, step_mask, cache)
+            logits = cache.step(step_input, step_mask, mask)
         else:
             logits = last_logits(model, tokens, mask)
         nxt = torch.where(done, torch.full((batch,), pad, device=device), logits.argmax(dim=-1))

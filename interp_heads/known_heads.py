@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import torch
 from jaxtyping import Float, Int
-from transformer_lens import HookedTransformer
 
 from interp_heads.attribution.scores import HeadScores
+from interp_heads.tl_compat import HookedTransformer
 
 PATTERN_KINDS = ("previous_token", "duplicate_token", "induction")
 KINDS = (*PATTERN_KINDS, "successor")

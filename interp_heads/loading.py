@@ -10,13 +10,16 @@ from interp_heads.tasks.schema import Task
 __all__ = ["PipelineError", "load_any_model", "load_any_task"]
 
 
-def load_any_model(spec: str, device: str | None = None, n_devices: int = 1):
+def load_any_model(
+    spec: str, device: str | None = None, n_devices: int = 1, backend: str = "hooked"
+):
     """``load_model(spec)``; ``"tiny"`` is the random test model (hidden, for tests), on ``device`` too.
 
     The tiny model is built on the CPU and then moved, so its weights do not depend on the device.
-    ``n_devices > 1`` splits the layers over that many GPUs (``load_model``).
+    ``n_devices > 1`` splits the layers over that many GPUs (``load_model``); ``backend`` is
+    ``load_model``'s (the tiny model is hooked only).
     """
-    if spec == "tiny" and n_devices == 1:
+    if spec == "tiny" and n_devices == 1 and backend == "hooked":
         from interp_heads.testing import tiny_model
 
         model = tiny_model()
@@ -27,7 +30,7 @@ def load_any_model(spec: str, device: str | None = None, n_devices: int = 1):
     from interp_heads.models import ModelLoadError, load_model
 
     try:
-        return load_model(spec, device=device, n_devices=n_devices)
+        return load_model(spec, device=device, n_devices=n_devices, backend=backend)
     except ModelLoadError as exc:
         raise PipelineError(str(exc).splitlines()[0]) from None
 

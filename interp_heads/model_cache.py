@@ -19,7 +19,8 @@ import tempfile
 from pathlib import Path
 
 import torch
-from transformer_lens import HookedTransformerConfig
+
+from interp_heads.tl_compat import HookedTransformerConfig
 
 log = logging.getLogger("interp_heads.models")
 

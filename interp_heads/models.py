@@ -21,8 +21,8 @@ import logging
 from pathlib import Path
 
 import torch
-from transformer_lens import HookedTransformer, HookedTransformerConfig
 
+from interp_heads import backends
 from interp_heads.families import FAMILIES, FamilyError, family_of
 from interp_heads.model_cache import (  # noqa: F401 (re-exported: the cache's public names)
     CACHE_FORMAT,
@@ -34,6 +34,13 @@ from interp_heads.model_cache import (  # noqa: F401 (re-exported: the cache's p
     file_sha256,
     load_entry,
     save_entry,
+)
+from interp_heads.tl_compat import (
+    HAS_HOOKED,
+    BackendError,
+    HookedTransformer,
+    HookedTransformerConfig,
+    no_hooked,
 )
 
 log = logging.getLogger(__name__)
@@ -198,6 +205,17 @@ def _convert_source(source: Path, gguf_file: str | None, dtype: torch.dtype):
     return cfg, state_dict, tokenizer
 
 
+def folder_sha256(path: Path) -> str:
+    """SHA-256 over a model folder's config, weight and tokenizer files (names and contents)."""
+    return hashlib.sha256(
+        b"".join(
+            file_sha256(p).encode() + p.name.encode()
+            for p in sorted(path.iterdir())
+            if p.is_file() and p.suffix in (".json", ".safetensors", ".bin", ".model", ".txt")
+        )
+    ).hexdigest()
+
+
 def _load_local(
     path: Path, device: str, dtype: torch.dtype, use_cache: bool, n_devices: int = 1
 ) -> HookedTransformer:
@@ -208,14 +226,7 @@ def _load_local(
             )
         source_dir, gguf_file, digest = path.parent, path.name, file_sha256(path)
     else:
-        source_dir, gguf_file = path, None
-        digest = hashlib.sha256(
-            b"".join(
-                file_sha256(p).encode() + p.name.encode()
-                for p in sorted(path.iterdir())
-                if p.is_file() and p.suffix in (".json", ".safetensors", ".bin", ".model", ".txt")
-            )
-        ).hexdigest()
+        source_dir, gguf_file, digest = path, None, folder_sha256(path)
     entry = _entry_dir(f"{digest}:{dtype}")
     cached = load_entry(entry) if use_cache else None
     if cached is None:
@@ -260,6 +271,7 @@ def load_model(
     *,
     use_cache: bool = True,
     n_devices: int = 1,
+    backend: str = "hooked",
 ) -> HookedTransformer:
     """Load a model as a TransformerLens ``HookedTransformer`` with unprocessed weights.
 
@@ -272,6 +284,8 @@ def load_model(
         use_cache: read/write the converted-weights cache (``$INTERP_HEADS_CACHE``).
         n_devices: split the layers over this many GPUs of this machine (models too large for
             one; see docs/scale.md for the memory arithmetic). Needs ``device`` CUDA.
+        backend: ``"hooked"`` (HookedTransformer, TransformerLens 2.18) or ``"bridge"``
+            (TransformerBridge around the HF model, TransformerLens 4; a local model folder only).
 
     Raises:
         ModelLoadError: one-line message saying what is accepted or how to fix it.
@@ -281,6 +295,13 @@ def load_model(
         dtype = getattr(torch, dtype)
     dtype = dtype or torch.float32
     check_n_devices(n_devices, device)
+    try:
+        if backends.check_backend(backend) == "bridge":
+            return _load_bridge(spec, device, dtype, n_devices)
+        if not HAS_HOOKED:
+            raise no_hooked("backend 'hooked'")
+    except BackendError as exc:
+        raise ModelLoadError(str(exc)) from None
     if spec.lower() in (EMBEDDED, "smollm2-135m-instruct", "default"):
         model = _load_local(embedded_gguf_path(), device, dtype, use_cache, n_devices)
         model.interp_heads_source["spec"] = EMBEDDED
@@ -288,7 +309,7 @@ def load_model(
     path = Path(spec).expanduser()
     if path.exists():
         return _load_local(path, device, dtype, use_cache, n_devices)
-    from transformer_lens.loading_from_pretrained import get_official_model_name
+    from interp_heads.tl_compat import get_official_model_name
 
     try:
         official = get_official_model_name(spec)
@@ -300,6 +321,22 @@ def load_model(
         ) from None
     model = _load_official(official, device, dtype, n_devices)
     model.interp_heads_source = {"spec": official, "sha256": None}
+    return model
+
+
+def _load_bridge(spec: str, device: str, dtype: torch.dtype, n_devices: int):
+    """``load_model(spec, backend="bridge")``: a local Hugging Face model folder, one device."""
+    path = Path(spec).expanduser()
+    if not path.is_dir():
+        raise ModelLoadError(
+            f"backend 'bridge' loads a local Hugging Face model folder; {spec!r} is not one "
+            "(the embedded model, .gguf files and official names load with backend = 'hooked')"
+        )
+    if n_devices > 1:
+        raise ModelLoadError("backend 'bridge' runs on one device here; use backend = 'hooked'")
+    model = backends.load_bridge(path, device, dtype)
+    model.interp_heads_source = {"spec": str(path), "sha256": folder_sha256(path)}
+    model.interp_heads_source["backend"] = "bridge"
     return model
 
 

@@ -71,7 +71,9 @@ def prepare(
     RunFolder(out_dir).check_usable(force)  # before any work
     torch.manual_seed(config.seed)
     with contextlib.redirect_stdout(io.StringIO()):  # TransformerLens' "Moving model to device"
-        model = load_any_model(config.model, config.device, n_devices=config.n_devices)
+        model = load_any_model(
+            config.model, config.device, n_devices=config.n_devices, backend=config.backend
+        )
     if config.threads is not None:
         threads.configure(config.threads)
     threads.watch(model)  # else share the cores with interp-heads processes that start later

@@ -74,6 +74,8 @@ def model_fingerprint(model) -> dict:
         "dtype": str(cfg.dtype),
         "shape": [cfg.n_layers, cfg.n_heads, cfg.d_head, cfg.d_model, cfg.d_vocab],
     }
+    if src.get("backend", "hooked") != "hooked":  # other backends' numbers differ slightly
+        fp["backend"] = src["backend"]
     if src.get("sha256"):
         return fp
     stamp = tuple(p._version for p in model.parameters())  # bumped by every in-place change

@@ -7,10 +7,10 @@
 from __future__ import annotations
 
 import torch
-from transformer_lens import HookedTransformer, HookedTransformerConfig
 
 from interp_heads.models import attach_tokenizer
 from interp_heads.tasks.schema import Example
+from interp_heads.tl_compat import HookedTransformer, HookedTransformerConfig
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 

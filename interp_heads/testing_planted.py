@@ -16,10 +16,10 @@ random unit-scale vector per token), a "previous token" slot and a "successor" o
 from __future__ import annotations
 
 import torch
-from transformer_lens import HookedTransformer, HookedTransformerConfig
 
 from interp_heads.models import attach_tokenizer
 from interp_heads.testing import SPECIALS, byte_tokenizer
+from interp_heads.tl_compat import HookedTransformer, HookedTransformerConfig
 
 PLANTED = {
     "previous_token": (0, 1),

@@ -7,7 +7,6 @@ import importlib.metadata
 import time
 
 import torch
-from transformer_lens import HookedTransformer
 
 from interp_heads.attribution.gradients import (
     ablation_atp_scores,
@@ -24,6 +23,7 @@ from interp_heads.attribution.softmax_atp import ablation_softmax_scores
 from interp_heads.attribution.verify import verify_ranking
 from interp_heads.errors import InputError
 from interp_heads.tasks.schema import Task
+from interp_heads.tl_compat import HookedTransformer
 from interp_heads.vocab import MEAN_REFINED, AttributionMethod, PromptFormat
 
 METHODS: tuple[str, ...] = AttributionMethod.values()

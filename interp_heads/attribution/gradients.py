@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 
 import torch
 from jaxtyping import Float, Int
-from transformer_lens import HookedTransformer
 
 from interp_heads.attribution.inputs import (
     Batch,
@@ -21,6 +20,7 @@ from interp_heads.attribution.inputs import (
 )
 from interp_heads.attribution.patching import _denominator, _z_names, run_cached
 from interp_heads.heads import hook_z
+from interp_heads.tl_compat import HookedTransformer
 
 Objective = Callable[
     [torch.Tensor], torch.Tensor

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 
 import torch
 from jaxtyping import Float, Int
-from transformer_lens import HookedTransformer
 
+from interp_heads.backends import backend_of
 from interp_heads.errors import InputError
 from interp_heads.generation import final_logits, last_logits, tokenize_left_padded  # noqa: F401 (re-exported)
 from interp_heads.prompts import PromptFormat, has_chat_template, render
 from interp_heads.tasks.schema import Task
+from interp_heads.tl_compat import HookedTransformer
 
 
 def uses_chat(model: HookedTransformer, fmt: PromptFormat | str = "auto") -> bool:
@@ -36,7 +37,10 @@ def answer_token(model: HookedTransformer, answer: str, *, chat: bool, prompt: s
     text = answer.strip()
     if not chat and not (prompt and prompt[-1].isspace()):
         text = " " + text
-    toks = model.to_tokens(text, prepend_bos=False, move_to_device=False)[0]
+    if backend_of(model) == "bridge":  # transformers 5 tokenizers may put BOS before any text
+        toks = model.tokenizer(text, add_special_tokens=False)["input_ids"]
+    else:
+        toks = model.to_tokens(text, prepend_bos=False, move_to_device=False)[0]
     if len(toks) == 0:
         raise InputError(f"answer {answer!r} has no tokens")
     return int(toks[0])

@@ -15,8 +15,6 @@ from collections.abc import Callable, Sequence
 
 import torch
 from jaxtyping import Float, Int
-from transformer_lens import HookedTransformer
-from transformer_lens.past_key_value_caching import HookedTransformerKeyValueCacheEntry
 
 from interp_heads.attribution.inputs import (
     Batch,
@@ -24,7 +22,9 @@ from interp_heads.attribution.inputs import (
     final_logits,
     logit_diff,
 )
+from interp_heads.backends import backend_of
 from interp_heads.heads import Head, all_heads, hook_z
+from interp_heads.tl_compat import HookedTransformer, HookedTransformerKeyValueCacheEntry
 
 # metric(logits [n_patches, batch, d_vocab]) -> [n_patches, batch]
 PatchMetric = Callable[[torch.Tensor], torch.Tensor]
@@ -58,6 +58,8 @@ def patch_heads(
         base_cache: the base run's activations named by :func:`base_names`, if already computed.
     """
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    if backend_of(model) == "bridge":  # HF's KV cache takes no frozen prefix: recompute it
+        start_pos = 0
     batch = base_tokens.shape[0]
     out = torch.full((n_layers, n_heads, batch), float("nan"))
     by_layer: dict[int, list[int]] = defaultdict(list)
@@ -105,10 +107,13 @@ def run_cached(
     """One forward pass: the named activations and the logits at the last position only."""
     cache: dict[str, torch.Tensor] = {}
 
-    def keep(x, hook):
-        cache[hook.name] = x.detach()
+    def keep(x, hook, name=None):
+        cache[name or hook.name] = x.detach()
 
-    with model.hooks(fwd_hooks=[(lambda n: n in names, keep)]):
+    hooks = [(lambda n: n in names, keep)]
+    if backend_of(model) == "bridge":  # hook_z is an alias there: hook.name is the canonical name
+        hooks = [(n, lambda x, hook, n=n: keep(x, hook, n)) for n in names]
+    with model.hooks(fwd_hooks=hooks):
         resid = model(tokens, attention_mask=attention_mask, stop_at_layer=model.cfg.n_layers)
     return cache, final_logits(model, resid)
 
@@ -131,6 +136,9 @@ def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos,
             v = cache[f"blocks.{i}.attn.hook_v"][:, :start_pos].repeat(n, 1, 1, 1)
             kv[i] = HookedTransformerKeyValueCacheEntry(k, v, frozen=True)
     mask = attention_mask.repeat(n, 1) if attention_mask is not None else None
+    extra = {}
+    if backend_of(model) == "bridge" and mask is not None:  # no positions from a residual input
+        extra["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
     with model.hooks(fwd_hooks=[(hook_z(layer), hook)]):
         final = model(
             resid.repeat(n, 1, 1),
@@ -138,6 +146,7 @@ def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos,
             stop_at_layer=model.cfg.n_layers,
             attention_mask=mask,
             past_kv_cache=kv,
+            **extra,
         )
     logits = final_logits(model, final)
     return metric(logits.view(n, batch, -1))

@@ -22,11 +22,11 @@ from collections.abc import Sequence
 
 import torch
 from jaxtyping import Float
-from transformer_lens import HookedTransformer
 
 from interp_heads.attribution.gradients import z_gradients
 from interp_heads.attribution.inputs import Batch, answer_logprob
 from interp_heads.attribution.patching import _mean_from, _z_names, run_cached
+from interp_heads.tl_compat import HookedTransformer
 
 
 def task_means(

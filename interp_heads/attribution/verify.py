@@ -23,12 +23,12 @@ from collections.abc import Sequence
 import pandas as pd
 import torch
 from jaxtyping import Float
-from transformer_lens import HookedTransformer
 
 from interp_heads.attribution.inputs import Batch
 from interp_heads.attribution.patching import mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.heads import Head, all_heads, head_label
+from interp_heads.tl_compat import HookedTransformer
 from interp_heads.vocab import MEAN_REFINED
 
 MIN_SPEARMAN = 0.8  # below it over the verified heads, a ranking is flagged

@@ -30,6 +30,7 @@ _LAZY = {
     "cmd_report": "interp_heads.cli.other",
     "cmd_run": "interp_heads.cli.other",
     "cmd_tasks": "interp_heads.cli.other",
+    "cmd_score": "interp_heads.cli.score",
 }
 
 
@@ -68,9 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     from interp_heads.config_flags import cli_flag
 
     me = sys.modules[__name__]  # through the module, so a test's replacement is seen
-    cmd_ablate, cmd_attribute, cmd_report, cmd_run, cmd_tasks = (
+    cmd_ablate, cmd_attribute, cmd_report, cmd_run, cmd_tasks, cmd_score = (
         getattr(me, n)
-        for n in ("cmd_ablate", "cmd_attribute", "cmd_report", "cmd_run", "cmd_tasks")
+        for n in ("cmd_ablate", "cmd_attribute", "cmd_report", "cmd_run", "cmd_tasks", "cmd_score")
     )
     pos, nonneg = validation.positive_int, validation.non_negative_int
     p = _Parser(prog="interp-heads", description=__doc__.splitlines()[0])
@@ -97,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         cli_flag(sp, "model")
         sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
         sp.add_argument("--out", required=True, type=validation.out_arg, help=out_help)
-        for name in ("batch_size", "device", "threads", "n_devices"):
+        for name in ("batch_size", "device", "threads", "n_devices", "backend"):
             cli_flag(sp, name)
         sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
         sp.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -183,6 +184,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("report", help=cmd_report.__doc__, description=cmd_report.__doc__)
     rp.add_argument("dir", help="run folder")
     rp.set_defaults(func=cmd_report)
+
+    sc = sub.add_parser("score", help=cmd_score.__doc__, description=cmd_score.__doc__)
+    sc.add_argument("dir", help="run folder")
+    sc.add_argument("--metrics", required=True, help="comma-separated answer metrics, e.g. comet")
+    cli_flag(sc, "comet_model")
+    sc.set_defaults(func=cmd_score)
     return p
 
 

@@ -19,7 +19,12 @@ def _load_model(args):
     if not str(args.model).strip():
         raise PipelineError("--model is empty; name a model (e.g. smollm2-135m) or a folder")
     with contextlib.redirect_stdout(io.StringIO()):
-        model = load_any_model(args.model, args.device, n_devices=getattr(args, "n_devices", 1))
+        model = load_any_model(
+            args.model,
+            args.device,
+            n_devices=getattr(args, "n_devices", 1),
+            backend=getattr(args, "backend", "hooked"),
+        )
     from interp_heads import threads
 
     threads.watch(model)  # share the cores with interp-heads processes that start later

@@ -41,6 +41,19 @@ def _check_named_path(comet_model: str | None) -> None:
         raise MetricUnavailable(f"comet model {comet_model!r}: no such file or folder")
 
 
+def _check_comet_environment() -> None:
+    """COMET cannot be installed next to transformers 5 (the tl4 environment): say where it runs."""
+    import importlib.metadata
+
+    if int(importlib.metadata.version("transformers").split(".")[0]) >= 5:
+        raise MetricUnavailable(
+            "COMET needs transformers < 5 (unbabel-comet 2.2.7), not this environment's "
+            f"{importlib.metadata.version('transformers')}; run without comet here and score the "
+            "run's generations from the default environment (make setup): "
+            "interp-heads score RUN --metrics comet"
+        )
+
+
 def resolve_metrics(
     names: list[str], comet_model: str | None = None, allow_fallback: bool = True
 ) -> list[Metric]:
@@ -60,6 +73,7 @@ def resolve_metrics(
         if name == "accuracy":
             metric: Metric = Accuracy()
         elif name == "comet":
+            _check_comet_environment()
             _check_named_path(comet_model)
             metric = CometMetric(comet_model or DEFAULT_COMET_MODEL)
             try:

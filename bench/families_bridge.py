@@ -1,0 +1,147 @@
+"""Families x backends: the bridge backend measured on random-weight checkpoints (tl4 environment).
+
+The sibling of bench/families.py (the hooked backend, default environment), run in the tl4
+environment (``make setup-tl4``). For each family of :mod:`interp_heads.checkpoints`: save a tiny
+random checkpoint, load it with ``load_model(folder, backend="bridge")`` and measure against the HF
+model itself: max |logit difference|, greedy tokens with one head masked on ``hook_z`` vs HF
+``generate`` with that head's slice of the output projection's input zeroed by a forward-pre-hook,
+KV cache vs none, packed sweep rows vs one condition at a time, and ``exact`` patching vs
+TransformerLens 4's ``patching.get_act_patch_attn_head_out_all_pos``. Writes
+bench/results/families_bridge.json and, from both JSON files, the families x backends table between
+the markers in docs/models.md.
+
+    .venv-tl4/bin/python bench/families_bridge.py
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from interp_heads import models
+from interp_heads.ablation import head_means, mask_heads
+from interp_heads.attribution import exact_scores, make_batches
+from interp_heads.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
+from interp_heads.generation import generate_tokens, tokenize_left_padded
+from interp_heads.packing import PackedJob, generate_packed
+from interp_heads.tasks.schema import Task
+from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
+
+ROOT = Path(__file__).resolve().parents[1]
+PROMPTS = ["Hello there, my", "The cat sat on the", "a b", "Once upon a time, in"]
+N_NEW = 16
+TASK = Task("t", PATCHING_EXAMPLES[:1])
+
+
+def _same(a, b) -> float:
+    pairs = [(x, y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True)]
+    return sum(x == y for x, y in pairs) / len(pairs)
+
+
+def _packed_equal(model) -> float:
+    means = head_means(model, PROMPTS)
+    jobs = [PackedJob(PROMPTS, [(0, 0), (1, 3)], means), PackedJob(PROMPTS[:2], [(1, 1)], means)]
+    packed = generate_packed(model, jobs, "mean", N_NEW, pack_rows=3, stop_at_eos=False)
+    hits = total = 0
+    for job, got in zip(jobs, packed, strict=True):
+        with mask_heads(model, job.heads, "mean", values=means):
+            want = generate_tokens(model, job.prompts, N_NEW, stop_at_eos=False)
+        want = [model.tokenizer.decode(r, skip_special_tokens=True) for r in want]
+        hits += sum(g == w for g, w in zip(got, want, strict=True))
+        total += len(want)
+    return hits / total
+
+
+def measure(spec) -> dict:
+    from transformers import AutoModelForCausalLM
+
+    folder = spec.save(Path(tempfile.mkdtemp(prefix=spec.name)))
+    hf = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    start = time.perf_counter()
+    try:
+        model = models.load_model(str(folder), device="cpu", backend="bridge")
+    except models.ModelLoadError as exc:
+        return {"family": spec.name, "bridge": "refused", "error": str(exc)}
+    load_s = time.perf_counter() - start
+    tokens, mask = tokenize_left_padded(model, PROMPTS)
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    ours = model(tokens, attention_mask=mask)
+    ref = hf(tokens, attention_mask=mask, position_ids=pos).logits
+    hf_tokens = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, (1, 2), model, N_NEW)
+    with mask_heads(model, [(1, 2)], "zero"):
+        cached = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False)
+        uncached = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False, use_cache=False)
+    exact = exact_scores(model, make_batches(model, TASK))
+    tl_ref = tl_head_patching(model, TASK)
+    return {
+        "family": spec.name,
+        "architecture": model.cfg.architecture,
+        "bridge": "yes",
+        "gqa": model.cfg.n_key_value_heads not in (None, model.cfg.n_heads),
+        "max_abs_logit_diff_vs_hf": float((ours - ref).abs()[mask.bool()].max()),
+        "masked_greedy_tokens_equal_hf_pre_hook": _same(cached, hf_tokens),
+        "cached_equals_uncached": _same(cached, uncached),
+        "packed_equals_plain": _packed_equal(model),
+        "exact_vs_tl_patching_rel_diff": float(
+            ((exact - tl_ref).abs() / tl_ref.abs().clamp(min=1)).max()
+        ),
+        "load_s": round(load_s, 2),
+    }
+
+
+def _cell(row: dict | None, backend: str) -> str:
+    if row is None:
+        return "not measured"
+    if row.get(backend) != "yes":
+        return f"refused ({row.get('error', '')[:70]}...)"
+    fused = row.get("fused_layers")
+    fused = "" if fused is None else (", fused on" if fused else ", fused off")
+    return (
+        f"logits {row['max_abs_logit_diff_vs_hf']:.0e}, masked greedy "
+        f"{row['masked_greedy_tokens_equal_hf_pre_hook']:.0%}, cached "
+        f"{row['cached_equals_uncached']:.0%}{fused}, exact "
+        f"{row['exact_vs_tl_patching_rel_diff']:.0e}"
+        + (f", packed {row['packed_equals_plain']:.0%}" if "packed_equals_plain" in row else "")
+    )
+
+
+def backends_table(hooked: list[dict], bridge: list[dict]) -> str:
+    """The families x backends table from both benches' rows."""
+    h, b = {r["family"]: r for r in hooked}, {r["family"]: r for r in bridge}
+    lines = [
+        "| family | hooked (TL 2.18, default env) | bridge (TL 4.3, tl4 env) |",
+        "|---|---|---|",
+    ]
+    for name in FAMILY_SPECS:
+        lines.append(
+            f"| {name} | {_cell(h.get(name), 'hooked')} | {_cell(b.get(name), 'bridge')} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    torch.set_grad_enabled(False)
+    rows = [measure(spec) for spec in FAMILY_SPECS.values()]
+    results = ROOT / "bench" / "results"
+    (results / "families_bridge.json").write_text(json.dumps(rows, indent=1) + "\n")
+    hooked = json.loads((results / "families.json").read_text())
+    table = backends_table(hooked, rows)
+    doc = ROOT / "docs" / "models.md"
+    doc.write_text(
+        re.sub(
+            r"(<!-- backends-table -->\n).*?(<!-- /backends-table -->)",
+            lambda m: m.group(1) + table + m.group(2),
+            doc.read_text(),
+            flags=re.S,
+        )
+    )
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

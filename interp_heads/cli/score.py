@@ -1,0 +1,74 @@
+"""``interp-heads score RUN --metrics comet``: score a run folder's stored generations afterwards.
+
+A run made in the tl4 environment (TransformerLens 4, transformers 5) cannot load COMET, which
+pins transformers < 5; its ``generations.jsonl`` holds every condition's answers with their
+question and reference, so COMET (or any answer metric) is computed from the default environment
+without the model. Scores are written to ``RUN/scores/<metric>.csv`` (one row per condition and
+example, the columns of ``sweep.parquet``) and their means per condition are printed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads.errors import PipelineError
+from interp_heads.folder import RunFolder
+from interp_heads.names import safe_name
+
+KEYS = ["task", "selection", "seed", "k"]
+SCORE_COMMAND = "interp-heads score RUN --metrics comet"
+
+
+def read_generations(run_dir: Path) -> pd.DataFrame:
+    """The run's stored generations, one row per condition and example."""
+    path = run_dir / "generations.jsonl"
+    if not path.is_file():
+        raise PipelineError(f"{str(run_dir)!r} has no generations.jsonl to score")
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    if not rows:
+        raise PipelineError(f"{path} is empty: nothing to score")
+    missing = {"generation", "question", "answer", *KEYS} - set(rows[0])
+    if missing:
+        raise PipelineError(f"{path} lacks the fields {sorted(missing)}")
+    return pd.DataFrame(rows)
+
+
+def score_run(run_dir: Path, names: list[str], comet_model: str | None = None) -> dict[str, Path]:
+    """Score every stored generation with each metric; ``{metric name: csv path}``."""
+    from interp_heads.metrics import MetricItem, resolve_metrics
+
+    if "accuracy" in [n.strip().lower() for n in names]:
+        raise PipelineError("accuracy needs the task's aliases; it is in the run's own tables")
+    gens = read_generations(run_dir)
+    metrics = resolve_metrics(names, comet_model=comet_model, allow_fallback=False)
+    items = [
+        MetricItem(src=str(q), mt=str(g), ref=str(a))
+        for q, g, a in zip(gens["question"], gens["generation"], gens["answer"], strict=True)
+    ]
+    out = {}
+    (run_dir / "scores").mkdir(exist_ok=True)
+    for metric in metrics:
+        table = gens[[*KEYS, "example_id"]].copy()
+        table.insert(4, "metric", metric.name)
+        table.insert(5, "label", metric.label)
+        table["value"] = metric.score(items)
+        path = run_dir / "scores" / f"{safe_name(metric.name)}.csv"
+        table.to_csv(path, index=False)
+        out[metric.name] = path
+        means = table.groupby([*KEYS, "label"], sort=False)["value"].mean().reset_index()
+        print(means.to_string(index=False))
+    return out
+
+
+def cmd_score(args) -> int:
+    """Score a run folder's stored generations (e.g. COMET for a run made in the tl4 env)."""
+    run_dir = Path(args.dir)
+    if not run_dir.is_dir() or not RunFolder(run_dir).is_run():
+        raise PipelineError(f"{str(run_dir)!r} is not a run folder (no manifest.json)")
+    RunFolder(run_dir).lock()
+    for name, path in score_run(run_dir, args.metrics.split(","), args.comet_model).items():
+        print(f"wrote {path} ({name})")
+    return 0

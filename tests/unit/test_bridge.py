@@ -1,0 +1,188 @@
+"""The bridge backend (TransformerBridge, TransformerLens 4) on every family it serves.
+
+Runs in the tl4 environment (``make test-tl4``); in the default environment only the one-line
+refusal is checked. The references are independent of this toolkit: the HF model's own logits,
+and a plain torch forward-pre-hook zeroing one head's slice of the HF output projection's input
+(what a mask on ``hook_z`` must equal), run through HF's own ``generate``.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from interp_heads import models
+from interp_heads.ablation import head_means, mask_heads
+from interp_heads.backends import BRIDGE_FAMILIES, KVCache, backend_of, n_kv_heads
+from interp_heads.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
+from interp_heads.fast_attention import fast_attention
+from interp_heads.generation import generate_tokens, tokenize_left_padded
+from interp_heads.packing import PackedJob, generate_packed
+from interp_heads.resume import model_fingerprint
+from interp_heads.tl_compat import HAS_BRIDGE, HAS_HOOKED, BackendError
+
+PROMPTS = ["Hello there, my", "The cat sat on the", "a b"]
+N_NEW = 8
+needs_bridge = pytest.mark.skipif(not HAS_BRIDGE, reason="the bridge backend needs TL 4 (tl4 env)")
+
+
+@pytest.fixture(scope="module", params=list(FAMILY_SPECS))
+def family(request, tmp_path_factory):
+    """(spec, HF model, our bridge model) for one family, loaded from its saved folder."""
+    if not HAS_BRIDGE:
+        pytest.skip("the bridge backend needs TransformerLens 4 (make setup-tl4)")
+    from transformers import AutoModelForCausalLM
+
+    spec = FAMILY_SPECS[request.param]
+    folder = spec.save(tmp_path_factory.mktemp(spec.name))
+    hf = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    model = models.load_model(str(folder), device="cpu", backend="bridge")
+    return spec, hf, model
+
+
+def test_every_family_is_served(family):
+    spec, hf, model = family
+    assert backend_of(model) == "bridge" and type(hf).__name__ in BRIDGE_FAMILIES
+    assert n_kv_heads(model) == getattr(hf.config, "num_key_value_heads", model.cfg.n_heads)
+
+
+def test_logits_equal_hf(family):
+    spec, hf, model = family
+    tokens, mask = tokenize_left_padded(model, PROMPTS)
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    with torch.no_grad():
+        ours = model(tokens, attention_mask=mask)
+        ref = hf(tokens, attention_mask=mask, position_ids=pos).logits
+    assert (ours - ref).abs()[mask.bool()].max() <= 1e-4, spec.name
+
+
+def test_head_mask_equals_zeroed_o_proj_slice_in_greedy_generation(family):
+    spec, hf, model = family
+    layer, head = 1, 2
+    tokens, mask = tokenize_left_padded(model, PROMPTS)
+    ref = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, (layer, head), model, N_NEW)
+    with mask_heads(model, [(layer, head)], "zero"):
+        cached = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False)
+        plain = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False, use_cache=False)
+    assert cached == ref, spec.name
+    assert plain == cached, spec.name
+    unmasked = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False)
+    with torch.no_grad(), mask_heads(model, [(layer, head)], "zero"):
+        masked_logits = model(tokens, attention_mask=mask)
+    with torch.no_grad():
+        assert not torch.allclose(masked_logits, model(tokens, attention_mask=mask))  # a real mask
+    assert unmasked == generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False)
+
+
+def test_kv_cache_step_fires_hook_z_on_every_new_token(family):
+    _, _, model = family
+    tokens, mask = tokenize_left_padded(model, PROMPTS[:2])
+    seen = []
+    cache = KVCache(model, 2)
+    with (
+        torch.no_grad(),
+        model.hooks([("blocks.1.attn.hook_z", lambda z, hook: seen.append(z.shape))]),
+    ):
+        cache.step(tokens, mask, mask)
+        nxt = torch.zeros((2, 1), dtype=torch.long)
+        cache.step(nxt, torch.ones_like(nxt), torch.cat([mask, torch.ones_like(nxt)], 1))
+    assert [s[1] for s in seen] == [tokens.shape[1], 1]
+    assert seen[0][2:] == (model.cfg.n_heads, model.cfg.d_head)
+
+
+def test_packed_equals_one_condition_at_a_time(family):
+    spec, _, model = family
+    means = head_means(model, PROMPTS)
+    jobs = [
+        PackedJob(PROMPTS, [(0, 0), (1, 3)], means),
+        PackedJob(PROMPTS[:2], [(1, 1)], means),
+    ]
+    packed = generate_packed(model, jobs, "mean", N_NEW, pack_rows=3, stop_at_eos=False)
+    for job, got in zip(jobs, packed, strict=True):
+        with mask_heads(model, job.heads, "mean", values=means):
+            want = generate_tokens(model, job.prompts, N_NEW, stop_at_eos=False)
+        assert got == [model.tokenizer.decode(r, skip_special_tokens=True) for r in want]
+
+
+def test_fused_attention_is_declared_off(family):
+    _, _, model = family
+    with fast_attention(model) as n_fused:
+        assert n_fused == 0  # HF's eager attention runs; nothing is patched
+
+
+def test_a_transformer_lens_cache_is_refused_not_ignored(family):
+    _, _, model = family
+    tokens, _ = tokenize_left_padded(model, PROMPTS[:1])
+    with pytest.raises(BackendError, match="past_key_values"):
+        model(tokens, past_kv_cache=[object()])
+
+
+def test_fingerprint_names_the_backend(family):
+    _, _, model = family
+    fp = model_fingerprint(model)
+    assert fp["sha256"] and fp["backend"] == "bridge"
+
+
+@pytest.mark.skipif(HAS_BRIDGE, reason="this environment has the bridge backend")
+def test_bridge_without_transformer_lens_4_is_a_one_line_error(tmp_path):
+    folder = FAMILY_SPECS["llama"].save(tmp_path / "llama")
+    with pytest.raises(models.ModelLoadError, match="make setup-tl4") as err:
+        models.load_model(str(folder), device="cpu", backend="bridge")
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.skipif(HAS_HOOKED, reason="this environment has the hooked backend")
+def test_hooked_without_transformer_lens_2_is_a_one_line_error(tmp_path):
+    folder = FAMILY_SPECS["llama"].save(tmp_path / "llama")
+    with pytest.raises(models.ModelLoadError, match="backend = 'bridge'") as err:
+        models.load_model(str(folder), device="cpu")
+    assert "\n" not in str(err.value)
+
+
+def test_unknown_backend_is_a_one_line_error():
+    with pytest.raises(models.ModelLoadError, match="choose one of hooked, bridge"):
+        models.load_model("anything", device="cpu", backend="vllm")
+
+
+@needs_bridge
+def test_bridge_refuses_what_is_not_a_model_folder(tmp_path):
+    with pytest.raises(models.ModelLoadError, match="local Hugging Face model folder"):
+        models.load_model("smollm2-135m", device="cpu", backend="bridge")
+
+
+def test_exact_patching_equals_transformer_lens(family):
+    """Attribution runs unchanged on the bridge: ``exact`` equals TL 4's own head patching."""
+    from interp_heads.attribution import exact_scores, make_batches
+    from interp_heads.tasks.schema import Task
+    from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
+
+    spec, _, model = family
+    task = Task("t", list(PATCHING_EXAMPLES)).subset(ids=["fr"])
+    ref = tl_head_patching(model, task)
+    ours = exact_scores(model, make_batches(model, task))
+    assert torch.allclose(ours, ref, atol=1e-4, rtol=1e-4), (spec.name, (ours - ref).abs().max())
+
+
+@pytest.mark.skipif(not HAS_BRIDGE, reason="the default environment has COMET")
+def test_comet_in_the_tl4_environment_names_the_score_command():
+    from interp_heads.metrics import MetricUnavailable, resolve_metrics
+
+    with pytest.raises(MetricUnavailable, match="interp-heads score RUN --metrics comet") as err:
+        resolve_metrics(["comet"])
+    assert "\n" not in str(err.value)
+
+
+def test_exact_patching_with_left_padding_equals_one_example_at_a_time(family):
+    """Padded rows get their own positions on the bridge (a residual input derives none)."""
+    from interp_heads.attribution import exact_scores, make_batches
+    from interp_heads.tasks.schema import Task
+    from interp_heads.testing import PATCHING_EXAMPLES
+
+    spec, _, model = family
+    task = Task("t", list(PATCHING_EXAMPLES)).subset(ids=["fr", "cat"])  # 25 and 24 bytes
+    padded = exact_scores(model, make_batches(model, task, batch_size=len(task)))
+    alone = exact_scores(model, make_batches(model, task, batch_size=1))
+    assert torch.allclose(padded, alone, atol=1e-4, rtol=1e-4), (
+        spec.name,
+        (padded - alone).abs().max(),
+    )
