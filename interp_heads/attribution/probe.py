@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import torch
 from jaxtyping import Float, Int
 from torch import nn
-from transformer_lens import HookedTransformer
 
 from interp_heads.attribution.inputs import uses_chat
 from interp_heads.attribution.patching import _z_names
@@ -43,6 +42,7 @@ from interp_heads.errors import InputError
 from interp_heads.heads import hook_z
 from interp_heads.prompts import render
 from interp_heads.tasks.schema import Task
+from interp_heads.tl_compat import HookedTransformer
 
 PROBE_POSITIONS = ("last", "answer", "mean")
 PROBE_KINDS = ("mlp", "linear")

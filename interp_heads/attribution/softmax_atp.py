@@ -24,10 +24,10 @@ from collections.abc import Sequence
 
 import torch
 from jaxtyping import Float
-from transformer_lens import HookedTransformer
 
 from interp_heads.attribution.gradients import _derangement, z_gradients
 from interp_heads.attribution.inputs import Batch
+from interp_heads.tl_compat import HookedTransformer
 
 KINDS = ("zero", "mean", "resample")
 REST_MIN = 1e-4  # below this share of probability the rest of the vocabulary is linearised
