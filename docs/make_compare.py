@@ -77,7 +77,9 @@ def _md(frame: pd.DataFrame) -> str:
     rows = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
     for r in frame.itertuples(index=False):
         rows.append(
-            "| " + " | ".join(_fmt(v) if isinstance(v, float) else str(v) for v in r) + " |"
+            "| "
+            + " | ".join(_fmt(v) if isinstance(v, float) else str(v).replace("|", "\\|") for v in r)
+            + " |"
         )
     return "\n".join(rows)
 
