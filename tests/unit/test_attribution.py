@@ -19,6 +19,7 @@ from interp_heads.attribution import (
     z_gradients,
 )
 from interp_heads.attribution.inputs import answer_logprob, logit_diff
+from interp_heads.errors import InputError
 from interp_heads.heads import hook_z
 from interp_heads.tasks.schema import Example, Task
 from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
@@ -194,8 +195,9 @@ def test_gradients_freeze_parameters(tiny, task):
 
 
 def test_attribute_heads_all_methods(tiny, task):
-    for method in (m for m in METHODS if m != "retrieval_score"):  # needle tasks only, tested
-        s = attribute_heads(tiny, task, method, batch_size=2)  # in test_retrieval_score.py
+    # retrieval_score: needle tasks only (test_retrieval_score.py); probe: several tasks at once
+    for method in (m for m in METHODS if m not in ("retrieval_score", "probe")):
+        s = attribute_heads(tiny, task, method, batch_size=2)
         assert (
             s.scores.shape == (3, 4)
             and s.method == (method if method != "auto" else "atp")
@@ -206,6 +208,8 @@ def test_attribute_heads_all_methods(tiny, task):
         assert prov["n_examples"] == 3 and sorted(prov["example_ids"]) == ["cat", "fr", "sun"]
         assert {"versions", "seconds", "date", "model"} <= set(prov)
     assert no_hooks(tiny)
+    with pytest.raises(InputError, match="several tasks together"):
+        attribute_heads(tiny, task, "probe")
 
 
 def test_refine_ranks_refined_heads_first(tiny, task):
