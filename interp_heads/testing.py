@@ -74,6 +74,24 @@ def tl_head_patching(model, task):
     return patching.get_act_patch_attn_head_out_all_pos(model, b.corrupted, cache, metric).cpu()
 
 
+def assert_packed_equals_plain(model, prompts: list[str], n_new: int) -> None:
+    """Two conditions packed into one generation equal each masked and generated on its own."""
+    from interp_heads.ablation import head_means, mask_heads
+    from interp_heads.generation import generate_tokens
+    from interp_heads.packing import PackedJob, generate_packed
+
+    means = head_means(model, prompts)
+    jobs = [
+        PackedJob(prompts, [(0, 0), (1, 3)], means),
+        PackedJob(prompts[:2], [(1, 1)], means),
+    ]
+    packed = generate_packed(model, jobs, "mean", n_new, pack_rows=3, stop_at_eos=False)
+    for job, got in zip(jobs, packed, strict=True):
+        with mask_heads(model, job.heads, "mean", values=means):
+            want = generate_tokens(model, job.prompts, n_new, stop_at_eos=False)
+        assert got == [model.tokenizer.decode(r, skip_special_tokens=True) for r in want]
+
+
 def byte_tokenizer():
     """A byte-level tokenizer (256 byte tokens + ChatML specials), built offline."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers

@@ -11,11 +11,11 @@ import pytest
 import torch
 
 from interp_heads import models
-from interp_heads.ablation import head_means, mask_heads
+from interp_heads.ablation import mask_heads
 from interp_heads.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
 from interp_heads.fast_attention import fast_attention, supports_fast_path
 from interp_heads.generation import generate_tokens, tokenize_left_padded
-from interp_heads.packing import PackedJob, generate_packed
+from interp_heads.testing import assert_packed_equals_plain
 
 PROMPTS = ["Hello there, my", "The cat sat on the", "a b"]
 SERVED = [name for name in FAMILY_SPECS if name != "olmo2"]
@@ -82,17 +82,7 @@ def test_fused_attention_equal_or_declared_off(family):
 
 
 def test_packed_equals_one_condition_at_a_time(family):
-    spec, _, model = family
-    means = head_means(model, PROMPTS)
-    jobs = [
-        PackedJob(PROMPTS, [(0, 0), (1, 3)], means),
-        PackedJob(PROMPTS[:2], [(1, 1)], means),
-    ]
-    packed = generate_packed(model, jobs, "mean", N_NEW, pack_rows=3, stop_at_eos=False)
-    for job, got in zip(jobs, packed, strict=True):
-        with mask_heads(model, job.heads, "mean", values=means):
-            want = generate_tokens(model, job.prompts, N_NEW, stop_at_eos=False)
-        assert got == [model.tokenizer.decode(r, skip_special_tokens=True) for r in want]
+    assert_packed_equals_plain(family[2], PROMPTS, N_NEW)
 
 
 def test_unserved_family_is_a_one_line_error(tmp_path):
