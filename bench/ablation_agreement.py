@@ -38,8 +38,8 @@ import torch
 from interp_heads.attribution import HeadScores, attribute_heads, make_batches, mean_ablation_scores
 from interp_heads.attribution.patching import _z_names, base_names, run_cached
 from interp_heads.attribution.verify import verify_ranking
-from interp_heads.loading import load_any_task
-from interp_heads.models import load_model
+from interp_heads.models.load import load_model
+from interp_heads.pipeline.loading import load_any_task
 from interp_heads.tasks import filter_correct, resolve_format
 from interp_heads.tasks.schema import BUILTIN_TASKS
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads.attribution import METHODS, attribute_heads
-from interp_heads.models import load_model
+from interp_heads.models.load import load_model
 from interp_heads.tasks.schema import BUILTIN_TASKS, Task
 
 OUT = Path(__file__).parent / "results" / "attribution_agreement.json"

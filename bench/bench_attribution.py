@@ -25,7 +25,7 @@ from transformer_lens import patching
 
 from interp_heads.attribution import atp_scores, exact_scores, make_batches
 from interp_heads.attribution.inputs import logit_diff
-from interp_heads.models import load_model
+from interp_heads.models.load import load_model
 from interp_heads.tasks.schema import Example, Task
 
 OUT = Path(__file__).parent / "results" / "attribution.json"

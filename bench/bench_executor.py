@@ -4,7 +4,7 @@ Runs ``interp-heads run --config CONFIG`` in fresh processes, first locally, the
 ``--executor ray --n-workers N`` (a local Ray instance is started and stopped by the run, so its
 startup and the actors' model loading are counted), ``--repeats`` times each, alternating. Checks
 that every Ray run's tables and generations equal the local run's
-(``interp_heads.testing.assert_matches_golden``) and prints the wall times, the sweep phase times
+(``interp_heads.testing.tiny.assert_matches_golden``) and prints the wall times, the sweep phase times
 from ``manifest.json`` and the ratio ray / local. Writes bench/results/executor_<device>.json.
 Run it on a quiet machine (nothing else on the cores).
 
@@ -53,7 +53,7 @@ def main() -> None:
         "--out", default=None, help="JSON path (default bench/results/executor_<device>.json)"
     )
     args = ap.parse_args()
-    from interp_heads.testing import assert_matches_golden, save_golden
+    from interp_heads.testing.tiny import assert_matches_golden, save_golden
 
     runs: dict[str, list] = {"local": [], "ray": []}
     with tempfile.TemporaryDirectory() as tmp:

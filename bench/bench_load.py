@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 CODE = (
-    "import time; t=time.perf_counter(); from interp_heads.models import load_model; "
+    "import time; t=time.perf_counter(); from interp_heads.models.load import load_model; "
     "i=time.perf_counter(); load_model(device='cpu'); print(time.perf_counter()-i, i-t)"
 )
 

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import torch
 
+from interp_heads.analysis.known_heads import known_head_scores
 from interp_heads.attribution import make_batches
 from interp_heads.attribution.gradients import ablation_atp_scores, atp_scores
 from interp_heads.attribution.patching import mean_ablation_scores
-from interp_heads.known_heads import known_head_scores
-from interp_heads.models import load_model
+from interp_heads.models.load import load_model
 from interp_heads.tasks import load_task
 
 OUT = Path(__file__).parent / "results" / "stability.json"

@@ -41,7 +41,7 @@ def random_models(shape: str, device: str, dtype: torch.dtype, tokenizer):
     from transformer_lens import HookedTransformer, HookedTransformerConfig
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from interp_heads.models import attach_tokenizer
+    from interp_heads.models.load import attach_tokenizer
 
     d, n_layers, n_heads, n_kv, d_head, d_mlp, vocab, base, tied = SHAPES[shape]
     cfg = HookedTransformerConfig(
@@ -66,7 +66,7 @@ def random_models(shape: str, device: str, dtype: torch.dtype, tokenizer):
 def embedded_models(device: str, dtype: torch.dtype):
     from transformers import AutoModelForCausalLM
 
-    from interp_heads.models import embedded_gguf_path, load_model
+    from interp_heads.models.load import embedded_gguf_path, load_model
 
     ours = load_model("smollm2-135m", device=device, dtype=dtype)
     g = embedded_gguf_path()
@@ -107,7 +107,7 @@ def sweep_inputs(model, n_examples: int, n_conditions: int):
 
 def time_sweep(model, task, ranking, cfg, batch_size, pack_rows) -> tuple[float, object]:
     from interp_heads.metrics import Accuracy
-    from interp_heads.sweep import SweepWarning, run_sweep
+    from interp_heads.sweep.loop import SweepWarning, run_sweep
 
     _sync(model.cfg.device)
     t = time.perf_counter()
@@ -121,9 +121,9 @@ def time_sweep(model, task, ranking, cfg, batch_size, pack_rows) -> tuple[float,
 
 def time_generation(model, jobs, batch_size, pack_rows, new_tokens) -> tuple[float, float, bool]:
     """Generation only (no sweep bookkeeping), every new token forced as for HF: (alone, packed, equal)."""
-    from interp_heads.ablation import mask_heads
-    from interp_heads.generation import generate
-    from interp_heads.packing import generate_packed
+    from interp_heads.execution.packed import generate_packed
+    from interp_heads.generation.decode import generate
+    from interp_heads.interventions.masks import mask_heads
 
     kw = dict(stop_at_eos=False)
     _sync(model.cfg.device)
@@ -141,7 +141,7 @@ def time_generation(model, jobs, batch_size, pack_rows, new_tokens) -> tuple[flo
 
 
 def time_hf(hf, model, ps, batch_size, new_tokens) -> float:
-    from interp_heads.generation import tokenize_left_padded
+    from interp_heads.generation.decode import tokenize_left_padded
 
     order = sorted(range(len(ps)), key=lambda i: len(ps[i]))
     _sync(model.cfg.device)
@@ -161,7 +161,7 @@ def seed_figure_grid(model, n_examples: int | None = None):
     """``(task names, SweepConfig, examples per task, rows)`` of configs/seed_figure.toml."""
     import tomllib
 
-    from interp_heads.sweep import SweepConfig, plan_conditions
+    from interp_heads.sweep.loop import SweepConfig, plan_conditions
 
     conf = tomllib.loads(SEED_FIGURE_CONFIG.read_text())
     names = conf["tasks"]
@@ -176,7 +176,7 @@ def seed_figure_grid(model, n_examples: int | None = None):
 def seed_figure_sweep(model, batch_size, pack_rows, n_examples: int | None) -> tuple[float, int]:
     """Wall time of the seed-figure grid on the built-in tasks (head ranking: a fixed order)."""
     from interp_heads.metrics import Accuracy
-    from interp_heads.sweep import SweepWarning, run_sweep
+    from interp_heads.sweep.loop import SweepWarning, run_sweep
     from interp_heads.tasks import load_task
     from interp_heads.tasks.schema import Task
 
@@ -202,7 +202,7 @@ def _sync(device) -> None:
 
 
 def bench_model(name, model, hf, args, out):
-    from interp_heads.sweep import SweepConfig
+    from interp_heads.sweep.loop import SweepConfig
 
     task, ranking, seeds, k, ps = sweep_inputs(model, args.examples, args.conditions)
     cfg = SweepConfig(ks=[k], selections=["topk", "randomk"], seeds=seeds, ablation="mean",
@@ -220,9 +220,9 @@ def bench_model(name, model, hf, args, out):
         args.batch_size,
         0,
     )  # warm up
-    from interp_heads.ablation import head_means
-    from interp_heads.packing import PackedJob, resolve_pack_rows
-    from interp_heads.sweep import plan_conditions
+    from interp_heads.execution.packed import PackedJob, resolve_pack_rows
+    from interp_heads.interventions.means import head_means
+    from interp_heads.sweep.loop import plan_conditions
 
     res = {"conditions": n_cond, "examples": len(ps), "rows": rows, "new_tokens": args.new_tokens}
     means = head_means(model, ps, batch_size=args.batch_size)
@@ -341,7 +341,7 @@ def main(argv=None):
 
 
 def embedded_tokenizer():
-    from interp_heads.models import load_model
+    from interp_heads.models.load import load_model
 
     return load_model("smollm2-135m", device="cpu").tokenizer
 

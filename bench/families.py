@@ -1,6 +1,6 @@
 """Families x backends, measured on random-weight checkpoints (by hand; offline, ~1 min on CPU).
 
-For each family of :mod:`interp_heads.checkpoints`: save a tiny random checkpoint, load it with
+For each family of :mod:`interp_heads.testing.checkpoints`: save a tiny random checkpoint, load it with
 ``load_model(folder)`` and measure against the HF model itself: max |logit difference|, greedy
 tokens with one head masked on ``hook_z`` vs HF ``generate`` with that head's slice of the output
 projection's input zeroed by a forward-pre-hook, KV cache vs none, fused attention, and ``exact``
@@ -20,14 +20,14 @@ from pathlib import Path
 
 import torch
 
-from interp_heads import models
-from interp_heads.ablation import mask_heads
 from interp_heads.attribution import exact_scores, make_batches
-from interp_heads.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
-from interp_heads.fast_attention import fast_attention
-from interp_heads.generation import generate_tokens, tokenize_left_padded
+from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
+from interp_heads.generation.fast_attention import fast_attention
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.models import load as models
 from interp_heads.tasks.schema import Task
-from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
+from interp_heads.testing.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
+from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = ["Hello there, my", "The cat sat on the", "a b", "Once upon a time, in"]

@@ -1,7 +1,7 @@
 """Families x backends: the bridge backend measured on random-weight checkpoints (tl4 environment).
 
 The sibling of bench/families.py (the hooked backend, default environment), run in the tl4
-environment (``make setup-tl4``). For each family of :mod:`interp_heads.checkpoints`: save a tiny
+environment (``make setup-tl4``). For each family of :mod:`interp_heads.testing.checkpoints`: save a tiny
 random checkpoint, load it with ``load_model(folder, backend="bridge")`` and measure against the HF
 model itself: max |logit difference|, greedy tokens with one head masked on ``hook_z`` vs HF
 ``generate`` with that head's slice of the output projection's input zeroed by a forward-pre-hook,
@@ -23,14 +23,15 @@ from pathlib import Path
 
 import torch
 
-from interp_heads import models
-from interp_heads.ablation import head_means, mask_heads
 from interp_heads.attribution import exact_scores, make_batches
-from interp_heads.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
-from interp_heads.generation import generate_tokens, tokenize_left_padded
-from interp_heads.packing import PackedJob, generate_packed
+from interp_heads.execution.packed import PackedJob, generate_packed
+from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.interventions.means import head_means
+from interp_heads.models import load as models
 from interp_heads.tasks.schema import Task
-from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
+from interp_heads.testing.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
+from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
 ROOT = Path(__file__).resolve().parents[1]
 PROMPTS = ["Hello there, my", "The cat sat on the", "a b", "Once upon a time, in"]

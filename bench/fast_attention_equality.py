@@ -15,12 +15,13 @@ from pathlib import Path
 
 import torch
 
-from interp_heads.ablation import head_means, mask_heads
-from interp_heads.generation import generate_tokens
-from interp_heads.models import load_model
-from interp_heads.prompts import render
-from interp_heads.selection import RandomK
+from interp_heads.generation.decode import generate_tokens
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.interventions.means import head_means
+from interp_heads.models.load import load_model
+from interp_heads.sweep.selection import RandomK
 from interp_heads.tasks import load_task
+from interp_heads.tasks.prompts import render
 
 torch.set_grad_enabled(False)
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 100

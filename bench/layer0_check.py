@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from interp_heads.attribution import attribute_heads, make_batches, mean_ablation_scores
-from interp_heads.models import load_model
+from interp_heads.models.load import load_model
 from interp_heads.tasks import filter_correct, load_task
 from interp_heads.tasks.schema import BUILTIN_TASKS
 

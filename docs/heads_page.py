@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.analysis.known_heads import THRESHOLDS, known_kinds
+from interp_heads.analysis.specificity import drop_heatmap, exclusivity, shared_heads
 from interp_heads.attribution import HeadScores
 from interp_heads.heads import head_label
-from interp_heads.known_heads import THRESHOLDS, known_kinds
-from interp_heads.specificity import drop_heatmap, exclusivity, shared_heads
 
 SELS = ["baseline", "TopK", "ExclusiveTopK", "RandomK"]
 
@@ -149,12 +149,12 @@ def stability(store: Path) -> list[str]:
 
 METHOD = """## Method
 
-- **Specificity** (`interp_heads.specificity`): for each source task A and k, A's TopK is mean-ablated
+- **Specificity** (`interp_heads.analysis.specificity`): for each source task A and k, A's TopK is mean-ablated
   on `hook_z` while every task B's eval split generates; the drop is B's unmasked accuracy minus its
   masked accuracy, paired over B's examples, 95% bootstrap CI (2000 resamples). Each source is an
   ordinary resumable sweep (`<run>/heads/cross/<A>`). **ExclusiveTopK** (selection `exclusive_topk`):
   A's k best heads among those in no other task's TopK of the same k.
-- **Known heads** (`interp_heads.known_heads`): previous-token, duplicate-token and induction scores
+- **Known heads** (`interp_heads.analysis.known_heads`): previous-token, duplicate-token and induction scores
   are the share of attention on the detection pattern over 8 sequences of 24 random tokens repeated
   twice (TransformerLens' `detect_head` "mul" measure; equal to it within 1e-5 in
   `tests/integration/test_known_heads_smollm.py`); the successor score (Gould et al. 2024) is the share
@@ -164,7 +164,7 @@ METHOD = """## Method
   retrieval task, the answer is fed after the prompt; at each answer token a head scores a hit when
   its arg-max attention lands on the needle (the answer's occurrence in the prompt) at a position
   holding that very token; score = hits / needle length, averaged over examples; threshold 0.1.
-- **Stability** (`interp_heads.stability`): the run's rank examples are split into alternate halves,
+- **Stability** (`interp_heads.attribution.stability`): the run's rank examples are split into alternate halves,
   each ranked with the run's attribution settings; TopK Jaccard at each k and Spearman correlation of
   the two importances; a ranking is flagged unstable at k when the Jaccard is below 1/3 (the halves
   share under half their TopK). Every `run` and `attribute` also records a cheaper split with each
@@ -181,7 +181,7 @@ METHOD = """## Method
 
 def heatmaps(inp, store: Path) -> None:
     """Each task's ranking as a layer x head heatmap, known kinds and retrieval heads marked."""
-    from interp_heads.report.heads import head_heatmap
+    from interp_heads.figures.heatmaps import head_heatmap
 
     d = json.loads((store / "known.json").read_text())
     kinds = {k: HeadScores.from_dict(v) for k, v in d.items()}

@@ -11,7 +11,7 @@ import datetime as dt
 from heads_page import _or_missing, known, retrieval, seed_table, sharing, specificity, stability
 from make_results import HEADS_BEGIN, HEADS_END
 
-from interp_heads.specificity import exclusivity
+from interp_heads.analysis.specificity import exclusivity
 
 
 def shared_sentence(rankings: dict, ks=(8, 16, 32)) -> str:

@@ -45,7 +45,7 @@ CHANGED = {
 
 
 def config_of(name: str):
-    from interp_heads.config import RunConfig
+    from interp_heads.config.run_config import RunConfig
 
     base = RunConfig.from_toml(SEED_CONFIG).to_dict()
     base.update(VARIANTS[name])
@@ -53,7 +53,7 @@ def config_of(name: str):
 
 
 def run(out: Path, name: str) -> None:
-    from interp_heads.pipeline import run_pipeline
+    from interp_heads.pipeline.experiment import run_pipeline
 
     run_pipeline(config_of(name), out / name, quiet=True)
 

@@ -36,7 +36,7 @@ class Inputs:
     @property
     def model(self):
         if self._model is None:
-            from interp_heads.models import load_model
+            from interp_heads.models.load import load_model
 
             self._model = load_model(self.manifest["config"]["model"], device="cpu")
         return self._model
@@ -48,7 +48,7 @@ class Inputs:
 
 
 def phase_known(inp: Inputs, out: Path) -> None:
-    from interp_heads.known_heads import known_head_scores
+    from interp_heads.analysis.known_heads import known_head_scores
 
     scores = known_head_scores(inp.model, n_seqs=8, half=24)
     out.write_text(json.dumps({k: s.to_dict() for k, s in scores.items()}))
@@ -57,7 +57,7 @@ def phase_known(inp: Inputs, out: Path) -> None:
 def phase_retrieval(inp: Inputs, out: Path) -> None:
     from interp_heads.attribution import attribute_heads
     from interp_heads.metrics import Accuracy
-    from interp_heads.sweep import SweepConfig, run_sweep
+    from interp_heads.sweep.loop import SweepConfig, run_sweep
 
     scores = attribute_heads(inp.model, inp.split("retrieval", "rank"), "retrieval_score")
     cfg = SweepConfig(selections=["topk", "randomk"], metrics=["accuracy"], **SWEEP)
@@ -76,7 +76,7 @@ def phase_retrieval(inp: Inputs, out: Path) -> None:
 
 
 def phase_stability(inp: Inputs, out: Path) -> None:
-    from interp_heads.stability import split_half
+    from interp_heads.attribution.stability import split_half
 
     cfg = inp.manifest["config"]
     frames = [
@@ -87,9 +87,9 @@ def phase_stability(inp: Inputs, out: Path) -> None:
 
 
 def phase_specificity(inp: Inputs, out: Path) -> None:
+    from interp_heads.analysis.specificity import cross_task_records, drop_matrix
     from interp_heads.metrics import Accuracy
-    from interp_heads.specificity import cross_task_records, drop_matrix
-    from interp_heads.sweep import SweepConfig
+    from interp_heads.sweep.loop import SweepConfig
 
     tasks = {name: inp.split(name, "eval") for name in inp.rankings}
     cfg = SweepConfig(metrics=["accuracy"], **SWEEP)

@@ -183,7 +183,7 @@ def render(default: dict, scaled: dict | None) -> str:
         "",
         f"Claim: masking the TopK heads collapses the task while RandomK barely moves it; checked as TopK's "
         f"accuracy drop >= {CLAIM_RATIO:.0f}x the mean RandomK drop **and** TopK's 95% interval below RandomK's. "
-        "Difference: paired bootstrap over examples and random draws (`interp_heads.stats.significance`).",
+        "Difference: paired bootstrap over examples and random draws (`interp_heads.sweep.stats.significance`).",
         "",
         md(claim_rows(default, 32)),
         "",

@@ -1,6 +1,6 @@
 """interp_heads: find the attention heads a task depends on, and prove it by ablation.
 
-Submodules are importable as namespaces (``interp_heads.attribution``, ``interp_heads.sweep`` ...);
+Submodules are importable as namespaces (``interp_heads.attribution``, ``interp_heads.sweep.loop`` ...);
 the names below are the small public API. Each is imported on first use (PEP 562), so
 ``import interp_heads`` (and the ``interp-heads`` command's start-up) does not import torch: the
 command installs its Ctrl-C handling before anything heavy loads.
@@ -14,23 +14,23 @@ __version__ = "0.1.0"
 
 # public name -> the module that defines it
 _HOME = {
-    "LayerMatchedRandomK": "interp_heads.selection",
-    "ModelLoadError": "interp_heads.models",
-    "RandomK": "interp_heads.selection",
-    "TopK": "interp_heads.selection",
-    "generate": "interp_heads.generation",
+    "LayerMatchedRandomK": "interp_heads.sweep.selection",
+    "ModelLoadError": "interp_heads.models.load",
+    "RandomK": "interp_heads.sweep.selection",
+    "TopK": "interp_heads.sweep.selection",
+    "generate": "interp_heads.generation.decode",
     "head_label": "interp_heads.heads",
-    "head_means": "interp_heads.ablation",
-    "load_model": "interp_heads.models",
-    "mask_heads": "interp_heads.ablation",
+    "head_means": "interp_heads.interventions.means",
+    "load_model": "interp_heads.models.load",
+    "mask_heads": "interp_heads.interventions.masks",
     "parse_heads": "interp_heads.heads",
-    "render": "interp_heads.prompts",
+    "render": "interp_heads.tasks.prompts",
     # heavier pieces, not in __all__
     "attribute_heads": "interp_heads.attribution",
     "HeadScores": "interp_heads.attribution",
-    "run_sweep": "interp_heads.sweep",
-    "SweepConfig": "interp_heads.sweep",
-    "plot_sweep": "interp_heads.report.figures",
+    "run_sweep": "interp_heads.sweep.loop",
+    "SweepConfig": "interp_heads.sweep.loop",
+    "plot_sweep": "interp_heads.figures.curves",
     "load_task": "interp_heads.tasks",
     "filter_correct": "interp_heads.tasks",
     "resolve_metrics": "interp_heads.metrics",

@@ -6,3 +6,11 @@ class PipelineError(ValueError):
 
 
 InputError = PipelineError  # the name library modules raise bad input under (a ValueError too)
+
+
+def one_line(exc: BaseException | str) -> str:
+    """First line of an exception message, with its type when the message is empty."""
+    text = str(exc).strip().splitlines()
+    if isinstance(exc, BaseException):
+        return text[0] if text else type(exc).__name__
+    return text[0] if text else ""

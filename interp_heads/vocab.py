@@ -8,7 +8,10 @@ to their strings, so ``"mean" == AblationKind.MEAN`` and TOML/CLI strings work u
   ``ablation =``). Never called "method".
 - :class:`MaskPositions`: where a mask acts (``positions =``): ``all`` or ``last``.
 - :class:`Selection`: which heads a condition masks; ``.display`` is the name in tables and plots.
-- :class:`PromptFormat` and :class:`MetricName`.
+- :class:`PromptFormat`, :class:`MetricName` and :class:`ExecutorName`.
+
+The extension points (kinds, methods, metrics, executors) are registries whose built-in names
+are these enums (``interp_heads.registry``).
 
 Words: a *head label* is ``"L{layer}H{head}"`` (``heads.head_label``); a *metric label* is the
 human-readable name of a metric (``Metric.label``, e.g. ``"Accuracy"``). Tables keep their column
@@ -52,11 +55,6 @@ class AttributionMethod(_Choice):
     PROBE = "probe"
 
 
-# Methods that estimate the mean-ablation drop: ``refine`` and ``verify`` confirm them by exact
-# mean ablation on the same log-prob scale (no corrupted prompts needed).
-MEAN_REFINED = (AttributionMethod.ABLATION_ATP.value, AttributionMethod.ABLATION_IG.value)
-
-
 class AblationKind(_Choice):
     ZERO = "zero"
     MEAN = "mean"
@@ -96,6 +94,8 @@ class Selection(_Choice):
 
 
 BASELINE = "baseline"  # the selection column of the unmasked condition (k = 0)
+# the selections' names in tables, plots and condition keys
+TOPK, RANDOMK, LAYERMATCHED, EXCLUSIVE_TOPK = (s.display for s in Selection)
 
 
 class PromptFormat(_Choice):
@@ -116,6 +116,15 @@ class MetricName(_Choice):
         return ("minilm",) if self is MetricName.MINILM_COSINE else ()
 
 
+class ExecutorName(_Choice):
+    """Where a sweep's generations run (``execution.registry.EXECUTORS``)."""
+
+    LOCAL = "local"
+    PLAIN = "plain"
+    PACKED = "packed"
+    RAY = "ray"
+
+
 _WHAT = {
     "AttributionMethod": "attribution method",
     "AblationKind": "ablation kind",
@@ -123,4 +132,5 @@ _WHAT = {
     "Selection": "selection",
     "PromptFormat": "prompt format",
     "MetricName": "metric",
+    "ExecutorName": "executor",
 }

@@ -20,7 +20,7 @@ def _seed_everything():
 
 @pytest.fixture
 def tiny():
-    from interp_heads.testing import tiny_model
+    from interp_heads.testing.tiny import tiny_model
 
     return tiny_model()
 
@@ -28,7 +28,7 @@ def tiny():
 @pytest.fixture(scope="session")
 def smollm():
     """The embedded SmolLM2-135M-Instruct, loaded once per session (cached converted weights)."""
-    from interp_heads.models import load_model
+    from interp_heads.models.load import load_model
 
     return load_model("smollm2-135m", device="cpu")
 
@@ -38,7 +38,7 @@ def hf_smollm():
     """The Hugging Face model de-quantised from the same GGUF, for independent comparisons."""
     from transformers import AutoModelForCausalLM
 
-    from interp_heads.models import embedded_gguf_path
+    from interp_heads.models.load import embedded_gguf_path
 
     path = embedded_gguf_path()
     return AutoModelForCausalLM.from_pretrained(

@@ -2,46 +2,51 @@
 
 >>> scores = attribute_heads(model, task, "atp", refine=32)
 >>> scores.top_labels(10)
+
+The methods are registered objects (``attribution.methods.METHODS``, one file each). The names
+below are imported on first use (PEP 562), so the registry can be read without torch.
 """
 
-from interp_heads.attribution.api import METHODS, attribute_heads, default_method
-from interp_heads.attribution.gradients import (
-    atp_scores,
-    gradxact_scores,
-    headmask_scores,
-    z_gradients,
-)
-from interp_heads.attribution.inputs import Batch, answer_token, frozen_params, make_batches
-from interp_heads.attribution.patching import (
-    exact_scores,
-    mean_ablation_scores,
-    patch_heads,
-)
-from interp_heads.attribution.paths import ablation_ig_scores
-from interp_heads.attribution.probe import ProbeSettings, probe_heads
-from interp_heads.attribution.scores import HeadScores, overlap, overlap_heatmap
-from interp_heads.attribution.verify import verify_ranking
+from __future__ import annotations
 
-__all__ = [
-    "METHODS",
-    "default_method",
-    "Batch",
-    "ablation_ig_scores",
-    "HeadScores",
-    "answer_token",
-    "atp_scores",
-    "attribute_heads",
-    "exact_scores",
-    "frozen_params",
-    "gradxact_scores",
-    "headmask_scores",
-    "make_batches",
-    "mean_ablation_scores",
-    "overlap",
-    "overlap_heatmap",
-    "patch_heads",
-    "probe_heads",
-    "ProbeSettings",
-    "verify_ranking",
-    "z_gradients",
-]
+import importlib
+
+_HOME = {
+    "METHODS": "methods",
+    "Method": "methods",
+    "attribute_heads": "api",
+    "default_method": "api",
+    "atp_scores": "gradients",
+    "gradxact_scores": "gradients",
+    "headmask_scores": "gradients",
+    "z_gradients": "gradients",
+    "Batch": "inputs",
+    "answer_token": "inputs",
+    "frozen_params": "inputs",
+    "make_batches": "inputs",
+    "exact_scores": "patching",
+    "mean_ablation_scores": "patching",
+    "patch_heads": "patching",
+    "ablation_ig_scores": "paths",
+    "ProbeSettings": "probe",
+    "probe_heads": "probe",
+    "HeadScores": "scores",
+    "overlap": "scores",
+    "overlap_heatmap": "scores",
+    "verify_ranking": "verify",
+}
+
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        module = importlib.import_module(f"interp_heads.attribution.{_HOME[name]}")
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})

@@ -20,7 +20,8 @@ from interp_heads.attribution.inputs import (
 )
 from interp_heads.attribution.patching import _denominator, _z_names, run_cached
 from interp_heads.heads import hook_z
-from interp_heads.tl_compat import HookedTransformer
+from interp_heads.interventions.kinds import linear_kind
+from interp_heads.models.tl_compat import HookedTransformer
 
 Objective = Callable[
     [torch.Tensor], torch.Tensor
@@ -204,15 +205,14 @@ def ablation_atp_scores(
     Estimates, to first order, the drop of log p(answer's first token) when a head's ``hook_z`` is
     replaced as the sweep replaces it: ``score = E_x sum_pos grad . (z - replacement)``, with the
     replacement of ablation ``kind``: ``zero`` (0: this is ``gradxact``), ``mean`` (the head's mean
-    over all non-pad positions of these examples, as ``ablation.head_means``) or ``resample`` (the
+    over all non-pad positions of these examples, as ``interventions.means.head_means``) or ``resample`` (the
     per-prompt mean of another example, a seeded derangement). Positive: ablating the head lowers
     the answer's probability. One forward and one backward pass per batch for all heads: since the
     estimate is linear in the replacement, ``sum_pos grad`` and ``sum_pos grad . z`` are accumulated
     and the task mean is applied once at the end. ``per_example``: as in :func:`atp_scores` (each
     example's term against the same replacement).
     """
-    if kind not in ("zero", "mean", "resample"):
-        raise ValueError(f"unknown ablation kind {kind!r}: use 'zero', 'mean' or 'resample'")
+    ablation = linear_kind(kind)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     gz = torch.zeros(n_layers, n_heads)  # sum over examples of sum_pos grad . z
     g_sums: list[torch.Tensor] = []  # per example: sum_pos grad [layer head d_head]
@@ -231,29 +231,9 @@ def ablation_atp_scores(
         counts.extend(b.mask.sum(1).tolist())
     n = len(counts)
     g_all, z_all = torch.cat(g_sums), torch.cat(z_sums)  # [example layer head d_head]
-    if kind == "zero":
-        replacement = torch.zeros_like(z_all)
-    elif kind == "mean":
-        replacement = (z_all.sum(0) / sum(counts)).expand_as(z_all)
-    else:
-        per_prompt = z_all / torch.tensor(counts, dtype=torch.float)[:, None, None, None]
-        replacement = per_prompt[_derangement(n, seed)]
+    replacement = ablation.linear_baseline(z_all, torch.tensor(counts), seed)
     if per_example is not None:
         per_example.append(torch.cat(gz_rows) - (g_all * replacement).sum(-1))
-    if kind == "zero":
-        return gz / n
-    if kind == "mean":
+    if len(replacement) == 1:  # one replacement for every example (zero, mean)
         return (gz - (g_all.sum(0) * replacement[0]).sum(-1)) / n
     return (gz - (g_all * replacement).sum(dim=(0, 3))) / n
-
-
-def _derangement(n: int, seed: int) -> torch.Tensor:
-    """A seeded permutation without fixed points (the identity when n == 1)."""
-    if n == 1:
-        return torch.zeros(1, dtype=torch.long)
-    gen = torch.Generator().manual_seed(seed)
-    shift = int(torch.randint(1, n, (1,), generator=gen))
-    perm = torch.randperm(n, generator=gen)
-    out = torch.empty(n, dtype=torch.long)
-    out[perm] = perm.roll(shift)  # each example takes the one `shift` places on in a random cycle
-    return out

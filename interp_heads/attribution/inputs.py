@@ -1,7 +1,7 @@
 """Task -> token batches, the answer-token helper, metrics and parameter freezing.
 
 Every attribution method sees the same batches: the task's prompts rendered for the model
-(:func:`interp_heads.prompts.render`), sorted by token length, left-padded, with the attention mask
+(:func:`interp_heads.tasks.prompts.render`), sorted by token length, left-padded, with the attention mask
 TransformerLens itself would compute (leading pads masked out).
 """
 
@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import torch
 from jaxtyping import Float, Int
 
-from interp_heads.backends import backend_of
 from interp_heads.errors import InputError
-from interp_heads.generation import final_logits, last_logits, tokenize_left_padded  # noqa: F401 (re-exported)
-from interp_heads.prompts import PromptFormat, has_chat_template, render
+from interp_heads.generation.decode import final_logits, last_logits, tokenize_left_padded  # noqa: F401 (re-exported)
+from interp_heads.models.backends import backend_of
+from interp_heads.models.tl_compat import HookedTransformer
+from interp_heads.tasks.prompts import PromptFormat, has_chat_template, render
 from interp_heads.tasks.schema import Task
-from interp_heads.tl_compat import HookedTransformer
 
 
 def uses_chat(model: HookedTransformer, fmt: PromptFormat | str = "auto") -> bool:

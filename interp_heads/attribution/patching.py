@@ -22,9 +22,9 @@ from interp_heads.attribution.inputs import (
     final_logits,
     logit_diff,
 )
-from interp_heads.backends import backend_of
 from interp_heads.heads import Head, all_heads, hook_z
-from interp_heads.tl_compat import HookedTransformer, HookedTransformerKeyValueCacheEntry
+from interp_heads.models.backends import backend_of
+from interp_heads.models.tl_compat import HookedTransformer, HookedTransformerKeyValueCacheEntry
 
 # metric(logits [n_patches, batch, d_vocab]) -> [n_patches, batch]
 PatchMetric = Callable[[torch.Tensor], torch.Tensor]

@@ -26,7 +26,7 @@ from jaxtyping import Float
 from interp_heads.attribution.gradients import z_gradients
 from interp_heads.attribution.inputs import Batch, answer_logprob
 from interp_heads.attribution.patching import _mean_from, _z_names, run_cached
-from interp_heads.tl_compat import HookedTransformer
+from interp_heads.models.tl_compat import HookedTransformer
 
 
 def task_means(

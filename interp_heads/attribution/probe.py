@@ -40,9 +40,9 @@ from interp_heads.attribution.patching import _z_names
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.errors import InputError
 from interp_heads.heads import hook_z
-from interp_heads.prompts import render
+from interp_heads.models.tl_compat import HookedTransformer
+from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import Task
-from interp_heads.tl_compat import HookedTransformer
 
 PROBE_POSITIONS = ("last", "answer", "mean")
 PROBE_KINDS = ("mlp", "linear")

@@ -19,9 +19,9 @@ import torch
 from jaxtyping import Float
 
 from interp_heads.attribution.inputs import uses_chat
-from interp_heads.prompts import render
+from interp_heads.models.tl_compat import HookedTransformer
+from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import Task
-from interp_heads.tl_compat import HookedTransformer
 
 THRESHOLD = 0.1  # Wu et al.'s retrieval-head threshold
 

@@ -11,7 +11,7 @@ others, whatever their scores; the others keep their cheap order below them.
 from __future__ import annotations
 
 import json
-import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -22,7 +22,7 @@ from jaxtyping import Bool, Float
 
 from interp_heads.errors import InputError
 from interp_heads.heads import Head, head_label
-from interp_heads.runfolder import write_entry
+from interp_heads.store import StoreWarning, atomic, read_entry, write_entry
 
 RankBy = Literal["abs", "signed"]
 FORMAT = "interp_heads.HeadScores/1"
@@ -58,8 +58,8 @@ class HeadScores:
             self.refined = torch.as_tensor(self.refined).bool().cpu()
 
     def _repr_html_(self) -> str:
-        """A notebook cell shows the top heads and the heatmap (``interp_heads.notebook``)."""
-        from interp_heads.notebook import scores_html
+        """A notebook cell shows the top heads and the heatmap (``interp_heads.figures.notebook``)."""
+        from interp_heads.figures.notebook import scores_html
 
         return scores_html(self)
 
@@ -190,11 +190,10 @@ class HeadScores:
                     default=str,
                 ).encode()
             }
-            tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-            pq.write_table(
-                table.replace_schema_metadata({**(table.schema.metadata or {}), **meta}), tmp
-            )
-            os.replace(tmp, path)
+            with atomic(path) as tmp:
+                pq.write_table(
+                    table.replace_schema_metadata({**(table.schema.metadata or {}), **meta}), tmp
+                )
         else:
             raise InputError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
         return path
@@ -230,7 +229,7 @@ class HeadScores:
 
     def heatmap(self, by: RankBy | str = "abs", title: str | None = None):
         """Layer x head heatmap (``interp_heads.report.head_heatmap``)."""
-        from interp_heads.report.heads import head_heatmap
+        from interp_heads.figures.heatmaps import head_heatmap
 
         return head_heatmap(self, by, title)
 
@@ -247,6 +246,29 @@ def overlap(scores_by_task: dict[str, HeadScores], k: int, by: RankBy = "abs") -
 
 def overlap_heatmap(frame: pd.DataFrame, title: str | None = None):
     """Heatmap of an :func:`overlap` frame (``interp_heads.report.overlap_heatmap``)."""
-    from interp_heads.report.heads import overlap_heatmap as _plot
+    from interp_heads.figures.heatmaps import overlap_heatmap as _plot
 
     return _plot(frame, title)
+
+
+def load_stored(path, key: str) -> HeadScores | None:
+    """The ``HeadScores`` stored in ``path`` when its resume key is ``key``; None otherwise.
+
+    A damaged file is reported (``StoreWarning`` naming it) and treated as absent.
+    """
+    d = read_entry(
+        path, {"format": str, "scores": list, "method": str, "task": str, "provenance": dict}
+    )
+    if d is None or d["provenance"].get("resume_key") != key:
+        return None
+    try:
+        if d["format"] != FORMAT:
+            raise ValueError(f"format {d['format']!r}, expected {FORMAT!r}")
+        return HeadScores.from_dict(d)
+    except (ValueError, TypeError, KeyError, RuntimeError) as exc:
+        warnings.warn(
+            f"{path}: bad scores ({exc}); ignored, it will be recomputed",
+            StoreWarning,
+            stacklevel=2,
+        )
+        return None

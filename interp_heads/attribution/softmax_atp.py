@@ -25,11 +25,11 @@ from collections.abc import Sequence
 import torch
 from jaxtyping import Float
 
-from interp_heads.attribution.gradients import _derangement, z_gradients
+from interp_heads.attribution.gradients import z_gradients
 from interp_heads.attribution.inputs import Batch
-from interp_heads.tl_compat import HookedTransformer
+from interp_heads.interventions.kinds import linear_kind
+from interp_heads.models.tl_compat import HookedTransformer
 
-KINDS = ("zero", "mean", "resample")
 REST_MIN = 1e-4  # below this share of probability the rest of the vocabulary is linearised
 
 
@@ -48,8 +48,7 @@ def ablation_softmax_scores(
     ``rivals >= 1``: how many competing tokens get their own linearised logit. ``per_example``:
     a list that receives the drops of every example, ``[example, layer, head]``.
     """
-    if kind not in KINDS:
-        raise ValueError(f"unknown ablation kind {kind!r}: use 'zero', 'mean' or 'resample'")
+    ablation = linear_kind(kind)
     if rivals < 1 or rivals >= model.cfg.d_vocab:
         raise ValueError(f"rivals must be in 1..{model.cfg.d_vocab - 1}, got {rivals}")
     parts = [_batch_terms(model, b, rivals) for b in batches]
@@ -58,7 +57,7 @@ def ablation_softmax_scores(
     z_sum = torch.cat([p[2] for p in parts])  # [example layer head d_head]: sum_pos z
     counts = torch.cat([p[3] for p in parts])  # [example]: non-pad positions
     probs = torch.cat([p[4] for p in parts])  # [example 1 + rivals]: clean p of answer, rivals
-    replacement = _replacement(kind, z_sum, counts, seed)  # [example or 1, layer head d_head]
+    replacement = ablation.linear_baseline(z_sum, counts, seed)  # [example or 1, layer head d_head]
     delta = (g * replacement[:, None]).sum(-1) - gz  # linearised change of each objective
     drops = _drop(delta.double(), probs.double()).float()
     if per_example is not None:
@@ -90,16 +89,6 @@ def _batch_terms(model: HookedTransformer, b: Batch, rivals: int):
         counts.cpu(),
         chosen[0].cpu(),
     )
-
-
-def _replacement(kind: str, z_sum, counts, seed: int) -> torch.Tensor:
-    """What the ablation puts in place of z: per example (resample) or one for all."""
-    if kind == "zero":
-        return torch.zeros_like(z_sum[:1])
-    if kind == "mean":
-        return (z_sum.sum(0) / counts.sum())[None]
-    per_prompt = z_sum / counts.to(z_sum.dtype)[:, None, None, None]
-    return per_prompt[_derangement(len(counts), seed)]
 
 
 def _drop(delta: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:

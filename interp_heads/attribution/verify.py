@@ -28,8 +28,7 @@ from interp_heads.attribution.inputs import Batch
 from interp_heads.attribution.patching import mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.heads import Head, all_heads, head_label
-from interp_heads.tl_compat import HookedTransformer
-from interp_heads.vocab import MEAN_REFINED
+from interp_heads.models.tl_compat import HookedTransformer
 
 MIN_SPEARMAN = 0.8  # below it over the verified heads, a ranking is flagged
 
@@ -42,13 +41,21 @@ def known_exact(scores: HeadScores) -> Float[torch.Tensor, "layer head"]:
     """The exact mean-ablation log-prob drops a ranking already holds (NaN elsewhere)."""
     known = torch.full_like(scores.scores, float("nan"))
     prov = scores.provenance
-    if not scores.method.startswith(MEAN_REFINED) or prov.get("ablation") != "mean":
+    if not _estimates_mean_ablation(scores.method) or prov.get("ablation") != "mean":
         return known
     layers = int(prov.get("exact_layers") or 0)
     known[:layers] = scores.scores[:layers]
     if "+mean_ablation@" in scores.method and scores.refined is not None:
         known[scores.refined] = scores.scores[scores.refined]
     return known
+
+
+def _estimates_mean_ablation(method: str) -> bool:
+    """Whether a ranking's method (``name`` or ``name+refinement@k``) is confirmed by mean ablation."""
+    from interp_heads.attribution.methods import METHODS
+
+    base = method.split("+")[0]
+    return base in METHODS and METHODS.get(base).refine_with == "mean_ablation"
 
 
 def pick_heads(scores: HeadScores, m: int, seed: int = 0) -> tuple[list[Head], list[Head]]:

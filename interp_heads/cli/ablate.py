@@ -2,81 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from interp_heads import validation
 from interp_heads.cli.common import _digest, _first_examples, _load_model, _parse, _say
-from interp_heads.config import check_ks
+from interp_heads.config import validation
+from interp_heads.config.run_config import check_ks
 from interp_heads.errors import PipelineError
-from interp_heads.executor import open_executor
-from interp_heads.folder import RunFolder
-from interp_heads.loading import load_any_task
-from interp_heads.steps import Experiment, run_steps
+from interp_heads.execution.registry import open_executor
+from interp_heads.pipeline.loading import load_any_task
+from interp_heads.pipeline.rankings import load_ranking, ranking_provenance
+from interp_heads.pipeline.steps import Experiment, run_steps
+from interp_heads.store.folder import RunFolder
 from interp_heads.vocab import Selection
-
-
-def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
-    """Ordered heads from a run folder, ``ranking.csv`` or ``attribution.parquet``."""
-    import pandas as pd
-
-    from interp_heads.heads import parse_heads
-
-    p = Path(path)
-    if p.is_dir():
-        p = RunFolder(p).ranking_file()
-    if not p.exists():
-        raise PipelineError(f"ranking {str(p)!r} not found")
-    try:
-        frame = (
-            pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p, dtype={"label": str})
-        )
-    except Exception as exc:  # pandas/pyarrow raise many types for a damaged file
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise PipelineError(
-            f"ranking {str(p)!r} is not a readable {p.suffix.lstrip('.') or 'csv'} file ({msg})"
-        ) from None
-    if "label" not in frame.columns:
-        raise PipelineError(f"ranking {str(p)!r} has no 'label' column")
-    if "task" in frame.columns:
-        made_on = [str(t) for t in dict.fromkeys(frame["task"])]
-        if task not in made_on:
-            raise PipelineError(
-                f"ranking {str(p)!r} was made on task(s) {', '.join(map(repr, made_on))}, not "
-                f"{task!r} (--ranking-task NAME uses another task's ranking)"
-            )
-        frame = frame[frame["task"] == task]
-    if "rank" in frame.columns:
-        frame = frame.sort_values("rank")
-    labels = list(frame["label"])
-    if not labels or any(not isinstance(x, str) for x in labels):
-        raise PipelineError(
-            f"ranking {str(p)!r} has {'no rows' if not labels else 'rows without a label'} (truncated?)"
-        )
-    try:
-        heads = parse_heads(labels, n_layers, n_heads)
-    except ValueError as exc:
-        raise PipelineError(f"ranking {str(p)!r}: {exc}") from None
-    validation.check_unique_heads(heads, f"ranking {str(p)!r}")
-    return heads
-
-
-def ranking_provenance(path: str, task: str) -> dict:
-    """Provenance of a ranking (its examples, prompt format...) when the run folder holds it."""
-    from interp_heads.attribution import HeadScores
-
-    p = Path(path)
-    root = p if p.is_dir() else p.parent
-    folder = RunFolder(root)
-    for cand in (folder.attribution_entry(task), folder.attribution_parquet):
-        if cand.exists():
-            try:
-                scores = HeadScores.load(cand)
-            except (OSError, ValueError, KeyError):
-                continue
-            if scores.task == task:
-                return dict(scores.provenance)
-    return {}
 
 
 def cmd_ablate(args) -> int:
@@ -88,7 +25,7 @@ def cmd_ablate(args) -> int:
     """
     from interp_heads.heads import parse_heads
     from interp_heads.metrics import resolve_metrics
-    from interp_heads.sweep import SweepConfig
+    from interp_heads.sweep.loop import SweepConfig
     from interp_heads.tasks import resolve_format
     from interp_heads.tasks.fmt import describe
 
@@ -99,9 +36,7 @@ def cmd_ablate(args) -> int:
     if not (args.heads or args.ranking):
         raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
     RunFolder(args.out).check_usable(args.force)  # before any work
-    ablation = args.ablation or args.method or "mean"
-    if args.method:
-        print("interp-heads: note: ablate --method is deprecated; use --ablation", file=sys.stderr)
+    ablation = args.ablation or "mean"
     model = _load_model(args)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     task = load_any_task(args.task)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from interp_heads import validation
 from interp_heads.cli.common import _first_examples, _forward_counter, _load_model, _say
-from interp_heads.config import RunConfig
+from interp_heads.config import validation
+from interp_heads.config.run_config import RunConfig
 from interp_heads.errors import PipelineError
-from interp_heads.folder import RunFolder
-from interp_heads.loading import load_any_task
-from interp_heads.steps import Experiment, run_steps
+from interp_heads.pipeline.loading import load_any_task
+from interp_heads.pipeline.steps import Experiment, run_steps
+from interp_heads.store.folder import RunFolder
 
 
 def cmd_attribute(args) -> int:

@@ -6,10 +6,10 @@ import contextlib
 import io
 import sys
 
-from interp_heads import validation
+from interp_heads.config import validation
 from interp_heads.errors import PipelineError
-from interp_heads.loading import load_any_model
-from interp_heads.runfolder import config_digest
+from interp_heads.models.specs import load_any_model
+from interp_heads.store import config_digest
 
 
 def _load_model(args):
@@ -25,7 +25,7 @@ def _load_model(args):
             n_devices=getattr(args, "n_devices", 1),
             backend=getattr(args, "backend", "hooked"),
         )
-    from interp_heads import threads
+    from interp_heads.execution import threads
 
     threads.watch(model)  # share the cores with interp-heads processes that start later
     return model

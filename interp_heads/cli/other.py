@@ -7,10 +7,11 @@ import io
 import json
 from pathlib import Path
 
-from interp_heads.config import RunConfig
+from interp_heads.config.run_config import RunConfig
+from interp_heads.config.sections import PLACEMENT
 from interp_heads.errors import PipelineError
-from interp_heads.folder import RunFolder
-from interp_heads.loading import load_any_task
+from interp_heads.pipeline.loading import load_any_task
+from interp_heads.store.folder import RunFolder
 
 
 def cmd_tasks(args) -> int:
@@ -45,12 +46,12 @@ def cmd_tasks(args) -> int:
 
 def cmd_run(args) -> int:
     """Run the whole pipeline from a TOML config (resumes an interrupted run)."""
-    from interp_heads.pipeline import run_pipeline
+    from interp_heads.pipeline.experiment import run_pipeline
 
     config = RunConfig.from_toml(args.config)
     if args.threads is not None:
         config.threads = args.threads  # the flag wins over the config
-    for key in ("executor", "ray_address", "n_workers", "n_devices"):  # so do these
+    for key in PLACEMENT:  # so do these
         if getattr(args, key) is not None:
             setattr(config, key, getattr(args, key))
     chatter = contextlib.redirect_stdout(io.StringIO()) if args.quiet else contextlib.nullcontext()
@@ -69,7 +70,7 @@ def cmd_report(args) -> int:
         raise PipelineError(
             f"{str(run_dir)!r} is not a run folder (no manifest.json, summary or attribution)"
         )
-    from interp_heads import lifecycle
+    from interp_heads.store import lifecycle
 
     folder = RunFolder(run_dir)
     folder.lock()

@@ -15,8 +15,8 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads.errors import PipelineError
-from interp_heads.folder import RunFolder
-from interp_heads.names import safe_name
+from interp_heads.store.folder import RunFolder
+from interp_heads.store.names import safe_name
 
 KEYS = ["task", "selection", "seed", "k"]
 SCORE_COMMAND = "interp-heads score RUN --metrics comet"

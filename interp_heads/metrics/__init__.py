@@ -6,10 +6,11 @@ from interp_heads.metrics.cache import MetricCache
 from interp_heads.metrics.comet_metric import CometMetric
 from interp_heads.metrics.comet_offline import build_offline_comet_checkpoint
 from interp_heads.metrics.embedding import ChrF, MiniLMCosine
-from interp_heads.metrics.registry import resolve_metrics
+from interp_heads.metrics.registry import METRICS, resolve_metrics
 from interp_heads.metrics.seed_accuracy import BleuRougeCosine
 
 __all__ = [
+    "METRICS",
     "Accuracy",
     "BleuRougeCosine",
     "ChrF",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from interp_heads.metrics.base import Metric, MetricItem
+from interp_heads.metrics.registry import METRICS
 
 
 class Accuracy(Metric):
@@ -17,3 +18,6 @@ class Accuracy(Metric):
         from interp_heads.tasks.checking import is_correct
 
         return [float(is_correct(it.mt, it.ref, it.aliases, it.distractors)) for it in items]
+
+
+METRICS.register("accuracy", Accuracy)

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 _NOISY_LOGGERS = ("pytorch_lightning", "lightning", "lightning_fabric", "transformers", "comet")
 
@@ -53,6 +51,11 @@ class Metric(ABC):
     label: str = ""
     is_comet: bool = False
 
+    @classmethod
+    def build(cls, **settings) -> Metric:
+        """The metric a run asks for by name (``settings``: ``comet_model``, ``allow_fallback``)."""
+        return cls()
+
     @abstractmethod
     def score(self, items: list[MetricItem]) -> list[float]:
         """One score per item, in item order."""
@@ -66,19 +69,6 @@ def first_line(text: str) -> str:
     from interp_heads.tasks.checking import first_line as _first_line
 
     return _first_line(text)
-
-
-def cache_root() -> Path:
-    """``$INTERP_HEADS_CACHE`` (default ``~/.cache/interp_heads``)."""
-    return Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache" / "interp_heads"))
-
-
-def one_line(exc: BaseException | str) -> str:
-    """First line of an exception message, with its type when the message is empty."""
-    text = str(exc).strip().splitlines()
-    if isinstance(exc, BaseException):
-        return text[0] if text else type(exc).__name__
-    return text[0] if text else ""
 
 
 @contextlib.contextmanager

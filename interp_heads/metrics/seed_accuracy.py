@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from interp_heads.metrics.base import Metric, MetricItem, first_line
 from interp_heads.metrics.embedding import MiniLMCosine
+from interp_heads.metrics.registry import METRICS
 
 
 class BleuRougeCosine(Metric):
@@ -53,3 +54,6 @@ class BleuRougeCosine(Metric):
             float(b > self.bleu or r > self.rouge or c > self.cosine)
             for b, r, c in zip(p["bleu"], p["rouge1"], p["cosine"], strict=True)
         ]
+
+
+METRICS.register("bleu_rouge_cosine", BleuRougeCosine)

@@ -1,15 +1,17 @@
 """Every figure and HTML table of a run: the seed figure, per-head heatmaps, breakdowns, the report page.
 
-- :mod:`~interp_heads.report.figures`: score-vs-k curves (``plot_sweep``) and the retrieval
+- :mod:`~interp_heads.figures.curves`: score-vs-k curves (``plot_sweep``) and the retrieval
   length x depth breakdown.
-- :mod:`~interp_heads.report.heads`: the layer x head heatmap of a ranking, the overlap heatmap.
+- :mod:`~interp_heads.figures.heatmaps`: the layer x head heatmap of a ranking, the overlap heatmap.
 - :mod:`~interp_heads.report.tables`: the HTML tables of the report page.
-- :mod:`~interp_heads.report.html`: the run's tables on disk and the self-contained ``index.html``.
+- :mod:`~interp_heads.report.run`: the run's tables on disk, read back and drawn.
+- :mod:`~interp_heads.report.html`: the self-contained ``index.html``.
 """
 
-from interp_heads.report.figures import breakdown_table, plot_breakdown, plot_sweep
-from interp_heads.report.heads import head_heatmap, overlap_heatmap
-from interp_heads.report.html import build_report, load_run, make_figures, write_sweep_outputs
+from interp_heads.figures.curves import breakdown_table, plot_breakdown, plot_sweep
+from interp_heads.figures.heatmaps import head_heatmap, overlap_heatmap
+from interp_heads.report.html import build_report
+from interp_heads.report.run import load_run, make_figures, write_sweep_outputs
 
 __all__ = [
     "breakdown_table",

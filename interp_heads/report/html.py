@@ -9,16 +9,11 @@ Plotly's JavaScript is embedded once, inline, so the page works without a networ
 from __future__ import annotations
 
 import html
-import json
 import os
 from pathlib import Path
 
-import pandas as pd
-
-from interp_heads.errors import InputError
-from interp_heads.folder import RunFolder
-from interp_heads.names import safe_name
 from interp_heads.report import page
+from interp_heads.report.run import load_run, make_figures
 from interp_heads.report.tables import (
     baseline_table,
     examples_table,
@@ -30,11 +25,12 @@ from interp_heads.report.tables import (
 )
 from interp_heads.report.which_heads import (
     known_kinds_parts,
-    known_markers,
     stability_parts,
     which_heads_parts,
 )
-from interp_heads.runfolder import atomic, write_atomic
+from interp_heads.store import atomic, write_atomic
+from interp_heads.store.folder import RunFolder
+from interp_heads.store.names import safe_name
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1400px;color:#222}
@@ -44,138 +40,6 @@ td,th{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f4}.note{color:#666;font-size:13px}.grid{display:flex;flex-wrap:wrap;gap:8px}
 pre{background:#f8f8f8;padding:8px;font-size:12px;overflow:auto;max-height:300px}
 """
-
-
-def write_sweep_outputs(
-    out_dir: str | os.PathLike, result, eval_tasks: dict | None = None, n_boot: int = 1000
-) -> None:
-    """``sweep.parquet`` (records), ``summary.parquet``/``.csv`` and ``generations.jsonl``."""
-    folder = RunFolder(out_dir)
-    folder.write_frame(folder.sweep_parquet, result.records)
-    summary = result.summary(n_boot=n_boot)
-    folder.write_frame(folder.summary_parquet, summary)
-    folder.write_frame(
-        folder.summary_csv, summary.assign(draw_means=summary["draw_means"].map(json.dumps))
-    )
-    folder.write_frame(folder.significance_csv, result.significance())
-    gens = result.generations.copy()
-    if eval_tasks:
-        ref = {(name, e.id): e for name, task in eval_tasks.items() for e in task}
-        exs = [ref.get((t, i)) for t, i in zip(gens.task, gens.example_id, strict=True)]
-        gens["question"] = [getattr(e, "question", "") for e in exs]
-        gens["answer"] = [getattr(e, "answer", "") for e in exs]
-        for key in ("n_sentences", "depth", "context_words"):  # needle-in-a-haystack rows
-            if any(e is not None and key in e.meta for e in exs):
-                gens[key] = [e.meta.get(key) if e is not None else None for e in exs]
-    with atomic(folder.generations) as tmp:
-        gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
-
-
-class LoadedRun(dict):
-    """The saved pieces of a run folder (a dict); a notebook cell shows its table and figure."""
-
-    def _repr_html_(self) -> str:
-        from interp_heads.notebook import run_html
-
-        return run_html(self)
-
-
-def load_run(run_dir: str | os.PathLike) -> LoadedRun:
-    """The saved pieces of a run directory (``None`` for the missing ones)."""
-    folder = RunFolder(run_dir)
-
-    def opt(path, reader):
-        if not path.exists():
-            return None
-        try:
-            return reader(path)
-        except pd.errors.EmptyDataError:  # e.g. significance.csv of a sweep without TopK
-            return None
-        except Exception as exc:  # pyarrow/pandas name a '<Buffer>', not the file
-            msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(f"{path}: unreadable ({msg})") from None
-
-    return LoadedRun(
-        {
-            "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
-            "baseline": opt(folder.baseline_csv, pd.read_csv),
-            "attribution": opt(folder.attribution_parquet, pd.read_parquet),
-            "known": opt(folder.known_csv, pd.read_csv),
-            "summary": opt(folder.summary_parquet, pd.read_parquet),
-            "records": opt(folder.sweep_parquet, pd.read_parquet),
-            "significance": opt(folder.significance_csv, pd.read_csv),
-            "generations": opt(
-                folder.generations, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
-            ),
-        }
-    )
-
-
-def make_figures(run: dict) -> dict:
-    """``{name: plotly Figure}``: seed figure, one heatmap per task, cross-task overlap."""
-    from interp_heads.attribution import HeadScores, overlap, overlap_heatmap
-    from interp_heads.report.figures import plot_sweep
-    from interp_heads.report.heads import head_heatmap
-
-    figs = {}
-    summary = run.get("summary")
-    if summary is not None and len(summary):
-        fig = plot_sweep(summary, title="Masking TopK vs random heads while generating")
-        n_tasks = summary["task"].nunique()
-        fig.update_layout(
-            width=max(900, 330 * n_tasks),
-            height=500,
-            margin={"t": 60, "b": 150},
-            legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"},
-        )
-        figs["seed_figure"] = fig
-    figs.update(_breakdowns(run))
-    attr = run.get("attribution")
-    if attr is not None and len(attr):
-        scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}
-        marks = known_markers(run.get("known"))
-        for task, s in scores.items():
-            figs[f"heatmap_{task}"] = head_heatmap(s, "abs", None, marks).update_layout(
-                width=560, height=max(360, 40 + 14 * s.n_layers)
-            )
-        if len(scores) > 1:
-            ks = (run.get("manifest") or {}).get("ks") or [16]
-            k = min(min(ks), next(iter(scores.values())).scores.numel())
-            figs["overlap"] = overlap_heatmap(overlap(scores, k)).update_layout(
-                width=640, height=520, yaxis={"autorange": "reversed"}
-            )
-    return figs
-
-
-def _breakdowns(run: dict) -> dict:
-    """Per-length x per-depth heatmaps for tasks whose rows record them (needle in a haystack)."""
-    from interp_heads.report.figures import breakdown_table, plot_breakdown
-
-    gens, records = run.get("generations"), run.get("records")
-    if (
-        gens is None
-        or records is None
-        or "depth" not in gens.columns
-        or "n_sentences" not in gens.columns
-    ):
-        return {}
-    # correctness: accuracy, else the Cognitive Mirrors rule (a run may score only that)
-    metric = next((m for m in ("accuracy", "bleu_rouge_cosine") if m in set(records.metric)), None)
-    if metric is None:
-        return {}
-    figs = {}
-    for task in dict.fromkeys(gens.loc[gens.depth.notna(), "task"]):
-        ks = sorted(k for k in records[records.task == task].k.unique() if k > 0)
-        if not ks:
-            continue
-        k = 32 if 32 in ks else ks[len(ks) // 2]
-        table = breakdown_table(records, gens, task, int(k), metric)
-        if table.empty:
-            continue
-        figs[f"breakdown_{task}"] = plot_breakdown(
-            table, f"{task}: {metric} by haystack length and needle depth"
-        )
-    return figs
 
 
 def _plotlyjs() -> str:
@@ -257,7 +121,7 @@ def _verification_section(manifest: dict) -> list[str]:
 
 
 def _div(figs: dict, name: str) -> str:
-    """A figure as a ``<div>`` of the page; its id is a safe name (``names.safe_name``)."""
+    """A figure as a ``<div>`` of the page; its id is a safe name (``store.names.safe_name``)."""
     lay = figs[name].layout
     return figs[name].to_html(
         full_html=False,

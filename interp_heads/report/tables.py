@@ -7,7 +7,9 @@ import json
 
 import pandas as pd
 
-SEL_ORDER = ["TopK", "RandomK", "LayerMatchedRandomK"]
+from interp_heads.vocab import BASELINE, LAYERMATCHED, RANDOMK, TOPK
+
+SEL_ORDER = [TOPK, RANDOMK, LAYERMATCHED]
 
 
 def _none(what: str) -> str:
@@ -40,21 +42,21 @@ def baseline_table(frame: pd.DataFrame | None) -> str:
 def topk_vs_random_table(summary: pd.DataFrame | None, sig: pd.DataFrame | None = None) -> str:
     """Mean [95% CI] per task, metric and k for every selection, with the unmasked score.
 
-    With ``sig`` (``stats.significance``), a TopK cell is marked ``*`` when TopK is significantly
+    With ``sig`` (``sweep.stats.significance``), a TopK cell is marked ``*`` when TopK is significantly
     different from RandomK at that k.
     """
     if summary is None or summary.empty:
         return _none("sweep summary")
-    s = summary[summary.selection != "baseline"].copy()
+    s = summary[summary.selection != BASELINE].copy()
     if s.empty:
         return _none("masked conditions")
     marked = set()
     if sig is not None and len(sig):
-        hit = sig[(sig.control == "RandomK") & sig.significant.astype(bool)]
+        hit = sig[(sig.control == RANDOMK) & sig.significant.astype(bool)]
         marked = set(zip(hit.task, hit.k.astype(int), hit.metric, strict=True))
     s["cell"] = [
         f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
-        + (" *" if sel == "TopK" and (t, int(k), me) in marked else "")
+        + (" *" if sel == TOPK and (t, int(k), me) in marked else "")
         for m, lo, hi, sel, t, k, me in zip(
             s["mean"], s.ci_low, s.ci_high, s.selection, s.task, s.k, s.metric, strict=True
         )
@@ -67,7 +69,7 @@ def topk_vs_random_table(summary: pd.DataFrame | None, sig: pd.DataFrame | None 
     ]
     wide = wide[cols].reset_index().rename(columns={"label": "metric"})
     wide.columns.name = None
-    base = summary[summary.selection == "baseline"].set_index(["task", "label"])["mean"]
+    base = summary[summary.selection == BASELINE].set_index(["task", "label"])["mean"]
     wide.insert(
         3,
         "unmasked",
@@ -106,9 +108,9 @@ def examples_table(gens: pd.DataFrame | None, n_per_task: int = 4) -> str:
     rows = []
     for task, g in gens.groupby("task", sort=False):
         kmax = int(g.k.max())
-        base = g[g.selection == "baseline"].set_index("example_id")
-        top = g[(g.selection == "TopK") & (g.k == kmax)].set_index("example_id")
-        rnd = g[(g.selection == "RandomK") & (g.k == kmax) & (g.seed == 0)].set_index("example_id")
+        base = g[g.selection == BASELINE].set_index("example_id")
+        top = g[(g.selection == TOPK) & (g.k == kmax)].set_index("example_id")
+        rnd = g[(g.selection == RANDOMK) & (g.k == kmax) & (g.seed == 0)].set_index("example_id")
         for ex in list(dict.fromkeys(g.example_id))[:n_per_task]:
             rows.append(
                 {

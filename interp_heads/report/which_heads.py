@@ -117,7 +117,7 @@ def stability_html(frame: pd.DataFrame) -> str:
 
 def which_heads_parts(run_dir: str | Path) -> list[str]:
     """HTML parts for the report (nothing when ``make_heads`` has not run on this folder)."""
-    from interp_heads.specificity import drop_heatmap
+    from interp_heads.analysis.specificity import drop_heatmap
 
     store = Path(run_dir) / "heads"
     parts: list[str] = []

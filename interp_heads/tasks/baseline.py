@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from interp_heads.generation import generate
-from interp_heads.prompts import PromptFormat, render
+from interp_heads.generation.decode import generate
 from interp_heads.tasks.checking import is_correct
+from interp_heads.tasks.prompts import PromptFormat, render
 from interp_heads.tasks.schema import Task
 
 log = logging.getLogger(__name__)
@@ -36,12 +36,6 @@ class BaselineResult:
     @property
     def accuracy(self) -> float:
         return sum(self.correct) / self.n if self.n else 0.0
-
-    @property
-    def corrupted_accuracy(self) -> float | None:
-        if self.corrupted_correct is None:
-            return None
-        return sum(self.corrupted_correct) / self.n if self.n else 0.0
 
     def to_frame(self):
         """One row per example (``pandas.DataFrame``)."""
@@ -198,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     """Print the baseline table of the built-in tasks (``python -m interp_heads.tasks.baseline``)."""
     import argparse
 
-    from interp_heads.models import load_model
+    from interp_heads.models.load import load_model
     from interp_heads.tasks.io import load_task
     from interp_heads.tasks.schema import BUILTIN_TASKS
 

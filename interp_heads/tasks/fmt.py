@@ -38,8 +38,8 @@ def resolve_format(
         ``measured`` (then ``info["accuracy"] = {"plain": ..., "chat": ...}`` on ``info["n"]``
         examples). The task's ``meta`` is updated with the choice.
     """
-    from interp_heads.prompts import has_chat_template
     from interp_heads.tasks.baseline import evaluate_baseline
+    from interp_heads.tasks.prompts import has_chat_template
 
     if requested not in (None, "measure"):
         info = {"source": "requested"}

@@ -25,7 +25,7 @@ class Example:
     Attributes:
         id: unique within the task.
         task: task name.
-        prompt: the task text; what the model sees is ``interp_heads.prompts.render(model, prompt)``.
+        prompt: the task text; what the model sees is ``interp_heads.tasks.prompts.render(model, prompt)``.
         question: the plain question (COMET's source).
         answer: the reference answer.
         aliases: other accepted answers.

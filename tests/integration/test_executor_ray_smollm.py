@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from interp_heads.cli import main
-from interp_heads.testing import assert_matches_golden
+from interp_heads.testing.tiny import assert_matches_golden
 
 ray = pytest.importorskip("ray")
 pytestmark = [pytest.mark.slow, pytest.mark.ray]
@@ -30,7 +30,7 @@ def ray_cluster():
 
 
 def test_smollm_run_on_ray_with_a_killed_worker_matches_golden(ray_cluster, tmp_path, monkeypatch):
-    from interp_heads.ray_executor import RayExecutor
+    from interp_heads.execution.ray import RayExecutor
 
     executors = []
     submitted = []

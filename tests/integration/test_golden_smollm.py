@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from interp_heads.cli import main
-from interp_heads.testing import assert_matches_golden
+from interp_heads.testing.tiny import assert_matches_golden
 
 DATA = Path(__file__).parents[1] / "data"
 CONFIG = DATA / "smollm_small.toml"

@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformer_lens.head_detector import detect_head
 
-from interp_heads.known_heads import PATTERN_KINDS, known_head_scores, pattern_scores
+from interp_heads.analysis.known_heads import PATTERN_KINDS, known_head_scores, pattern_scores
 
 pytestmark = pytest.mark.slow
 

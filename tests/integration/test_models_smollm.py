@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from interp_heads.generation import generate_tokens, tokenize_left_padded
-from interp_heads.models import load_model
-from interp_heads.prompts import render
-from interp_heads.testing import MIXED_PROMPTS as PROMPTS
+from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
+from interp_heads.models.load import load_model
+from interp_heads.tasks.prompts import render
+from interp_heads.testing.tiny import MIXED_PROMPTS as PROMPTS
 
 pytestmark = pytest.mark.slow
 

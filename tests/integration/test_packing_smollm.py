@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from interp_heads.ablation import head_means, mask_heads
-from interp_heads.generation import generate
-from interp_heads.packing import PackedJob, generate_packed
-from interp_heads.prompts import render
-from interp_heads.selection import RandomK
-from interp_heads.testing import MIXED_PROMPTS as PROMPTS
+from interp_heads.execution.packed import PackedJob, generate_packed
+from interp_heads.generation.decode import generate
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.interventions.means import head_means
+from interp_heads.sweep.selection import RandomK
+from interp_heads.tasks.prompts import render
+from interp_heads.testing.tiny import MIXED_PROMPTS as PROMPTS
 
 pytestmark = pytest.mark.slow
 

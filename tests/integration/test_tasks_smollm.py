@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from interp_heads.prompts import render
 from interp_heads.tasks import BUILTIN_TASKS, evaluate_baseline, load_task
+from interp_heads.tasks.prompts import render
 
 pytestmark = pytest.mark.slow
 

@@ -7,9 +7,10 @@ import warnings
 import pytest
 import torch
 
-from interp_heads.ablation import MaskNotFiring, head_means, mask_heads
-from interp_heads.generation import generate_tokens, tokenize_left_padded
+from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
 from interp_heads.heads import hook_z
+from interp_heads.interventions.masks import MaskNotFiring, mask_heads
+from interp_heads.interventions.means import head_means
 
 PROMPTS = ["hello there", "abc", "the quick brown fox", "zz top"]
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from interp_heads.ablation import head_means
 from interp_heads.attribution import attribute_heads, make_batches, mean_ablation_scores
-from interp_heads.attribution.gradients import _derangement, ablation_atp_scores, gradxact_scores
+from interp_heads.attribution.gradients import ablation_atp_scores, gradxact_scores
 from interp_heads.attribution.inputs import answer_logprob
 from interp_heads.heads import hook_z
-from interp_heads.prompts import render
+from interp_heads.interventions.kinds.resample import derangement
+from interp_heads.interventions.means import head_means
+from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import Example, Task
 
 PROMPTS = ["The capital of France is ", "Bob gave the cat to the ", "Sun rises in the east and "]
@@ -76,7 +77,7 @@ def test_resample_uses_other_examples(tiny):
         a, ablation_atp_scores(tiny, batches, "mean")
     )
     for n in (2, 3, 7):
-        perm = _derangement(n, seed=n)
+        perm = derangement(n, seed=n)
         assert sorted(perm.tolist()) == list(range(n)) and bool((perm != torch.arange(n)).all())
 
 

@@ -1,6 +1,6 @@
 """``ablation_ig``: integrated gradients along every head's z -> task mean, all heads together.
 
-References are plain forward hooks and ``interp_heads.ablation.head_means``, independent of the
+References are plain forward hooks and ``interp_heads.interventions.masks.head_means``, independent of the
 implementation: the path derivative d f / d alpha by central finite differences, and completeness
 (the scores sum to f(clean) - f(all heads mean-ablated)).
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from interp_heads.ablation import head_means
 from interp_heads.attribution import attribute_heads, make_batches
 from interp_heads.attribution.inputs import answer_logprob
 from interp_heads.attribution.paths import ablation_ig_scores, path_gradients, task_means
-from interp_heads.prompts import render
+from interp_heads.interventions.means import head_means
+from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import Example, Task
 
 PROMPTS = ["The capital of France is ", "Bob gave the cat to the ", "Sun rises in the east and "]

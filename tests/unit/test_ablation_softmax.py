@@ -1,7 +1,7 @@
 """``ablation_atp`` with ``rivals``: linearised logits, exact log-softmax.
 
 The reference is independent of the implementation: plain forward hooks that move one head's
-``hook_z`` towards its task mean (``interp_heads.ablation.head_means``) by +-eps give, by central
+``hook_z`` towards its task mean (``interp_heads.interventions.masks.head_means``) by +-eps give, by central
 finite differences, that head's linearised change of *every* logit; the log-softmax of the clean
 logits plus that change is the drop the method must return when every other token is a rival.
 """
@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from interp_heads.ablation import head_means
 from interp_heads.attribution import attribute_heads, make_batches
 from interp_heads.attribution.gradients import ablation_atp_scores
 from interp_heads.attribution.softmax_atp import ablation_softmax_scores
 from interp_heads.errors import InputError
-from interp_heads.prompts import render
+from interp_heads.interventions.means import head_means
+from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import Example, Task
 
 PROMPTS = ["The capital of France is ", "Bob gave the cat to the ", "Sun rises in the east and "]
@@ -109,7 +109,7 @@ def test_attribute_heads_takes_rivals(tiny):
 
 
 def test_config_takes_rivals_only_for_ablation_atp_and_keeps_old_digests():
-    from interp_heads.config import RunConfig
+    from interp_heads.config.run_config import RunConfig
     from interp_heads.errors import PipelineError
 
     base = RunConfig(tasks=["retrieval"])

@@ -22,7 +22,7 @@ from interp_heads.attribution.inputs import answer_logprob, logit_diff
 from interp_heads.errors import InputError
 from interp_heads.heads import hook_z
 from interp_heads.tasks.schema import Example, Task
-from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
+from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
 
 @pytest.fixture
@@ -233,7 +233,7 @@ def test_methods_without_corrupted_prompts(tiny):
     assert "log-prob" in attribute_heads(tiny, plain, "mean_ablation").metric
     with pytest.raises(ValueError, match="corrupted"):
         attribute_heads(tiny, plain, "exact")
-    with pytest.raises(ValueError, match="unknown method"):
+    with pytest.raises(ValueError, match="unknown attribution method"):
         attribute_heads(tiny, plain, "magic")
 
 

@@ -11,15 +11,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from interp_heads import models
-from interp_heads.ablation import mask_heads
-from interp_heads.backends import BRIDGE_FAMILIES, KVCache, backend_of, n_kv_heads
-from interp_heads.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
-from interp_heads.fast_attention import fast_attention
-from interp_heads.generation import generate_tokens, tokenize_left_padded
-from interp_heads.resume import model_fingerprint
-from interp_heads.testing import assert_packed_equals_plain
-from interp_heads.tl_compat import HAS_BRIDGE, HAS_HOOKED, BackendError
+from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
+from interp_heads.generation.fast_attention import fast_attention
+from interp_heads.generation.kv_cache import KVCache
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.models import load as models
+from interp_heads.models.backends import BRIDGE_FAMILIES, backend_of, n_kv_heads
+from interp_heads.models.tl_compat import HAS_BRIDGE, HAS_HOOKED, BackendError
+from interp_heads.store.resume import model_fingerprint
+from interp_heads.testing.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
+from interp_heads.testing.tiny import assert_packed_equals_plain
 
 PROMPTS = ["Hello there, my", "The cat sat on the", "a b"]
 N_NEW = 8
@@ -144,7 +145,7 @@ def test_exact_patching_equals_transformer_lens(family):
     """Attribution runs unchanged on the bridge: ``exact`` equals TL 4's own head patching."""
     from interp_heads.attribution import exact_scores, make_batches
     from interp_heads.tasks.schema import Task
-    from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
+    from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
     spec, _, model = family
     task = Task("t", list(PATCHING_EXAMPLES)).subset(ids=["fr"])
@@ -166,7 +167,7 @@ def test_exact_patching_with_left_padding_equals_one_example_at_a_time(family):
     """Padded rows get their own positions on the bridge (a residual input derives none)."""
     from interp_heads.attribution import exact_scores, make_batches
     from interp_heads.tasks.schema import Task
-    from interp_heads.testing import PATCHING_EXAMPLES
+    from interp_heads.testing.tiny import PATCHING_EXAMPLES
 
     spec, _, model = family
     task = Task("t", list(PATCHING_EXAMPLES)).subset(ids=["fr", "cat"])  # 25 and 24 bytes

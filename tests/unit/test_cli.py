@@ -298,20 +298,23 @@ def test_unwritable_output_and_force(earlier, tmp_path, capsys):
 
 def test_cli_flags_come_from_the_config_definitions():
     """Defaults, choices and types of the flags that mirror config keys are the config's own."""
+    from interp_heads.attribution.methods import METHODS
     from interp_heads.cli import build_parser
-    from interp_heads.config import RunConfig
-    from interp_heads.vocab import AblationKind, AttributionMethod, PromptFormat
+    from interp_heads.config.run_config import RunConfig
+    from interp_heads.interventions.kinds import KINDS
+    from interp_heads.vocab import PromptFormat
 
     sub = build_parser()._subparsers._group_actions[0].choices
     flags = {a.dest: a for a in sub["attribute"]._actions}
-    assert flags["method"].choices == list(AttributionMethod.values())
-    assert flags["ablation"].choices == list(AblationKind.values())
+    # registered extension points: any registered name, checked by the registry itself
+    assert flags["method"].type == METHODS.canonical and flags["method"].choices is None
+    assert flags["ablation"].type == KINDS.canonical
     assert flags["fmt"].choices == list(PromptFormat.values())
     assert flags["n_examples"].default == RunConfig.model_fields["n_rank"].default
     ablate = {a.dest: a for a in sub["ablate"]._actions}
     for dest in ("seeds", "n_eval", "max_new_tokens", "batch_size"):
         assert ablate[dest].default == RunConfig.model_fields[dest].default, dest
-    assert ablate["method"].choices == list(AblationKind.values())  # the deprecated alias
+    assert "method" not in ablate  # the deprecated alias of --ablation is gone
 
 
 def test_ablate_random_control_only_and_exclude_top(earlier, tmp_path):

@@ -14,9 +14,9 @@ import warnings
 import pandas as pd
 
 from interp_heads.cli import main
-from interp_heads.generation import generate
+from interp_heads.generation.decode import generate
 from interp_heads.tasks.checking import first_line, normalize
-from interp_heads.testing import tiny_model
+from interp_heads.testing.tiny import tiny_model
 
 WORDS = "cat dog sun map hat pen cup box jar key bag rug fox owl ant bee".split()
 

@@ -21,7 +21,7 @@ def mc():
 
 
 def test_each_variant_changes_one_choice_alone(mc):
-    from interp_heads.config import RunConfig
+    from interp_heads.config.run_config import RunConfig
 
     seed = mc.config_of("seed").to_dict()
     assert seed == RunConfig.from_toml(mc.SEED_CONFIG).to_dict()
@@ -69,7 +69,7 @@ def test_page_names_runs_not_made(mc, tmp_path):
 
 def test_needle_breakdown_without_an_accuracy_metric():
     """A run scored only by bleu_rouge_cosine (the seed protocol) still draws the breakdown."""
-    from interp_heads.report.html import _breakdowns
+    from interp_heads.report.run import _breakdowns
 
     gens = pd.DataFrame(
         {"task": "retrieval", "example_id": ["a", "b"], "n_sentences": [4, 8], "depth": [0.0, 0.5]}

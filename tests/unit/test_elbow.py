@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from interp_heads.attribution.scores import HeadScores
-from interp_heads.elbow import elbow_index, elbow_k
 from interp_heads.errors import InputError
-from interp_heads.sweep import SweepConfig, plan_conditions
+from interp_heads.sweep.elbow import elbow_index, elbow_k
+from interp_heads.sweep.loop import SweepConfig, plan_conditions
 
 
 def seed_find_elbow_point(y):

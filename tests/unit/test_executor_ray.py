@@ -9,10 +9,12 @@ import warnings
 
 import pytest
 
-from interp_heads.executor import LocalExecutor, check_executor, make_executor
+from interp_heads.execution.local import PlainExecutor
+from interp_heads.execution.ray import RayExecutor
+from interp_heads.execution.registry import EXECUTORS
 from interp_heads.heads import all_heads
 from interp_heads.metrics import Accuracy, ChrF
-from interp_heads.sweep import SweepConfig, run_sweep
+from interp_heads.sweep.loop import SweepConfig, run_sweep
 from interp_heads.tasks.schema import Example, Task
 
 ray = pytest.importorskip("ray")
@@ -63,18 +65,19 @@ def _same(a, b):
 
 
 def test_unknown_executor_is_one_line():
-    with pytest.raises(ValueError, match="unknown executor 'dask'; use one of local, ray"):
-        check_executor("dask")
-    assert make_executor("local", "tiny") is None
+    with pytest.raises(
+        ValueError, match="unknown executor 'dask'; use one of local, plain, packed, ray"
+    ):
+        EXECUTORS.get("dask")
 
 
-def test_local_executor_equals_plain_sweep(grid):
-    _same(_sweep(grid, executor=LocalExecutor(grid[0])), _sweep(grid))
+def test_plain_executor_equals_the_default_sweep(grid):
+    _same(_sweep(grid, executor=PlainExecutor(grid[0])), _sweep(grid))
 
 
 def test_ray_sweep_equals_local(grid, ray_cluster, tmp_path):
     local = _sweep(grid, out_dir=tmp_path / "local")
-    with make_executor("ray", "tiny", fingerprint=None) as ex:
+    with RayExecutor("tiny", fingerprint=None) as ex:
         remote = _sweep(grid, out_dir=tmp_path / "ray", executor=ex)
         assert len(ex.actors) == 2 and {i["threads"] for i in ex.info} == {1}
         assert sum(ex.stats["units"].values()) == 14 and ex.stats["retried"] == 0
@@ -92,7 +95,7 @@ def test_killed_worker_loses_and_duplicates_nothing(grid, ray_cluster, tmp_path)
         if len(submitted) == 3:  # a unit was just handed to this worker: kill it mid-unit
             os.kill(executor.pids()[worker], signal.SIGKILL)
 
-    with make_executor("ray", "tiny") as ex:
+    with RayExecutor("tiny") as ex:
         ex.on_submit = kill_third
         remote = _sweep(grid, out_dir=tmp_path / "ray", executor=ex)
         assert ex.stats["retried"] >= 1  # the killed unit ran again
@@ -107,27 +110,27 @@ def test_ray_resumes_a_partial_local_run(grid, ray_cluster, tmp_path):
     model, tasks, ranks, cfg = grid
     out = tmp_path / "run"
     _sweep((model, {"toy": tasks["toy"]}, ranks, cfg), out_dir=out)  # half of the grid, locally
-    with make_executor("ray", "tiny") as ex:
+    with RayExecutor("tiny") as ex:
         remote = _sweep(grid, out_dir=out, executor=ex)
         assert sum(ex.stats["units"].values()) == 7  # only the other task's conditions ran
     _same(remote, _sweep(grid))
-    with make_executor("ray", "tiny") as ex:  # all stored: no actor is started
+    with RayExecutor("tiny") as ex:  # all stored: no actor is started
         _same(_sweep(grid, out_dir=out, executor=ex), remote)
         assert ex.actors == []
 
 
 def test_ray_worker_must_load_the_drivers_model(ray_cluster):
-    from interp_heads.executor import ExecutorError
+    from interp_heads.execution.base import ExecutorError
 
     with pytest.raises(ExecutorError, match="different model than the driver"):
-        make_executor("ray", "tiny", n_workers=1, fingerprint={"spec": "other"}).start()
+        RayExecutor("tiny", n_workers=1, fingerprint={"spec": "other"}).start()
 
 
 def test_cli_run_on_ray_matches_the_tiny_golden(ray_cluster, tmp_path):
     from pathlib import Path
 
     from interp_heads.cli import main
-    from interp_heads.testing import assert_matches_golden
+    from interp_heads.testing.tiny import assert_matches_golden
 
     data = Path(__file__).parents[1] / "data"
     out = tmp_path / "run"
@@ -145,7 +148,9 @@ def test_bad_placement_settings_are_one_line(tmp_path, capsys):
     bad = tmp_path / "bad.toml"
     bad.write_text(cfg + 'executor = "dask"\n')
     assert main(["run", "--config", str(bad), "--out", str(tmp_path / "a")]) == 2
-    assert "executor = 'dask': must be 'local' or 'ray'" in capsys.readouterr().err
+    assert "executor = 'dask': unknown executor 'dask'; use one of local, plain, packed, ray" in (
+        capsys.readouterr().err
+    )
     good = tmp_path / "good.toml"
     good.write_text(cfg + "n_devices = 2\n")
     assert main(["run", "--config", str(good), "--out", str(tmp_path / "b")]) == 2
@@ -155,10 +160,10 @@ def test_bad_placement_settings_are_one_line(tmp_path, capsys):
 
 
 def test_a_worker_that_cannot_load_the_model_is_one_line(ray_cluster):
-    from interp_heads.executor import ExecutorError
+    from interp_heads.execution.base import ExecutorError
 
     with pytest.raises(ExecutorError, match="a Ray worker could not load 'no-such-model'"):
-        make_executor("ray", "no-such-model", n_workers=1).start()
+        RayExecutor("no-such-model", n_workers=1).start()
 
 
 def test_cli_ablate_on_ray_equals_local(ray_cluster, tmp_path):

@@ -10,12 +10,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from interp_heads import models
-from interp_heads.ablation import mask_heads
-from interp_heads.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
-from interp_heads.fast_attention import fast_attention, supports_fast_path
-from interp_heads.generation import generate_tokens, tokenize_left_padded
-from interp_heads.testing import assert_packed_equals_plain
+from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
+from interp_heads.generation.fast_attention import fast_attention, supports_fast_path
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.models import load as models
+from interp_heads.testing.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
+from interp_heads.testing.tiny import assert_packed_equals_plain
 
 PROMPTS = ["Hello there, my", "The cat sat on the", "a b"]
 SERVED = [name for name in FAMILY_SPECS if name != "olmo2"]
@@ -97,7 +97,7 @@ def test_exact_patching_equals_transformer_lens(family):
     """Attribution runs unchanged on every family: ``exact`` equals TL's own head patching."""
     from interp_heads.attribution import exact_scores, make_batches
     from interp_heads.tasks.schema import Task
-    from interp_heads.testing import PATCHING_EXAMPLES, tl_head_patching
+    from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
     spec, _, model = family
     task = Task("t", list(PATCHING_EXAMPLES)).subset(ids=["fr"])

@@ -6,10 +6,11 @@ import pytest
 import torch
 from transformer_lens.past_key_value_caching import HookedTransformerKeyValueCache
 
-from interp_heads.ablation import head_means, mask_heads
-from interp_heads.fast_attention import fast_attention
-from interp_heads.generation import generate_tokens, tokenize_left_padded
-from interp_heads.testing import tiny_model
+from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
+from interp_heads.generation.fast_attention import fast_attention
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.interventions.means import head_means
+from interp_heads.testing.tiny import tiny_model
 
 PROMPTS = ["a", "say hello there", "xyz", "one two three four five six", "q?"]
 

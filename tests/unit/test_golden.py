@@ -2,7 +2,7 @@
 
 ``tests/data/golden/tiny`` holds the outputs of ``interp-heads run --config tests/data/tiny.toml``
 made before the experiment layer was reshaped (issue 9). Regenerate them only for an intended change
-of results: ``interp_heads.testing.save_golden(run_dir, "tests/data/golden/tiny")``.
+of results: ``interp_heads.testing.tiny.save_golden(run_dir, "tests/data/golden/tiny")``.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from interp_heads.cli import main
-from interp_heads.testing import assert_matches_golden
+from interp_heads.testing.tiny import assert_matches_golden
 
 DATA = Path(__file__).parents[1] / "data"
 

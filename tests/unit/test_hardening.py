@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from interp_heads.cli import main
-from interp_heads.runfolder import LOCK_NAME, StoreWarning
+from interp_heads.store import LOCK_NAME, StoreWarning
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = DATA.parents[1]
@@ -135,8 +135,8 @@ def test_1_model_fingerprint_follows_the_weights():
 
     import torch
 
-    from interp_heads.resume import model_fingerprint
-    from interp_heads.testing import tiny_model
+    from interp_heads.store.resume import model_fingerprint
+    from interp_heads.testing.tiny import tiny_model
 
     first = model_fingerprint(tiny_model(seed=0))  # the model is freed: its id() may be recycled
     gc.collect()
@@ -150,9 +150,9 @@ def test_1_model_fingerprint_follows_the_weights():
 
 def test_1_conditions_of_another_model_are_not_reused(tmp_path):
     from interp_heads.metrics import Accuracy
-    from interp_heads.sweep import SweepConfig, run_sweep
+    from interp_heads.sweep.loop import SweepConfig, run_sweep
     from interp_heads.tasks import load_task
-    from interp_heads.testing import tiny_model
+    from interp_heads.testing.tiny import tiny_model
 
     task, ranking = load_task(TASK).subset(n=3), [(0, 0), (1, 1)]
     cfg = SweepConfig(ks=[2], selections=["topk"], seeds=1, max_new_tokens=3)
@@ -272,7 +272,7 @@ def _content(path: Path) -> dict:
 
 
 def test_3_entries_of_an_older_version_warn_once_per_folder(tmp_path):
-    from interp_heads.runfolder import read_entry
+    from interp_heads.store import read_entry
 
     for i in range(3):
         (tmp_path / f"{i}.json").write_text(
@@ -288,8 +288,8 @@ def test_3_entries_of_an_older_version_warn_once_per_folder(tmp_path):
 
 
 def test_3_damaged_baseline_cache_is_ignored(tmp_path):
-    from interp_heads.folder import RunFolder
-    from interp_heads.steps import _verified_baseline
+    from interp_heads.pipeline.baseline_step import _verified_baseline
+    from interp_heads.store.folder import RunFolder
     from interp_heads.tasks import load_task
 
     task, folder = load_task(TASK), RunFolder(tmp_path)
@@ -539,7 +539,7 @@ def test_7_lock_of_a_live_process_is_refused(runs, tmp_path, capsys):
 def test_9_threads_flag_and_fair_share(tmp_path, monkeypatch):
     import torch
 
-    from interp_heads import threads
+    from interp_heads.execution import threads
 
     before = torch.get_num_threads()
     try:
@@ -605,7 +605,7 @@ def test_10_long_messages_are_cut(tmp_path, capsys):
 
 
 def test_10_report_keeps_newlines_and_bands_have_no_markers():
-    from interp_heads.report.figures import plot_sweep
+    from interp_heads.figures.curves import plot_sweep
     from interp_heads.report.tables import examples_table
 
     gens = pd.DataFrame(

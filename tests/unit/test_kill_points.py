@@ -1,6 +1,6 @@
 """SIGKILL at named points of every step, including inside atomic writes; a rerun gives the golden result.
 
-``INTERP_HEADS_KILL_AT`` (``interp_heads.faults``) makes the run kill itself at the point, as a
+``INTERP_HEADS_KILL_AT`` (``interp_heads.store.faults``) makes the run kill itself at the point, as a
 power cut would: after the temporary file is written and before its rename, or between steps.
 The rerun must end with exactly the outputs of an uninterrupted run (tests/data/golden/tiny).
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from interp_heads.testing import assert_matches_golden
+from interp_heads.testing.tiny import assert_matches_golden
 
 ROOT = Path(__file__).parents[2]
 DATA = ROOT / "tests" / "data"

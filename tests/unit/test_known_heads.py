@@ -8,15 +8,15 @@ import pytest
 import torch
 from transformer_lens.head_detector import detect_head
 
-from interp_heads.known_heads import (
+from interp_heads.analysis.known_heads import (
     PATTERN_KINDS,
     known_head_scores,
     known_kinds,
     pattern_scores,
     successor_scores,
 )
-from interp_heads.report.heads import head_heatmap
-from interp_heads.testing_planted import PLANTED, planted_model
+from interp_heads.figures.heatmaps import head_heatmap
+from interp_heads.testing.planted import PLANTED, planted_model
 
 
 def _repeated_letters(n_seqs: int, half: int) -> list[str]:
@@ -87,11 +87,11 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     """known_step on the planted model: the table, the heatmap markers and the TopK kinds table
     name each planted head; a second run reuses the stored entry."""
     from interp_heads.attribution import HeadScores
-    from interp_heads.folder import RunFolder
-    from interp_heads.known_run import known_step
+    from interp_heads.pipeline.known_step import known_step
+    from interp_heads.pipeline.steps import Experiment
     from interp_heads.report import build_report
-    from interp_heads.report.html import load_run, make_figures
-    from interp_heads.steps import Experiment
+    from interp_heads.report.run import load_run, make_figures
+    from interp_heads.store.folder import RunFolder
 
     folder = RunFolder(tmp_path)
     exp = Experiment(config={}, folder=folder, model=planted_model())

@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 
 import interp_heads
-from interp_heads import faults
 from interp_heads.cli import main
+from interp_heads.store import faults
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -162,7 +162,7 @@ def test_an_ablate_that_fails_in_its_first_step_removes_its_new_folder(
 @pytest.fixture(scope="module")
 def earlier(tmp_path_factory):
     """A finished run of CONFIG and the digest OTHER will record."""
-    from interp_heads.config import RunConfig
+    from interp_heads.config.run_config import RunConfig
 
     root = tmp_path_factory.mktemp("earlier")
     assert _main("run", "--config", _config(root), "--out", root / "run", "--quiet") == 0

@@ -1,6 +1,6 @@
 """Mask scope and the ``scale`` kind: ``positions="last"`` and ``scale`` against hand-written hooks.
 
-The reference hooks below are written from the definition, not from ``interp_heads.ablation``:
+The reference hooks below are written from the definition, not from ``interp_heads.interventions.masks``:
 ``positions="last"`` edits ``z[:, -1, h]`` of every forward pass (the last prompt token, then each
 KV-cached step), ``scale`` multiplies ``z`` by the factor.
 """
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from interp_heads.ablation import head_means, mask_heads
-from interp_heads.generation import generate_tokens
-from interp_heads.packing import PackedJob, generate_packed
-from interp_heads.selection import RandomK
+from interp_heads.execution.packed import PackedJob, generate_packed
+from interp_heads.generation.decode import generate_tokens
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.interventions.means import head_means
+from interp_heads.sweep.selection import RandomK
 
 PROMPTS = ["a", "say hello there", "xyz", "one two three four five six", "q?", "the cat"]
 HEADS = [(0, 1), (1, 3), (2, 0), (2, 2)]
@@ -140,7 +141,7 @@ def _sweep(model, cfg, out, **kw):
     import warnings
 
     from interp_heads.metrics import ChrF
-    from interp_heads.sweep import run_sweep
+    from interp_heads.sweep.loop import run_sweep
 
     tasks = {"toy": _toy_task("toy", ["a", "bb", "c d", "eee e", "f"])}
     ranks = {"toy": [(2, 3), (1, 0), (0, 2), (2, 1), (1, 1)]}
@@ -154,15 +155,15 @@ def _sweep(model, cfg, out, **kw):
 def test_sweep_with_last_scale_is_the_same_plain_packed_and_by_executor(tiny, tmp_path):
     import json
 
-    from interp_heads.executor import LocalExecutor
-    from interp_heads.sweep import SweepConfig
+    from interp_heads.execution.local import PlainExecutor
+    from interp_heads.sweep.loop import SweepConfig
 
     cfg = SweepConfig(
         ks=[2, 5], seeds=1, ablation="scale", positions="last", scale=1e-3, max_new_tokens=5
     )
     plain = _sweep(tiny, cfg, tmp_path / "plain", pack_rows=0)
     packed = _sweep(tiny, cfg, tmp_path / "packed", pack_rows=3)
-    remote = _sweep(tiny, cfg, tmp_path / "exec", executor=LocalExecutor(tiny))
+    remote = _sweep(tiny, cfg, tmp_path / "exec", executor=PlainExecutor(tiny))
     for other in (packed, remote):
         assert plain.generations.equals(other.generations)
         assert plain.records.equals(other.records)
@@ -186,10 +187,10 @@ def test_sweep_with_last_scale_is_the_same_plain_packed_and_by_executor(tiny, tm
 
 
 def test_default_mask_settings_keep_the_config_and_resume_key():
-    from interp_heads.config import RunConfig
-    from interp_heads.resume import condition_key
-    from interp_heads.runfolder import digest
-    from interp_heads.sweep import SweepConfig
+    from interp_heads.config.run_config import RunConfig
+    from interp_heads.store import digest
+    from interp_heads.store.resume import condition_key
+    from interp_heads.sweep.loop import SweepConfig
 
     cfg = SweepConfig(ks=[2], ablation="mean")
     assert "positions" not in cfg.to_dict() and "scale" not in cfg.to_dict()

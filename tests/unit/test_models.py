@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from interp_heads import models
-from interp_heads.testing import byte_tokenizer, tiny_model
+from interp_heads.models import load as models
+from interp_heads.testing.tiny import byte_tokenizer, tiny_model
 
 
 @pytest.fixture
@@ -125,7 +125,7 @@ def test_config_json_round_trip():
 
 
 def test_tiny_model_goes_to_the_requested_device():
-    from interp_heads.loading import load_any_model
+    from interp_heads.models.specs import load_any_model
 
     model = load_any_model("tiny", "meta")  # the meta device stands in for CUDA: no memory, no GPU
     assert str(model.cfg.device) == "meta" and model.W_E.device.type == "meta"

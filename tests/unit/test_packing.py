@@ -7,14 +7,15 @@ import json
 import pytest
 import torch
 
-from interp_heads.ablation import head_means, mask_heads
-from interp_heads.batched_mask import RowMasks, mask_rows
-from interp_heads.generation import generate_tokens, tokenize_left_padded
+from interp_heads.execution.packed import PackedJob, generate_packed
+from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
 from interp_heads.heads import all_heads
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.interventions.means import head_means
+from interp_heads.interventions.row_masks import RowMasks, mask_rows
 from interp_heads.metrics import Accuracy, ChrF
-from interp_heads.packing import PackedJob, generate_packed
-from interp_heads.selection import RandomK
-from interp_heads.sweep import SweepConfig, SweepWarning, run_sweep
+from interp_heads.sweep.loop import SweepConfig, SweepWarning, run_sweep
+from interp_heads.sweep.selection import RandomK
 from interp_heads.tasks.schema import Example, Task
 
 PROMPTS = [
@@ -192,7 +193,7 @@ def test_packed_run_resumes_a_plain_run(tiny, tmp_path):
 
 
 def test_pack_rows_resolution_and_auto_size(tiny, monkeypatch):
-    from interp_heads.packing import auto_pack_rows, resolve_pack_rows
+    from interp_heads.execution.packed import auto_pack_rows, resolve_pack_rows
 
     assert resolve_pack_rows(None, tiny, 32, PROMPTS, 4) is None  # CPU: plain path by default
     assert resolve_pack_rows("auto", tiny, 32, PROMPTS, 4) == 32

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from interp_heads.pipeline import PipelineError, RunConfig, run_pipeline
+from interp_heads.pipeline.experiment import PipelineError, RunConfig, run_pipeline
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = DATA.parents[1]
@@ -107,9 +107,9 @@ def test_config_toml_and_validation(tmp_path):
         "exact_layers < 0": ("exact_layers = -1\n", "must be greater than or equal to 0"),
         "exact_layers, gradxact": (
             'attribution = "gradxact"\nexact_layers = 1\n',
-            "it needs attribution 'ablation_atp'",
+            "exact_layers needs attribution 'ablation_atp'",
         ),
-        "exact_layers, zero": ('ablation = "zero"\nexact_layers = 2\n', "and ablation 'mean'"),
+        "exact_layers, zero": ('ablation = "zero"\nexact_layers = 2\n', "it needs ablation 'mean'"),
     }
     for text, msg in bad.values():
         path = tmp_path / "c.toml"

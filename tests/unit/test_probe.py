@@ -23,8 +23,8 @@ from interp_heads.attribution.probe import (
 from interp_heads.errors import InputError, PipelineError
 from interp_heads.heads import head_label, hook_z
 from interp_heads.tasks.schema import Example, Task
-from interp_heads.testing import MIXED_PROMPTS
-from interp_heads.testing_planted import LABEL_HEAD, label_planted_model, label_planted_tasks
+from interp_heads.testing.planted import LABEL_HEAD, label_planted_model, label_planted_tasks
+from interp_heads.testing.tiny import MIXED_PROMPTS
 
 
 @pytest.fixture(scope="module")
@@ -143,14 +143,14 @@ def test_bad_inputs_are_refused(planted, tiny):
         ProbeSettings(kind="svm")
     with pytest.raises(InputError, match="several tasks"):
         attribute_heads(model, tasks[0], "probe")
-    from interp_heads.config import RunConfig
+    from interp_heads.config.run_config import RunConfig
 
     with pytest.raises(PipelineError, match="two or more"):
         RunConfig(model="tiny", tasks=["math"], attribution="probe")
 
 
 def test_new_settings_keep_todays_digest():
-    from interp_heads.config import RunConfig
+    from interp_heads.config.run_config import RunConfig
 
     base = RunConfig(model="tiny")
     assert RunConfig(model="tiny", probe_kind="mlp", probe_epochs=40).digest() == base.digest()
@@ -159,7 +159,7 @@ def test_new_settings_keep_todays_digest():
 
 def test_pipeline_trains_once_stores_and_reuses(tmp_path, monkeypatch):
     from interp_heads.attribution import probe as probe_mod
-    from interp_heads.pipeline import RunConfig, run_pipeline
+    from interp_heads.pipeline.experiment import RunConfig, run_pipeline
     from interp_heads.tasks.io import save_task
 
     paths = [str(save_task(t, tmp_path / f"{t.name}.jsonl")) for t in label_planted_tasks(12)]

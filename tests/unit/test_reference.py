@@ -12,13 +12,13 @@ import pytest
 import sacrebleu
 
 from interp_heads.errors import InputError
-from interp_heads.generation import generate
+from interp_heads.generation.decode import generate
 from interp_heads.heads import all_heads
 from interp_heads.metrics import Accuracy, ChrF, MetricItem
 from interp_heads.metrics.base import first_line
 from interp_heads.metrics.reference import VersusUnmasked, with_reference
-from interp_heads.prompts import render
-from interp_heads.sweep import SweepConfig, run_sweep
+from interp_heads.sweep.loop import SweepConfig, run_sweep
+from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import Example, Task
 
 
@@ -74,7 +74,7 @@ def test_unmasked_answers_are_stored_and_reused(tiny, tmp_path, monkeypatch):
     _sweep(tiny, _cfg(reference="unmasked"), out_dir=tmp_path)
     entry = tmp_path / "unmasked" / "toy.json"
     assert entry.exists()
-    import interp_heads.generation as gen_mod
+    import interp_heads.generation.decode as gen_mod
 
     calls = []
     real = gen_mod.generate
@@ -109,7 +109,7 @@ def test_free_form_generates_past_the_first_line_and_scores_the_whole_answer(tin
 
 
 def test_defaults_keep_todays_keys():
-    from interp_heads.config import RunConfig
+    from interp_heads.config.run_config import RunConfig
 
     assert SweepConfig(ks=[2]).to_dict() == SweepConfig(ks=[2], reference="gold").to_dict()
     assert "reference" not in SweepConfig(ks=[2]).to_dict()

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from interp_heads.pipeline import RunConfig, run_pipeline
+from interp_heads.pipeline.experiment import RunConfig, run_pipeline
 from interp_heads.report import build_report, load_run
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -134,7 +134,7 @@ def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
 def test_haystack_breakdown_figure():
     import pandas as pd
 
-    from interp_heads.report.figures import breakdown_table, plot_breakdown
+    from interp_heads.figures.curves import breakdown_table, plot_breakdown
 
     rows, gens = [], []
     for i in range(12):

@@ -6,9 +6,9 @@ import pytest
 
 from interp_heads.attribution import attribute_heads
 from interp_heads.attribution.retrieval import needle_span, retrieval_heads, retrieval_scores
-from interp_heads.config import RunConfig
+from interp_heads.config.run_config import RunConfig
 from interp_heads.tasks.schema import Example, Task
-from interp_heads.testing_planted import PLANTED, planted_model
+from interp_heads.testing.planted import PLANTED, planted_model
 
 # "mQ abc.zQ" -> " abc": after the last Q, the planted induction head attends to the token after
 # the earlier Q (" "), then after " " ("a"), ... : it copy-pastes every needle token.

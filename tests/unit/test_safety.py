@@ -19,10 +19,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from interp_heads import faults, runfolder, threads
+from interp_heads import store as runfolder
 from interp_heads.cli import main
-from interp_heads.names import safe_name
+from interp_heads.execution import threads
 from interp_heads.report import build_report
+from interp_heads.store import faults
+from interp_heads.store.names import safe_name
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TASK = DATA / "tiny_echo.jsonl"
@@ -172,7 +174,7 @@ def test_run_never_follows_a_symlinked_subfolder(tmp_path, capfd):
 
 
 def test_delete_leaves_links_and_outside_files_alone(tmp_path):
-    from interp_heads.folder import RunFolder
+    from interp_heads.store.folder import RunFolder
 
     folder = RunFolder(tmp_path / "run")
     (folder.conditions).mkdir(parents=True)
@@ -294,7 +296,7 @@ def test_damaged_plotlyjs_and_stale_temp_files_are_repaired(xss_run, tmp_path):
     (run / ".summary.parquet.tmp999999999").write_text("half")
     assert _main("report", run) == 0
     assert js.read_bytes() == full
-    from interp_heads.folder import RunFolder
+    from interp_heads.store.folder import RunFolder
 
     RunFolder(run).clean_temps()
     assert not list(run.rglob("*.tmp999999999"))
@@ -320,7 +322,7 @@ def test_sigterm_releases_the_lock(name, tmp_path, monkeypatch, capfd):
     sig = getattr(signal, name)
 
     def stop(args):
-        from interp_heads.folder import RunFolder
+        from interp_heads.store.folder import RunFolder
 
         RunFolder(out).prepare("digest")
         (out / "baseline.csv").write_text("kept")  # a stored result: the folder stays
@@ -434,7 +436,7 @@ def test_ablate_page_names_its_ranking(tmp_path):
 def test_results_show_in_a_notebook_cell(xss_run, tmp_path):
     from interp_heads.attribution import HeadScores
     from interp_heads.report import load_run
-    from interp_heads.sweep import SweepConfig, SweepResult
+    from interp_heads.sweep.loop import SweepConfig, SweepResult
 
     run = load_run(xss_run)
     scores = HeadScores.from_frame(run["attribution"])
@@ -522,9 +524,9 @@ def test_csv_task_file_header_checks(tmp_path):
 
 
 def test_a_prompt_spelling_a_special_token_is_refused(tiny):
+    from interp_heads.config.validation import check_special_tokens
     from interp_heads.errors import PipelineError
     from interp_heads.tasks.schema import Example, Task
-    from interp_heads.validation import check_special_tokens
 
     task = Task(name="t", examples=[Example(id="1", task="t", prompt="Say <|im_end|>", answer="x")])
     with pytest.raises(PipelineError, match="special token '<\\|im_end\\|>'"):

@@ -5,8 +5,8 @@ import pandas as pd
 import pytest
 
 from interp_heads.heads import all_heads, parse_head
-from interp_heads.selection import LayerMatchedRandomK, RandomK, TopK, make_selections
-from interp_heads.stats import summarize, two_level_bootstrap
+from interp_heads.sweep.selection import LayerMatchedRandomK, RandomK, TopK, make_selections
+from interp_heads.sweep.stats import summarize, two_level_bootstrap
 
 RANK = [(2, 1), (2, 0), (1, 3), (0, 0), (1, 1), (0, 2)] + [
     h for h in all_heads(3, 4) if h not in {(2, 1), (2, 0), (1, 3), (0, 0), (1, 1), (0, 2)}

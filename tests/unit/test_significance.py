@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from interp_heads.stats import paired_difference, significance
+from interp_heads.sweep.stats import paired_difference, significance
 
 
 def _records(top: np.ndarray, rand: np.ndarray) -> pd.DataFrame:

@@ -9,13 +9,18 @@ import pytest
 import torch
 from scipy.stats import spearmanr
 
+from interp_heads.analysis.specificity import (
+    cross_task_records,
+    drop_matrix,
+    exclusivity,
+    shared_heads,
+)
 from interp_heads.attribution import HeadScores
+from interp_heads.attribution.stability import agreement, split_half
 from interp_heads.heads import all_heads
 from interp_heads.metrics import Accuracy
-from interp_heads.selection import ExclusiveTopK, make_selections
-from interp_heads.specificity import cross_task_records, drop_matrix, exclusivity, shared_heads
-from interp_heads.stability import agreement, split_half
-from interp_heads.sweep import SweepConfig, plan_conditions
+from interp_heads.sweep.loop import SweepConfig, plan_conditions
+from interp_heads.sweep.selection import ExclusiveTopK, make_selections
 from interp_heads.tasks.schema import Example, Task
 
 

@@ -11,9 +11,9 @@ import torch
 from scipy.stats import spearmanr
 
 from interp_heads.attribution import HeadScores, attribute_heads
+from interp_heads.attribution.stability import halves_of, split_record, stability_of
 from interp_heads.cli import main
-from interp_heads.ranking_stability import StabilityWarning, record_stability
-from interp_heads.stability import halves_of, split_record, stability_of
+from interp_heads.pipeline.ranking_stability import StabilityWarning, record_stability
 from interp_heads.tasks.schema import Example, Task
 
 WORDS = ["cat", "dog", "sun", "map", "pen", "cup", "hat"]

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
+from interp_heads.figures.curves import plot_sweep
 from interp_heads.heads import all_heads
 from interp_heads.metrics import Accuracy, ChrF
-from interp_heads.report.figures import plot_sweep
-from interp_heads.sweep import SweepConfig, SweepWarning, run_sweep
+from interp_heads.sweep.loop import SweepConfig, SweepWarning, run_sweep
 from interp_heads.tasks.schema import Example, Task
 
 

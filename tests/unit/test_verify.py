@@ -14,7 +14,6 @@ import warnings
 import pytest
 import torch
 
-from interp_heads.ablation import head_means
 from interp_heads.attribution import HeadScores, attribute_heads, make_batches
 from interp_heads.attribution.inputs import answer_logprob
 from interp_heads.attribution.verify import (
@@ -24,10 +23,11 @@ from interp_heads.attribution.verify import (
     spearman,
     verify_ranking,
 )
-from interp_heads.config import RunConfig
-from interp_heads.folder import RunFolder
+from interp_heads.config.run_config import RunConfig
 from interp_heads.heads import hook_z
-from interp_heads.prompts import render
+from interp_heads.interventions.means import head_means
+from interp_heads.store.folder import RunFolder
+from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import Example, Task
 
 PROMPTS = [

@@ -1,0 +1,1 @@
+"""Which heads: specificity across tasks and known-head detectors."""

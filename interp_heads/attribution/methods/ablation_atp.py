@@ -1,0 +1,67 @@
+"""``ablation_atp``: attribution patching against the sweep's own ablation (no corrupted prompts).
+
+First order in each head's ``z - replacement`` (``gradients.ablation_atp_scores``), or with
+``rivals = K`` linearised in the logits of the answer and its K strongest rivals with the
+log-softmax taken exactly (``softmax_atp``). ``exact_layers = N`` scores the heads of the first N
+layers by their exact mean-ablation drop instead: the first-order estimate fails there
+(``docs/method.md``). ``refine`` confirms the top heads by exact mean ablation.
+"""
+
+import dataclasses
+
+from interp_heads.attribution.methods import METHODS, Method, Options
+
+
+class AblationAtP(Method):
+    name = "ablation_atp"
+    target = (
+        "first-order estimate of the drop of log p(answer first token) when the head's z "
+        "is replaced by its {kind} ablation value (grad x (z - replacement))"
+    )
+    signed = True
+    refine_with = "mean_ablation"
+    kinds = "linear"
+    options = frozenset({"rivals", "exact_layers"})
+
+    def defaults(self, opts: Options) -> Options:
+        if opts.exact_layers is None:
+            return dataclasses.replace(opts, exact_layers=1 if opts.ablation == "mean" else 0)
+        return opts
+
+    def score(self, model, task, batches, opts, per_example):
+        from interp_heads.attribution.gradients import ablation_atp_scores
+        from interp_heads.attribution.softmax_atp import ablation_softmax_scores
+
+        kind, seed = opts.ablation, opts.seed
+        if opts.rivals:
+            scores = ablation_softmax_scores(
+                model, batches, kind, rivals=opts.rivals, seed=seed, per_example=per_example
+            )
+        else:
+            scores = ablation_atp_scores(model, batches, kind, seed=seed, per_example=per_example)
+        target = self.target.format(kind=kind)
+        if opts.rivals:
+            target += f"; linearised in the logits of the answer and {opts.rivals} rivals, exact log-softmax"
+        if opts.exact_layers:
+            _exact_first_layers(model, batches, opts, scores, per_example)
+            target += f"; layers < {opts.exact_layers}: the exact drop (mean ablation)"
+        return scores, target
+
+
+def _exact_first_layers(model, batches, opts: Options, scores, per_example) -> None:
+    """Overwrite the first ``exact_layers`` layers' scores with their exact mean-ablation drop."""
+    import torch
+
+    from interp_heads.attribution.patching import mean_ablation_scores
+
+    n = opts.exact_layers
+    first = [(layer, h) for layer in range(n) for h in range(model.cfg.n_heads)]
+    sub: list = []
+    exact, _ = mean_ablation_scores(
+        model, batches, heads=first, max_rows=opts.max_rows, metric="logprob", per_example=sub
+    )
+    scores[:n] = exact[:n]
+    per_example[0][:, :n] = torch.cat(sub)[:, :n]
+
+
+METHODS.register("ablation_atp", AblationAtP())

@@ -1,0 +1,24 @@
+"""``ablation_ig``: integrated gradients along z -> task mean, all heads together."""
+
+from interp_heads.attribution.methods import METHODS, Method
+
+
+class AblationIG(Method):
+    name = "ablation_ig"
+    target = (
+        "integrated gradients of log p(answer first token) along z -> task mean, all heads "
+        "together ({steps} midpoint steps)"
+    )
+    signed = True
+    refine_with = "mean_ablation"
+    kinds = "mean"
+    options = frozenset({"steps"})
+
+    def score(self, model, task, batches, opts, per_example):
+        from interp_heads.attribution.paths import ablation_ig_scores
+
+        scores = ablation_ig_scores(model, batches, opts.steps, per_example=per_example)
+        return scores, self.target.format(steps=opts.steps)
+
+
+METHODS.register("ablation_ig", AblationIG())

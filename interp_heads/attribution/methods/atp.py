@@ -1,0 +1,17 @@
+"""``atp``: attribution patching, grad x (clean z - corrupted z) (Nanda 2023; Kramar et al. 2024)."""
+
+from interp_heads.attribution.methods import METHODS, Method
+
+
+class AtP(Method):
+    name = "atp"
+    target = "attribution patching estimate of the normalised logit diff (grad x (clean z - corrupted z))"
+    corrupted = "required"
+
+    def score(self, model, task, batches, opts, per_example):
+        from interp_heads.attribution.gradients import atp_scores
+
+        return atp_scores(model, batches, per_example=per_example), self.target
+
+
+METHODS.register("atp", AtP())

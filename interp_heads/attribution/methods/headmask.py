@@ -1,0 +1,16 @@
+"""``headmask``: head importance of Michel et al. (2019), E_x |dL/dmask_h| at mask = 1."""
+
+from interp_heads.attribution.methods import METHODS, Method
+
+
+class HeadMask(Method):
+    name = "headmask"
+    target = "mean over examples of |dL/dmask| (L = -log p(answer first token)), Michel et al. 2019"
+
+    def score(self, model, task, batches, opts, per_example):
+        from interp_heads.attribution.gradients import headmask_scores
+
+        return headmask_scores(model, batches, per_example=per_example), self.target
+
+
+METHODS.register("headmask", HeadMask())

@@ -1,0 +1,1 @@
+"""A run's config: typed sections, the TOML/CLI surface, input checks."""

@@ -1,0 +1,240 @@
+"""The typed sections of a run's config, validated by pydantic (``interp_heads.config.run_config``).
+
+=============== ===========================================================================
+section         keys
+=============== ===========================================================================
+``model``       model, device, threads, backend
+``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
+``attribution`` attribution, refine, exact_layers, rivals, verify, probe_position, probe_kind, probe_epochs
+``ablation``    ablation, positions, scale_factor
+``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
+``generation``  max_new_tokens, batch_size, seed, free_form
+``metrics``     metrics, comet_model, reference
+``placement``   executor, ray_address, n_workers, n_devices (where work runs; not in the digest)
+=============== ===========================================================================
+
+Each field carries its type, bounds, default and one-line help; :class:`~interp_heads.config.run_config.RunConfig`
+is their union and the CLI's flags are built from the same fields (``config.flags.cli_flag``).
+Which keys the config digest leaves out (:data:`NOT_IN_DIGEST`, :data:`DIGEST_IF_SET`) is fixed
+here too: changing it would make existing run folders refuse to resume.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from interp_heads.attribution.methods import METHODS
+from interp_heads.execution.registry import EXECUTORS
+from interp_heads.interventions.kinds import KINDS
+from interp_heads.metrics.registry import METRICS
+from interp_heads.tasks.schema import BUILTIN_TASKS
+from interp_heads.vocab import (
+    SCALE_FACTOR,
+    AblationKind,
+    AttributionMethod,
+    MaskPositions,
+    MetricName,
+    PromptFormat,
+    Selection,
+)
+
+
+def _parsed(enum):
+    return BeforeValidator(lambda v: enum.parse(v) if isinstance(v, str) else v)
+
+
+def _registered(registry):
+    """A name of ``registry`` (built-ins from ``vocab``, or one a user registered)."""
+    return BeforeValidator(registry.canonical)
+
+
+Pos = Annotated[int, Field(gt=0)]
+MAX_SEEDS = 1000  # random draws per selection and k; more is a typo, not an experiment
+NonNeg = Annotated[int, Field(ge=0)]
+Fraction = Annotated[float, Field(gt=0, le=1)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+
+
+class ModelSection(_Section):
+    model: str = Field(
+        "smollm2-135m", min_length=1, description="model spec (smollm2-135m: the embedded SmolLM2)"
+    )
+    device: str | None = Field(None, description="cpu, cuda, cuda:N, mps (None: CUDA when present)")
+    threads: Pos | None = Field(
+        None, description="torch CPU threads (None: cores shared among running interp-heads)"
+    )
+    backend: Literal["hooked", "bridge"] = Field(
+        "hooked",
+        description="hooked (HookedTransformer, TransformerLens 2.18) or bridge "
+        "(TransformerBridge around the HF model, TransformerLens 4: make setup-tl4)",
+    )
+
+
+class PlacementSection(_Section):
+    """Where work runs, not what it computes: not part of the config digest."""
+
+    executor: Annotated[str, _registered(EXECUTORS)] = Field(
+        "local",
+        description="where the sweep's generations run: local (this process; packed batches on "
+        "CUDA), plain, packed, or ray (Ray actors)",
+    )
+    ray_address: str | None = Field(
+        None, description="Ray cluster to join (None: $RAY_ADDRESS, else a local Ray instance)"
+    )
+    n_workers: Pos | None = Field(None, description="Ray actors (None: one per GPU, else CPU)")
+    n_devices: Pos = Field(1, description="GPUs the model's layers are split over")
+
+
+class TasksSection(_Section):
+    tasks: list[str] = Field(
+        default_factory=lambda: list(BUILTIN_TASKS),
+        min_length=1,
+        description="built-in task names or task JSONL files",
+    )
+    max_examples: Pos | None = Field(None, description="read at most N examples per task")
+    n_rank: Pos = Field(24, description="rank on the first N correctly answered examples")
+    n_eval: Pos = Field(100, description="evaluate at most N (correctly answered) examples")
+    filter_correct: bool = Field(True, description="keep only correctly answered examples")
+    fmt: Annotated[PromptFormat, _parsed(PromptFormat)] | None = Field(
+        None, description="prompt format (None: the task's own, else measured)"
+    )
+
+
+class AttributionSection(_Section):
+    attribution: Annotated[str, _registered(METHODS)] = Field(
+        AttributionMethod.AUTO.value,
+        description="auto (atp with corrupted prompts, else ablation_atp), exact, atp, "
+        "ablation_atp, gradxact, headmask, mean_ablation or probe (all tasks together)",
+    )
+    refine: Pos | None = Field(None, description="re-score the top N heads exactly")
+    exact_layers: NonNeg | None = Field(
+        None,
+        description="ablation_atp: score the first N layers' heads by exact mean ablation "
+        "(None: 1 with mean ablation, else 0)",
+    )
+    rivals: NonNeg = Field(
+        0,
+        description="ablation_atp: linearise the logits of the answer and its N strongest "
+        "rivals and take the log-softmax exactly (0: plain first order)",
+    )
+    verify: NonNeg = Field(
+        8,
+        description="check the ranking's top N heads and N random others by their exact "
+        "mean-ablation drop; the verdict goes to the manifest and the report (0: off)",
+    )
+    probe_position: Literal["last", "answer", "mean"] = Field(
+        "answer",
+        description="probe: the hook_z feature's position (last prompt token, mean over the "
+        "forced-decoded answer's tokens, mean over the prompt)",
+    )
+    probe_kind: Literal["mlp", "linear"] = Field(
+        "mlp", description="probe: per-head projection then an MLP (Cognitive Mirrors), or linear"
+    )
+    probe_epochs: Pos = Field(40, description="probe: training epochs")
+
+
+class AblationSection(_Section):
+    ablation: Annotated[str, _registered(KINDS)] = Field(
+        AblationKind.MEAN.value,
+        description="ablation kind: what a masked head's hook_z becomes (zero, mean, resample, "
+        "scale)",
+    )
+    positions: Annotated[MaskPositions, _parsed(MaskPositions)] = Field(
+        MaskPositions.ALL,
+        description="where the mask acts: all positions, or last (position -1 of each forward "
+        "pass: the last prompt token, then every generated token)",
+    )
+    scale_factor: float = Field(
+        SCALE_FACTOR, description="ablation 'scale': what a masked head's hook_z is multiplied by"
+    )
+
+
+class SweepSection(_Section):
+    ks: list[Pos] = Field(
+        default_factory=lambda: [16, 32, 64, 128],
+        min_length=1,
+        description="numbers of masked heads",
+    )
+    scaled_ks: list[Fraction] | None = Field(
+        None, description="fractions of all heads, added to ks"
+    )
+    selections: list[Annotated[Selection, _parsed(Selection)]] = Field(
+        default_factory=lambda: [Selection.TOPK, Selection.RANDOMK, Selection.LAYERMATCHED],
+        min_length=1,
+        description="topk, randomk, layermatched",
+    )
+    seeds: Pos = Field(5, le=MAX_SEEDS, description="random draws per random selection and k")
+    exclude_top: bool = Field(
+        False,
+        description="RandomK draws only heads outside the TopK set of the same k (the control of "
+        "Wu et al. 2024: random non-retrieval heads)",
+    )
+    elbow: bool = Field(
+        False,
+        description="also mask each task's elbow k: the point of its sorted importances farthest "
+        "from the first-to-last chord (Cognitive Mirrors' find_elbow_point)",
+    )
+
+
+class GenerationSection(_Section):
+    max_new_tokens: Pos = Field(16, description="tokens generated per answer")
+    batch_size: Pos = Field(16, description="examples per forward pass")
+    seed: int = Field(0, description="torch seed set before the run")
+    free_form: bool = Field(
+        False,
+        description="generate max_new_tokens without the first-line stop and score whole answers",
+    )
+
+
+class MetricsSection(_Section):
+    metrics: list[Annotated[str, _registered(METRICS)]] = Field(
+        default_factory=lambda: [MetricName.ACCURACY.value, MetricName.COMET.value],
+        min_length=1,
+        description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine",
+    )
+    comet_model: str | None = Field(None, description="COMET checkpoint name or path")
+    reference: Literal["gold", "unmasked"] = Field(
+        "gold",
+        description="what COMET, minilm_cosine and chrf score against: the gold answer, or the "
+        "unmasked model's answer to the same prompt (Cognitive Mirrors)",
+    )
+
+
+SECTIONS: dict[str, type[_Section]] = {
+    "model": ModelSection,
+    "tasks": TasksSection,
+    "attribution": AttributionSection,
+    "ablation": AblationSection,
+    "sweep": SweepSection,
+    "generation": GenerationSection,
+    "metrics": MetricsSection,
+    "placement": PlacementSection,
+}
+# speed, placement and checks only: the results do not depend on them (``verify`` adds a check of
+# the ranking and changes no result table)
+NOT_IN_DIGEST = {"threads", "verify", *PlacementSection.model_fields}
+# Keys added after run folders existed: left out of the digest at their default value, so that
+# those folders keep resuming (a non-default value is a different config).
+DIGEST_IF_SET = {
+    "exclude_top": False,
+    "exact_layers": None,
+    "rivals": 0,
+    "positions": "all",
+    "scale_factor": SCALE_FACTOR,
+    "backend": "hooked",
+    "probe_position": "answer",
+    "probe_kind": "mlp",
+    "probe_epochs": 40,
+    "reference": "gold",
+    "free_form": False,
+    "elbow": False,
+}
+# every field of every section by name (the CLI's flags look their field up here)
+FIELDS = {name: info for s in SECTIONS.values() for name, info in s.model_fields.items()}
+# the placement keys: the CLI's flags of the same names override a config's
+PLACEMENT = tuple(PlacementSection.model_fields)

@@ -1,0 +1,112 @@
+"""Executors: where a sweep's masked generations run (this process, packed batches, Ray workers).
+
+The sweep (``sweep.loop``) plans the grid, computes each task's replacement values, looks up the
+finished conditions in the resume store and hands the *pending* ones to an executor as
+:class:`SweepUnit` objects: plain, picklable descriptions of one condition (its task's
+:class:`TaskContext`, heads, ablation kind, generation settings). An executor generates each
+unit's answers wherever its model lives and yields *groups* of finished units, in any order; the
+sweep scores each group (one metric call per metric for the group's new answers) and stores each
+condition once, so run folders, resume keys and tables do not depend on the executor.
+
+The executors are registered by name (``execution.registry.EXECUTORS``): ``local`` (this process;
+packed batches on CUDA), ``plain`` (one condition at a time), ``packed`` and ``ray``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from interp_heads.generation.decode import generate
+from interp_heads.heads import Head
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.interventions.means import HeadValues
+from interp_heads.vocab import SCALE_FACTOR
+
+
+@dataclass(frozen=True)
+class Generation:
+    """How a sweep generates: greedy, ``max_new_tokens``, the first-line stop, ``batch_size``."""
+
+    max_new_tokens: int
+    batch_size: int = 32
+    stop_at_newline: bool = True
+
+    def run(self, model, prompts: Sequence[str]) -> list[str]:
+        return generate(
+            model,
+            list(prompts),
+            self.max_new_tokens,
+            batch_size=self.batch_size,
+            stop_at_newline=self.stop_at_newline,
+        )
+
+
+@dataclass
+class TaskContext:
+    """What every condition of one task shares: its rendered prompts and replacement values."""
+
+    name: str
+    prompts: list[str]
+    values: HeadValues | list[HeadValues] | None = None
+
+
+@dataclass
+class SweepUnit:
+    """One pending condition of a sweep: everything a worker needs to generate its answers.
+
+    ``context`` is the task's :class:`TaskContext` (or, inside the Ray executor, a reference to
+    it in the object store, so prompts and values travel once per task, not once per unit).
+    """
+
+    key: str  # the condition's file name in ``conditions/`` (``task__selection__k__seed``)
+    resume_key: str
+    context: TaskContext | object
+    heads: list[Head]
+    ablation: str
+    generation: Generation
+    meta: dict = field(default_factory=dict)  # task, selection, k, seed, ids (for the sweep)
+    positions: str = "all"  # the mask's scope and scale factor (``mask_heads``)
+    factor: float = SCALE_FACTOR
+
+
+Finished = tuple[SweepUnit, list[str], float]  # a unit, its generations, seconds generating
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs units somewhere and yields groups of finished units as they finish."""
+
+    def run(self, units: Sequence[SweepUnit]) -> Iterator[list[Finished]]: ...
+
+    def close(self) -> None: ...
+
+
+class ExecutorError(ValueError):
+    """A bad executor setting (unknown name, ray not installed...): one line."""
+
+
+def values_to_cpu(values):
+    """Replacement values (a dict of tensors, a list of them, or None) moved to the CPU."""
+    if values is None:
+        return None
+    if isinstance(values, list):
+        return [values_to_cpu(v) for v in values]
+    return {layer: t.detach().to("cpu") for layer, t in values.items()}
+
+
+def generate_masked(model, unit: SweepUnit, context: TaskContext) -> tuple[list[str], float]:
+    """A unit's answers: its heads masked on ``hook_z`` while ``model`` generates; ``(outs, s)``."""
+    t0 = time.perf_counter()
+    with mask_heads(
+        model,
+        unit.heads,
+        unit.ablation,
+        values=context.values,
+        positions=unit.positions,
+        factor=unit.factor,
+    ):
+        outs = unit.generation.run(model, context.prompts)
+    return outs, time.perf_counter() - t0

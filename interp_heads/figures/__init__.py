@@ -1,0 +1,1 @@
+"""Plotly figures and notebook display: score-vs-k curves, per-head heatmaps."""

@@ -1,0 +1,192 @@
+"""Plotly figures drawn from tables only (they never run a model).
+
+``plot_sweep`` draws the seed figure: one panel per task, x = number of masked heads (log2 axis),
+TopK solid, RandomK dashed, layer-matched random dotted, the first metric (Accuracy) blue and the
+second (COMET, or a clearly labelled offline stand-in) red, 95% confidence bands, the unmasked
+baseline as a thin grey line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from interp_heads.tasks.schema import TASK_TITLES
+from interp_heads.vocab import BASELINE, EXCLUSIVE_TOPK, LAYERMATCHED, RANDOMK, TOPK
+
+METRIC_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
+SELECTION_DASH = {
+    TOPK: "solid",
+    RANDOMK: "dash",
+    LAYERMATCHED: "dot",
+    EXCLUSIVE_TOPK: "dashdot",
+}
+SELECTION_NAME = {
+    TOPK: TOPK,
+    RANDOMK: RANDOMK,
+    LAYERMATCHED: "Layer-matched RandomK",
+    EXCLUSIVE_TOPK: "Exclusive TopK",
+}
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i : i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def plot_sweep(
+    summary: pd.DataFrame,
+    tasks: Sequence[str] | None = None,
+    metrics: Sequence[str] | None = None,
+    selections: Sequence[str] = (TOPK, RANDOMK, LAYERMATCHED, EXCLUSIVE_TOPK),
+    bands: bool = True,
+    title: str | None = None,
+) -> go.Figure:
+    """The seed figure from ``SweepResult.summary()`` (or the saved summary table)."""
+    tasks = list(tasks or dict.fromkeys(summary["task"]))
+    metrics = list(metrics or dict.fromkeys(summary["metric"]))
+    labels = summary.drop_duplicates("metric").set_index("metric")["label"].to_dict()
+    fig = make_subplots(
+        rows=1,
+        cols=len(tasks),
+        subplot_titles=[TASK_TITLES.get(t, t) for t in tasks],
+        shared_yaxes=True,
+        horizontal_spacing=0.03,
+    )
+    ks = sorted(k for k in summary["k"].unique() if k > 0)
+    for col, task in enumerate(tasks, start=1):
+        sub = summary[summary.task == task]
+        for mi, metric in enumerate(metrics):
+            color = METRIC_COLORS[mi % len(METRIC_COLORS)]
+            label = labels.get(metric, metric)
+            base = sub[(sub.selection == BASELINE) & (sub.metric == metric)]
+            if len(base) and ks:
+                fig.add_trace(
+                    go.Scatter(
+                        x=[ks[0], ks[-1]],
+                        y=[base["mean"].iloc[0]] * 2,
+                        mode="lines",
+                        line={"color": _rgba(color, 0.45), "width": 1, "dash": "longdashdot"},
+                        name=f"Unmasked {label}",
+                        legendgroup=f"base-{metric}",
+                        showlegend=col == 1,
+                        hovertemplate=f"unmasked {label}: %{{y:.3f}}<extra>{task}</extra>",
+                    ),
+                    row=1,
+                    col=col,
+                )
+            for sel in selections:
+                line = sub[(sub.selection == sel) & (sub.metric == metric)].sort_values("k")
+                if line.empty:
+                    continue
+                name = f"{SELECTION_NAME.get(sel, sel)} {label}"
+                if bands:
+                    fig.add_trace(
+                        go.Scatter(
+                            x=list(line.k) + list(line.k[::-1]),
+                            y=list(line.ci_high) + list(line.ci_low[::-1]),
+                            fill="toself",
+                            mode="lines",  # no marker dots at the band's corners
+                            fillcolor=_rgba(color, 0.12),
+                            line={"width": 0},
+                            hoverinfo="skip",
+                            legendgroup=name,
+                            showlegend=False,
+                        ),
+                        row=1,
+                        col=col,
+                    )
+                fig.add_trace(
+                    go.Scatter(
+                        x=line.k,
+                        y=line["mean"],
+                        mode="lines+markers",
+                        line={
+                            "color": color,
+                            "dash": SELECTION_DASH.get(sel, "dashdot"),
+                            "width": 2,
+                        },
+                        marker={"size": 6},
+                        name=name,
+                        legendgroup=name,
+                        showlegend=col == 1,
+                        customdata=line[["ci_low", "ci_high", "n_draws", "n_examples"]].to_numpy(),
+                        hovertemplate=(
+                            f"{name}<br>k=%{{x}}<br>score=%{{y:.3f}}"
+                            "<br>95% CI [%{customdata[0]:.3f}, %{customdata[1]:.3f}]"
+                            "<br>draws=%{customdata[2]}, examples=%{customdata[3]}"
+                            f"<extra>{task}</extra>"
+                        ),
+                    ),
+                    row=1,
+                    col=col,
+                )
+    fig.update_xaxes(
+        type="log", tickvals=ks, ticktext=[str(k) for k in ks], title_text="# Masked Heads"
+    )
+    fig.update_yaxes(range=[-0.02, 1.02], dtick=0.2)
+    fig.update_yaxes(title_text="Score", row=1, col=1)
+    fig.update_layout(
+        title=title,
+        height=380,
+        width=max(420, 300 * len(tasks)),
+        legend={"orientation": "h", "y": 1.18, "x": 0.5, "xanchor": "center"},
+        margin={"t": 90, "l": 60, "r": 20, "b": 50},
+        template="plotly_white",
+    )
+    return fig
+
+
+def breakdown_table(
+    records: pd.DataFrame, gens: pd.DataFrame, task: str, k: int, metric: str = "accuracy"
+) -> pd.DataFrame:
+    """Mean score per haystack length x needle depth for unmasked, TopK and RandomK at ``k``.
+
+    ``gens`` must carry the examples' ``n_sentences`` and ``depth`` (``generations.jsonl`` does
+    for tasks whose rows record them, e.g. ``retrieval``). One row per panel, length and depth.
+    """
+    meta = gens[gens.task == task][["example_id", "n_sentences", "depth"]].drop_duplicates(
+        "example_id"
+    )
+    rec = records[(records.task == task) & (records.metric == metric)]
+    rec = rec[(rec.selection == BASELINE) | ((rec.k == k) & rec.selection.isin([TOPK, RANDOMK]))]
+    rec = rec.assign(example_id=rec.example_id.astype(str)).merge(
+        meta.assign(example_id=meta.example_id.astype(str)), on="example_id"
+    )
+    rec["panel"] = rec.selection.map(
+        {BASELINE: "unmasked", TOPK: f"TopK k={k}", RANDOMK: f"RandomK k={k}"}
+    )
+    return (
+        rec.groupby(["panel", "n_sentences", "depth"], as_index=False)["value"]
+        .agg(["mean", "count"])
+        .reset_index(drop=True)
+    )
+
+
+def plot_breakdown(table: pd.DataFrame, title: str = "") -> go.Figure:
+    """Heatmaps of :func:`breakdown_table`: x = needle depth, y = haystack length, one per panel."""
+    panels = [p for p in ("unmasked",) if p in set(table.panel)] + sorted(
+        set(table.panel) - {"unmasked"}, reverse=True
+    )
+    fig = make_subplots(
+        rows=1, cols=len(panels), subplot_titles=panels, shared_yaxes=True, horizontal_spacing=0.04
+    )
+    for col, panel in enumerate(panels, start=1):
+        sub = table[table.panel == panel]
+        z = sub.pivot_table(index="n_sentences", columns="depth", values="mean")
+        n = sub.pivot_table(index="n_sentences", columns="depth", values="count")
+        fig.add_trace(
+            go.Heatmap(
+                z=z.to_numpy(), x=[f"{d:.2f}" for d in z.columns], y=[str(i) for i in z.index], zmin=0, zmax=1,
+                colorscale="RdYlGn", showscale=col == len(panels), customdata=n.to_numpy(),
+                hovertemplate="depth %{x}<br>%{y} filler sentences<br>score %{z:.2f} (n=%{customdata})<extra></extra>",
+            ),
+            row=1, col=col,
+        )  # fmt: skip
+        fig.update_xaxes(title_text="needle depth", row=1, col=col)
+    fig.update_yaxes(title_text="haystack (filler sentences)", row=1, col=1)
+    fig.update_layout(title=title or None, width=320 * len(panels) + 120, height=380)
+    return fig

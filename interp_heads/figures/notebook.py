@@ -1,0 +1,40 @@
+"""How results show in a Jupyter cell: a compact HTML table and the figure (``_repr_html_``).
+
+``HeadScores``, ``SweepResult`` and a loaded run folder (``report.load_run``) end a notebook cell
+the way pandas and Plotly objects do: the top of the table (escaped by pandas) and the figure
+through Plotly's own notebook repr, so no extra call is needed to look at a result.
+"""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+
+ROWS = 10  # table rows shown in a cell
+
+
+def _table(frame: pd.DataFrame, caption: str) -> str:
+    more = f" (first {ROWS} of {len(frame)})" if len(frame) > ROWS else ""
+    body = frame.head(ROWS).to_html(index=False, escape=True, border=0, na_rep="")
+    return f"<div><b>{html.escape(caption)}</b>{html.escape(more)}{body}</div>"
+
+
+def _figure(fig) -> str:
+    return fig._repr_html_() or ""
+
+
+def scores_html(scores) -> str:
+    """The top heads of a ``HeadScores`` and its layer x head heatmap."""
+    frame = scores.to_frame().sort_values("rank")[["rank", "label", "score", "refined"]]
+    title = f"HeadScores: {scores.task}, {scores.method}, {scores.n_layers}x{scores.n_heads} heads"
+    return _table(frame, title) + _figure(scores.heatmap())
+
+
+def sweep_html(result) -> str:
+    """Mean [95% CI] per task, selection, k and metric of a ``SweepResult``, and the seed figure."""
+    summary = result.summary(n_boot=200)
+    cols = [
+        c for c in ("task", "selection", "k", "metric", "mean", "ci_low", "ci_high") if c in summary
+    ]
+    return _table(summary[cols], "Sweep summary") + _figure(result.figure())

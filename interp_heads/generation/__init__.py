@@ -1,0 +1,1 @@
+"""Greedy generation with the KV cache, hooks intact (and a fused attention path)."""

@@ -1,0 +1,169 @@
+"""Batched greedy generation with a KV cache, hooks active on every step.
+
+TransformerLens' ``HookedTransformer.generate`` re-runs hooks awkwardly and is slow; here prompts
+are sorted by length, left-padded into batches, run once through the model to fill a
+``HookedTransformerKeyValueCache``, then extended one token at a time. Hooks passed as
+``fwd_hooks`` (or added by a context manager such as ``interp_heads.interventions.masks.mask_heads``) fire on
+the prompt pass and on every generated token, so a head mask holds for the whole answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from interp_heads.errors import InputError
+from interp_heads.generation.fast_attention import fast_attention as fused_attention
+from interp_heads.generation.kv_cache import KVCache
+from interp_heads.generation.logits import final_logits, last_logits  # noqa: F401 (re-exported)
+from interp_heads.models.tl_compat import HookedTransformer
+
+# Fused attention by default only where measured not slower, with the same greedy tokens
+# (bench/bench_generation.py, docs/performance.md); other device types keep TransformerLens' path.
+FAST_ATTENTION_DEFAULT = {"cpu": True}
+
+
+def stop_token_ids(model: HookedTransformer) -> set[int]:
+    """Token ids that end an answer: EOS, ``<|im_end|>`` and ``<|endoftext|>`` when present."""
+    tok = model.tokenizer
+    ids = {tok.eos_token_id} if tok.eos_token_id is not None else set()
+    vocab = tok.get_vocab()
+    for name in ("<|im_end|>", "<|endoftext|>", "<|eot_id|>"):
+        if name in vocab:
+            ids.add(vocab[name])
+    return ids
+
+
+def newline_tables(model: HookedTransformer) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-token booleans over the vocabulary: has a newline, has text, has text before a newline.
+
+    Cached on the model; used to stop an answer at the end of its first non-empty line.
+    """
+    cached = getattr(model, "_interp_heads_newline_tables", None)
+    if cached is not None:
+        return cached
+    texts = model.tokenizer.batch_decode([[i] for i in range(model.cfg.d_vocab)])
+    has_nl = torch.tensor(["\n" in t for t in texts])
+    has_text = torch.tensor([bool(t.strip()) for t in texts])
+    text_then_nl = torch.tensor(["\n" in t and bool(t.split("\n", 1)[0].strip()) for t in texts])
+    model._interp_heads_newline_tables = (has_nl, has_text, text_then_nl)
+    return model._interp_heads_newline_tables
+
+
+def tokenize_left_padded(
+    model: HookedTransformer, prompts: Sequence[str], prepend_bos: bool | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Tokens ``[batch, pos]`` and attention mask, left-padded, as TransformerLens would tokenize."""
+    if prepend_bos is None:
+        prepend_bos = model.cfg.default_prepend_bos
+    rows = [model.to_tokens(p, prepend_bos=prepend_bos, move_to_device=False)[0] for p in prompts]
+    width = max(len(r) for r in rows)
+    pad = model.tokenizer.pad_token_id
+    tokens = torch.full((len(rows), width), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, r in enumerate(rows):
+        tokens[i, width - len(r) :] = r
+        mask[i, width - len(r) :] = 1
+    return tokens, mask
+
+
+@torch.inference_mode()
+def generate_tokens(
+    model: HookedTransformer,
+    prompts: Sequence[str],
+    max_new_tokens: int = 10,
+    *,
+    batch_size: int = 32,
+    fwd_hooks: Sequence = (),
+    use_cache: bool = True,
+    stop_at_eos: bool = True,
+    stop_at_newline: bool = False,
+    prepend_bos: bool | None = None,
+    on_batch: Callable[[list[int]], None] | None = None,
+    fast_attention: bool | None = None,
+) -> list[list[int]]:
+    """Greedy continuations (token ids, stop token excluded) for each prompt, in input order.
+
+    ``stop_at_newline`` ends a row once its first non-empty line is complete (the newline token is
+    kept); answers are scored on that line only, so the rest would be wasted work. ``on_batch`` is
+    called with the prompt indices of each batch, in row order, before the batch runs (a per-row
+    mask such as ``interp_heads.interventions.row_masks.mask_rows`` learns its rows there). ``fast_attention``
+    computes ``z`` with PyTorch's fused attention (``interp_heads.generation.fast_attention``; hooks on
+    ``hook_z`` and q/k/v still fire, a hook on the pattern or scores switches a layer back);
+    ``None``: :data:`FAST_ATTENTION_DEFAULT` for the model's device type.
+    """
+    if max_new_tokens < 1:
+        raise InputError("max_new_tokens must be at least 1")
+    stops = stop_token_ids(model) if stop_at_eos else set()
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    out: list[list[int] | None] = [None] * len(prompts)
+    device = model.cfg.device
+    if fast_attention is None:
+        fast_attention = FAST_ATTENTION_DEFAULT.get(torch.device(model.cfg.device).type, False)
+    with model.hooks(fwd_hooks=list(fwd_hooks)), fused_attention(model, fast_attention):
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            if on_batch is not None:
+                on_batch(idx)
+            tokens, mask = tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos)
+            nl = newline_tables(model) if stop_at_newline else None
+            rows = _greedy(
+                model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl
+            )
+            for i, row in zip(idx, rows, strict=True):
+                out[i] = row
+    return out  # type: ignore[return-value]
+
+
+def _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl=None) -> list[list[int]]:
+    batch, device = tokens.shape[0], tokens.device
+    cache = KVCache(model, batch) if use_cache else None
+    stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=device)
+    if nl is not None:
+        has_nl, has_text, text_then_nl = (t.to(device) for t in nl)
+    seen_text = torch.zeros(batch, dtype=torch.bool, device=device)
+    done = torch.zeros(batch, dtype=torch.bool, device=device)
+    length = torch.full((batch,), max_new_tokens, dtype=torch.long, device=device)
+    steps: list[torch.Tensor] = []
+    step_input, step_mask = tokens, mask
+    pad = model.tokenizer.pad_token_id
+    for step in range(max_new_tokens):
+        if use_cache:
+            logits = cache.step(step_input, step_mask, mask)
+        else:
+            logits = last_logits(model, tokens, mask)
+        nxt = torch.where(done, torch.full((batch,), pad, device=device), logits.argmax(dim=-1))
+        steps.append(nxt)
+        ends = torch.isin(nxt, stop_tensor) & ~done  # stop token: not part of the answer
+        length = torch.where(ends, step, length)
+        newly = ends
+        if nl is not None:
+            line_end = ((has_nl[nxt] & seen_text) | text_then_nl[nxt]) & ~done & ~ends
+            length = torch.where(line_end, step + 1, length)  # newline token kept
+            seen_text = seen_text | has_text[nxt]
+            newly = newly | line_end
+        done = done | newly
+        if bool(done.all()):
+            break
+        step_input = nxt[:, None]
+        step_mask = torch.ones((batch, 1), dtype=mask.dtype, device=device)
+        tokens = torch.cat([tokens, step_input], dim=1)
+        mask = torch.cat([mask, step_mask], dim=1)
+    generated = torch.stack(steps, dim=1).tolist()
+    return [row[:n] for row, n in zip(generated, length.tolist(), strict=True)]
+
+
+def generate(
+    model: HookedTransformer,
+    prompts: Sequence[str],
+    max_new_tokens: int = 10,
+    **kwargs,
+) -> list[str]:
+    """Greedy continuations as text (special tokens dropped), one per prompt, in input order.
+
+    Keyword arguments are those of :func:`generate_tokens` (``batch_size``, ``fwd_hooks``,
+    ``use_cache``, ``stop_at_eos``, ``prepend_bos``).
+    """
+    rows = generate_tokens(model, prompts, max_new_tokens, **kwargs)
+    return [model.tokenizer.decode(r, skip_special_tokens=True) for r in rows]

@@ -1,0 +1,53 @@
+"""Each head's mean ``z``: the replacement values of the ``mean`` and ``resample`` ablation kinds."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from jaxtyping import Float
+
+from interp_heads.heads import hook_z
+from interp_heads.models.tl_compat import HookedTransformer
+
+HeadValues = dict[int, Float[torch.Tensor, "head_index d_head"]]
+
+
+@torch.inference_mode()
+def head_means(
+    model: HookedTransformer,
+    prompts: Sequence[str],
+    *,
+    batch_size: int = 32,
+    per_prompt: bool = False,
+) -> HeadValues | list[HeadValues]:
+    """Mean ``z`` per layer and head over all non-pad positions of ``prompts``.
+
+    Returns ``{layer: [n_heads, d_head]}``; with ``per_prompt=True`` one such dict per prompt.
+    """
+    from interp_heads.generation.decode import tokenize_left_padded
+
+    names = [hook_z(layer) for layer in range(model.cfg.n_layers)]
+    sums: dict[int, torch.Tensor] = {}
+    count = 0
+    per: list[HeadValues] = []
+    for start in range(0, len(prompts), batch_size):
+        tokens, mask = tokenize_left_padded(model, prompts[start : start + batch_size])
+        tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
+        _, cache = model.run_with_cache(
+            tokens, attention_mask=mask, names_filter=lambda n: n in names, return_type=None
+        )
+        w = mask.to(model.cfg.dtype)[:, :, None, None]
+        for layer in range(model.cfg.n_layers):
+            z = cache[names[layer]] * w  # [batch pos head d_head]
+            if per_prompt:
+                for b in range(z.shape[0]):
+                    if len(per) <= start + b:
+                        per.append({})
+                    per[start + b][layer] = (z[b].sum(0) / w[b].sum().clamp(min=1)).cpu()
+            total = z.sum(dim=(0, 1))
+            sums[layer] = sums[layer] + total if layer in sums else total
+        count += int(mask.sum())
+    if per_prompt:
+        return per
+    return {layer: (s / count).cpu() for layer, s in sums.items()}

@@ -1,0 +1,1 @@
+"""Models: loading (HookedTransformer from GGUF/HF), the converted-weights cache, backends, families."""

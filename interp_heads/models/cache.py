@@ -1,0 +1,120 @@
+"""The converted-weights cache of :mod:`interp_heads.models.load`.
+
+Entries live under ``$INTERP_HEADS_CACHE`` (default ``~/.cache/interp_heads``), keyed by the
+source's hash, the library versions and ``CACHE_FORMAT``. An entry holds the weights
+(safetensors, with their SHA-256), the tokenizer and the ``HookedTransformerConfig``; it is written
+atomically, and a truncated or corrupt entry is detected on load, removed and rebuilt.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import torch
+
+from interp_heads.models.tl_compat import HookedTransformerConfig
+from interp_heads.store.provenance import versions
+
+log = logging.getLogger("interp_heads.models.load")
+
+CACHE_FORMAT = 1
+
+
+def cache_root() -> Path:
+    """Root folder of the converted-weights cache (``$INTERP_HEADS_CACHE``)."""
+    return Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache" / "interp_heads"))
+
+
+def file_sha256(path: str | os.PathLike, chunk: int = 1 << 22) -> str:
+    """Hex SHA-256 of a file, read in chunks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _versions() -> dict[str, str]:
+    """The library versions a cache entry is keyed by (a conversion may change with any)."""
+    return versions(("torch", "transformers", "transformer-lens", "gguf"))
+
+
+def _entry_dir(source_hash: str) -> Path:
+    key = hashlib.sha256(
+        json.dumps(
+            {"src": source_hash, "v": _versions(), "fmt": CACHE_FORMAT}, sort_keys=True
+        ).encode()
+    ).hexdigest()[:24]
+    return cache_root() / "models" / key
+
+
+def _cfg_to_json(cfg: HookedTransformerConfig) -> dict:
+    keep = {}
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        if isinstance(v, torch.dtype):
+            v = str(v).removeprefix("torch.")
+        if isinstance(v, str | int | float | bool | type(None)):
+            keep[f.name] = v
+    return keep
+
+
+def _cfg_from_json(d: dict) -> HookedTransformerConfig:
+    d = dict(d)
+    d["dtype"] = getattr(torch, d.get("dtype", "float32"))
+    fields = {f.name for f in dataclasses.fields(HookedTransformerConfig)}
+    derived = {"n_params", "d_vocab_out", "device", "n_devices"}
+    return HookedTransformerConfig(
+        **{k: v for k, v in d.items() if k in fields and k not in derived}
+    )
+
+
+def save_entry(entry: Path, cfg, state_dict, tokenizer, meta: dict) -> None:
+    """Write a cache entry atomically (temp folder, then rename)."""
+    from safetensors.torch import save_file
+
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=".tmp-"))
+    try:
+        save_file({k: v.contiguous() for k, v in state_dict.items()}, tmp / "weights.safetensors")
+        tokenizer.save_pretrained(tmp / "tokenizer")
+        meta = dict(
+            meta, weights_sha256=file_sha256(tmp / "weights.safetensors"), cfg=_cfg_to_json(cfg)
+        )
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
+        if entry.exists():
+            shutil.rmtree(entry)
+        os.replace(tmp, entry)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_entry(entry: Path):
+    """Read a cache entry; returns ``(cfg, state_dict, tokenizer)`` or None if absent or corrupt."""
+    from safetensors.torch import load_file
+    from transformers import AutoTokenizer
+
+    meta_path = entry / "meta.json"
+    if not meta_path.is_file():
+        return None
+    try:
+        meta = json.loads(meta_path.read_text())
+        weights = entry / "weights.safetensors"
+        if file_sha256(weights) != meta["weights_sha256"]:
+            raise ValueError("weights checksum mismatch")
+        state_dict = load_file(weights)
+        tokenizer = AutoTokenizer.from_pretrained(entry / "tokenizer")
+        cfg = _cfg_from_json(meta["cfg"])
+    except Exception as exc:  # noqa: BLE001 - any failure means: rebuild
+        log.warning("cache entry %s is corrupt (%s); rebuilding", entry, exc)
+        shutil.rmtree(entry, ignore_errors=True)
+        return None
+    return cfg, state_dict, tokenizer

@@ -1,0 +1,115 @@
+"""The baseline step: each task's unmasked accuracy, and its split into ranking and evaluation rows.
+
+The correctly answered examples (``filter_correct``) are split in order: the first ``n_rank``
+rank the heads, the next (up to ``n_eval``) are evaluated under masking. Each task's baseline is a
+resume entry keyed by the model, the rendered rows and the generation settings.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import pandas as pd
+
+from interp_heads.errors import PipelineError
+from interp_heads.pipeline.state import Experiment, _bar
+from interp_heads.store import StoreWarning, resume
+from interp_heads.store.folder import RunFolder
+from interp_heads.tasks.schema import Task
+
+
+def baseline_step(exp: Experiment) -> pd.DataFrame:
+    """Unmasked accuracy, the correctly answered examples and the rank/eval split of every task.
+
+    Every task is computed and checked before anything is written (a task left without examples
+    is bad input and must not change the folder); then baseline entries and ``baseline.csv``.
+    """
+    cfg, new = exp.config, {}
+    n_examples = sum(len(t) for t in exp.tasks.values())
+    with _bar(n_examples, "baseline examples", exp.quiet or not cfg.filter_correct) as bar:
+        for name, task in exp.tasks.items():
+            t = time.perf_counter()
+            row, ok, new[name] = _baseline_of(exp, name, task)
+            keep = task.subset(ids=ok)
+            rank, rest = keep.split(cfg.n_rank)
+            evalset = rest.subset(n=cfg.n_eval)
+            if len(rank) == 0 or len(evalset) == 0:
+                raise PipelineError(
+                    f"task {name!r}: {len(keep)} example(s) left after filtering; need more than "
+                    f"n_rank={cfg.n_rank}"
+                )
+            _check_attribution_inputs(cfg, name, rank)
+            row.update(n_rank=len(rank), n_eval=len(evalset))
+            exp.base_rows.append(row)
+            exp.splits[name] = (rank, evalset)
+            exp.timings[f"{name}/baseline"] = time.perf_counter() - t
+            bar.update(len(task))
+    for name, entry in new.items():
+        if entry is not None:
+            exp.folder.write_baseline(name, entry)
+    frame = pd.DataFrame(exp.base_rows)
+    exp.folder.write_frame(exp.folder.baseline_csv, frame)
+    return frame
+
+
+def _baseline_of(exp: Experiment, name: str, task: Task) -> tuple[dict, list[str], dict | None]:
+    """The baseline row, the correct ids, and a new resume entry to store (None: reused)."""
+    cfg, fmt = exp.config, exp.fmts[name]
+    if not cfg.filter_correct:
+        return {"task": name, "n_examples": len(task)}, [e.id for e in task], None
+    key = resume.baseline_key(
+        resume.model_fingerprint(exp.model),
+        _rows(exp.model, task, fmt),
+        max_new_tokens=cfg.max_new_tokens,
+        batch_size=cfg.batch_size,
+        decoding="greedy",
+    )
+    cached = _verified_baseline(exp.folder, name, task)
+    if cached.get("key") == key:
+        return cached["row"], cached["ok"], None
+    row, ok = baseline(exp.model, task, cfg, fmt)
+    return row, ok, {"key": key, "row": dict(row), "ok": ok}
+
+
+def baseline(model, task: Task, cfg, fmt: str | None = None) -> tuple[dict, list[str]]:
+    """Unmasked generations (``fmt=None``: the task's own format); the baseline row and the correct ids."""
+    from interp_heads.tasks import evaluate_baseline
+
+    res = evaluate_baseline(
+        model, task, fmt=fmt, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size
+    )
+    ok = [i for i, c in zip(res.ids, res.correct, strict=True) if c]
+    return {
+        "task": task.name,
+        "n_examples": len(task),
+        "n_correct": len(ok),
+        "accuracy": len(ok) / len(task),
+    }, ok
+
+
+def _verified_baseline(folder: RunFolder, name: str, task: Task) -> dict:
+    entry = folder.read_baseline(name)
+    if entry is None:
+        return {}
+    if not set(entry["ok"]) <= {e.id for e in task}:
+        warnings.warn(
+            f"{folder.baseline_entry(name)}: names examples the task does not have; ignored, "
+            "it will be recomputed",
+            StoreWarning,
+            stacklevel=2,
+        )
+        return {}
+    return entry
+
+
+def _check_attribution_inputs(cfg, name: str, rank: Task) -> None:
+    """The attribution method's rules for this task (what ``auto`` means for it, corrupted prompts)."""
+    cfg.method_options(has_corrupted=rank.has_corrupted, task=name)
+
+
+def _rows(model, task: Task, fmt: str) -> str:
+    """Digest of a task's rows and of the prompts the model sees (part of every resume key)."""
+    from interp_heads.tasks.prompts import render
+
+    return resume.rows_digest(task, render(model, [e.prompt for e in task], fmt=fmt))

@@ -1,0 +1,177 @@
+"""The pipeline's steps: baseline, attribute, sweep, tables, report.
+
+Each step is a function ``step(exp: Experiment) -> what it made``. It reads what earlier steps put
+on the :class:`Experiment` (the run's shared state), writes its artifacts through the run folder
+(:class:`~interp_heads.store.folder.RunFolder`), and is idempotent: its units of work carry resume keys,
+so a rerun reuses what is stored and recomputes only what is missing or made under other inputs.
+``run`` runs all of them (:data:`STEPS`); ``attribute`` and ``ablate`` run subsets after filling
+the state they take from the command line. :func:`run_steps` times each step and rewrites the
+manifest after it, so the manifest always says how far a run got.
+
+The sweep's unit of work is one condition (task, selection, k, seed), run and stored by
+``interp_heads.sweep.loop.run_sweep``; executors run those units elsewhere and hand back their records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from typing import Any
+
+from interp_heads.attribution.scores import load_stored
+from interp_heads.pipeline.baseline_step import _rows, baseline, baseline_step  # noqa: F401
+from interp_heads.pipeline.known_step import known_step
+from interp_heads.pipeline.ranking_checks import (
+    needs_verification,
+    record_verification,
+    verify_m,
+    verify_stored,
+)
+from interp_heads.pipeline.ranking_stability import halves_for_stored, record_stability
+from interp_heads.pipeline.state import Experiment, Step, _bar
+from interp_heads.store import faults, resume
+from interp_heads.tasks.schema import Task
+
+
+# --------------------------------------------------------------------------- attribute
+def attribute_step(exp: Experiment) -> dict:
+    """Every task's ``HeadScores`` on its rank split (stored per task, reused when inputs match)."""
+    from interp_heads.attribution import attribute_heads
+
+    cfg = exp.config
+    if str(cfg.attribution) == "probe":  # one probe over all tasks
+        from interp_heads.pipeline.probe_step import probe_attribute_step
+
+        return probe_attribute_step(exp)
+    with _bar(len(exp.splits), "attribution", exp.quiet) as bar:
+        for name, (rank, _) in exp.splits.items():
+            t = time.perf_counter()
+            settings = {
+                "method": str(cfg.attribution),
+                "refine": cfg.refine,
+                "exact_layers": cfg.exact_layers,
+                "batch_size": cfg.batch_size,
+                "fmt": exp.fmts[name],
+                "ablation": str(cfg.ablation),
+            }
+            if cfg.rivals:  # absent at 0: the keys of folders made before it stay valid
+                settings["rivals"] = cfg.rivals
+            fp = resume.model_fingerprint(exp.model)
+            key = resume.attribution_key(fp, _rows(exp.model, rank, exp.fmts[name]), **settings)
+            scores = load_stored(
+                exp.folder.attribution_entry(name), key
+            )  # None: absent, damaged or other inputs
+            m = verify_m(cfg)
+            if scores is None:
+                scores = attribute_heads(exp.model, rank, **settings, verify=m or None)
+                scores.provenance["resume_key"] = key
+                scores.provenance.update(exp.provenance)
+                record_stability(exp, name, scores)
+                exp.folder.save_scores(name, scores)
+            else:
+                if needs_verification(scores, m):
+                    verify_stored(exp, name, rank, scores, m)
+                changed = halves_for_stored(exp, rank, scores, settings)
+                if record_stability(exp, name, scores) or changed:
+                    exp.folder.save_scores(name, scores)
+            exp.rankings[name] = scores
+            exp.timings[f"{name}/attribution"] = time.perf_counter() - t
+            record_verification(exp, name, scores, m)
+            bar.update(1)
+    exp.folder.write_rankings(exp.rankings)
+    return exp.rankings
+
+
+# --------------------------------------------------------------------------- sweep, tables, report
+def sweep_step(exp: Experiment):
+    """Mask TopK and random heads on every task's eval split while generating; score the answers."""
+    from interp_heads.sweep.loop import run_sweep
+
+    result = run_sweep(
+        exp.model,
+        exp.eval_tasks,
+        exp.rankings,
+        exp.sweep_config,
+        exp.metrics,
+        batch_size=exp.batch_size,
+        out_dir=exp.folder.root,
+        force=exp.force,
+        progress=not exp.quiet,
+        **exp.sweep_options,
+    )
+    exp.timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
+    from interp_heads.store.conditions import entry_name
+
+    done = result.generations[["task", "selection", "k", "seed"]].drop_duplicates()
+    exp.manifest.setdefault("files", {})["conditions"] = sorted(
+        entry_name(t, sel, int(k), int(seed)) for t, sel, k, seed in done.itertuples(index=False)
+    )
+    exp.manifest["metric_cache"] = getattr(result, "metric_cache", {})  # distinct answers, once
+    if getattr(exp.sweep_config, "elbow", False):
+        from interp_heads.sweep.elbow import elbow_k
+
+        exp.manifest["elbow_k"] = {n: elbow_k(r) for n, r in exp.rankings.items()}
+    exp.result = result
+    return result
+
+
+def tables_step(exp: Experiment) -> None:
+    """``sweep.parquet``, ``summary``, ``significance.csv`` and ``generations.jsonl``."""
+    from interp_heads.report import write_sweep_outputs
+
+    write_sweep_outputs(exp.folder.root, exp.result, exp.eval_tasks)
+
+
+def report_step(exp: Experiment):
+    """Figures and ``index.html`` (also ``interp-heads report DIR`` later, without the model)."""
+    from interp_heads.report import build_report
+    from interp_heads.store import lifecycle
+
+    written: list = []
+    index = build_report(exp.folder.root, written=written)
+    lifecycle.note_outputs(exp.manifest, exp.folder, written)
+    return index
+
+
+STEPS: dict[str, Step] = {
+    "baseline": baseline_step,
+    "attribute": attribute_step,
+    "known": known_step,
+    "sweep": sweep_step,
+    "tables": tables_step,
+    "report": report_step,
+}
+
+
+def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> dict[str, Any]:
+    """Run the named steps in order; time each and rewrite the manifest after it.
+
+    The manifest records the planned steps (``plan``) and those finished in this invocation under
+    this config (``steps``), so the page the report step draws knows which of the folder's tables
+    are this run's (a table left by an earlier config is not) and which step finished last. It is
+    written before the first step too (``store.lifecycle.started``), and lists every table, figure and
+    page the steps wrote (``files.outputs``): a later ``--force`` run retires exactly those.
+    """
+    from interp_heads.store import lifecycle
+
+    start = time.perf_counter() if start is None else start
+    made: dict[str, Any] = {}
+    with lifecycle.started(exp, names):  # "started" before any step; --force retires
+        for i, name in enumerate(names):
+            t = time.perf_counter()
+            faults.point(f"step:{name}")
+            made[name] = STEPS[name](exp)
+            lifecycle.note_outputs(exp.manifest, exp.folder, exp.folder.step_outputs(name))
+            if name in ("sweep", "report"):
+                exp.timings[name] = time.perf_counter() - t
+            exp.timings["total"] = time.perf_counter() - start
+            exp.manifest["steps"].append(name)
+            lifecycle.finish_retiring(exp)
+            exp.write_manifest("complete" if i == len(names) - 1 else "running")
+    return made
+
+
+def task_hash(task: Task) -> str:
+    blob = json.dumps([e.to_dict() for e in task], sort_keys=True).encode()
+    return hashlib.sha256(blob).hexdigest()

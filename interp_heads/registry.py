@@ -1,0 +1,96 @@
+"""One registry per extension point: ablation kinds, attribution methods, metrics, executors.
+
+A :class:`Registry` maps a name to the object that implements it (SAELens' ``register_sae_class``,
+one object per variant). The built-in entries register themselves in their own files; a user's
+variant does the same with ``KINDS.register(...)`` (or ``METHODS``, ``METRICS``, ``EXECUTORS``)
+and is then accepted by the config, the CLI and every code path that resolves the name.
+Names are matched case-insensitively with ``-`` and ``_`` equal, as ``vocab`` parses its values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Generic, TypeVar
+
+from interp_heads.errors import InputError
+
+T = TypeVar("T")
+
+
+def _key(name: str) -> str:
+    return str(name).strip().lower().replace("-", "_")
+
+
+class Registry(Generic[T]):
+    """Named objects of one kind (``what`` names the kind in error messages)."""
+
+    def __init__(self, what: str, loader: Callable[[], None] | None = None, vocab=None):
+        self.what = what
+        self.vocab = vocab  # the built-in names (a ``vocab`` enum): accepted before loading
+        self._items: dict[str, T] = {}
+        self._aliases: dict[str, str] = {}
+        self._loader = loader  # imports the built-in entries on first use
+
+    def register(self, name: str, obj: T, *, aliases: tuple[str, ...] = (), replace=False) -> T:
+        """Add ``obj`` under ``name``; a second registration of a name needs ``replace=True``."""
+        key = _key(name)
+        if key in self._items and not replace and self._items[key] is not obj:
+            raise ValueError(f"{self.what} {name!r} is already registered")
+        self._items[key] = obj
+        for alias in aliases:
+            self._aliases[_key(alias)] = key
+        return obj
+
+    def unregister(self, name: str) -> None:
+        key = _key(name)
+        self._items.pop(key, None)
+        self._aliases = {a: k for a, k in self._aliases.items() if k != key}
+
+    def _load(self) -> None:
+        if self._loader is not None:
+            loader, self._loader = self._loader, None
+            loader()
+
+    def canonical(self, name: str) -> str:
+        """The registered name for ``name`` (an alias or another spelling), else InputError.
+
+        A built-in name (``vocab``) is answered without importing the built-in entries, so a
+        config can be checked without loading torch.
+        """
+        if self.vocab is not None:
+            try:
+                return self.vocab.parse(name).value
+            except InputError:
+                pass
+        self._load()
+        key = _key(name)
+        key = self._aliases.get(key, key)
+        if key not in self._items:
+            squeezed = {k.replace("_", ""): k for k in self._items}
+            key = squeezed.get(key.replace("_", ""), key)
+        if key not in self._items:
+            raise InputError(f"unknown {self.what} {name!r}; use one of {', '.join(self.names())}")
+        return key
+
+    def get(self, name: str) -> T:
+        key = self.canonical(name)
+        self._load()
+        if key not in self._items:
+            raise InputError(f"{self.what} {name!r} is not registered")
+        return self._items[key]
+
+    def names(self) -> tuple[str, ...]:
+        """The registered names: the built-ins in ``vocab`` order, then the others."""
+        self._load()
+        builtin = [v for v in (self.vocab.values() if self.vocab else ()) if v in self._items]
+        return (*builtin, *(k for k in self._items if k not in builtin))
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            self.canonical(str(name))
+        except InputError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())

@@ -1,0 +1,292 @@
+"""The run folder: the one owner of every artifact path, its atomic writes and its resume entries.
+
+Nothing else in the package spells a file name of a run folder. Layout::
+
+    manifest.json              config, digest, splits, versions, timings (RunFolder.write_manifest)
+    baseline.csv               one row per task: accuracy, n_correct, n_rank, n_eval
+    baseline/<task>.json       resume entry: the correctly answered ids (checksummed)
+    attribution/<task>.json    resume entry: the task's HeadScores (checksummed)
+    attribution.parquet        every head's score, all tasks
+    ranking.csv                the same, sorted by task and rank
+    conditions/<key>.json      resume entry: one finished sweep condition (checksummed)
+    conditions/config.json     the sweep config the conditions belong to
+    sweep.parquet              one row per (condition, example, metric)
+    summary.parquet / .csv     mean and 95% interval per (task, selection, k, metric)
+    significance.csv           TopK minus each random control, interval and p-value
+    generations.jsonl          every generated answer
+    known_heads.json / .csv    resume entry and table: known-head kinds of the model's heads
+    figures/*.html, index.html the report
+    .interp_heads-run          the marker that says the folder is an interp-heads run folder
+
+Task names become file names only through :func:`interp_heads.store.names.safe_name`. A folder is taken
+as a run folder when it is new or empty, carries the marker, or holds a manifest written by the
+tool; any other non-empty folder is refused unless ``force`` (and even then nothing of the user's
+is deleted: the tool deletes only files the manifest lists as its own, :meth:`RunFolder.delete`).
+The folder's own subfolders must not be symbolic links, so no write or delete leaves the folder.
+
+Every file is written through a temporary file, ``fsync`` and a rename (``store.atomic``), so
+a run killed at any point leaves each file either complete or absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads import store as runfolder
+from interp_heads.errors import PipelineError
+from interp_heads.store.names import safe_name
+
+RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
+CONFIG_NAME = "config.json"  # conditions/config.json: the sweep config its entries belong to
+MARKER = ".interp_heads-run"
+SUBFOLDERS = ("baseline", "attribution", "conditions", "figures", "unmasked")
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """Paths and writers of one run folder (``RunFolder("runs/demo")``)."""
+
+    root: Path
+
+    def __init__(self, root: str | os.PathLike):
+        object.__setattr__(self, "root", Path(root))
+
+    # ------------------------------------------------------------------ paths
+    manifest = property(lambda self: self.root / "manifest.json")
+    baseline_csv = property(lambda self: self.root / "baseline.csv")
+    attribution_parquet = property(lambda self: self.root / "attribution.parquet")
+    ranking_csv = property(lambda self: self.root / "ranking.csv")
+    conditions = property(lambda self: self.root / "conditions")
+    sweep_parquet = property(lambda self: self.root / "sweep.parquet")
+    summary_parquet = property(lambda self: self.root / "summary.parquet")
+    summary_csv = property(lambda self: self.root / "summary.csv")
+    significance_csv = property(lambda self: self.root / "significance.csv")
+    generations = property(lambda self: self.root / "generations.jsonl")
+    figures = property(lambda self: self.root / "figures")
+    index = property(lambda self: self.root / "index.html")
+    retired_index = property(lambda self: self.root / ".index.html.retired")  # lifecycle.start
+    known_entry = property(lambda self: self.root / "known_heads.json")
+    known_csv = property(lambda self: self.root / "known_heads.csv")
+
+    def baseline_entry(self, task: str) -> Path:
+        return self.root / "baseline" / f"{safe_name(task)}.json"
+
+    def unmasked_entry(self, task: str) -> Path:
+        return self.root / "unmasked" / f"{safe_name(task)}.json"
+
+    def attribution_entry(self, task: str) -> Path:
+        return self.root / "attribution" / f"{safe_name(task)}.json"
+
+    @property
+    def conditions_config(self) -> Path:
+        return self.conditions / CONFIG_NAME
+
+    @staticmethod
+    def condition_entry_in(conditions: Path, key: str) -> Path:
+        return conditions / f"{key}.json"
+
+    def figure(self, name: str) -> Path:
+        return self.figures / f"{safe_name(name)}.html"
+
+    @property
+    def marker(self) -> Path:
+        return self.root / MARKER
+
+    def is_run(self) -> bool:
+        """Whether the folder holds something a report can be built from."""
+        return any(
+            p.exists() for p in (self.manifest, self.summary_parquet, self.attribution_parquet)
+        )
+
+    def is_run_folder(self) -> bool:
+        """The folder carries the marker, or a manifest written by the tool (older run folders)."""
+        if self.marker.is_file():
+            return True
+        return "config_digest" in self.read_manifest()
+
+    def check_links(self) -> None:
+        """``PipelineError`` when one of the folder's own subfolders is a symbolic link."""
+        for name in SUBFOLDERS:
+            if (self.root / name).is_symlink():
+                raise PipelineError(
+                    f"{str(self.root / name)!r} is a symbolic link; a run folder's own folders "
+                    "must be real folders inside it"
+                )
+
+    def delete(self, path: Path) -> bool:
+        """Delete ``path`` if it is a plain file in the folder or directly in one of its own folders.
+
+        Never follows a link: a symlink, a file outside the folder or a folder is left alone.
+        Returns whether the file was deleted.
+        """
+        path = Path(path)
+        try:
+            root, parent = self.root.resolve(), path.parent.resolve()
+            inside = parent == root or (parent.parent == root and parent.name in SUBFOLDERS)
+        except OSError:
+            return False
+        if not inside or path.parent.is_symlink() or path.is_symlink() or not path.is_file():
+            return False
+        path.unlink(missing_ok=True)
+        return True
+
+    def clean_temps(self) -> None:
+        """Delete temporary files that killed writes of dead processes left (``.NAME.tmpPID``)."""
+        for where in (self.root, *(self.root / n for n in SUBFOLDERS)):
+            if not where.is_dir() or where.is_symlink():
+                continue
+            for p in where.glob(".*.tmp*"):
+                pid = p.name.rpartition(".tmp")[2]
+                if pid.isdigit() and int(pid) != os.getpid() and not runfolder._pid_alive(int(pid)):
+                    self.delete(p)
+
+    def listed(self, kind: str) -> list[str]:
+        """Names of the ``kind`` files (e.g. ``"conditions"``) the manifest records as the tool's."""
+        files = self.read_manifest().get("files")
+        names = files.get(kind) if isinstance(files, dict) else None
+        return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
+
+    # ------------------------------------------------------------------ lifecycle
+    def prepare(self, digest: str, force: bool = False) -> None:
+        """Create the folder, take its lock, refuse a folder of another config (unless ``force``).
+
+        The lock (``store.acquire``) is held until the enclosing ``store.held_locks``
+        ends. A damaged ``manifest.json`` is reported and treated as absent: the resume keys of
+        every stored unit keep its results from being reused under other inputs.
+        """
+        out_dir = self.root
+        self.check_usable(force)
+        top = _first_missing(out_dir)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+            if top is not None:  # made by this invocation: removed again if it stays unused
+                from interp_heads.store import lifecycle
+
+                lifecycle.note_created(out_dir, top)
+            probe = out_dir / f".write-probe-{os.getpid()}"
+            probe.write_text("")
+            probe.unlink()
+        except OSError as exc:
+            raise PipelineError(
+                f"output directory {str(out_dir)!r} is not writable ({exc.strerror or exc})"
+            ) from None
+        self.lock()
+        self.clean_temps()
+        if not self.marker.exists():
+            runfolder.write_atomic(self.marker, json.dumps({"tool": "interp_heads"}) + "\n")
+        if self.manifest.exists():
+            entry = runfolder.read_entry(self.manifest, {"config_digest": str}, checksum=False)
+            theirs = entry.get("config_digest") if entry else None
+            if entry is not None and theirs != digest and not force:
+                raise PipelineError(
+                    f"{str(out_dir)!r} holds a run with a different config; use --force or "
+                    "another --out"
+                )
+
+    def check_usable(self, force: bool = False) -> None:
+        """Refuse (``PipelineError``, nothing written) a path that is not a directory, a non-empty
+        folder that is not a run folder (unless ``force``), or one with linked subfolders."""
+        if self.root.exists() and not self.root.is_dir():
+            raise PipelineError(f"output {str(self.root)!r} exists and is not a directory")
+        if (
+            self.root.is_dir()
+            and not force
+            and any(self.root.iterdir())
+            and not self.is_run_folder()
+        ):
+            raise PipelineError(
+                f"{str(self.root)!r} is not empty and is not an interp-heads run folder; give a new "
+                "or empty folder (or --force to write the tool's files into it)"
+            )
+        self.check_links()
+
+    def lock(self) -> None:
+        """Take the single-writer lock (``PipelineError`` when a live process holds it)."""
+        try:
+            runfolder.acquire(self.root)
+        except runfolder.RunFolderBusy as exc:
+            raise PipelineError(str(exc)) from None
+
+    def ranking_file(self) -> Path:
+        """The folder's ranking table: ``ranking.csv``, else ``attribution.parquet``."""
+        return next(
+            (p for p in (self.ranking_csv, self.attribution_parquet) if p.exists()),
+            self.ranking_csv,
+        )
+
+    def read_manifest(self) -> dict:
+        """The manifest as a dict; ``{}`` when absent or unreadable."""
+        try:
+            d = json.loads(self.manifest.read_text())
+        except (OSError, ValueError):  # absent, truncated, invalid UTF-8
+            return {}
+        return d if isinstance(d, dict) else {}
+
+    def write_manifest(self, manifest: dict) -> None:
+        runfolder.write_atomic(self.manifest, json.dumps(manifest, indent=1, default=str))
+
+    def step_outputs(self, step: str) -> list[Path]:
+        """The tables step ``step`` writes (its resume entries aside), as listed in the manifest."""
+        tables = {
+            "baseline": [self.baseline_csv],
+            "attribute": [self.attribution_parquet, self.ranking_csv],
+            "tables": [self.sweep_parquet, self.summary_parquet, self.summary_csv,
+                       self.significance_csv, self.generations],
+        }  # fmt: skip
+        return tables.get(step, [])
+
+    # ------------------------------------------------------------------ tables
+    def write_frame(self, path: Path, frame: pd.DataFrame) -> None:
+        """``frame`` to ``path`` (``.csv`` or ``.parquet``), atomically."""
+        with runfolder.atomic(path) as tmp:
+            if path.suffix == ".parquet":
+                frame.to_parquet(tmp, index=False)
+            else:
+                frame.to_csv(tmp, index=False)
+
+    def write_rankings(self, rankings: dict) -> pd.DataFrame:
+        """``attribution.parquet`` and ``ranking.csv`` from ``{task: HeadScores}``; the frame."""
+        frame = pd.concat([s.to_frame() for s in rankings.values()], ignore_index=True)
+        self.write_frame(self.attribution_parquet, frame)
+        self.write_frame(self.ranking_csv, frame.sort_values(["task", "rank"])[RANKING_COLUMNS])
+        return frame
+
+    # ------------------------------------------------------------------ resume entries
+    def save_scores(self, task: str, scores) -> None:
+        """A task's ``HeadScores`` as its resume entry (atomic, checksummed)."""
+        path = self.attribution_entry(task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scores.save(path)
+
+    def read_baseline(self, task: str) -> dict | None:
+        """A verified baseline entry (``key``, ``row``, ``ok``), else None (damaged ones warned)."""
+        return runfolder.read_entry(
+            self.baseline_entry(task), {"key": str, "row": dict, "ok": list}
+        )
+
+    def read_known(self) -> dict | None:
+        """The verified known-heads entry (``key``, ``scores``), else None (damaged ones warned)."""
+        return runfolder.read_entry(self.known_entry, {"key": str, "scores": dict})
+
+    def write_known(self, entry: dict) -> None:
+        runfolder.write_entry(self.known_entry, entry)
+
+    def write_baseline(self, task: str, entry: dict) -> None:
+        path = self.baseline_entry(task)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        runfolder.write_entry(path, entry)
+
+
+def _first_missing(path: Path) -> Path | None:
+    """The topmost folder of ``path`` that does not exist yet (None: ``path`` exists)."""
+    path = Path(path).absolute()
+    if path.exists() or path.is_symlink():
+        return None
+    while not path.parent.exists():
+        path = path.parent
+    return path

@@ -1,0 +1,209 @@
+"""A run folder's life around the steps: how a run starts, and what the tool removes on its own.
+
+* **Start.** Before the first step runs, :func:`start` writes this invocation's manifest (its
+  config, ``plan``, and ``steps = []``: nothing finished yet), so from then on ``report DIR``
+  shows only what this config's finished steps wrote (``report.page``).
+* **Retire.** When the folder held another config (``--force``), the outputs its manifest lists as
+  the tool's (``files.outputs``: tables, figures, ``index.html``) become ``files.retiring``: the
+  earlier page is moved aside at the start, and once a step of the new run has finished the
+  retiring files it did not rewrite are deleted (:func:`finish_retiring`). Killed at any point,
+  the folder shows no earlier result as the new run's. If the run fails (bad input found by its
+  first step, an error) before any step finished, the earlier manifest and page are put back
+  (:func:`started`): a refused rerun leaves the earlier run as it was. Resume entries stay: their
+  resume keys keep them from being reused under other inputs. Every table, figure and page a
+  step or ``report`` writes is listed (:func:`note_outputs`).
+* **Remove.** A folder this invocation created (``RunFolder.prepare`` records it) is removed on the
+  way out of a failed or interrupted command (:func:`removed_if_unused`) when it holds nothing a
+  user or a resume needs: only the marker, the lock, the manifest and the sweep's config stamp, in
+  the folder's own (empty) subfolders. A folder holding any result or resume entry stays; a folder
+  that existed before the command is never removed.
+
+Nothing here follows a symbolic link or deletes a file the tool did not write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from interp_heads import store as runfolder
+from interp_heads.store.folder import SUBFOLDERS, RunFolder
+
+_created: dict[Path, Path] = {}  # run folder -> the topmost folder this process made for it
+
+
+# --------------------------------------------------------------------------- start and retire
+@contextlib.contextmanager
+def started(exp, plan: list[str]) -> Iterator[None]:
+    """Run the block as a started run (:func:`start`); if it fails (an exception, not an
+    interrupt) before any step finished, the folder gets back its earlier manifest and page."""
+    undo = start(exp, plan)
+    try:
+        yield
+    except Exception:
+        if not exp.manifest.get("steps"):
+            with contextlib.suppress(OSError):
+                _restore(exp.folder, undo)
+        raise
+
+
+def start(exp, plan: list[str]) -> dict:
+    """Write ``exp``'s manifest as started (``plan``, no step finished); after another config,
+    list its outputs as retiring and move its ``index.html`` aside. Returns what undoes it."""
+    folder = exp.folder
+    try:
+        earlier_bytes = folder.manifest.read_bytes()
+    except OSError:
+        earlier_bytes = None
+    earlier = folder.read_manifest()
+    files = dict(earlier.get("files")) if isinstance(earlier.get("files"), dict) else {}
+    if earlier.get("config_digest") != exp.digest and files.get("outputs"):
+        files["retiring"] = sorted({*(files.get("retiring") or []), *files["outputs"]})
+        files["outputs"] = []
+    exp.manifest.update(plan=list(plan), steps=[], files=files)
+    exp.write_manifest("started")  # from here on, the folder's tables are hidden until rewritten
+    undo = {"manifest": earlier_bytes, "index": False}
+    if folder.index.name in files.get("retiring", []) and _plain(folder.index):
+        os.replace(folder.index, folder.retired_index)  # no stale page to open meanwhile
+        undo["index"] = True
+    return undo
+
+
+def finish_retiring(exp) -> None:
+    """Delete the earlier config's outputs this run did not rewrite (once a step of it finished)."""
+    files = exp.manifest.get("files") or {}
+    names = files.pop("retiring", None)
+    if not names:
+        return
+    mine = set(files.get("outputs") or [])
+    left = retire(exp.folder, [n for n in names if n not in mine and n != exp.folder.index.name])
+    exp.folder.delete(exp.folder.retired_index)
+    if left:
+        files["retiring"] = left
+
+
+def _restore(folder: RunFolder, undo: dict) -> None:
+    if undo["index"] and _plain(folder.retired_index):
+        os.replace(folder.retired_index, folder.index)
+    if undo["manifest"] is None:
+        folder.delete(folder.manifest)
+    else:
+        runfolder.write_atomic(folder.manifest, undo["manifest"])
+
+
+def _plain(path: Path) -> bool:
+    return path.is_file() and not path.is_symlink()
+
+
+def retire(folder: RunFolder, names: Iterable) -> list[str]:
+    """Delete the listed outputs (paths relative to the folder); returns those that stay."""
+    left = []
+    for name in names or []:
+        if not isinstance(name, str) or not name:
+            continue
+        path = folder.root / name
+        if not folder.delete(path) and (path.exists() or path.is_symlink()):
+            left.append(name)  # not the tool's to delete (a link, a folder, outside): kept listed
+    return left
+
+
+def note_outputs(manifest: dict, folder: RunFolder, paths: Iterable[Path]) -> None:
+    """Add the written ``paths`` (inside ``folder``) to ``manifest``'s ``files.outputs``."""
+    files = manifest.setdefault("files", {})
+    listed = set(files.get("outputs") or [])
+    root = folder.root.absolute()
+    for path in paths:
+        path = Path(path).absolute()
+        if path.is_file() and root in path.parents:
+            listed.add(path.relative_to(root).as_posix())
+    files["outputs"] = sorted(listed)
+
+
+def note_report(folder: RunFolder, paths: Iterable[Path]) -> None:
+    """List what ``report DIR`` wrote in the folder's manifest (a manifest of the tool only)."""
+    manifest = folder.read_manifest()
+    if "config_digest" not in manifest:
+        return
+    before = list((manifest.get("files") or {}).get("outputs") or [])
+    note_outputs(manifest, folder, paths)
+    if manifest["files"]["outputs"] != before:
+        folder.write_manifest(manifest)
+
+
+# --------------------------------------------------------------------------- remove
+def note_created(root: Path, top: Path) -> None:
+    """Record that this process made ``root`` (and every folder from ``top`` down to it)."""
+    _created.setdefault(Path(root).absolute(), Path(top).absolute())
+
+
+@contextlib.contextmanager
+def removed_if_unused() -> Iterator[None]:
+    """On a failure or interrupt inside the block, remove the run folders created inside it
+    that hold nothing needed (:func:`holds_nothing_needed`)."""
+    before = set(_created)
+    try:
+        yield
+    except BaseException:
+        for root in [r for r in _created if r not in before]:
+            with contextlib.suppress(OSError):
+                remove_unused(root, _created[root])
+        raise
+    finally:
+        for root in [r for r in _created if r not in before]:
+            del _created[root]
+
+
+def holds_nothing_needed(folder: RunFolder) -> bool:
+    """Whether ``folder`` holds only what a command writes before its first result."""
+    root = folder.root.absolute()
+    scaffold = {root / runfolder.LOCK_NAME}
+    scaffold |= {p.absolute() for p in (folder.marker, folder.manifest, folder.conditions_config)}
+    if folder.read_manifest().get("steps"):
+        return False
+    for where, dirs, names in os.walk(root):  # never descends into a linked folder
+        here = Path(where)
+        if here != root and (here.parent != root or here.name not in SUBFOLDERS):
+            return False
+        if any((here / d).is_symlink() for d in dirs):
+            return False
+        if any(here / n not in scaffold and not _own_temp(n) for n in names):
+            return False
+    return True
+
+
+def _own_temp(name: str) -> bool:
+    """A temporary file of this process (an atomic write or the lock being taken)."""
+    return name.endswith((f".tmp{os.getpid()}", f"{runfolder.LOCK_NAME}.{os.getpid()}"))
+
+
+def remove_unused(root: Path, top: Path) -> bool:
+    """Remove ``root`` (made by this process, up from ``top``) if it holds nothing needed and no
+    other process holds its lock; returns whether it went."""
+    folder = RunFolder(root)
+    lock = folder.root / runfolder.LOCK_NAME
+    if not root.is_dir() or root.is_symlink() or not holds_nothing_needed(folder):
+        return False
+    if lock.exists() and not runfolder.holds(root):
+        return False
+    for path in (folder.manifest, folder.marker, folder.conditions_config):
+        folder.delete(path)
+    for where, _, names in os.walk(root):
+        for n in names:
+            if _own_temp(n):
+                folder.delete(Path(where) / n)
+    runfolder.drop(root)
+    chain = [root / n for n in SUBFOLDERS] + [root, *_parents(root, top)]
+    for d in chain:
+        if d.is_dir() and not d.is_symlink():
+            with contextlib.suppress(OSError):  # not empty: someone else's, it stays
+                d.rmdir()
+    return not root.exists()
+
+
+def _parents(root: Path, top: Path) -> list[Path]:
+    """The folders above ``root`` up to and including ``top`` (those the command made too)."""
+    if root == top or top not in root.parents:
+        return []
+    return [p for p in root.parents if p == top or top in p.parents]

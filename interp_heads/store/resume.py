@@ -1,0 +1,162 @@
+"""Resume keys: one digest per stored unit over everything its result depends on.
+
+A stored unit (a sweep condition, an attribution file, a baseline cache entry) is reused only when
+its ``resume_key`` equals the key of the unit about to be computed, so a result can never be
+reused under different inputs; ``--force`` then only means "overwrite what differs". The keys
+cover:
+
+- the model: its source spec and file hash (``model.interp_heads_source``), else a sha256 of its
+  weights, plus dtype and shape (:func:`model_fingerprint`);
+- the task rows: every field of every example and the exact rendered prompt (:func:`rows_digest`);
+- for a condition: the heads masked (in order), the ablation kind and a digest of its replacement
+  values, the mask's positions and scale factor (when not the defaults), the generation
+  settings, and each metric's name, label, class and version;
+- for attribution: method, refinement and every other setting passed to ``attribute_heads``;
+- for the baseline: generation settings.
+
+The device is not part of the keys: a run started on one device may be resumed on another.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+
+import torch
+
+from interp_heads.store import digest
+
+KEY_VERSION = 1
+
+
+def tensor_digest(values) -> str:
+    """sha256 of tensors nested in dicts/lists (ablation values); ``"none"`` for None."""
+    if values is None:
+        return "none"
+    h = hashlib.sha256()
+
+    def feed(v):
+        if isinstance(v, torch.Tensor):
+            t = v.detach().cpu().contiguous().reshape(-1)
+            h.update(f"{t.dtype}{tuple(v.shape)}".encode())
+            h.update(t.view(torch.uint8).numpy().tobytes())
+        elif isinstance(v, dict):
+            for k in sorted(v, key=str):
+                h.update(repr(k).encode())
+                feed(v[k])
+        elif isinstance(v, list | tuple):
+            h.update(f"[{len(v)}".encode())
+            for x in v:
+                feed(x)
+        else:
+            h.update(repr(v).encode())
+
+    feed(values)
+    return h.hexdigest()[:32]
+
+
+_FINGERPRINTS: weakref.WeakKeyDictionary = (
+    weakref.WeakKeyDictionary()
+)  # model -> (version stamp, hash)
+
+
+def model_fingerprint(model) -> dict:
+    """Model identity: source spec and file hash, else a weights hash; plus dtype and shape.
+
+    The weights hash is cached per model object and recomputed when any parameter changes
+    in place (torch's per-tensor version counters).
+    """
+    src = dict(getattr(model, "interp_heads_source", {}) or {})
+    cfg = model.cfg
+    fp = {
+        "spec": src.get("spec"),
+        "sha256": src.get("sha256"),
+        "dtype": str(cfg.dtype),
+        "shape": [cfg.n_layers, cfg.n_heads, cfg.d_head, cfg.d_model, cfg.d_vocab],
+    }
+    if src.get("backend", "hooked") != "hooked":  # other backends' numbers differ slightly
+        fp["backend"] = src["backend"]
+    if src.get("sha256"):
+        return fp
+    stamp = tuple(p._version for p in model.parameters())  # bumped by every in-place change
+    cached = _FINGERPRINTS.get(model)  # keyed by the object itself: a recycled id() cannot match
+    if cached is None or cached[0] != stamp:
+        cached = (stamp, {"weights_sha256": tensor_digest(dict(model.state_dict()))})
+        _FINGERPRINTS[model] = cached
+    return {**fp, **cached[1]}
+
+
+def rows_digest(examples, prompts: list[str] | None = None) -> str:
+    """Digest of the task rows (every field) and, when given, the rendered prompts."""
+    rows = [e.to_dict() if hasattr(e, "to_dict") else e for e in examples]
+    return digest({"rows": rows, "prompts": prompts}, 32)
+
+
+def metric_identity(metric) -> dict:
+    """What identifies a metric's scores: class, name, label, version and checkpoint."""
+    return {
+        "class": f"{type(metric).__module__}.{type(metric).__qualname__}",
+        "name": metric.name,
+        "label": metric.label,
+        "version": getattr(metric, "version", 1),
+        "model": str(getattr(metric, "model", None) or getattr(metric, "path", None) or ""),
+    }
+
+
+def condition_key(
+    model_fp: dict,
+    rows: str,
+    heads,
+    kind: str,
+    values_digest: str,
+    generation: dict,
+    metrics,
+    mask: dict | None = None,
+) -> str:
+    """Resume key of one sweep condition (see the module docstring).
+
+    ``mask``: the mask's scope and scale factor when they are not the defaults (``SweepConfig
+    .mask_key``); at the defaults the key is the one folders made before these settings hold.
+    """
+    ablation = {"kind": kind, "values": values_digest, **(mask or {})}
+    return digest(
+        {
+            "v": KEY_VERSION,
+            "unit": "condition",
+            "model": model_fp,
+            "rows": rows,
+            "heads": [list(h) if not isinstance(h, str) else h for h in heads],
+            "ablation": ablation,
+            "generation": generation,
+            "metrics": [metric_identity(m) for m in metrics],
+        },
+        32,
+    )
+
+
+def attribution_key(model_fp: dict, rows: str, **settings) -> str:
+    """Resume key of one attribution file: model, rank rows and every ``attribute_heads`` setting."""
+    return digest(
+        {
+            "v": KEY_VERSION,
+            "unit": "attribution",
+            "model": model_fp,
+            "rows": rows,
+            "settings": settings,
+        },
+        32,
+    )
+
+
+def baseline_key(model_fp: dict, rows: str, **settings) -> str:
+    """Resume key of one baseline cache entry: model, rows (rendered) and generation settings."""
+    return digest(
+        {
+            "v": KEY_VERSION,
+            "unit": "baseline",
+            "model": model_fp,
+            "rows": rows,
+            "settings": settings,
+        },
+        32,
+    )

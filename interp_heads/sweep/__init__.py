@@ -1,0 +1,1 @@
+"""The ablation sweep: the plan of conditions, the one run loop, checks and statistics."""

@@ -1,0 +1,86 @@
+"""What a sweep checks about itself: warnings (``SweepWarning``), never errors.
+
+A random draw equal to the TopK set, a mask that changes no logits (hooks not firing), mostly
+empty generations under a condition, a baseline too low for the curve to say anything.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.vocab import BASELINE, EXCLUSIVE_TOPK, TOPK
+
+
+class SweepWarning(UserWarning):
+    """Something in the sweep looks wrong (mask without effect, empty answers, low baseline...)."""
+
+
+def _check_plan(plan, task: str) -> None:
+    top = {(k): set(h) for name, k, _, h in plan if name == TOPK}
+    for name, k, seed, heads in plan:
+        if name not in (TOPK, EXCLUSIVE_TOPK, BASELINE) and k in top and set(heads) == top[k]:
+            warnings.warn(
+                f"{task}: {name} seed {seed} at k={k} drew exactly the TopK set",
+                SweepWarning,
+                stacklevel=3,
+            )
+
+
+def _mask_has_effect(model, prompts, heads, method, values, options=None) -> bool:
+    from interp_heads.generation.decode import tokenize_left_padded
+
+    tokens, mask = tokenize_left_padded(model, prompts[:4])
+    tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
+    with torch.inference_mode():
+        base = model(tokens, attention_mask=mask)[:, -1]
+        with mask_heads(model, heads, method, values=values, **(options or {})):
+            masked = model(tokens, attention_mask=mask)[:, -1]
+    return not torch.allclose(base, masked)
+
+
+def _check_mask_effect(model, name, prompts, plan, method, values, options=None) -> None:
+    """Warn when the task's biggest mask changes no logits (hooks not firing).
+
+    ``options``: the mask's ``positions`` and ``factor`` (``SweepConfig.mask_options``).
+    """
+    biggest = max(plan, key=lambda c: len(c[3]))
+    if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], method, values, options):
+        warnings.warn(
+            f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire",
+            SweepWarning,
+            stacklevel=3,
+        )
+
+
+def _sanity(result) -> None:
+    gens = result.generations
+    if len(gens):
+        empty = (
+            (gens["generation"].str.strip() == "")
+            .groupby([gens["task"], gens["selection"], gens["k"]])
+            .mean()
+        )
+        for (task, sel, k), frac in empty.items():
+            if frac > 0.5:
+                warnings.warn(
+                    f"{task}: {frac:.0%} empty generations under {sel} k={k}",
+                    SweepWarning,
+                    stacklevel=3,
+                )
+    rec = result.records
+    if len(rec):
+        base = (
+            rec[(rec.selection == BASELINE) & (rec.metric == "accuracy")]
+            .groupby("task")["value"]
+            .mean()
+        )
+        for task, acc in base.items():
+            if acc < 0.2:
+                warnings.warn(
+                    f"{task}: baseline accuracy {acc:.2f} < 0.2; the curve will say little",
+                    SweepWarning,
+                    stacklevel=3,
+                )

@@ -1,0 +1,77 @@
+"""``SweepConfig``: everything that determines a sweep's results (its digest is the resume stamp)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from interp_heads.execution.base import Generation
+from interp_heads.interventions.kinds import KINDS
+from interp_heads.store import config_digest
+from interp_heads.vocab import SCALE_FACTOR, MaskPositions
+
+
+@dataclass
+class SweepConfig:
+    """Everything that determines a sweep's results (hashed for resume).
+
+    ``ablation`` is the ablation kind (a name in ``interventions.kinds.KINDS``: ``mean``,
+    ``zero``, ``resample``, ``scale`` or a registered one).
+    ``positions`` is the mask's scope (``all`` or ``last``), ``scale`` the factor of the ``scale``
+    kind (``interp_heads.interventions.masks``). ``reference`` is what COMET, MiniLM and chrF score against
+    (``gold`` or ``unmasked``: ``interp_heads.metrics.reference``); ``free_form`` generates
+    without the first-line stop and scores whole answers.
+    """
+
+    ks: list[int]
+    selections: list[str] = field(default_factory=lambda: ["topk", "randomk"])
+    seeds: int = 5
+    ablation: str = "mean"
+    max_new_tokens: int = 8
+    fmt: str | None = None  # None: each task's own format (built-in tasks: "plain")
+    exclude_top: bool = False
+    metrics: list[str] = field(default_factory=lambda: ["accuracy"])
+    positions: str = "all"
+    scale: float = SCALE_FACTOR
+    reference: str = "gold"
+    free_form: bool = False
+    elbow: bool = False  # also mask each task's elbow k (``interp_heads.sweep.elbow``)
+
+    def __post_init__(self) -> None:
+        self.ablation = KINDS.canonical(self.ablation)
+        self.positions = str(MaskPositions.parse(self.positions, "mask positions"))
+        self.scale = float(self.scale)
+
+    def mask_options(self) -> dict:
+        """The ``mask_heads`` keywords beside the kind: ``positions`` and ``factor``."""
+        return {"positions": self.positions, "factor": self.scale}
+
+    def mask_key(self) -> dict | None:
+        """The mask settings a resume key adds beside kind and values (None at the defaults)."""
+        extra = {}
+        if self.positions != "all":
+            extra["positions"] = self.positions
+        if self.ablation == "scale":
+            extra["factor"] = self.scale
+        return extra or None
+
+    def to_dict(self) -> dict:
+        """The fields as the sweep's digest reads them: the ablation kind is stored under the key
+        ``method`` and the later settings are left out at their defaults, so that existing run
+        folders keep their digests and resume."""
+        d = asdict(self)
+        d["method"] = d.pop("ablation")
+        if d["positions"] == "all":
+            del d["positions"]
+        if d["scale"] == SCALE_FACTOR:
+            del d["scale"]
+        for key, default in (("reference", "gold"), ("free_form", False), ("elbow", False)):
+            if d[key] == default:
+                del d[key]
+        return d
+
+    def generation(self, batch_size: int) -> Generation:
+        """How this sweep generates at ``batch_size`` rows per batch."""
+        return Generation(self.max_new_tokens, batch_size, not self.free_form)
+
+    def digest(self) -> str:
+        return config_digest(self.to_dict())

@@ -1,0 +1,243 @@
+"""The ablation sweep: mask TopK or random heads while the model generates, score the answers.
+
+For every task, the grid is ``k x selection x seed`` plus the unmasked baseline (``k = 0``;
+``sweep.plan``). :func:`run_sweep` is the one loop every executor goes through:
+
+1. plan every task's conditions and prepare each task once (rendered prompts, the ablation
+   kind's replacement values, the inputs of its conditions' resume keys);
+2. read the resume store once: finished conditions are kept, the others are *pending*;
+3. hand the pending conditions to the executor (``execution``: in process, packed, Ray...);
+4. score each group the executor returns (one metric call per metric for the group's new
+   answers, through one ``MetricCache``) and store each condition atomically;
+5. collect every condition in plan order into a :class:`~interp_heads.sweep.result.SweepResult`.
+
+With ``out_dir`` each finished condition is a file in ``out_dir/conditions/``, so an interrupted
+sweep resumes where it stopped and ends with the same results as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from interp_heads.errors import InputError
+from interp_heads.execution.base import Executor, SweepUnit, TaskContext, values_to_cpu
+from interp_heads.interventions.kinds import get_kind
+from interp_heads.store.conditions import ConditionStore, entry_name
+from interp_heads.store.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
+from interp_heads.sweep.checks import SweepWarning, _check_mask_effect, _check_plan, _sanity
+from interp_heads.sweep.config import SweepConfig
+from interp_heads.sweep.plan import plan_conditions
+from interp_heads.sweep.records import collect_records, condition_payload, metric_items
+from interp_heads.sweep.result import SweepResult
+from interp_heads.tasks.prompts import render
+
+__all__ = [
+    "ConditionStore",
+    "SweepConfig",
+    "SweepResult",
+    "SweepWarning",
+    "plan_conditions",
+    "run_sweep",
+]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SweepRun:
+    """One sweep in progress: what every stage of :func:`run_sweep` reads and fills."""
+
+    model: object
+    tasks: dict
+    config: SweepConfig
+    metrics: list
+    store: ConditionStore
+    batch_size: int
+    plans: dict = field(default_factory=dict)  # task -> [(selection, k, seed, heads)]
+    contexts: dict = field(default_factory=dict)  # task -> TaskContext
+    key_inputs: dict = field(default_factory=dict)  # task -> resume-key inputs of its conditions
+    done: dict = field(default_factory=dict)  # entry name -> finished condition
+    seconds: dict = field(default_factory=dict)  # task -> seconds spent on it here
+
+
+def run_sweep(
+    model,
+    tasks: Mapping[str, object] | Sequence,
+    rankings: Mapping[str, object],
+    config: SweepConfig,
+    metrics: Sequence | None = None,
+    *,
+    batch_size: int = 32,
+    out_dir: str | os.PathLike | None = None,
+    force: bool = False,
+    progress: bool = True,
+    executor: Executor | None = None,
+    pack_rows=None,
+) -> SweepResult:
+    """Run the ``k x selection x seed`` grid (plus the baseline) on every task.
+
+    Args:
+        model: a HookedTransformer (or a bridge model, ``models.backends``).
+        tasks: ``{name: Task}`` or a list of Tasks (examples to evaluate; usually filtered to
+            correctly answered ones and disjoint from those used for ranking).
+        rankings: ``{task name: HeadScores or ordered list of heads}``.
+        config: the grid, ablation kind and generation settings.
+        metrics: metric objects (``name``, ``label``, ``score(items)``); default: ``config.metrics``.
+        batch_size: generation batch size.
+        out_dir: write each finished condition there and resume from it.
+        force: reuse ``out_dir`` even if it holds a different config (conditions whose inputs differ
+            are recomputed; see ``interp_heads.store.resume``).
+        progress: show a progress bar.
+        executor: where pending conditions generate (``execution``; e.g. a ``RayExecutor``).
+            None: this process, ``execution.local.LocalExecutor(model, pack_rows)``.
+        pack_rows: the local executor's rows per packed batch (``execution.packed``: None packs
+            on CUDA only, ``0`` never, ``"auto"`` or an int always).
+    """
+    from interp_heads.execution.local import LocalExecutor
+    from interp_heads.metrics import MetricCache, resolve_metrics
+    from interp_heads.metrics.reference import with_reference
+    from interp_heads.sweep.unmasked import attach_unmasked
+
+    if not isinstance(tasks, Mapping):
+        tasks = {t.name: t for t in tasks}
+    metrics = list(metrics) if metrics is not None else resolve_metrics(config.metrics)
+    metrics = with_reference(metrics, config.reference)
+    for name, task in tasks.items():
+        if len(task) == 0:
+            raise InputError(f"task {name!r} has no examples to evaluate")
+    if config.reference == "unmasked":
+        tasks = attach_unmasked(model, tasks, config, batch_size, out_dir)
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    plans = {
+        name: plan_conditions(
+            config,
+            rankings[name],
+            n_layers,
+            n_heads,
+            name,
+            [r for other, r in rankings.items() if other != name],
+        )  # fmt: skip
+        for name in tasks
+    }
+    store = ConditionStore(out_dir, config, force)  # after planning: a bad grid writes nothing
+    run = SweepRun(model, dict(tasks), config, metrics, store, batch_size, plans)
+    _prepare(run)
+    pending = _pending(run)
+    cache = MetricCache()  # each distinct (question, answer, reference) is scored once per metric
+    executor = executor if executor is not None else LocalExecutor(model, pack_rows)
+    _run_pending(run, executor, pending, cache, progress)
+    store.prune(set(run.done))  # the sweep is complete: entries of other configs are stale
+    rows, gens = [], []
+    for name in tasks:
+        for sel, k, seed, _ in plans[name]:
+            collect_records(run.done[entry_name(name, sel, k, seed)], rows, gens)
+    result = SweepResult(pd.DataFrame(rows), pd.DataFrame(gens), config, run.seconds, cache.stats())
+    _sanity(result)
+    return result
+
+
+def _prepare(run: SweepRun) -> None:
+    """Each task's prompts, replacement values and resume-key inputs, computed once."""
+    cfg, fp = run.config, model_fingerprint(run.model)
+    generation = {
+        "max_new_tokens": cfg.max_new_tokens,
+        "decoding": "greedy",
+        "stop_at_newline": not cfg.free_form,
+        "batch_size": run.batch_size,
+    }
+    for name, task in run.tasks.items():
+        fmt = cfg.fmt or getattr(task, "fmt", None) or "auto"
+        prompts = render(run.model, [e.prompt for e in task], fmt=fmt)
+        # the replacement values' digest is part of every condition's resume key
+        values = get_kind(cfg.ablation).values(run.model, prompts, batch_size=run.batch_size)
+        run.contexts[name] = TaskContext(name, prompts, values)
+        run.key_inputs[name] = {
+            "model_fp": fp,
+            "rows": rows_digest(task, prompts),
+            "kind": cfg.ablation,
+            "values_digest": tensor_digest(values),
+            "generation": generation,
+            "metrics": run.metrics,
+            "mask": cfg.mask_key(),
+        }
+
+
+def _pending(run: SweepRun) -> list[SweepUnit]:
+    """Finished conditions go to ``run.done`` (each entry read once); the others become units."""
+    cfg, units = run.config, []
+    options = cfg.mask_options()
+    for name, task in run.tasks.items():
+        context, plan = run.contexts[name], run.plans[name]
+        _check_plan(plan, name)
+        ids, checked = [e.id for e in task], False
+        for sel, k, seed, heads in plan:
+            key = entry_name(name, sel, k, seed)
+            resume_key = condition_key(heads=heads, **run.key_inputs[name])
+            done = run.store.get(key, resume_key)
+            if done is not None:
+                run.done[key] = done
+                continue
+            if not checked:  # once per task that has work
+                _check_mask_effect(
+                    run.model, name, context.prompts, plan, cfg.ablation, context.values, options
+                )
+                checked = True
+            meta = dict(task=name, selection=sel, k=k, seed=seed, ids=ids)
+            units.append(
+                SweepUnit(
+                    key,
+                    resume_key,
+                    context,
+                    list(heads),
+                    cfg.ablation,
+                    cfg.generation(run.batch_size),
+                    meta,
+                    options["positions"],
+                    options["factor"],
+                )  # fmt: skip
+            )
+    return units
+
+
+def _run_pending(run: SweepRun, executor, units: list[SweepUnit], cache, progress: bool) -> None:
+    """Hand ``units`` to ``executor``; score and store each group as it comes back."""
+    if not units:
+        return
+    for u in units:  # executors may ship the contexts elsewhere: values on the CPU
+        u.context.values = values_to_cpu(u.context.values)
+    free_form = run.config.free_form
+    bar = _progress(len(units), progress)
+    for group in executor.run(units):
+        group = [(u, outs, t) for u, outs, t in group if u.key not in run.done]  # a retried unit
+        items = {
+            u.key: metric_items(run.tasks[u.meta["task"]], outs, free_form) for u, outs, _ in group
+        }
+        for metric in run.metrics:  # one metric call per group for all its distinct new answers
+            cache.prime(metric, [it for its in items.values() for it in its])
+        for unit, outs, t_gen in group:
+            task, t0 = run.tasks[unit.meta["task"]], time.perf_counter() - t_gen
+            done = condition_payload(
+                task, unit.heads, outs, run.metrics, cache, t_gen, t0, free_form
+            )
+            done.update(unit.meta, resume_key=unit.resume_key)
+            run.store.put(unit.key, done)
+            run.done[unit.key] = done
+            name = unit.meta["task"]
+            run.seconds[name] = run.seconds.get(name, 0.0) + done["seconds"]["total"]
+            bar.update(1)
+    bar.close()
+    missing = [u.key for u in units if u.key not in run.done]
+    if missing:
+        raise RuntimeError(f"executor returned no result for {len(missing)} unit(s): {missing[:3]}")
+
+
+def _progress(total: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="sweep conditions", disable=not enabled, leave=False)

@@ -1,0 +1,150 @@
+"""Summaries with 95% confidence intervals.
+
+For a TopK condition (one deterministic head set) the interval is a bootstrap over examples. For
+random selections it is a two-level bootstrap: resample the random draws (seeds), then the examples,
+so the interval reflects both which heads were drawn and which examples were asked.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from interp_heads.vocab import BASELINE, EXCLUSIVE_TOPK, TOPK
+
+
+def two_level_bootstrap(
+    values: np.ndarray, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05
+) -> tuple[float, float]:
+    """Percentile CI of the grand mean of ``values[draw, example]``."""
+    rng = np.random.default_rng(seed)
+    n_draws, n_ex = values.shape
+    d = rng.integers(0, n_draws, size=(n_boot, n_draws))
+    e = rng.integers(0, n_ex, size=(n_boot, n_ex))
+    means = values[d[:, :, None], e[:, None, :]].mean(axis=(1, 2))
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
+    return float(lo), float(hi)
+
+
+def summarize(records: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """One row per task, selection, k and metric: mean, 95% CI, per-draw means, counts."""
+    out = []
+    keys = ["task", "selection", "k", "metric"]
+    for (task, sel, k, metric), grp in records.groupby(keys, sort=False):
+        wide = grp.pivot_table(index="seed", columns="example_id", values="value", aggfunc="mean")
+        values = wide.to_numpy(dtype=float)
+        lo, hi = two_level_bootstrap(values, n_boot, seed)
+        out.append(
+            {
+                "task": task,
+                "selection": sel,
+                "k": int(k),
+                "metric": metric,
+                "label": grp["label"].iloc[0],
+                "mean": float(values.mean()),
+                "ci_low": lo,
+                "ci_high": hi,
+                "draw_means": [float(v) for v in values.mean(axis=1)],
+                "n_draws": int(values.shape[0]),
+                "n_examples": int(values.shape[1]),
+            }
+        )
+    frame = pd.DataFrame(out)
+    if len(frame):
+        base = frame[frame.selection == BASELINE].set_index(["task", "metric"])["mean"]
+        frame["baseline"] = [
+            base.get((t, m), np.nan) for t, m in zip(frame.task, frame.metric, strict=True)
+        ]
+        frame["drop"] = frame["baseline"] - frame["mean"]
+    return frame
+
+
+def paired_difference(
+    top: np.ndarray, control: np.ndarray, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+) -> dict:
+    """TopK minus a random control on the same examples, with a 95% CI and a two-sided p-value.
+
+    ``top[example]`` holds one deterministic condition, ``control[draw, example]`` the random
+    draws, both over the same examples in the same order. Each bootstrap replicate resamples the
+    examples (shared by both sides: the comparison is paired) and the draws; the interval is the
+    percentile interval of the replicated differences, and the p-value is twice the smaller tail
+    of the replicates beyond 0 (at least ``1 / n_boot``): the cell is significant at level
+    ``alpha`` exactly when the interval excludes 0.
+    """
+    rng = np.random.default_rng(seed)
+    n_draws, n_ex = control.shape
+    d = rng.integers(0, n_draws, size=(n_boot, n_draws))
+    e = rng.integers(0, n_ex, size=(n_boot, n_ex))
+    diffs = top[e].mean(axis=1) - control[d[:, :, None], e[:, None, :]].mean(axis=(1, 2))
+    lo, hi = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
+    tail = min(float((diffs >= 0).mean()), float((diffs <= 0).mean()))
+    return {
+        "diff": float(top.mean() - control.mean()),
+        "diff_low": float(lo),
+        "diff_high": float(hi),
+        "p_value": max(min(1.0, 2 * tail), 1.0 / n_boot),
+        "significant": bool(lo > 0 or hi < 0),
+    }
+
+
+DETERMINISTIC = (TOPK, EXCLUSIVE_TOPK)  # selections that are not random controls
+
+
+def significance(
+    records: pd.DataFrame, n_boot: int = 2000, seed: int = 0, top: str = TOPK
+) -> pd.DataFrame:
+    """One row per task, k, metric and random control: TopK minus the control, CI, p-value.
+
+    Also the drops from the unmasked score (``top_drop``, ``control_drop``) and their ratio, the
+    number the seed figure's claim is about ("TopK drops the task >= 3x more than RandomK").
+    """
+    out = []
+    base = (
+        records[records.selection == BASELINE].groupby(["task", "metric"])["value"].mean()
+        if len(records)
+        else pd.Series(dtype=float)
+    )
+    for (task, k, metric), grp in records[records.selection != BASELINE].groupby(
+        ["task", "k", "metric"], sort=False
+    ):
+        t = grp[grp.selection == top]
+        if t.empty:
+            continue
+        t_vals = t.groupby("example_id")["value"].mean()
+        controls = grp[~grp.selection.isin([top, *DETERMINISTIC])]
+        for control, c in controls.groupby("selection", sort=False):
+            wide = c.pivot_table(index="seed", columns="example_id", values="value", aggfunc="mean")
+            ids = [i for i in wide.columns if i in t_vals.index]
+            if not ids:
+                continue
+            res = paired_difference(
+                t_vals[ids].to_numpy(float), wide[ids].to_numpy(float), n_boot, seed
+            )
+            b = float(base.get((task, metric), np.nan))
+            top_drop, control_drop = (
+                b - float(t_vals[ids].mean()),
+                b - float(wide[ids].to_numpy(float).mean()),
+            )
+            out.append(
+                {
+                    "task": task,
+                    "k": int(k),
+                    "metric": metric,
+                    "label": grp["label"].iloc[0],
+                    "control": control,
+                    "top_mean": float(t_vals[ids].mean()),
+                    "control_mean": float(wide[ids].to_numpy(float).mean()),
+                    **res,
+                    "baseline": b,
+                    "top_drop": top_drop,
+                    "control_drop": control_drop,
+                    "drop_ratio": top_drop / control_drop
+                    if control_drop > 0
+                    else np.inf
+                    if top_drop > 0
+                    else np.nan,
+                    "n_examples": len(ids),
+                    "n_draws": int(wide.shape[0]),
+                }
+            )
+    return pd.DataFrame(out)

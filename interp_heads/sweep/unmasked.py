@@ -1,0 +1,79 @@
+"""The unmasked model's answer to every evaluated prompt, generated once and kept in the run folder.
+
+``reference = "unmasked"`` scores each masked answer against the unmasked model's answer to the
+same prompt (``interp_heads.metrics.reference``). Those answers are generated here under the
+sweep's own generation settings (greedy, ``max_new_tokens``, first-line stop unless free-form, the
+sweep's batch size), so they are the answers of the sweep's unmasked baseline condition. Each task's
+answers are stored in ``<run>/unmasked/<task>.json`` with a resume key over the model, the rendered
+rows and those settings; a rerun reuses them, any change regenerates them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+from interp_heads import store as runfolder
+from interp_heads.metrics.base import first_line
+from interp_heads.store import resume
+from interp_heads.store.folder import RunFolder
+from interp_heads.tasks.schema import Task
+
+SCHEMA = {"key": str, "ids": list, "generations": list}
+
+
+def reference_text(generation: str, free_form: bool) -> str:
+    """What an answer is scored as: its first line, or (free-form) all of it on one line."""
+    return " ".join(generation.split()) if free_form else first_line(generation)
+
+
+def unmasked_key(model, task: Task, prompts: list[str], config, batch_size: int) -> str:
+    return runfolder.digest(
+        {
+            "v": resume.KEY_VERSION,
+            "unit": "unmasked",
+            "model": resume.model_fingerprint(model),
+            "rows": resume.rows_digest(task, prompts),
+            "generation": {
+                "max_new_tokens": config.max_new_tokens,
+                "decoding": "greedy",
+                "stop_at_newline": not config.free_form,
+                "batch_size": batch_size,
+            },
+        },
+        32,
+    )
+
+
+def attach_unmasked(
+    model, tasks: Mapping[str, Task], config, batch_size: int, out_dir=None
+) -> dict[str, Task]:
+    """Copies of ``tasks`` whose examples carry ``meta["unmasked"]`` (stored or generated now)."""
+    from interp_heads.generation.decode import generate
+    from interp_heads.tasks.prompts import render
+
+    out = {}
+    for name, task in tasks.items():
+        prompts = render(model, [e.prompt for e in task], fmt=config.fmt or task.fmt or "auto")
+        key = unmasked_key(model, task, prompts, config, batch_size)
+        ids = [e.id for e in task]
+        path = RunFolder(out_dir).unmasked_entry(name) if out_dir else None
+        entry = runfolder.read_entry(path, SCHEMA) if path and path.exists() else None
+        if entry is None or entry["key"] != key or entry["ids"] != ids:
+            outs = generate(
+                model,
+                prompts,
+                config.max_new_tokens,
+                batch_size=batch_size,
+                stop_at_newline=not config.free_form,
+            )
+            entry = {"key": key, "ids": ids, "generations": outs}
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                runfolder.write_entry(path, entry)
+        examples = [
+            dataclasses.replace(e, meta={**e.meta, "unmasked": reference_text(o, config.free_form)})
+            for e, o in zip(task, entry["generations"], strict=True)
+        ]
+        out[name] = dataclasses.replace(task, examples=examples)
+    return out

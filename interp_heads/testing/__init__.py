@@ -1,0 +1,1 @@
+"""Test support: a tiny random model, planted heads, random-weight family checkpoints."""

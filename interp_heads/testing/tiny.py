@@ -1,0 +1,139 @@
+"""Test support on the tiny random model (``models.tiny``): example tasks, TransformerLens'
+own patching as a reference, the packed == plain check, golden run outputs."""
+
+from __future__ import annotations
+
+from interp_heads.models.tiny import SPECIALS, byte_tokenizer, tiny_config, tiny_model  # noqa: F401
+from interp_heads.tasks.schema import Example
+
+# Short prompts of every task type, of different lengths (left padding is exercised).
+MIXED_PROMPTS = [
+    "What is the capital of France?",
+    "What is 7 + 5?",
+    "Tom is taller than Ann. Ann is taller than Bob. Who is the shortest?",
+    "Which language is spoken in Brazil?",
+    "The key 'apple' maps to 4 and 'pear' maps to 9. What does 'pear' map to?",
+    "Name a colour of the sky.",
+    "Complete: one, two, three,",
+    "Who wrote Hamlet?",
+]
+
+# Byte tokenizer: prompts end with a space so that answers start with a letter byte.
+PATCHING_EXAMPLES = [
+    Example(
+        "fr",
+        "t",
+        "The capital of France is ",
+        "P",
+        corrupted_prompt="The capital of Italy  is ",
+        corrupted_answer="R",
+    ),
+    Example(
+        "cat",
+        "t",
+        "Bob gave the cat to the ",
+        "A",
+        corrupted_prompt="Bob gave the dog to the ",
+        corrupted_answer="B",
+    ),
+    Example(
+        "sun",
+        "t",
+        "Sun rises in the ",
+        "E",
+        corrupted_prompt="Sun sets in the  ",
+        corrupted_answer="W",
+    ),
+]
+
+
+def tl_head_patching(model, task):
+    """TransformerLens' own head patching with the same normalised logit-difference metric."""
+    from transformer_lens import patching
+
+    from interp_heads.attribution.inputs import logit_diff, make_batches
+
+    (b,) = make_batches(model, task, batch_size=len(task))
+    assert bool(b.mask.all()), "the reference needs prompts of one length"
+    clean_logits, cache = model.run_with_cache(b.clean)
+    corr_logits = model(b.corrupted)
+    ld_clean = logit_diff(clean_logits[:, -1], b).mean()
+    ld_corr = logit_diff(corr_logits[:, -1], b).mean()
+
+    def metric(logits):
+        return (logit_diff(logits[:, -1], b).mean() - ld_corr) / (ld_clean - ld_corr)
+
+    return patching.get_act_patch_attn_head_out_all_pos(model, b.corrupted, cache, metric).cpu()
+
+
+def assert_packed_equals_plain(model, prompts: list[str], n_new: int) -> None:
+    """Two conditions packed into one generation equal each masked and generated on its own."""
+    from interp_heads.execution.packed import PackedJob, generate_packed
+    from interp_heads.generation.decode import generate_tokens
+    from interp_heads.interventions.masks import mask_heads
+    from interp_heads.interventions.means import head_means
+
+    means = head_means(model, prompts)
+    jobs = [
+        PackedJob(prompts, [(0, 0), (1, 3)], means),
+        PackedJob(prompts[:2], [(1, 1)], means),
+    ]
+    packed = generate_packed(model, jobs, "mean", n_new, pack_rows=3, stop_at_eos=False)
+    for job, got in zip(jobs, packed, strict=True):
+        with mask_heads(model, job.heads, "mean", values=means):
+            want = generate_tokens(model, job.prompts, n_new, stop_at_eos=False)
+        assert got == [model.tokenizer.decode(r, skip_special_tokens=True) for r in want]
+
+
+# --------------------------------------------------------------------------- golden outputs
+GOLDEN_FILES = ("sweep.csv", "summary.csv", "ranking.csv", "significance.csv", "baseline.csv")
+
+
+def save_golden(run_dir, golden_dir) -> None:
+    """Store a run's result tables (and generations) as the "before" outputs of a golden test."""
+    import shutil
+    from pathlib import Path
+
+    import pandas as pd
+
+    run_dir, golden_dir = Path(run_dir), Path(golden_dir)
+    golden_dir.mkdir(parents=True, exist_ok=True)
+    pd.read_parquet(run_dir / "sweep.parquet").to_csv(golden_dir / "sweep.csv", index=False)
+    for name in (*GOLDEN_FILES[1:], "generations.jsonl"):
+        shutil.copyfile(run_dir / name, golden_dir / name)
+
+
+def assert_matches_golden(run_dir, golden_dir, rtol: float = 1e-5, atol: float = 1e-5) -> None:
+    """Assert that a run folder's tables and generations equal the stored golden ones.
+
+    Strings, integers, orderings and generations must be identical; floats may differ by ``rtol``
+    or ``atol``: float32 reductions change with the number of threads and with the CPU's vector
+    instructions (SmolLM2's ranking scores moved by up to ~3e-6 absolute between two x86 machines,
+    ranks, orders and generations identical). Regenerate with :func:`save_golden` only
+    for an intended change of results, and say so in the commit.
+    """
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+    from pandas.testing import assert_frame_equal
+
+    run_dir, golden_dir = Path(run_dir), Path(golden_dir)
+    got_tables = {"sweep.csv": pd.read_parquet(run_dir / "sweep.parquet")}
+    for name in GOLDEN_FILES[1:]:
+        got_tables[name] = pd.read_csv(run_dir / name)
+    for name, got in got_tables.items():
+        want = pd.read_csv(golden_dir / name)
+        got = pd.read_csv(__import__("io").StringIO(got.to_csv(index=False)))  # same dtypes
+        assert list(got.columns) == list(want.columns), f"{name}: columns differ"
+        assert_frame_equal(
+            got.reset_index(drop=True), want, check_exact=False, rtol=rtol, atol=atol, obj=name
+        )
+
+    def gens(path):
+        rows = [json.loads(line) for line in Path(path).read_text().splitlines() if line.strip()]
+        return sorted(json.dumps(r, sort_keys=True) for r in rows)
+
+    assert gens(run_dir / "generations.jsonl") == gens(golden_dir / "generations.jsonl"), (
+        "generations differ from the golden run"
+    )

@@ -1,0 +1,133 @@
+"""The house: packages by role in one layer order, no import that runs back up, no circle,
+no module over 300 lines. Every ``import`` counts, also those inside functions."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import interp_heads
+
+PACKAGE = Path(interp_heads.__file__).parent
+# low -> high; a module may import its own layer and the layers below it
+LAYERS = [
+    {"errors", "vocab", "heads", "registry", "__init__"},
+    {"store"},
+    {"models"},
+    {"generation"},
+    {"tasks"},
+    {"interventions"},
+    {"figures"},
+    {"attribution"},
+    {"metrics"},
+    {"execution"},
+    {"sweep"},
+    {"analysis"},
+    {"testing"},
+    {"report"},
+    {"config"},
+    {"pipeline"},
+    {"cli"},
+]
+LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
+MAX_LINES = 300
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        yield path, parts
+
+
+def _imports(path: Path, parts: tuple[str, ...]):
+    tree = ast.parse(path.read_text())
+    package = (
+        ("interp_heads", *parts[:-1]) if parts[-1] != "__init__" else ("interp_heads", *parts[:-1])
+    )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name.split(".")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = list(package[: len(package) - node.level + 1])
+                mod = base + (node.module.split(".") if node.module else [])
+            else:
+                mod = (node.module or "").split(".")
+            if mod[:1] == ["interp_heads"] and len(mod) == 1:  # from interp_heads import x
+                for alias in node.names:
+                    yield ["interp_heads", alias.name]
+            else:
+                yield mod
+
+
+def _role(parts) -> str:
+    return parts[0] if parts else "__init__"
+
+
+def test_every_package_has_a_layer():
+    roles = {_role(parts) for _, parts in _modules()}
+    assert roles <= set(LAYER), f"no layer for {sorted(roles - set(LAYER))}"
+
+
+def test_no_import_runs_back_up():
+    wrong = []
+    for path, parts in _modules():
+        if parts == ("__init__",):
+            continue  # the lazy public API names homes in every layer
+        mine = LAYER[_role(parts)]
+        for mod in _imports(path, parts):
+            if mod[:1] != ["interp_heads"] or len(mod) < 2:
+                continue
+            theirs = LAYER.get(mod[1], LAYER["__init__"])
+            if theirs > mine:
+                wrong.append(f"{'/'.join(parts)} -> {'.'.join(mod)}")
+    assert not wrong, "imports that run back up:\n" + "\n".join(wrong)
+
+
+def test_no_module_is_over_300_lines():
+    long = {
+        str(path.relative_to(PACKAGE)): n
+        for path, _ in _modules()
+        if (n := len(path.read_text().splitlines())) > MAX_LINES
+    }
+    assert not long, long
+
+
+@pytest.mark.parametrize("registry", ["kinds", "methods", "metrics", "executors"])
+def test_every_builtin_name_is_registered_and_nothing_else_is_builtin(registry):
+    from interp_heads.attribution.methods import METHODS
+    from interp_heads.execution.registry import EXECUTORS
+    from interp_heads.interventions.kinds import KINDS
+    from interp_heads.metrics.registry import METRICS
+    from interp_heads.vocab import AblationKind, AttributionMethod, ExecutorName, MetricName
+
+    reg, vocab = {
+        "kinds": (KINDS, AblationKind),
+        "methods": (METHODS, AttributionMethod),
+        "metrics": (METRICS, MetricName),
+        "executors": (EXECUTORS, ExecutorName),
+    }[registry]
+    expected = set(vocab.values()) - {"auto"}  # auto picks a method per task
+    assert set(reg.names()) == expected
+    for name in expected:
+        obj = reg.get(name)
+        assert getattr(obj, "name", name) == name
+
+
+def test_a_config_and_the_registries_are_read_without_torch():
+    """Checking a config resolves every registry name without importing the entries' torch code."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from interp_heads.config.run_config import RunConfig\n"
+        "RunConfig(tasks=['retrieval'], attribution='ablation_atp', ablation='resample',\n"
+        "          metrics=['accuracy', 'chrf'], executor='packed')\n"
+        "assert 'torch' not in sys.modules, 'torch was imported'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
