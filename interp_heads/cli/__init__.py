@@ -106,7 +106,7 @@ def _main(argv: list[str] | None) -> int:
         args.rest = rest
     except SystemExit as exc:
         return int(exc.code or 0)
-    from interp_heads import store as runfolder
+    from interp_heads import store
 
     bad = _bad_input()
     debug = bool(os.environ.get("INTERP_HEADS_DEBUG"))
@@ -119,7 +119,7 @@ def _main(argv: list[str] | None) -> int:
             except ValueError:  # not the main thread
                 pass
     try:
-        with runfolder.held_locks(), _removes_unused(args.command):
+        with store.held_locks(), _removes_unused(args.command):
             if args.command in ("attribute", "ablate", "run"):
                 from interp_heads.execution import threads
 

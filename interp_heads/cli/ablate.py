@@ -23,73 +23,16 @@ def cmd_ablate(args) -> int:
     examples the ranking was computed on (recorded by ``attribute``) are left out; the prompt
     format is the ranking's, so heads are ranked and masked on the same prompts.
     """
-    from interp_heads.heads import parse_heads
     from interp_heads.metrics import resolve_metrics
-    from interp_heads.sweep.loop import SweepConfig
-    from interp_heads.tasks import resolve_format
-    from interp_heads.tasks.fmt import describe
 
-    for name in args.selections:
-        _parse(Selection, name)
-    if args.heads is not None and not args.heads.strip(" ,"):
-        raise PipelineError("--heads is empty; give head labels such as L3H2,L5H0")
-    if not (args.heads or args.ranking):
-        raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
+    _check_args(args)
     RunFolder(args.out).check_usable(args.force)  # before any work
-    ablation = args.ablation or "mean"
     model = _load_model(args)
-    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     task = load_any_task(args.task)
-    prov = {}
-    if args.heads:
-        ranking = parse_heads(args.heads, n_layers, n_heads)
-        validation.check_unique_heads(ranking, "--heads")
-        ks = args.k or [len(ranking)]
-        validation.check_ks_fit(ks, len(ranking), "--heads")
-    else:
-        ranked_on = args.ranking_task or task.name
-        ranking = load_ranking(args.ranking, ranked_on, n_layers, n_heads)
-        ks = args.k or [16, 32, 64, 128]
-        check_ks(ks, n_layers * n_heads)
-        validation.check_ks_fit(ks, len(ranking), f"ranking {args.ranking!r}")
-        prov = ranking_provenance(args.ranking, ranked_on)
-    check_ks(ks, n_layers * n_heads)
-    fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
-    # before resolve_format generates: the longest rendering (chat when the model has a template) unless given
-    validation.check_prompt_lengths(
-        model, task.split(args.skip)[1], fmt_req or task.fmt, args.max_new_tokens
-    )
+    ranking, ks, prov, ranked_on = _ranking(args, model, task)
     metrics = resolve_metrics(args.metrics, args.comet_model)  # before any generation
-    fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
-    if fmt_req and not args.fmt:
-        fmt_info = {"source": "ranking"}
-    _say(args, describe(fmt, fmt_info))
-    pool = task.split(args.skip)[1]
-    rank_ids = set(prov.get("example_ids") or [])
-    if rank_ids and not args.allow_overlap:
-        pool = pool.subset(ids=[e.id for e in pool if e.id not in rank_ids])
-        _say(args, f"left out the {len(rank_ids)} example(s) the ranking was computed on")
-    elif args.ranking and not rank_ids and not args.allow_overlap:
-        _say(args, "note: the ranking does not record its examples; evaluation may overlap them")
-    task = _first_examples(args, model, pool, args.n_eval, fmt, "evaluating")
-    if len(task) == 0:
-        raise PipelineError(
-            f"task {args.task!r} has no examples left to evaluate (after --skip {args.skip}"
-            f"{', leaving out the ranking examples' if rank_ids and not args.allow_overlap else ''}"
-            f"{'' if args.no_filter else ', keeping correct answers'})"
-        )
-    cfg = SweepConfig(
-        ks=ks,
-        selections=args.selections,
-        seeds=args.seeds,
-        exclude_top=args.exclude_top,
-        ablation=ablation,
-        positions=args.positions,
-        scale=args.scale_factor,
-        max_new_tokens=args.max_new_tokens,
-        metrics=args.metrics,
-        fmt=fmt,
-    )
+    task, fmt, fmt_info = _evaluated(args, model, task, prov)
+    cfg = _sweep_config(args, ks, fmt)
     params = {
         "command": "ablate",
         "model": args.model,
@@ -103,7 +46,7 @@ def cmd_ablate(args) -> int:
         "fmt_info": fmt_info,
     }
     folder = RunFolder(args.out)
-    folder.prepare(_digest(params), args.force)
+    folder.claim(_digest(params), args.force)
     exp = Experiment(
         config=params,
         folder=folder,
@@ -121,21 +64,92 @@ def cmd_ablate(args) -> int:
     )
     exp.manifest.update(command="ablate", seeds={"random_draws": args.seeds})
     if args.ranking:
-        info = {k: prov[k] for k in ("method", "fmt") if k in prov}
         exp.manifest["ranking"] = {
             "source": str(args.ranking),
             "path": str(Path(args.ranking).resolve()),
             "task": ranked_on,
-            "info": info,
+            "info": {k: prov[k] for k in ("method", "fmt") if k in prov},
         }
-    with open_executor(args, model) as executor:  # None: this process
+    with open_executor(args, model) as executor:
         exp.sweep_options["executor"] = executor
         made = run_steps(exp, ["sweep", "tables", "report"])
-    summary = made["sweep"].summary()
-    print(
-        summary[["task", "selection", "k", "metric", "mean", "ci_low", "ci_high"]].to_string(
-            index=False
-        )
-    )
+    cols = ["task", "selection", "k", "metric", "mean", "ci_low", "ci_high"]
+    print(made["sweep"].summary()[cols].to_string(index=False))
     print(f"wrote {made['report']}")
     return 0
+
+
+def _check_args(args) -> None:
+    for name in args.selections:
+        _parse(Selection, name)
+    if args.heads is not None and not args.heads.strip(" ,"):
+        raise PipelineError("--heads is empty; give head labels such as L3H2,L5H0")
+    if not (args.heads or args.ranking):
+        raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
+
+
+def _ranking(args, model, task):
+    """``(heads in order, ks, the ranking's provenance, the task it was made on)``."""
+    from interp_heads.heads import parse_heads
+
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    if args.heads:
+        ranking = parse_heads(args.heads, n_layers, n_heads)
+        validation.check_unique_heads(ranking, "--heads")
+        ks = args.k or [len(ranking)]
+        source, prov, ranked_on = "--heads", {}, task.name
+    else:
+        ranked_on = args.ranking_task or task.name
+        ranking = load_ranking(args.ranking, ranked_on, n_layers, n_heads)
+        ks = args.k or [16, 32, 64, 128]
+        source, prov = f"ranking {args.ranking!r}", ranking_provenance(args.ranking, ranked_on)
+    check_ks(ks, n_layers * n_heads)
+    validation.check_ks_fit(ks, len(ranking), source)
+    return ranking, ks, prov, ranked_on
+
+
+def _evaluated(args, model, task, prov):
+    """The evaluated examples, their prompt format and its record."""
+    from interp_heads.tasks import resolve_format
+    from interp_heads.tasks.fmt import describe
+
+    fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
+    pool = task.split(args.skip)[1]
+    # before resolve_format generates: the longest rendering (chat when the model has a template)
+    validation.check_prompt_lengths(model, pool, fmt_req or task.fmt, args.max_new_tokens)
+    fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
+    if fmt_req and not args.fmt:
+        fmt_info = {"source": "ranking"}
+    _say(args, describe(fmt, fmt_info))
+    rank_ids = set(prov.get("example_ids") or [])
+    left_out = bool(rank_ids) and not args.allow_overlap
+    if left_out:
+        pool = pool.subset(ids=[e.id for e in pool if e.id not in rank_ids])
+        _say(args, f"left out the {len(rank_ids)} example(s) the ranking was computed on")
+    elif args.ranking and not rank_ids and not args.allow_overlap:
+        _say(args, "note: the ranking does not record its examples; evaluation may overlap them")
+    evaluated = _first_examples(args, model, pool, args.n_eval, fmt, "evaluating")
+    if len(evaluated) == 0:
+        raise PipelineError(
+            f"task {args.task!r} has no examples left to evaluate (after --skip {args.skip}"
+            f"{', leaving out the ranking examples' if left_out else ''}"
+            f"{'' if args.no_filter else ', keeping correct answers'})"
+        )
+    return evaluated, fmt, fmt_info
+
+
+def _sweep_config(args, ks, fmt):
+    from interp_heads.sweep.config import SweepConfig
+
+    return SweepConfig(
+        ks=ks,
+        selections=args.selections,
+        seeds=args.seeds,
+        exclude_top=args.exclude_top,
+        ablation=args.ablation or "mean",
+        positions=args.positions,
+        scale=args.scale_factor,
+        max_new_tokens=args.max_new_tokens,
+        metrics=args.metrics,
+        fmt=fmt,
+    )

@@ -57,7 +57,7 @@ def cmd_attribute(args) -> int:
             "nothing to rank (try --fmt or --no-filter)"
         )
     folder = RunFolder(args.out)
-    folder.prepare(config.digest(), args.force)  # after every check: a refusal leaves no folder
+    folder.claim(config.digest(), args.force)  # after every check: a refusal leaves no folder
     exp = Experiment(
         config=config,
         folder=folder,

@@ -30,49 +30,60 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from interp_heads.config import validation
-    from interp_heads.config.flags import cli_flag
-    from interp_heads.config.sections import PLACEMENT
-
     me = sys.modules["interp_heads.cli"]  # through the package, so a test's replacement is seen
-    cmd_ablate, cmd_attribute, cmd_report, cmd_run, cmd_tasks, cmd_score = (
-        getattr(me, n)
-        for n in ("cmd_ablate", "cmd_attribute", "cmd_report", "cmd_run", "cmd_tasks", "cmd_score")
-    )
-    pos, nonneg = validation.positive_int, validation.non_negative_int
-    p = _Parser(
-        prog="interp-heads", description=sys.modules["interp_heads.cli"].__doc__.splitlines()[0]
-    )
+    names = ("tasks", "attribute", "ablate", "run", "report", "score")
+    cmds = {n: getattr(me, f"cmd_{n}") for n in names}
+    p = _Parser(prog="interp-heads", description=me.__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"interp-heads {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
+    for add in (_tasks, _attribute, _ablate, _run, _report_and_score):
+        add(sub, cmds)
+    return p
+
+
+def _tasks(sub, cmds) -> None:
+    """``tasks list|show|build``."""
+    from interp_heads.config import validation
 
     t = sub.add_parser(
         "tasks",
-        help=cmd_tasks.__doc__,
-        description=cmd_tasks.__doc__,
+        help=cmds["tasks"].__doc__,
+        description=cmds["tasks"].__doc__,
         epilog="tasks build passes any further arguments to python -m interp_heads.tasks.builder",
     )
     t.add_argument("action", choices=["list", "show", "build"])
     t.add_argument("name", nargs="?", help="task name or JSONL file (show)")
     t.add_argument(
         "-n",
-        type=pos,
+        type=validation.positive_int,
         default=None,
         help="examples to print (show: 3 when unset) or build (per task)",
     )
-    t.set_defaults(func=cmd_tasks)
+    t.set_defaults(func=cmds["tasks"])
 
-    def common(sp, out_help):
-        cli_flag(sp, "model")
-        sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
-        sp.add_argument("--out", required=True, type=validation.out_arg, help=out_help)
-        for name in ("batch_size", "device", "threads", "n_devices", "backend"):
-            cli_flag(sp, name)
-        sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
-        sp.add_argument("--quiet", action="store_true", help="no progress bars")
 
-    a = sub.add_parser("attribute", help=cmd_attribute.__doc__, description=cmd_attribute.__doc__)
-    common(a, "output folder")
+def _common(sp, out_help: str) -> None:
+    """The flags ``attribute`` and ``ablate`` share: model, task, output folder, placement."""
+    from interp_heads.config import validation
+    from interp_heads.config.flags import cli_flag
+
+    cli_flag(sp, "model")
+    sp.add_argument("--task", required=True, help="built-in task name or task JSONL file")
+    sp.add_argument("--out", required=True, type=validation.out_arg, help=out_help)
+    for name in ("batch_size", "device", "threads", "n_devices", "backend"):
+        cli_flag(sp, name)
+    sp.add_argument("--force", action="store_true", help="reuse a folder holding other results")
+    sp.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def _attribute(sub, cmds) -> None:
+    """``attribute``: rank the heads of one task."""
+    from interp_heads.config.flags import cli_flag
+
+    a = sub.add_parser(
+        "attribute", help=cmds["attribute"].__doc__, description=cmds["attribute"].__doc__
+    )
+    _common(a, "output folder")
     cli_flag(a, "attribution", "--method")
     cli_flag(a, "ablation", help="the ablation kind ablation_atp estimates (the one you mask with)")
     cli_flag(a, "n_rank", "--n-examples")
@@ -87,10 +98,17 @@ def build_parser() -> argparse.ArgumentParser:
     cli_flag(a, "exact_layers")
     cli_flag(a, "rivals")
     cli_flag(a, "verify")
-    a.set_defaults(func=cmd_attribute)
+    a.set_defaults(func=cmds["attribute"])
 
-    b = sub.add_parser("ablate", help=cmd_ablate.__doc__, description=cmd_ablate.__doc__)
-    common(b, "output folder (resumable)")
+
+def _ablate(sub, cmds) -> None:
+    """``ablate``: mask TopK and random heads of one task while it generates."""
+    from interp_heads.config import validation
+    from interp_heads.config.flags import cli_flag
+    from interp_heads.config.sections import PLACEMENT
+
+    b = sub.add_parser("ablate", help=cmds["ablate"].__doc__, description=cmds["ablate"].__doc__)
+    _common(b, "output folder (resumable)")
     b.add_argument("--ranking", help="run folder, ranking.csv or attribution.parquet")
     b.add_argument(
         "--ranking-task",
@@ -113,7 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     cli_flag(b, "scale_factor", type=float)
     cli_flag(b, "n_eval")
     b.add_argument(
-        "--skip", type=nonneg, default=0, help="skip the first N examples of the task file"
+        "--skip",
+        type=validation.non_negative_int,
+        default=0,
+        help="skip the first N examples of the task file",
     )
     b.add_argument(
         "--no-filter",
@@ -132,9 +153,16 @@ def build_parser() -> argparse.ArgumentParser:
     for name in PLACEMENT:
         if name != "n_devices":  # --n-devices is with the model flags above
             cli_flag(b, name)
-    b.set_defaults(func=cmd_ablate)
+    b.set_defaults(func=cmds["ablate"])
 
-    r = sub.add_parser("run", help=cmd_run.__doc__, description=cmd_run.__doc__)
+
+def _run(sub, cmds) -> None:
+    """``run``: the whole pipeline from a TOML config."""
+    from interp_heads.config import validation
+    from interp_heads.config.flags import cli_flag
+    from interp_heads.config.sections import PLACEMENT
+
+    r = sub.add_parser("run", help=cmds["run"].__doc__, description=cmds["run"].__doc__)
     r.add_argument("--config", required=True, help="TOML config, e.g. configs/seed_figure.toml")
     r.add_argument(
         "--out",
@@ -147,18 +175,22 @@ def build_parser() -> argparse.ArgumentParser:
         cli_flag(r, name, default=None)
     r.add_argument("--force", action="store_true", help="reuse a folder holding a different config")
     r.add_argument("--quiet", action="store_true", help="no progress bars")
-    r.set_defaults(func=cmd_run)
+    r.set_defaults(func=cmds["run"])
 
-    rp = sub.add_parser("report", help=cmd_report.__doc__, description=cmd_report.__doc__)
+
+def _report_and_score(sub, cmds) -> None:
+    """``report`` and ``score``: a run folder's page, more metrics."""
+    from interp_heads.config.flags import cli_flag
+
+    rp = sub.add_parser("report", help=cmds["report"].__doc__, description=cmds["report"].__doc__)
     rp.add_argument("dir", help="run folder")
-    rp.set_defaults(func=cmd_report)
+    rp.set_defaults(func=cmds["report"])
 
-    sc = sub.add_parser("score", help=cmd_score.__doc__, description=cmd_score.__doc__)
+    sc = sub.add_parser("score", help=cmds["score"].__doc__, description=cmds["score"].__doc__)
     sc.add_argument("dir", help="run folder")
     sc.add_argument("--metrics", required=True, help="comma-separated answer metrics, e.g. comet")
     cli_flag(sc, "comet_model")
-    sc.set_defaults(func=cmd_score)
-    return p
+    sc.set_defaults(func=cmds["score"])
 
 
 def _cut(msg: str, limit: int = MAX_MESSAGE) -> str:

@@ -35,7 +35,7 @@ __all__ = [
     "check_ks",
     "load_any_model",
     "load_any_task",
-    "prepare",
+    "build_experiment",
     "run_pipeline",
     "task_formats",
 ]
@@ -57,7 +57,7 @@ def task_formats(config: RunConfig, model, tasks: dict) -> tuple[dict[str, str],
     return fmts, infos
 
 
-def prepare(
+def build_experiment(
     config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False
 ) -> Experiment:
     """Load and check everything a run needs, then take the run folder; nothing is written before.
@@ -98,7 +98,7 @@ def prepare(
         raise PipelineError(one_line(exc)) from None
     fmts, fmt_infos = task_formats(config, model, tasks)
     folder = RunFolder(out_dir)
-    folder.prepare(config.digest(), force)  # before any long step: fail fast
+    folder.claim(config.digest(), force)  # before any long step: fail fast
     earlier = folder.read_manifest()
     digest = config.digest()
     history = (
@@ -162,7 +162,7 @@ def run_pipeline(
 
     start = time.perf_counter()
     with removed_if_unused():  # a folder this call made and left unused goes if it fails
-        exp = prepare(config, out_dir, force=force, quiet=quiet)
+        exp = build_experiment(config, out_dir, force=force, quiet=quiet)
         with open_executor(config, exp.model) as executor:  # None: this process
             exp.sweep_options["executor"] = executor
             steps = ["baseline", "attribute", "known", "sweep", "tables", "report"]

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads import store as runfolder
+from interp_heads import store
 from interp_heads.errors import PipelineError
 from interp_heads.store.names import safe_name
 
@@ -142,7 +142,7 @@ class RunFolder:
                 continue
             for p in where.glob(".*.tmp*"):
                 pid = p.name.rpartition(".tmp")[2]
-                if pid.isdigit() and int(pid) != os.getpid() and not runfolder._pid_alive(int(pid)):
+                if pid.isdigit() and int(pid) != os.getpid() and not store._pid_alive(int(pid)):
                     self.delete(p)
 
     def listed(self, kind: str) -> list[str]:
@@ -152,7 +152,7 @@ class RunFolder:
         return [n for n in names if isinstance(n, str)] if isinstance(names, list) else []
 
     # ------------------------------------------------------------------ lifecycle
-    def prepare(self, digest: str, force: bool = False) -> None:
+    def claim(self, digest: str, force: bool = False) -> None:
         """Create the folder, take its lock, refuse a folder of another config (unless ``force``).
 
         The lock (``store.acquire``) is held until the enclosing ``store.held_locks``
@@ -178,9 +178,9 @@ class RunFolder:
         self.lock()
         self.clean_temps()
         if not self.marker.exists():
-            runfolder.write_atomic(self.marker, json.dumps({"tool": "interp_heads"}) + "\n")
+            store.write_atomic(self.marker, json.dumps({"tool": "interp_heads"}) + "\n")
         if self.manifest.exists():
-            entry = runfolder.read_entry(self.manifest, {"config_digest": str}, checksum=False)
+            entry = store.read_entry(self.manifest, {"config_digest": str}, checksum=False)
             theirs = entry.get("config_digest") if entry else None
             if entry is not None and theirs != digest and not force:
                 raise PipelineError(
@@ -208,8 +208,8 @@ class RunFolder:
     def lock(self) -> None:
         """Take the single-writer lock (``PipelineError`` when a live process holds it)."""
         try:
-            runfolder.acquire(self.root)
-        except runfolder.RunFolderBusy as exc:
+            store.acquire(self.root)
+        except store.RunFolderBusy as exc:
             raise PipelineError(str(exc)) from None
 
     def ranking_file(self) -> Path:
@@ -228,7 +228,7 @@ class RunFolder:
         return d if isinstance(d, dict) else {}
 
     def write_manifest(self, manifest: dict) -> None:
-        runfolder.write_atomic(self.manifest, json.dumps(manifest, indent=1, default=str))
+        store.write_atomic(self.manifest, json.dumps(manifest, indent=1, default=str))
 
     def step_outputs(self, step: str) -> list[Path]:
         """The tables step ``step`` writes (its resume entries aside), as listed in the manifest."""
@@ -243,7 +243,7 @@ class RunFolder:
     # ------------------------------------------------------------------ tables
     def write_frame(self, path: Path, frame: pd.DataFrame) -> None:
         """``frame`` to ``path`` (``.csv`` or ``.parquet``), atomically."""
-        with runfolder.atomic(path) as tmp:
+        with store.atomic(path) as tmp:
             if path.suffix == ".parquet":
                 frame.to_parquet(tmp, index=False)
             else:
@@ -265,21 +265,19 @@ class RunFolder:
 
     def read_baseline(self, task: str) -> dict | None:
         """A verified baseline entry (``key``, ``row``, ``ok``), else None (damaged ones warned)."""
-        return runfolder.read_entry(
-            self.baseline_entry(task), {"key": str, "row": dict, "ok": list}
-        )
+        return store.read_entry(self.baseline_entry(task), {"key": str, "row": dict, "ok": list})
 
     def read_known(self) -> dict | None:
         """The verified known-heads entry (``key``, ``scores``), else None (damaged ones warned)."""
-        return runfolder.read_entry(self.known_entry, {"key": str, "scores": dict})
+        return store.read_entry(self.known_entry, {"key": str, "scores": dict})
 
     def write_known(self, entry: dict) -> None:
-        runfolder.write_entry(self.known_entry, entry)
+        store.write_entry(self.known_entry, entry)
 
     def write_baseline(self, task: str, entry: dict) -> None:
         path = self.baseline_entry(task)
         path.parent.mkdir(parents=True, exist_ok=True)
-        runfolder.write_entry(path, entry)
+        store.write_entry(path, entry)
 
 
 def _first_missing(path: Path) -> Path | None:

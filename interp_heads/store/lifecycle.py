@@ -12,7 +12,7 @@
   (:func:`started`): a refused rerun leaves the earlier run as it was. Resume entries stay: their
   resume keys keep them from being reused under other inputs. Every table, figure and page a
   step or ``report`` writes is listed (:func:`note_outputs`).
-* **Remove.** A folder this invocation created (``RunFolder.prepare`` records it) is removed on the
+* **Remove.** A folder this invocation created (``RunFolder.claim`` records it) is removed on the
   way out of a failed or interrupted command (:func:`removed_if_unused`) when it holds nothing a
   user or a resume needs: only the marker, the lock, the manifest and the sweep's config stamp, in
   the folder's own (empty) subfolders. A folder holding any result or resume entry stays; a folder
@@ -28,7 +28,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from interp_heads import store as runfolder
+from interp_heads import store
 from interp_heads.store.folder import SUBFOLDERS, RunFolder
 
 _created: dict[Path, Path] = {}  # run folder -> the topmost folder this process made for it
@@ -90,7 +90,7 @@ def _restore(folder: RunFolder, undo: dict) -> None:
     if undo["manifest"] is None:
         folder.delete(folder.manifest)
     else:
-        runfolder.write_atomic(folder.manifest, undo["manifest"])
+        store.write_atomic(folder.manifest, undo["manifest"])
 
 
 def _plain(path: Path) -> bool:
@@ -158,7 +158,7 @@ def removed_if_unused() -> Iterator[None]:
 def holds_nothing_needed(folder: RunFolder) -> bool:
     """Whether ``folder`` holds only what a command writes before its first result."""
     root = folder.root.absolute()
-    scaffold = {root / runfolder.LOCK_NAME}
+    scaffold = {root / store.LOCK_NAME}
     scaffold |= {p.absolute() for p in (folder.marker, folder.manifest, folder.conditions_config)}
     if folder.read_manifest().get("steps"):
         return False
@@ -175,17 +175,17 @@ def holds_nothing_needed(folder: RunFolder) -> bool:
 
 def _own_temp(name: str) -> bool:
     """A temporary file of this process (an atomic write or the lock being taken)."""
-    return name.endswith((f".tmp{os.getpid()}", f"{runfolder.LOCK_NAME}.{os.getpid()}"))
+    return name.endswith((f".tmp{os.getpid()}", f"{store.LOCK_NAME}.{os.getpid()}"))
 
 
 def remove_unused(root: Path, top: Path) -> bool:
     """Remove ``root`` (made by this process, up from ``top``) if it holds nothing needed and no
     other process holds its lock; returns whether it went."""
     folder = RunFolder(root)
-    lock = folder.root / runfolder.LOCK_NAME
+    lock = folder.root / store.LOCK_NAME
     if not root.is_dir() or root.is_symlink() or not holds_nothing_needed(folder):
         return False
-    if lock.exists() and not runfolder.holds(root):
+    if lock.exists() and not store.holds(root):
         return False
     for path in (folder.manifest, folder.marker, folder.conditions_config):
         folder.delete(path)
@@ -193,7 +193,7 @@ def remove_unused(root: Path, top: Path) -> bool:
         for n in names:
             if _own_temp(n):
                 folder.delete(Path(where) / n)
-    runfolder.drop(root)
+    store.drop(root)
     chain = [root / n for n in SUBFOLDERS] + [root, *_parents(root, top)]
     for d in chain:
         if d.is_dir() and not d.is_symlink():

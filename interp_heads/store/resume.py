@@ -103,6 +103,11 @@ def metric_identity(metric) -> dict:
     }
 
 
+def unit_key(unit: str, model_fp: dict, rows: str, **inputs) -> str:
+    """Resume key of one unit of work: its kind, the model, its rows and whatever else it reads."""
+    return digest({"v": KEY_VERSION, "unit": unit, "model": model_fp, "rows": rows, **inputs}, 32)
+
+
 def condition_key(
     model_fp: dict,
     rows: str,
@@ -116,47 +121,24 @@ def condition_key(
     """Resume key of one sweep condition (see the module docstring).
 
     ``mask``: the mask's scope and scale factor when they are not the defaults (``SweepConfig
-    .mask_key``); at the defaults the key is the one folders made before these settings hold.
+    .mask_key``); at the defaults the key leaves them out.
     """
-    ablation = {"kind": kind, "values": values_digest, **(mask or {})}
-    return digest(
-        {
-            "v": KEY_VERSION,
-            "unit": "condition",
-            "model": model_fp,
-            "rows": rows,
-            "heads": [list(h) if not isinstance(h, str) else h for h in heads],
-            "ablation": ablation,
-            "generation": generation,
-            "metrics": [metric_identity(m) for m in metrics],
-        },
-        32,
+    return unit_key(
+        "condition",
+        model_fp,
+        rows,
+        heads=[list(h) if not isinstance(h, str) else h for h in heads],
+        ablation={"kind": kind, "values": values_digest, **(mask or {})},
+        generation=generation,
+        metrics=[metric_identity(m) for m in metrics],
     )
 
 
 def attribution_key(model_fp: dict, rows: str, **settings) -> str:
     """Resume key of one attribution file: model, rank rows and every ``attribute_heads`` setting."""
-    return digest(
-        {
-            "v": KEY_VERSION,
-            "unit": "attribution",
-            "model": model_fp,
-            "rows": rows,
-            "settings": settings,
-        },
-        32,
-    )
+    return unit_key("attribution", model_fp, rows, settings=settings)
 
 
 def baseline_key(model_fp: dict, rows: str, **settings) -> str:
     """Resume key of one baseline cache entry: model, rows (rendered) and generation settings."""
-    return digest(
-        {
-            "v": KEY_VERSION,
-            "unit": "baseline",
-            "model": model_fp,
-            "rows": rows,
-            "settings": settings,
-        },
-        32,
-    )
+    return unit_key("baseline", model_fp, rows, settings=settings)

@@ -73,5 +73,14 @@ class SweepConfig:
         """How this sweep generates at ``batch_size`` rows per batch."""
         return Generation(self.max_new_tokens, batch_size, not self.free_form)
 
+    def generation_key(self, batch_size: int) -> dict:
+        """The generation settings as resume keys hold them."""
+        return {
+            "max_new_tokens": self.max_new_tokens,
+            "decoding": "greedy",
+            "stop_at_newline": not self.free_form,
+            "batch_size": batch_size,
+        }
+
     def digest(self) -> str:
         return config_digest(self.to_dict())

@@ -145,12 +145,7 @@ def run_sweep(
 def _prepare(run: SweepRun) -> None:
     """Each task's prompts, replacement values and resume-key inputs, computed once."""
     cfg, fp = run.config, model_fingerprint(run.model)
-    generation = {
-        "max_new_tokens": cfg.max_new_tokens,
-        "decoding": "greedy",
-        "stop_at_newline": not cfg.free_form,
-        "batch_size": run.batch_size,
-    }
+    generation = cfg.generation_key(run.batch_size)
     for name, task in run.tasks.items():
         fmt = cfg.fmt or getattr(task, "fmt", None) or "auto"
         prompts = render(run.model, [e.prompt for e in task], fmt=fmt)

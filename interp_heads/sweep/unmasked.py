@@ -13,9 +13,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from interp_heads import store as runfolder
 from interp_heads.metrics.base import first_line
-from interp_heads.store import resume
+from interp_heads.store import read_entry, resume, write_entry
 from interp_heads.store.folder import RunFolder
 from interp_heads.tasks.schema import Task
 
@@ -28,20 +27,12 @@ def reference_text(generation: str, free_form: bool) -> str:
 
 
 def unmasked_key(model, task: Task, prompts: list[str], config, batch_size: int) -> str:
-    return runfolder.digest(
-        {
-            "v": resume.KEY_VERSION,
-            "unit": "unmasked",
-            "model": resume.model_fingerprint(model),
-            "rows": resume.rows_digest(task, prompts),
-            "generation": {
-                "max_new_tokens": config.max_new_tokens,
-                "decoding": "greedy",
-                "stop_at_newline": not config.free_form,
-                "batch_size": batch_size,
-            },
-        },
-        32,
+    """Resume key of a task's unmasked answers: the model, the rows, the generation settings."""
+    return resume.unit_key(
+        "unmasked",
+        resume.model_fingerprint(model),
+        resume.rows_digest(task, prompts),
+        generation=config.generation_key(batch_size),
     )
 
 
@@ -49,7 +40,6 @@ def attach_unmasked(
     model, tasks: Mapping[str, Task], config, batch_size: int, out_dir=None
 ) -> dict[str, Task]:
     """Copies of ``tasks`` whose examples carry ``meta["unmasked"]`` (stored or generated now)."""
-    from interp_heads.generation.decode import generate
     from interp_heads.tasks.prompts import render
 
     out = {}
@@ -58,19 +48,13 @@ def attach_unmasked(
         key = unmasked_key(model, task, prompts, config, batch_size)
         ids = [e.id for e in task]
         path = RunFolder(out_dir).unmasked_entry(name) if out_dir else None
-        entry = runfolder.read_entry(path, SCHEMA) if path and path.exists() else None
+        entry = read_entry(path, SCHEMA) if path and path.exists() else None
         if entry is None or entry["key"] != key or entry["ids"] != ids:
-            outs = generate(
-                model,
-                prompts,
-                config.max_new_tokens,
-                batch_size=batch_size,
-                stop_at_newline=not config.free_form,
-            )
+            outs = config.generation(batch_size).run(model, prompts)
             entry = {"key": key, "ids": ids, "generations": outs}
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                runfolder.write_entry(path, entry)
+                write_entry(path, entry)
         examples = [
             dataclasses.replace(e, meta={**e.meta, "unmasked": reference_text(o, config.free_form)})
             for e, o in zip(task, entry["generations"], strict=True)

@@ -324,7 +324,7 @@ def test_sigterm_releases_the_lock(name, tmp_path, monkeypatch, capfd):
     def stop(args):
         from interp_heads.store.folder import RunFolder
 
-        RunFolder(out).prepare("digest")
+        RunFolder(out).claim("digest")
         (out / "baseline.csv").write_text("kept")  # a stored result: the folder stays
         os.kill(os.getpid(), sig)
         raise AssertionError("not reached")
