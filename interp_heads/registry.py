@@ -1,15 +1,17 @@
 """One registry per extension point: ablation kinds, attribution methods, metrics, executors.
 
 A :class:`Registry` maps a name to the object that implements it (SAELens' ``register_sae_class``,
-one object per variant). The built-in entries register themselves in their own files; a user's
-variant does the same with ``KINDS.register(...)`` (or ``METHODS``, ``METRICS``, ``EXECUTORS``)
-and is then accepted by the config, the CLI and every code path that resolves the name.
+one object per variant). Each built-in entry registers itself in its own file, and the package
+that owns the registry imports those files, so importing the package registers them (the files
+import the registry's ``base`` module, never the package: no import circle). A user's variant
+does the same with ``KINDS.register(...)`` (or ``METHODS``, ``METRICS``, ``EXECUTORS``) and is
+then accepted by the config, the CLI and every code path that resolves the name.
 Names are matched case-insensitively with ``-`` and ``_`` equal, as ``vocab`` parses its values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Generic, TypeVar
 
 from interp_heads.errors import InputError
@@ -24,12 +26,11 @@ def _key(name: str) -> str:
 class Registry(Generic[T]):
     """Named objects of one kind (``what`` names the kind in error messages)."""
 
-    def __init__(self, what: str, loader: Callable[[], None] | None = None, vocab=None):
+    def __init__(self, what: str, vocab=None):
         self.what = what
-        self.vocab = vocab  # the built-in names (a ``vocab`` enum): accepted before loading
+        self.vocab = vocab  # the built-in names (a ``vocab`` enum)
         self._items: dict[str, T] = {}
         self._aliases: dict[str, str] = {}
-        self._loader = loader  # imports the built-in entries on first use
 
     def register(self, name: str, obj: T, *, aliases: tuple[str, ...] = (), replace=False) -> T:
         """Add ``obj`` under ``name``; a second registration of a name needs ``replace=True``."""
@@ -46,23 +47,16 @@ class Registry(Generic[T]):
         self._items.pop(key, None)
         self._aliases = {a: k for a, k in self._aliases.items() if k != key}
 
-    def _load(self) -> None:
-        if self._loader is not None:
-            loader, self._loader = self._loader, None
-            loader()
-
     def canonical(self, name: str) -> str:
         """The registered name for ``name`` (an alias or another spelling), else InputError.
 
-        A built-in name (``vocab``) is answered without importing the built-in entries, so a
-        config can be checked without loading torch.
+        A built-in name (``vocab``) is answered from the vocabulary alone.
         """
         if self.vocab is not None:
             try:
                 return self.vocab.parse(name).value
             except InputError:
                 pass
-        self._load()
         key = _key(name)
         key = self._aliases.get(key, key)
         if key not in self._items:
@@ -74,14 +68,12 @@ class Registry(Generic[T]):
 
     def get(self, name: str) -> T:
         key = self.canonical(name)
-        self._load()
         if key not in self._items:
             raise InputError(f"{self.what} {name!r} is not registered")
         return self._items[key]
 
     def names(self) -> tuple[str, ...]:
         """The registered names: the built-ins in ``vocab`` order, then the others."""
-        self._load()
         builtin = [v for v in (self.vocab.values() if self.vocab else ()) if v in self._items]
         return (*builtin, *(k for k in self._items if k not in builtin))
 

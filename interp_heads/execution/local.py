@@ -6,7 +6,6 @@ from collections.abc import Iterator, Sequence
 
 from interp_heads.execution.base import Finished, SweepUnit, generate_masked
 from interp_heads.execution.packed import PackedExecutor, PackRows, packing_enabled
-from interp_heads.execution.registry import EXECUTORS
 
 
 class PlainExecutor:
@@ -40,8 +39,3 @@ class LocalExecutor:
 
     def close(self) -> None:
         self.inner.close()
-
-
-EXECUTORS.register("local", lambda settings, model: LocalExecutor(model))
-EXECUTORS.register("plain", lambda settings, model: PlainExecutor(model))
-EXECUTORS.register("packed", lambda settings, model: PackedExecutor(model))

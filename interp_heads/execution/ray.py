@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
 from interp_heads.execution.base import ExecutorError, Finished, SweepUnit, generate_masked
-from interp_heads.execution.registry import EXECUTORS
 
 WORKER_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 MAX_ATTEMPTS = 3  # a unit that kills this many workers stops the sweep (it would kill them all)
@@ -257,20 +256,3 @@ class RayExecutor:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _from_settings(settings, model) -> RayExecutor:
-    """``executor = "ray"``: actors load ``settings.model`` and must match ``model``'s fingerprint."""
-    from interp_heads.store.resume import model_fingerprint
-
-    return RayExecutor(
-        settings.model,
-        device=settings.device,
-        n_workers=getattr(settings, "n_workers", None),
-        address=getattr(settings, "ray_address", None),
-        n_devices=getattr(settings, "n_devices", None) or 1,
-        fingerprint=model_fingerprint(model),
-    )
-
-
-EXECUTORS.register("ray", _from_settings)

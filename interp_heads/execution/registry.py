@@ -2,8 +2,10 @@
 
 A factory takes the run's settings (a ``RunConfig`` or the CLI's arguments: ``model``,
 ``device``, ``n_workers``, ``ray_address``, ``n_devices``) and the driver's model, and returns
-an ``Executor`` (``execution.base``). ``local``, ``plain`` and ``packed`` are in
-``execution.local``; ``ray`` in ``execution.ray``. The built-in names are ``vocab.ExecutorName``.
+an ``Executor`` (``execution.base``). The built-in factories (``execution.builtin``: ``local``,
+``plain`` and ``packed`` of ``execution.local``, ``ray`` of ``execution.ray``) import their
+executor when called, so the names are known without torch. The built-in names are
+``vocab.ExecutorName``.
 """
 
 from __future__ import annotations
@@ -14,12 +16,7 @@ from collections.abc import Callable
 from interp_heads.registry import Registry
 from interp_heads.vocab import ExecutorName
 
-
-def _load_builtins() -> None:
-    from interp_heads.execution import local, ray  # noqa: F401
-
-
-EXECUTORS: Registry[Callable] = Registry("executor", _load_builtins, vocab=ExecutorName)
+EXECUTORS: Registry[Callable] = Registry("executor", vocab=ExecutorName)
 
 
 def make_executor(settings, model):

@@ -58,72 +58,23 @@ def plot_sweep(
     )
     ks = sorted(k for k in summary["k"].unique() if k > 0)
     for col, task in enumerate(tasks, start=1):
-        sub = summary[summary.task == task]
+        sub, first = summary[summary.task == task], col == 1
         for mi, metric in enumerate(metrics):
             color = METRIC_COLORS[mi % len(METRIC_COLORS)]
             label = labels.get(metric, metric)
             base = sub[(sub.selection == BASELINE) & (sub.metric == metric)]
             if len(base) and ks:
-                fig.add_trace(
-                    go.Scatter(
-                        x=[ks[0], ks[-1]],
-                        y=[base["mean"].iloc[0]] * 2,
-                        mode="lines",
-                        line={"color": _rgba(color, 0.45), "width": 1, "dash": "longdashdot"},
-                        name=f"Unmasked {label}",
-                        legendgroup=f"base-{metric}",
-                        showlegend=col == 1,
-                        hovertemplate=f"unmasked {label}: %{{y:.3f}}<extra>{task}</extra>",
-                    ),
-                    row=1,
-                    col=col,
-                )
+                trace = _unmasked_trace(base["mean"].iloc[0], ks, color, label, metric, task, first)
+                fig.add_trace(trace, row=1, col=col)
             for sel in selections:
                 line = sub[(sub.selection == sel) & (sub.metric == metric)].sort_values("k")
                 if line.empty:
                     continue
                 name = f"{SELECTION_NAME.get(sel, sel)} {label}"
                 if bands:
-                    fig.add_trace(
-                        go.Scatter(
-                            x=list(line.k) + list(line.k[::-1]),
-                            y=list(line.ci_high) + list(line.ci_low[::-1]),
-                            fill="toself",
-                            mode="lines",  # no marker dots at the band's corners
-                            fillcolor=_rgba(color, 0.12),
-                            line={"width": 0},
-                            hoverinfo="skip",
-                            legendgroup=name,
-                            showlegend=False,
-                        ),
-                        row=1,
-                        col=col,
-                    )
-                fig.add_trace(
-                    go.Scatter(
-                        x=line.k,
-                        y=line["mean"],
-                        mode="lines+markers",
-                        line={
-                            "color": color,
-                            "dash": SELECTION_DASH.get(sel, "dashdot"),
-                            "width": 2,
-                        },
-                        marker={"size": 6},
-                        name=name,
-                        legendgroup=name,
-                        showlegend=col == 1,
-                        customdata=line[["ci_low", "ci_high", "n_draws", "n_examples"]].to_numpy(),
-                        hovertemplate=(
-                            f"{name}<br>k=%{{x}}<br>score=%{{y:.3f}}"
-                            "<br>95% CI [%{customdata[0]:.3f}, %{customdata[1]:.3f}]"
-                            "<br>draws=%{customdata[2]}, examples=%{customdata[3]}"
-                            f"<extra>{task}</extra>"
-                        ),
-                    ),
-                    row=1,
-                    col=col,
-                )
+                    fig.add_trace(_band_trace(line, color, name), row=1, col=col)
+                trace = _curve_trace(line, color, SELECTION_DASH.get(sel, "dashdot"), name, task)
+                fig.add_trace(trace.update(showlegend=first), row=1, col=col)
     fig.update_xaxes(
         type="log", tickvals=ks, ticktext=[str(k) for k in ks], title_text="# Masked Heads"
     )
@@ -138,6 +89,55 @@ def plot_sweep(
         template="plotly_white",
     )
     return fig
+
+
+def _unmasked_trace(mean, ks, color, label, metric, task, show) -> go.Scatter:
+    """The unmasked model's score as a flat line across the k axis."""
+    return go.Scatter(
+        x=[ks[0], ks[-1]],
+        y=[mean] * 2,
+        mode="lines",
+        line={"color": _rgba(color, 0.45), "width": 1, "dash": "longdashdot"},
+        name=f"Unmasked {label}",
+        legendgroup=f"base-{metric}",
+        showlegend=show,
+        hovertemplate=f"unmasked {label}: %{{y:.3f}}<extra>{task}</extra>",
+    )
+
+
+def _band_trace(line, color, name) -> go.Scatter:
+    """A selection's 95% CI band, filled between ``ci_low`` and ``ci_high``."""
+    return go.Scatter(
+        x=list(line.k) + list(line.k[::-1]),
+        y=list(line.ci_high) + list(line.ci_low[::-1]),
+        fill="toself",
+        mode="lines",  # no marker dots at the band's corners
+        fillcolor=_rgba(color, 0.12),
+        line={"width": 0},
+        hoverinfo="skip",
+        legendgroup=name,
+        showlegend=False,
+    )
+
+
+def _curve_trace(line, color, dash, name, task) -> go.Scatter:
+    """A selection's mean score against k, with its CI and counts on hover."""
+    return go.Scatter(
+        x=line.k,
+        y=line["mean"],
+        mode="lines+markers",
+        line={"color": color, "dash": dash, "width": 2},
+        marker={"size": 6},
+        name=name,
+        legendgroup=name,
+        customdata=line[["ci_low", "ci_high", "n_draws", "n_examples"]].to_numpy(),
+        hovertemplate=(
+            f"{name}<br>k=%{{x}}<br>score=%{{y:.3f}}"
+            "<br>95% CI [%{customdata[0]:.3f}, %{customdata[1]:.3f}]"
+            "<br>draws=%{customdata[2]}, examples=%{customdata[3]}"
+            f"<extra>{task}</extra>"
+        ),
+    )
 
 
 def breakdown_table(

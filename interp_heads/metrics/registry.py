@@ -1,6 +1,7 @@
 """The metric registry: names from the CLI/config become :class:`Metric` objects.
 
-Each metric's file registers its class (``METRICS.register("chrf", ChrF)``); a class builds its
+Each metric's file registers its class (``METRICS.register("chrf", ChrF)``) and the package
+imports every metric's file, so importing ``interp_heads.metrics`` registers them; a class builds its
 object with :meth:`Metric.build`, which COMET overrides to fall back to the offline MiniLM
 stand-in (with a printed note) when no checkpoint loads. A user's metric is one file with a
 ``Metric`` subclass and its registration. The built-in names are ``vocab.MetricName``.
@@ -12,17 +13,7 @@ from interp_heads.metrics.base import Metric
 from interp_heads.registry import Registry
 from interp_heads.vocab import MetricName
 
-
-def _load_builtins() -> None:
-    from interp_heads.metrics import (  # noqa: F401
-        accuracy,
-        comet_metric,
-        embedding,
-        seed_accuracy,
-    )
-
-
-METRICS: Registry[type[Metric]] = Registry("metric", _load_builtins, vocab=MetricName)
+METRICS: Registry[type[Metric]] = Registry("metric", vocab=MetricName)
 
 
 def resolve_metrics(

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import torch
 
+from interp_heads.models.families import BRIDGE_FAMILIES
 from interp_heads.models.tl_compat import (
     HAS_BRIDGE,
     BackendError,
@@ -30,20 +31,6 @@ from interp_heads.models.tl_compat import (
 )
 
 BACKENDS = ("hooked", "bridge")
-
-# Families the bridge backend has been checked on (tests/unit/test_bridge.py, bench/families.py).
-BRIDGE_FAMILIES = {
-    "LlamaForCausalLM",
-    "MistralForCausalLM",
-    "Qwen2ForCausalLM",
-    "Qwen3ForCausalLM",
-    "Gemma2ForCausalLM",
-    "Gemma3ForCausalLM",
-    "Phi3ForCausalLM",
-    "Olmo2ForCausalLM",
-    "GPT2LMHeadModel",
-    "GPTNeoXForCausalLM",
-}
 
 
 def backend_of(model) -> str:
@@ -87,8 +74,8 @@ def load_bridge(folder: Path, device: str, dtype: torch.dtype):
     """A TransformerBridge around the Hugging Face model saved in ``folder``, booted offline."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
+    from interp_heads.models.convert import ModelLoadError, attach_tokenizer, prepare_tokenizer
     from interp_heads.models.families import FAMILIES, FamilyError, family_of
-    from interp_heads.models.load import ModelLoadError, attach_tokenizer, prepare_tokenizer
     from interp_heads.models.tl_compat import BRIDGE_ENV, HOOKED_ENV, no_bridge
 
     if not HAS_BRIDGE:

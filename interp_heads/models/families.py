@@ -17,6 +17,21 @@ from dataclasses import dataclass
 MAX_CTX = 2048  # TransformerLens allocates an n_ctx x n_ctx causal mask per layer
 
 
+# Families the bridge backend has been checked on (tests/unit/test_bridge.py, bench/families.py).
+BRIDGE_FAMILIES = {
+    "LlamaForCausalLM",
+    "MistralForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+    "Gemma2ForCausalLM",
+    "Gemma3ForCausalLM",
+    "Phi3ForCausalLM",
+    "Olmo2ForCausalLM",
+    "GPT2LMHeadModel",
+    "GPTNeoXForCausalLM",
+}
+
+
 class FamilyError(RuntimeError):
     """A checkpoint whose family (or a feature of it) the hooked backend cannot serve."""
 
@@ -66,7 +81,6 @@ def family_of(hf_config) -> Family:
         return FAMILIES[arch]
     why = UNSERVED.get(arch)
     served = ", ".join(sorted(FAMILIES))
-    from interp_heads.models.backends import BRIDGE_FAMILIES
     from interp_heads.models.tl_compat import BRIDGE_ENV
 
     bridge = f"; the bridge backend serves it ({BRIDGE_ENV})" if arch in BRIDGE_FAMILIES else ""

@@ -57,6 +57,48 @@ def task_formats(config: RunConfig, model, tasks: dict) -> tuple[dict[str, str],
     return fmts, infos
 
 
+def _model(config: RunConfig):
+    """The run's model, its torch threads set (explicitly, or shared with later processes)."""
+    with contextlib.redirect_stdout(io.StringIO()):  # TransformerLens' "Moving model to device"
+        model = load_any_model(
+            config.model, config.device, n_devices=config.n_devices, backend=config.backend
+        )
+    if config.threads is not None:
+        threads.configure(config.threads)
+    threads.watch(model)  # else share the cores with interp-heads processes that start later
+    return model
+
+
+def _tasks(config: RunConfig) -> dict:
+    tasks = {}
+    for spec in config.tasks:
+        task = load_any_task(config.task_path(spec)).subset(n=config.max_examples)
+        if task.name in tasks:
+            raise PipelineError(f"task {task.name!r} is listed twice")
+        tasks[task.name] = task
+    return tasks
+
+
+def _sweep_config(config: RunConfig, ks: list[int], fmts: dict):
+    from interp_heads.sweep.config import SweepConfig
+
+    return SweepConfig(
+        ks=ks,
+        selections=[str(s) for s in config.selections],
+        seeds=config.seeds,
+        exclude_top=config.exclude_top,
+        ablation=str(config.ablation),
+        positions=str(config.positions),
+        scale=config.scale_factor,
+        max_new_tokens=config.max_new_tokens,
+        metrics=[str(m) for m in config.metrics],
+        reference=str(config.reference),
+        free_form=config.free_form,
+        elbow=config.elbow,
+        fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
+    )
+
+
 def build_experiment(
     config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False
 ) -> Experiment:
@@ -68,26 +110,14 @@ def build_experiment(
     import torch
 
     from interp_heads.metrics import MetricUnavailable, resolve_metrics
-    from interp_heads.sweep.loop import SweepConfig
 
     t0 = time.perf_counter()
     RunFolder(out_dir).check_usable(force)  # before any work
     torch.manual_seed(config.seed)
-    with contextlib.redirect_stdout(io.StringIO()):  # TransformerLens' "Moving model to device"
-        model = load_any_model(
-            config.model, config.device, n_devices=config.n_devices, backend=config.backend
-        )
-    if config.threads is not None:
-        threads.configure(config.threads)
-    threads.watch(model)  # else share the cores with interp-heads processes that start later
+    model = _model(config)
     timings = {"load_model": time.perf_counter() - t0}
     ks = config.resolved_ks(model.cfg.n_layers * model.cfg.n_heads)
-    tasks = {}
-    for spec in config.tasks:
-        task = load_any_task(config.task_path(spec)).subset(n=config.max_examples)
-        if task.name in tasks:
-            raise PipelineError(f"task {task.name!r} is listed twice")
-        tasks[task.name] = task
+    tasks = _tasks(config)
     for task in tasks.values():  # before task_formats generates: the longest rendering
         validation.check_prompt_lengths(
             model, task, config.fmt or task.fmt, config.max_new_tokens, corrupted=task.has_corrupted
@@ -120,21 +150,7 @@ def build_experiment(
         digest=digest,
         batch_size=config.batch_size,
         timings=timings,
-        sweep_config=SweepConfig(
-            ks=ks,
-            selections=[str(s) for s in config.selections],
-            seeds=config.seeds,
-            exclude_top=config.exclude_top,
-            ablation=str(config.ablation),
-            positions=str(config.positions),
-            scale=config.scale_factor,
-            max_new_tokens=config.max_new_tokens,
-            metrics=[str(m) for m in config.metrics],
-            reference=str(config.reference),
-            free_form=config.free_form,
-            elbow=config.elbow,
-            fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
-        ),
+        sweep_config=_sweep_config(config, ks, fmts),
     )
     exp.manifest.update(
         data={

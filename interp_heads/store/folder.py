@@ -39,6 +39,7 @@ import pandas as pd
 
 from interp_heads import store
 from interp_heads.errors import PipelineError
+from interp_heads.store.created import note_created
 from interp_heads.store.names import safe_name
 
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
@@ -165,9 +166,7 @@ class RunFolder:
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
             if top is not None:  # made by this invocation: removed again if it stays unused
-                from interp_heads.store import lifecycle
-
-                lifecycle.note_created(out_dir, top)
+                note_created(out_dir, top)
             probe = out_dir / f".write-probe-{os.getpid()}"
             probe.write_text("")
             probe.unlink()

@@ -29,9 +29,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from interp_heads import store
+from interp_heads.store.created import created
 from interp_heads.store.folder import SUBFOLDERS, RunFolder
-
-_created: dict[Path, Path] = {}  # run folder -> the topmost folder this process made for it
 
 
 # --------------------------------------------------------------------------- start and retire
@@ -133,26 +132,21 @@ def note_report(folder: RunFolder, paths: Iterable[Path]) -> None:
 
 
 # --------------------------------------------------------------------------- remove
-def note_created(root: Path, top: Path) -> None:
-    """Record that this process made ``root`` (and every folder from ``top`` down to it)."""
-    _created.setdefault(Path(root).absolute(), Path(top).absolute())
-
-
 @contextlib.contextmanager
 def removed_if_unused() -> Iterator[None]:
     """On a failure or interrupt inside the block, remove the run folders created inside it
     that hold nothing needed (:func:`holds_nothing_needed`)."""
-    before = set(_created)
+    before = set(created)
     try:
         yield
     except BaseException:
-        for root in [r for r in _created if r not in before]:
+        for root in [r for r in created if r not in before]:
             with contextlib.suppress(OSError):
-                remove_unused(root, _created[root])
+                remove_unused(root, created[root])
         raise
     finally:
-        for root in [r for r in _created if r not in before]:
-            del _created[root]
+        for root in [r for r in created if r not in before]:
+            del created[root]
 
 
 def holds_nothing_needed(folder: RunFolder) -> bool:

@@ -59,8 +59,9 @@ def _imports(path: Path, parts: tuple[str, ...]):
             if mod[:1] == ["interp_heads"] and len(mod) == 1:  # from interp_heads import x
                 for alias in node.names:
                     yield ["interp_heads", alias.name]
-            else:
-                yield mod
+            else:  # ``from package import module`` imports that module; a name: its module
+                for alias in node.names:
+                    yield [*mod, alias.name]
 
 
 def _role(parts) -> str:
@@ -85,6 +86,64 @@ def test_no_import_runs_back_up():
             if theirs > mine:
                 wrong.append(f"{'/'.join(parts)} -> {'.'.join(mod)}")
     assert not wrong, "imports that run back up:\n" + "\n".join(wrong)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """``{module: modules it imports}`` over every import, also those inside functions."""
+    names = {}
+    for path, parts in _modules():
+        inner = parts[:-1] if parts[-1] == "__init__" else parts
+        names[".".join(("interp_heads", *inner))] = (path, parts)
+    graph = {}
+    for name, (path, parts) in names.items():
+        found = set()
+        for mod in _imports(path, parts):
+            dotted, parent = ".".join(mod), ".".join(mod[:-1])
+            if dotted in names and dotted != name:
+                found.add(dotted)
+            elif parent in names and parent != name:
+                found.add(parent)  # ``from module import name``: a name defined in module
+        graph[name] = found
+    return graph
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_circle():
+    """A package's ``__init__`` may import its own modules; a module importing its package is
+    counted as importing that ``__init__``, so a registry and its entries cannot form a circle."""
+    graph = _module_graph()
+    assert "interp_heads.interventions.kinds.mean" in graph["interp_heads.interventions.kinds"]
+    assert not _circles(graph), _circles(graph)
 
 
 def test_no_module_is_over_300_lines():

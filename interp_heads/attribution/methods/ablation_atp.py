@@ -9,7 +9,7 @@ layers by their exact mean-ablation drop instead: the first-order estimate fails
 
 import dataclasses
 
-from interp_heads.attribution.methods import METHODS, Method, Options
+from interp_heads.attribution.methods.base import METHODS, Method, Options
 
 
 class AblationAtP(Method):

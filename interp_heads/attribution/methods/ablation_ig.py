@@ -1,6 +1,6 @@
 """``ablation_ig``: integrated gradients along z -> task mean, all heads together."""
 
-from interp_heads.attribution.methods import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method
 
 
 class AblationIG(Method):

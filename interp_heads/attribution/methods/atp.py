@@ -1,6 +1,6 @@
 """``atp``: attribution patching, grad x (clean z - corrupted z) (Nanda 2023; Kramar et al. 2024)."""
 
-from interp_heads.attribution.methods import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method
 
 
 class AtP(Method):

@@ -1,6 +1,6 @@
 """``exact``: activation patching, the clean head into the corrupted run (normalised logit diff)."""
 
-from interp_heads.attribution.methods import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method
 
 
 class Exact(Method):

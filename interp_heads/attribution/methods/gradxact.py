@@ -1,6 +1,6 @@
 """``gradxact``: gradient x activation on clean prompts (no corrupted prompts needed)."""
 
-from interp_heads.attribution.methods import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method
 
 
 class GradXAct(Method):

@@ -1,6 +1,6 @@
 """``headmask``: head importance of Michel et al. (2019), E_x |dL/dmask_h| at mask = 1."""
 
-from interp_heads.attribution.methods import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method
 
 
 class HeadMask(Method):

@@ -1,6 +1,6 @@
 """``mean_ablation``: the exact effect of replacing each head's z by its task mean."""
 
-from interp_heads.attribution.methods import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method
 
 
 class MeanAblation(Method):

@@ -4,7 +4,7 @@ It ranks the heads of several tasks together (``attribution.probe.probe_heads``;
 ``probe`` step), so it has no per-task :meth:`score`.
 """
 
-from interp_heads.attribution.methods import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method
 
 
 class Probe(Method):

@@ -1,6 +1,6 @@
 """``retrieval_score``: how often a head copy-pastes the needle token it attends to (Wu et al. 2024)."""
 
-from interp_heads.attribution.methods import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method
 
 
 class RetrievalScore(Method):

@@ -1,6 +1,6 @@
 """``mean``: a masked head's ``z`` is its mean over the task's prompts (all non-pad positions)."""
 
-from interp_heads.interventions.kinds import KINDS, Ablation
+from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
 class Mean(Ablation):

@@ -1,6 +1,6 @@
 """``resample``: a masked head's ``z`` is its mean over one other prompt, drawn (seeded) per head."""
 
-from interp_heads.interventions.kinds import KINDS, Ablation
+from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
 class Resample(Ablation):

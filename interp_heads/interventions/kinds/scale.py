@@ -4,7 +4,7 @@ The mask of the Cognitive Mirrors study (Ma et al., NeurIPS 2025), which multipl
 ``o_proj`` input.
 """
 
-from interp_heads.interventions.kinds import KINDS, Ablation
+from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
 class Scale(Ablation):

@@ -1,6 +1,6 @@
 """``zero``: a masked head's ``z`` is set to 0."""
 
-from interp_heads.interventions.kinds import KINDS, Ablation
+from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
 class Zero(Ablation):
