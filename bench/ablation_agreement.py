@@ -4,7 +4,7 @@ For each task (the four built-in ones and the user antonym task): the first ``--
 answered examples (of the first 64), in the task's own format (the antonym task declares none: the
 measured one, as the CLI picks it). The reference is the exact drop of
 log p(answer's first token) when a head's ``hook_z`` is replaced by its task mean
-(``mean_ablation_scores(..., metric="logprob")``), for all heads. Every method runs on the same
+(``mean_ablation_scores(..., objective="logprob")``), for all heads. Every method runs on the same
 examples and is compared by the order it ranks the heads in (``HeadScores.rank()``, its own
 direction: signed for the ablation estimates, |score| for the others; refined heads first):
 Spearman correlation with the reference's signed order over all heads, how many of the reference's
@@ -87,7 +87,7 @@ def _reference(model, task, batches, cache: Path, args) -> tuple[torch.Tensor, f
             break
         t0 = time.perf_counter()
         heads = [(layer, h) for layer in chunk for h in range(n_heads)]
-        scores, _ = mean_ablation_scores(model, batches, heads=heads, metric="logprob")
+        scores, _ = mean_ablation_scores(model, batches, heads=heads, objective="logprob")
         took = time.perf_counter() - t0
         spent += took
         weight = sum(n_layers - layer for layer in chunk)

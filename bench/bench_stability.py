@@ -34,7 +34,7 @@ def methods(model, batches, layer0):
     out = {
         "ablation_atp": lambda per: ablation_atp_scores(model, batches, "mean", per_example=per),
         "mean_ablation layer 0": lambda per: mean_ablation_scores(
-            model, batches, heads=layer0, metric="logprob", per_example=per
+            model, batches, heads=layer0, objective="logprob", per_example=per
         )[0],
     }
     if all(b.corrupted is not None for b in batches):

@@ -52,7 +52,7 @@ def main() -> None:
         )
         heads = [(layer, h) for layer in range(args.layers) for h in range(n_heads)]
         t0 = time.perf_counter()
-        exact, _ = mean_ablation_scores(model, batches, heads=heads, metric="logprob")
+        exact, _ = mean_ablation_scores(model, batches, heads=heads, objective="logprob")
         seconds = time.perf_counter() - t0
         for layer, h in heads:
             est, ex = float(pure.scores[layer, h]), float(exact[layer, h])

@@ -128,7 +128,7 @@ def _refine(model, batches, method: Method, opts: Options, scores, per_example, 
                 batches,
                 heads=todo,
                 max_rows=opts.max_rows,
-                metric="logprob",
+                objective="logprob",
                 per_example=sub,
             )
         else:

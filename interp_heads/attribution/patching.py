@@ -239,21 +239,21 @@ def mean_ablation_scores(
     *,
     max_rows: int = 128,
     heads: Sequence[Head] | None = None,
-    metric: str = "auto",
+    objective: str = "auto",
     per_example: list | None = None,
 ) -> tuple[Float[torch.Tensor, "layer head"], str]:
-    """Drop of the metric when one head's ``hook_z`` is replaced by its task mean (all positions).
+    """Drop of the objective when one head's ``hook_z`` is replaced by its task mean (all positions).
 
     All heads of a layer are patched in one forward pass from that layer on (``patch_heads``).
-    ``metric="auto"``: with corrupted answers the normalised logit difference (drop / (LD_clean -
+    ``objective="auto"``: with corrupted answers the normalised logit difference (drop / (LD_clean -
     LD_corrupted)), without them the mean log-probability of the answer's first token;
-    ``metric="logprob"`` always the latter (the scale of ``ablation_atp``). ``heads``: score only
+    ``objective="logprob"`` always the latter (the scale of ``ablation_atp``). ``heads``: score only
     these (the others are NaN). ``per_example``: as in :func:`exact_scores`.
     """
     n_layers = model.cfg.n_layers
-    if metric not in ("auto", "logprob"):
-        raise ValueError(f"metric must be 'auto' or 'logprob', got {metric!r}")
-    use_ld = metric == "auto" and all(b.corrupted is not None for b in batches)
+    if objective not in ("auto", "logprob"):
+        raise ValueError(f"objective must be 'auto' or 'logprob', got {objective!r}")
+    use_ld = objective == "auto" and all(b.corrupted is not None for b in batches)
     metric_fn = logit_diff if use_ld else answer_logprob
     names = _z_names(model) | base_names(model, range(n_layers), 0)
     total, count, bases, base_caches = 0.0, 0, [], []

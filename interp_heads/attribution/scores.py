@@ -1,6 +1,6 @@
 """``HeadScores``: one score per attention head, its ranking, table, heatmap and file formats.
 
-Importance is ``|score|`` by default (``by="abs"``): a head whose patching moves the metric strongly
+Importance is ``|score|`` by default (``by="abs"``): a head whose patching moves the target strongly
 in either direction matters. ``by="signed"`` ranks by the raw score instead (highest first); it is
 the default of scores whose ``provenance["rank_by"]`` says so (``ablation_atp`` and
 ``mean_ablation``, which estimate the drop caused by ablating the head: a head whose ablation
@@ -36,7 +36,7 @@ class HeadScores:
         scores: one float per head (layer, head).
         method: attribution method (e.g. ``"exact"``, ``"atp+exact@32"``).
         task: task name.
-        metric: what the scores measure.
+        target: what the scores measure (stored under the key ``metric``).
         provenance: model spec, examples, library versions, seconds, date.
         refined: optional bool mask of heads re-scored exactly; they rank first.
     """
@@ -44,7 +44,7 @@ class HeadScores:
     scores: Float[torch.Tensor, "layer head"]
     method: str
     task: str
-    metric: str = ""
+    target: str = ""
     provenance: dict = field(default_factory=dict)
     refined: Bool[torch.Tensor, "layer head"] | None = None
 
@@ -125,7 +125,7 @@ class HeadScores:
 
     @classmethod
     def from_frame(
-        cls, frame: pd.DataFrame, *, metric: str = "", provenance: dict | None = None
+        cls, frame: pd.DataFrame, *, target: str = "", provenance: dict | None = None
     ) -> HeadScores:
         """Inverse of :meth:`to_frame` (one task and method per frame)."""
         n_layers, n_heads = int(frame["layer"].max()) + 1, int(frame["head"].max()) + 1
@@ -139,7 +139,7 @@ class HeadScores:
             scores,
             str(frame["method"].iloc[0]),
             str(frame["task"].iloc[0]),
-            metric,
+            target,
             dict(provenance or {}),
             refined if bool(refined.any()) else None,
         )
@@ -149,7 +149,7 @@ class HeadScores:
             "format": FORMAT,
             "task": self.task,
             "method": self.method,
-            "metric": self.metric,
+            "metric": self.target,
             "provenance": self.provenance,
             "scores": self.scores.tolist(),
             "refined": self.refined.tolist() if self.refined is not None else None,
@@ -186,7 +186,7 @@ class HeadScores:
             table = pa.Table.from_pandas(self.to_frame(), preserve_index=False)
             meta = {
                 b"interp_heads": json.dumps(
-                    {"format": FORMAT, "metric": self.metric, "provenance": self.provenance},
+                    {"format": FORMAT, "metric": self.target, "provenance": self.provenance},
                     default=str,
                 ).encode()
             }
@@ -222,7 +222,7 @@ class HeadScores:
                 raise InputError(f"{path}: not a readable parquet file ({exc})") from None
             return cls.from_frame(
                 table.to_pandas(),
-                metric=meta.get("metric", ""),
+                target=meta.get("metric", ""),
                 provenance=meta.get("provenance", {}),
             )
         raise InputError(f"unsupported extension {path.suffix!r}: use .json or .parquet")

@@ -2,7 +2,7 @@
 
 Every attribution is an estimate; the sweep then masks heads by mean-ablating their ``hook_z``. With
 ``verify=m`` the ranking is checked against exactly that intervention: the exact drop of log
-p(answer's first token) under mean ablation (``mean_ablation_scores(..., metric="logprob")``) is
+p(answer's first token) under mean ablation (``mean_ablation_scores(..., objective="logprob")``) is
 measured for the ranking's top ``m`` heads and for ``m`` heads drawn at random (seeded) from the
 rest, about ``2m / n_heads`` of exact mean ablation's cost. Heads whose exact drop the ranking
 already holds (``exact_layers``, ``refine`` of ``ablation_atp``) are not measured again.
@@ -108,7 +108,7 @@ def verify_ranking(
     todo = [h for h in top + sample if math.isnan(float(exact[h]))]
     if todo:
         measured, _ = mean_ablation_scores(
-            model, batches, heads=todo, max_rows=max_rows, metric="logprob"
+            model, batches, heads=todo, max_rows=max_rows, objective="logprob"
         )
         for h in todo:
             exact[h] = measured[h]

@@ -85,7 +85,7 @@ def test_agrees_with_exact_mean_ablation(tiny):
     """First-order estimate vs the exact drop: same sign on the heads that matter most."""
     batches = make_batches(tiny, TASK, batch_size=3, corrupted=False, fmt="plain")
     est = ablation_atp_scores(tiny, batches, "mean")
-    exact, metric = mean_ablation_scores(tiny, batches, metric="logprob")
+    exact, metric = mean_ablation_scores(tiny, batches, objective="logprob")
     assert "log-prob" in metric
     corr = torch.corrcoef(torch.stack([est.flatten(), exact.flatten()]))[0, 1]
     assert corr > 0.7
@@ -103,7 +103,9 @@ def test_default_method_and_signed_ranking(tiny):
 def test_refine_confirms_with_exact_mean_ablation(tiny):
     s = attribute_heads(tiny, TASK, "ablation_atp", refine=3, fmt="plain")
     exact, _ = mean_ablation_scores(
-        tiny, make_batches(tiny, TASK, batch_size=8, corrupted=False, fmt="plain"), metric="logprob"
+        tiny,
+        make_batches(tiny, TASK, batch_size=8, corrupted=False, fmt="plain"),
+        objective="logprob",
     )
     assert s.method == "ablation_atp+mean_ablation@3" and int(s.refined.sum()) == 3
     for layer, head in s.top(3):

@@ -78,7 +78,7 @@ def test_completeness(tiny):
 
 def test_method_registered_and_signed(tiny):
     s = attribute_heads(tiny, TASK, "ablation_ig", fmt="plain", steps=4)
-    assert s.rank_by == "signed" and s.provenance["steps"] == 4 and "4 midpoint" in s.metric
+    assert s.rank_by == "signed" and s.provenance["steps"] == 4 and "4 midpoint" in s.target
     refined = attribute_heads(tiny, TASK, "ablation_ig", fmt="plain", steps=4, refine=2)
     assert refined.method == "ablation_ig+mean_ablation@2"
     with pytest.raises(ValueError, match="ablation='mean'"):

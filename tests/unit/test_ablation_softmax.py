@@ -103,7 +103,7 @@ def test_attribute_heads_takes_rivals(tiny):
     batches, _ = _setup(tiny)
     assert torch.allclose(s.scores, ablation_softmax_scores(tiny, batches, "mean", rivals=1))
     assert s.provenance["rivals"] == 1
-    assert "log-softmax" in s.metric
+    assert "log-softmax" in s.target
     with pytest.raises(InputError, match="rivals"):
         attribute_heads(tiny, TASK, "gradxact", fmt="plain", rivals=1)
 

@@ -203,7 +203,7 @@ def test_attribute_heads_all_methods(tiny, task):
             and s.method == (method if method != "auto" else "atp")
             and s.task == "t"
         )
-        assert torch.isfinite(s.scores).all() and s.metric
+        assert torch.isfinite(s.scores).all() and s.target
         prov = s.provenance
         assert prov["n_examples"] == 3 and sorted(prov["example_ids"]) == ["cat", "fr", "sun"]
         assert {"versions", "seconds", "date", "model"} <= set(prov)
@@ -230,7 +230,7 @@ def test_methods_without_corrupted_prompts(tiny):
     for method in ("gradxact", "headmask", "mean_ablation"):
         s = attribute_heads(tiny, plain, method)
         assert torch.isfinite(s.scores).all()
-    assert "log-prob" in attribute_heads(tiny, plain, "mean_ablation").metric
+    assert "log-prob" in attribute_heads(tiny, plain, "mean_ablation").target
     with pytest.raises(ValueError, match="corrupted"):
         attribute_heads(tiny, plain, "exact")
     with pytest.raises(ValueError, match="unknown attribution method"):

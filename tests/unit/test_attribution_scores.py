@@ -50,7 +50,7 @@ def test_save_load_round_trip(hs, tmp_path, suffix):
     path = hs.save(tmp_path / f"s{suffix}")
     back = HeadScores.load(path)
     assert torch.allclose(back.scores, hs.scores, equal_nan=True)
-    assert back.method == hs.method and back.task == hs.task and back.metric == hs.metric
+    assert back.method == hs.method and back.task == hs.task and back.target == hs.target
     assert back.provenance == hs.provenance
     assert torch.equal(back.refined, hs.refined)
     assert back.top(6) == hs.top(6)

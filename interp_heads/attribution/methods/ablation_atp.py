@@ -58,7 +58,7 @@ def _exact_first_layers(model, batches, opts: Options, scores, per_example) -> N
     first = [(layer, h) for layer in range(n) for h in range(model.cfg.n_heads)]
     sub: list = []
     exact, _ = mean_ablation_scores(
-        model, batches, heads=first, max_rows=opts.max_rows, metric="logprob", per_example=sub
+        model, batches, heads=first, max_rows=opts.max_rows, objective="logprob", per_example=sub
     )
     scores[:n] = exact[:n]
     per_example[0][:, :n] = torch.cat(sub)[:, :n]

@@ -32,7 +32,7 @@ class Method:
     """An attribution method. Subclasses set the class attributes and implement :meth:`score`."""
 
     name: ClassVar[str] = ""
-    target: ClassVar[str] = ""  # what the score measures (``HeadScores.metric``)
+    target: ClassVar[str] = ""  # what the score measures (``HeadScores.target``)
     corrupted: ClassVar[Literal["never", "required", "optional"]] = "never"
     signed: ClassVar[bool] = False  # rank by signed score: largest drop first
     refine_with: ClassVar[Literal["exact", "mean_ablation"]] = "exact"
