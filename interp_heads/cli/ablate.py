@@ -152,4 +152,6 @@ def _sweep_config(args, ks, fmt):
         max_new_tokens=args.max_new_tokens,
         metrics=args.metrics,
         fmt=fmt,
+        reference=args.reference,
+        free_form=args.free_form,
     )

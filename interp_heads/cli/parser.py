@@ -150,6 +150,8 @@ def _ablate(sub, cmds) -> None:
         b, "fmt", help="prompt format (None: the ranking's, else the task file's, else measured)"
     )
     cli_flag(b, "max_new_tokens")
+    cli_flag(b, "reference")
+    cli_flag(b, "free_form", action="store_true")
     for name in PLACEMENT:
         if name != "n_devices":  # --n-devices is with the model flags above
             cli_flag(b, name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import warnings
 from pathlib import Path
@@ -329,3 +330,18 @@ def test_ablate_random_control_only_and_exclude_top(earlier, tmp_path):
     drawn = {h for hs in gens.query("selection == 'RandomK'").heads for h in hs.split(",")}
     assert drawn and not drawn & top2  # --exclude-top: never a TopK head of the same k
     assert (out / "index.html").exists()
+
+
+def test_ablate_takes_the_seed_protocol_settings(earlier, tmp_path):
+    """--reference unmasked and --free-form reach the sweep (Cognitive Mirrors' protocol)."""
+    out = tmp_path / "seed_protocol"
+    args = ["ablate", "--model", "tiny", "--task", TASK, "--ranking", earlier / "run", "--k", 2]
+    args += ["--seeds", 1, "--no-filter", "--metrics", "accuracy,chrf", "--n-eval", 3]
+    args += ["--max-new-tokens", 3, "--reference", "unmasked", "--free-form"]
+    assert _main(*args, "--out", out, "--quiet") == 0
+    sweep = json.loads((out / "conditions" / "config.json").read_text())["config"]
+    assert sweep["reference"] == "unmasked" and sweep["free_form"]
+    assert (out / "unmasked").is_dir()  # the unmasked answers, chrF's reference
+    rec = pd.read_parquet(out / "sweep.parquet")
+    base = rec[(rec.selection == "baseline") & (rec.metric == "chrf")]
+    assert (base.value == 1.0).all()  # the unmasked condition scored against itself
