@@ -15,7 +15,7 @@ are these enums (``interp_heads.registry``).
 
 Words: a *head label* is ``"L{layer}H{head}"`` (``heads.head_label``); a *metric label* is the
 human-readable name of a metric (``Metric.label``, e.g. ``"Accuracy"``). Tables keep their column
-``label`` for both (``ranking.csv``: head label, ``sweep.parquet``: metric label) for compatibility.
+``label`` for both (``ranking.csv``: head label, ``sweep.parquet``: metric label), as stored tables have them.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class RowMasks:
         positions: str = "all",
         factor: float = SCALE_FACTOR,
     ) -> RowMasks:
-        """Tables for ``conditions``: ``(heads, method, values, seed)`` each, as ``mask_heads`` takes them.
+        """Tables for ``conditions``: ``(heads, kind, values, seed)`` each, as ``mask_heads`` takes them.
 
         A condition with no heads (the unmasked baseline) leaves its rows untouched. ``positions``
         and ``factor`` apply to every condition, as ``mask_heads`` takes them.
@@ -75,9 +75,9 @@ class RowMasks:
         cfg = model.cfg
         plans = [
             _replacements(
-                model, parse_heads(heads, cfg.n_layers, cfg.n_heads), method, values, seed
+                model, parse_heads(heads, cfg.n_layers, cfg.n_heads), kind, values, seed
             )
-            for heads, method, values, seed in conditions
+            for heads, kind, values, seed in conditions
         ]
         layers = sorted({layer for plan in plans for layer in plan})
         n = len(conditions)

@@ -29,25 +29,25 @@ def _check_plan(plan, task: str) -> None:
             )
 
 
-def _mask_has_effect(model, prompts, heads, method, values, options=None) -> bool:
+def _mask_has_effect(model, prompts, heads, kind, values, options=None) -> bool:
     from interp_heads.generation.decode import tokenize_left_padded
 
     tokens, mask = tokenize_left_padded(model, prompts[:4])
     tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
     with torch.inference_mode():
         base = model(tokens, attention_mask=mask)[:, -1]
-        with mask_heads(model, heads, method, values=values, **(options or {})):
+        with mask_heads(model, heads, kind, values=values, **(options or {})):
             masked = model(tokens, attention_mask=mask)[:, -1]
     return not torch.allclose(base, masked)
 
 
-def _check_mask_effect(model, name, prompts, plan, method, values, options=None) -> None:
+def _check_mask_effect(model, name, prompts, plan, kind, values, options=None) -> None:
     """Warn when the task's biggest mask changes no logits (hooks not firing).
 
     ``options``: the mask's ``positions`` and ``factor`` (``SweepConfig.mask_options``).
     """
     biggest = max(plan, key=lambda c: len(c[3]))
-    if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], method, values, options):
+    if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], kind, values, options):
         warnings.warn(
             f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire",
             SweepWarning,
