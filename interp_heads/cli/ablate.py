@@ -30,8 +30,12 @@ def cmd_ablate(args) -> int:
     model = _load_model(args)
     task = load_any_task(args.task)
     ranking, ks, prov, ranked_on = _ranking(args, model, task)
+    fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
+    # before resolve_format generates: the longest rendering (chat when the model has a template)
+    pool = task.split(args.skip)[1]
+    validation.check_prompt_lengths(model, pool, fmt_req or task.fmt, args.max_new_tokens)
     metrics = resolve_metrics(args.metrics, args.comet_model)  # before any generation
-    task, fmt, fmt_info = _evaluated(args, model, task, prov)
+    task, fmt, fmt_info = _evaluated(args, model, task, prov, fmt_req)
     cfg = _sweep_config(args, ks, fmt)
     params = {
         "command": "ablate",
@@ -108,15 +112,12 @@ def _ranking(args, model, task):
     return ranking, ks, prov, ranked_on
 
 
-def _evaluated(args, model, task, prov):
+def _evaluated(args, model, task, prov, fmt_req):
     """The evaluated examples, their prompt format and its record."""
     from interp_heads.tasks import resolve_format
     from interp_heads.tasks.fmt import describe
 
-    fmt_req = args.fmt or (prov.get("fmt") if prov.get("fmt") in ("chat", "plain") else None)
     pool = task.split(args.skip)[1]
-    # before resolve_format generates: the longest rendering (chat when the model has a template)
-    validation.check_prompt_lengths(model, pool, fmt_req or task.fmt, args.max_new_tokens)
     fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
     if fmt_req and not args.fmt:
         fmt_info = {"source": "ranking"}
