@@ -74,7 +74,7 @@ def test_unmasked_answers_are_stored_and_reused(tiny, tmp_path, monkeypatch):
     _sweep(tiny, _cfg(reference="unmasked"), out_dir=tmp_path)
     entry = tmp_path / "unmasked" / "toy.json"
     assert entry.exists()
-    import interp_heads.generation.decode as gen_mod
+    import interp_heads.execution.base as gen_mod  # the sweep's one generate call (Generation.run)
 
     calls = []
     real = gen_mod.generate
