@@ -122,7 +122,7 @@ def run_sweep(
             n_heads,
             name,
             [r for other, r in rankings.items() if other != name],
-        )  # fmt: skip
+        )
         for name in tasks
     }
     store = ConditionStore(out_dir, config, force)  # after planning: a bad grid writes nothing
@@ -195,7 +195,7 @@ def _pending(run: SweepRun) -> list[SweepUnit]:
                     meta,
                     options["positions"],
                     options["factor"],
-                )  # fmt: skip
+                )
             )
     return units
 
