@@ -74,9 +74,7 @@ class RowMasks:
 
         cfg = model.cfg
         plans = [
-            _replacements(
-                model, parse_heads(heads, cfg.n_layers, cfg.n_heads), kind, values, seed
-            )
+            _replacements(model, parse_heads(heads, cfg.n_layers, cfg.n_heads), kind, values, seed)
             for heads, kind, values, seed in conditions
         ]
         layers = sorted({layer for plan in plans for layer in plan})
