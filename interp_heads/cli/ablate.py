@@ -35,7 +35,7 @@ def cmd_ablate(args) -> int:
     pool = task.split(args.skip)[1]
     validation.check_prompt_lengths(model, pool, fmt_req or task.fmt, args.max_new_tokens)
     metrics = resolve_metrics(args.metrics, args.comet_model)  # before any generation
-    task, fmt, fmt_info = _evaluated(args, model, task, prov, fmt_req)
+    task, fmt, fmt_info = _evaluated(args, model, task, pool, prov, fmt_req)
     cfg = _sweep_config(args, ks, fmt)
     params = {
         "command": "ablate",
@@ -112,12 +112,11 @@ def _ranking(args, model, task):
     return ranking, ks, prov, ranked_on
 
 
-def _evaluated(args, model, task, prov, fmt_req):
-    """The evaluated examples, their prompt format and its record."""
+def _evaluated(args, model, task, pool, prov, fmt_req):
+    """The evaluated examples (from ``pool``), their prompt format and its record."""
     from interp_heads.tasks import resolve_format
     from interp_heads.tasks.fmt import describe
 
-    pool = task.split(args.skip)[1]
     fmt, fmt_info = resolve_format(model, task, fmt_req, max_new_tokens=args.max_new_tokens)
     if fmt_req and not args.fmt:
         fmt_info = {"source": "ranking"}

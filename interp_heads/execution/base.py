@@ -34,6 +34,15 @@ class Generation:
     batch_size: int = 32
     stop_at_newline: bool = True
 
+    def key(self) -> dict:
+        """These settings as resume keys hold them."""
+        return {
+            "max_new_tokens": self.max_new_tokens,
+            "decoding": "greedy",
+            "stop_at_newline": self.stop_at_newline,
+            "batch_size": self.batch_size,
+        }
+
     def run(self, model, prompts: Sequence[str]) -> list[str]:
         return generate(
             model,

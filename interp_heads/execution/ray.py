@@ -21,7 +21,13 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 
-from interp_heads.execution.base import ExecutorError, Finished, SweepUnit, generate_masked
+from interp_heads.execution.base import (
+    ExecutorError,
+    Finished,
+    SweepUnit,
+    generate_masked,
+    values_to_cpu,
+)
 
 WORKER_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 MAX_ATTEMPTS = 3  # a unit that kills this many workers stops the sweep (it would kill them all)
@@ -198,7 +204,8 @@ class RayExecutor:
         refs: dict[int, object] = {}
         for u in units:
             if id(u.context) not in refs:
-                refs[id(u.context)] = ray.put(u.context)
+                shipped = replace(u.context, values=values_to_cpu(u.context.values))
+                refs[id(u.context)] = ray.put(shipped)
         queue = deque(units)
         idle = deque(range(len(self.actors)))
         inflight: dict = {}  # ObjectRef -> (worker, unit or None for a liveness probe)

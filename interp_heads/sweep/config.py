@@ -75,12 +75,7 @@ class SweepConfig:
 
     def generation_key(self, batch_size: int) -> dict:
         """The generation settings as resume keys hold them."""
-        return {
-            "max_new_tokens": self.max_new_tokens,
-            "decoding": "greedy",
-            "stop_at_newline": not self.free_form,
-            "batch_size": batch_size,
-        }
+        return self.generation(batch_size).key()
 
     def digest(self) -> str:
         return config_digest(self.to_dict())

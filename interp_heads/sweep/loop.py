@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from interp_heads.errors import InputError
-from interp_heads.execution.base import Executor, SweepUnit, TaskContext, values_to_cpu
+from interp_heads.execution.base import Executor, SweepUnit, TaskContext
 from interp_heads.interventions.kinds import get_kind
 from interp_heads.store.conditions import ConditionStore, entry_name
 from interp_heads.store.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
@@ -127,6 +127,7 @@ def run_sweep(
     }
     store = ConditionStore(out_dir, config, force)  # after planning: a bad grid writes nothing
     run = SweepRun(model, dict(tasks), config, metrics, store, batch_size, plans)
+    run.seconds = dict.fromkeys(tasks, 0.0)  # seconds spent here on each task's conditions
     _prepare(run)
     pending = _pending(run)
     cache = MetricCache()  # each distinct (question, answer, reference) is scored once per metric
@@ -204,8 +205,6 @@ def _run_pending(run: SweepRun, executor, units: list[SweepUnit], cache, progres
     """Hand ``units`` to ``executor``; score and store each group as it comes back."""
     if not units:
         return
-    for u in units:  # executors may ship the contexts elsewhere: values on the CPU
-        u.context.values = values_to_cpu(u.context.values)
     free_form = run.config.free_form
     bar = _progress(len(units), progress)
     for group in executor.run(units):
@@ -224,7 +223,7 @@ def _run_pending(run: SweepRun, executor, units: list[SweepUnit], cache, progres
             run.store.put(unit.key, done)
             run.done[unit.key] = done
             name = unit.meta["task"]
-            run.seconds[name] = run.seconds.get(name, 0.0) + done["seconds"]["total"]
+            run.seconds[name] += done["seconds"]["total"]
             bar.update(1)
     bar.close()
     missing = [u.key for u in units if u.key not in run.done]
