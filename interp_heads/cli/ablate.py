@@ -10,7 +10,7 @@ from interp_heads.config.run_config import check_ks
 from interp_heads.errors import PipelineError
 from interp_heads.execution.registry import open_executor
 from interp_heads.pipeline.loading import load_any_task
-from interp_heads.pipeline.rankings import load_ranking, ranking_provenance
+from interp_heads.pipeline.rankings import load_ranking, ranking_elbow, ranking_provenance
 from interp_heads.pipeline.steps import Experiment, run_steps
 from interp_heads.store.folder import RunFolder
 from interp_heads.vocab import Selection
@@ -67,6 +67,8 @@ def cmd_ablate(args) -> int:
         rankings={task.name: ranking},
     )
     exp.manifest.update(command="ablate", seeds={"random_draws": args.seeds})
+    if "elbow_k" in prov:
+        exp.manifest["elbow_k"] = {task.name: prov["elbow_k"]}
     if args.ranking:
         exp.manifest["ranking"] = {
             "source": str(args.ranking),
@@ -90,6 +92,8 @@ def _check_args(args) -> None:
         raise PipelineError("--heads is empty; give head labels such as L3H2,L5H0")
     if not (args.heads or args.ranking):
         raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
+    if args.elbow and args.heads:
+        raise PipelineError("--elbow needs a ranking with scores (--ranking), not --heads")
 
 
 def _ranking(args, model, task):
@@ -107,6 +111,11 @@ def _ranking(args, model, task):
         ranking = load_ranking(args.ranking, ranked_on, n_layers, n_heads)
         ks = args.k or [16, 32, 64, 128]
         source, prov = f"ranking {args.ranking!r}", ranking_provenance(args.ranking, ranked_on)
+        if args.elbow:  # beside the listed k, as the run config's elbow = true
+            elbow = ranking_elbow(args.ranking, ranked_on, ranking)
+            _say(args, f"elbow of the ranking's sorted importances: k = {elbow}")
+            prov = {**prov, "elbow_k": elbow}
+            ks = sorted(set(ks) | {elbow})
     check_ks(ks, n_layers * n_heads)
     validation.check_ks_fit(ks, len(ranking), source)
     return ranking, ks, prov, ranked_on

@@ -152,6 +152,7 @@ def _ablate(sub, cmds) -> None:
     cli_flag(b, "max_new_tokens")
     cli_flag(b, "reference")
     cli_flag(b, "free_form", action="store_true")
+    cli_flag(b, "elbow", action="store_true")
     for name in PLACEMENT:
         if name != "n_devices":  # --n-devices is with the model flags above
             cli_flag(b, name)

@@ -54,19 +54,48 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
     return heads
 
 
-def ranking_provenance(path: str, task: str) -> dict:
-    """Provenance of a ranking (its examples, prompt format...) when the run folder holds it."""
+def stored_scores(path: str, task: str):
+    """The ``HeadScores`` of ``task`` stored beside a ranking (in its run folder), else None."""
     from interp_heads.attribution import HeadScores
 
     p = Path(path)
     root = p if p.is_dir() else p.parent
     folder = RunFolder(root)
-    for cand in (folder.attribution_entry(task), folder.attribution_parquet):
+    cands = [p] if p.suffix == ".parquet" else []
+    for cand in cands + [folder.attribution_entry(task), folder.attribution_parquet]:
         if cand.exists():
             try:
                 scores = HeadScores.load(cand)
             except (OSError, ValueError, KeyError):
                 continue
             if scores.task == task:
-                return dict(scores.provenance)
-    return {}
+                return scores
+    return None
+
+
+def ranking_provenance(path: str, task: str) -> dict:
+    """Provenance of a ranking (its examples, prompt format...) when the run folder holds it."""
+    scores = stored_scores(path, task)
+    return {} if scores is None else dict(scores.provenance)
+
+
+def ranking_elbow(path: str, task: str, heads: list[tuple[int, int]]) -> int:
+    """``k = "elbow"`` of a stored ranking: read off its scores, which must give its order.
+
+    Raises:
+        PipelineError: no scores are stored beside the ranking, or they rank the heads otherwise.
+    """
+    from interp_heads.sweep.elbow import elbow_k
+
+    scores = stored_scores(path, task)
+    if scores is None:
+        raise PipelineError(
+            f"--elbow needs the ranking's scores: ranking {str(path)!r} has no attribution "
+            f"scores of task {task!r} beside it (give the run folder or attribution.parquet)"
+        )
+    if [tuple(h) for h in scores.top(len(heads))] != [tuple(h) for h in heads]:
+        raise PipelineError(
+            f"--elbow: the scores stored beside ranking {str(path)!r} rank the heads in another "
+            "order than the ranking itself (edited ranking.csv?)"
+        )
+    return elbow_k(scores)

@@ -345,3 +345,30 @@ def test_ablate_takes_the_seed_protocol_settings(earlier, tmp_path):
     rec = pd.read_parquet(out / "sweep.parquet")
     base = rec[(rec.selection == "baseline") & (rec.metric == "chrf")]
     assert (base.value == 1.0).all()  # the unmasked condition scored against itself
+
+
+def test_ablate_elbow_masks_the_rankings_elbow_k(earlier, tmp_path, capsys):
+    """--elbow adds the elbow of the stored scores to --k (as a run config's elbow = true)."""
+    from interp_heads.attribution import HeadScores
+    from interp_heads.sweep.elbow import elbow_index
+
+    scores = HeadScores.load(earlier / "attr" / "attribution.parquet")
+    imp = scores.importance()
+    expect = max(1, elbow_index([float(imp[h]) for h in scores.top(imp.numel())]))
+    out = tmp_path / "elbow"
+    args = ["ablate", "--model", "tiny", "--task", TASK, "--ranking", earlier / "attr", "--k", 1]
+    args += ["--seeds", 1, "--no-filter", "--metrics", "accuracy", "--n-eval", 2, "--elbow"]
+    assert _main(*args, "--max-new-tokens", 2, "--out", out, "--quiet") == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["elbow_k"] == {scores.task: expect}
+    ks = set(pd.read_parquet(out / "sweep.parquet").query("selection == 'TopK'").k)
+    assert ks == {1, expect} if expect != 1 else ks == {1}
+    # a ranking without its scores, and explicit heads: one line each, exit 2
+    csv_only = tmp_path / "ranking.csv"
+    shutil.copy(earlier / "attr" / "ranking.csv", csv_only)
+    for bad, needle in ((["--ranking", csv_only], "needs the ranking's scores"),
+                        (["--heads", "L0H1"], "not --heads")):  # fmt: skip
+        argv = ["ablate", "--model", "tiny", "--task", TASK, *bad, "--elbow", "--no-filter"]
+        capsys.readouterr()
+        assert _main(*argv, "--out", tmp_path / "no", "--quiet") == 2
+        assert needle in capsys.readouterr().err
