@@ -146,7 +146,9 @@ def successor_scores(model: HookedTransformer, sequences: dict[str, list[int]] |
     n_total = sum(len(seq) - 1 for seq in sequences.values())
     for layer, block in enumerate(model.blocks):
         x = block.ln1(effective[:, None])[:, 0] if hasattr(block, "ln1") else effective
-        v = torch.einsum("td,hde->the", x, block.attn.W_V) + block.attn.b_V
+        w_v, b_v = _per_query_head(model, block.attn.W_V), block.attn.b_V
+        v = torch.einsum("td,hde->the", x, w_v)
+        v = v if b_v is None else v + _per_query_head(model, b_v)
         out = torch.einsum("the,hed->htd", v, block.attn.W_O)  # head token d_model
         final = getattr(model, "ln_final", None) or torch.nn.Identity()
         logits = model.unembed(final(out))  # head token vocab
@@ -156,6 +158,13 @@ def successor_scores(model: HookedTransformer, sequences: dict[str, list[int]] |
             hits[layer] += (best == torch.arange(1, len(seq))).sum(-1).float().cpu()
     prov = {"sequences": {k: len(v) for k, v in sequences.items()}, "rank_by": "signed"}
     return HeadScores(hits / n_total, "successor", "ordinal_sequences", _METRIC["successor"], prov)
+
+
+def _per_query_head(model, w: torch.Tensor) -> torch.Tensor:
+    """``w`` with one slice per query head: the bridge gives value weights per key/value head
+    under grouped-query attention (query head ``h`` reads group ``h // (n_heads / n_kv)``)."""
+    n = model.cfg.n_heads
+    return w if w.shape[0] == n else w.repeat_interleave(n // w.shape[0], dim=0)
 
 
 def known_head_scores(

@@ -36,7 +36,7 @@ from jaxtyping import Float, Int
 from torch import nn
 
 from interp_heads.attribution.inputs import uses_chat
-from interp_heads.attribution.patching import _z_names
+from interp_heads.attribution.patching import _z_names, run_cached
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.errors import InputError
 from interp_heads.heads import hook_z
@@ -140,15 +140,8 @@ def _batch_features(model, rows, n_answer, position: str) -> torch.Tensor:
     chosen = attn
     if position == "answer":  # the last n_answer positions of each left-padded row
         chosen = attn * (torch.arange(width)[None, :] >= width - torch.tensor(n_answer)[:, None])
-    cache: dict[str, torch.Tensor] = {}
-    names = _z_names(model)
-
-    def keep(x, hook):
-        cache[hook.name] = x.detach()
-
     device = model.cfg.device
-    with model.hooks(fwd_hooks=[(lambda n: n in names, keep)]):
-        model(tokens.to(device), attention_mask=attn.to(device), stop_at_layer=model.cfg.n_layers)
+    cache, _ = run_cached(model, tokens.to(device), attn.to(device), _z_names(model))
     z = torch.stack([cache[hook_z(layer)] for layer in range(model.cfg.n_layers)], 1).float().cpu()
     if position == "last":
         return z[:, :, -1]

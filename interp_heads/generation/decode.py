@@ -43,7 +43,10 @@ def newline_tables(model: HookedTransformer) -> tuple[torch.Tensor, torch.Tensor
     cached = getattr(model, "_interp_heads_newline_tables", None)
     if cached is not None:
         return cached
-    texts = model.tokenizer.batch_decode([[i] for i in range(model.cfg.d_vocab)])
+    # ids past the tokenizer's (a vocabulary padded for speed, e.g. Qwen2, Pythia) decode to ""
+    known = min(len(model.tokenizer), model.cfg.d_vocab)
+    texts = model.tokenizer.batch_decode([[i] for i in range(known)])
+    texts += [""] * (model.cfg.d_vocab - len(texts))
     has_nl = torch.tensor(["\n" in t for t in texts])
     has_text = torch.tensor([bool(t.strip()) for t in texts])
     text_then_nl = torch.tensor(["\n" in t and bool(t.split("\n", 1)[0].strip()) for t in texts])

@@ -67,11 +67,19 @@ def _refuse_tl_cache(forward):
 
 
 def _hf_architecture(hf_config) -> str:
-    return (getattr(hf_config, "architectures", None) or [""])[0] or hf_config.model_type
+    """The config's model class; a GGUF's config names only its model type (``"llama"``), which
+    transformers' own causal-LM table maps to the class."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+
+    named = (getattr(hf_config, "architectures", None) or [""])[0]
+    return named or MODEL_FOR_CAUSAL_LM_MAPPING_NAMES.get(
+        hf_config.model_type, hf_config.model_type
+    )
 
 
-def load_bridge(folder: Path, device: str, dtype: torch.dtype):
-    """A TransformerBridge around the Hugging Face model saved in ``folder``, booted offline."""
+def load_bridge(folder: Path, device: str, dtype: torch.dtype, gguf_file: str | None = None):
+    """A TransformerBridge around the Hugging Face model saved in ``folder`` (or in its
+    ``gguf_file``, de-quantised by transformers), booted offline."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
     from interp_heads.models.convert import ModelLoadError, attach_tokenizer, prepare_tokenizer
@@ -81,24 +89,25 @@ def load_bridge(folder: Path, device: str, dtype: torch.dtype):
     if not HAS_BRIDGE:
         raise no_bridge()
     where = str(folder)
-    hf_config = AutoConfig.from_pretrained(where, local_files_only=True)
+    kw = {"local_files_only": True, **({"gguf_file": gguf_file} if gguf_file else {})}
+    hf_config = AutoConfig.from_pretrained(where, **kw)
     arch = _hf_architecture(hf_config)
     if arch not in BRIDGE_FAMILIES:
         hint = f"; the hooked backend serves it ({HOOKED_ENV})" if arch in FAMILIES else ""
         raise ModelLoadError(f"architecture {arch!r} is not served by the bridge backend{hint}")
     try:
         hf_model = AutoModelForCausalLM.from_pretrained(
-            where, local_files_only=True, dtype=dtype, attn_implementation="eager"
+            where, dtype=dtype, attn_implementation="eager", **kw
         ).eval()
-        tokenizer = prepare_tokenizer(
-            AutoTokenizer.from_pretrained(where, local_files_only=True), arch
-        )
+        tokenizer = prepare_tokenizer(AutoTokenizer.from_pretrained(where, **kw), arch)
         model = TransformerBridge.boot_transformers(
             where, hf_model=hf_model, tokenizer=tokenizer, device=device, dtype=dtype
         )
     except Exception as exc:  # noqa: BLE001
         raise ModelLoadError(
-            f"cannot load {folder} on the bridge backend ({BRIDGE_ENV}): {exc}".splitlines()[0]
+            f"cannot load {folder / (gguf_file or '')} on the bridge backend ({BRIDGE_ENV}): {exc}".splitlines()[
+                0
+            ]
         ) from exc
     try:  # the same BOS convention as the hooked backend (ChatML models start with <|im_start|>)
         prepend = family_of(hf_config).config(hf_config).get("default_prepend_bos", True)
@@ -108,14 +117,20 @@ def load_bridge(folder: Path, device: str, dtype: torch.dtype):
     model.forward = _refuse_tl_cache(model.forward)
     model.eval()
     attach_tokenizer(model, tokenizer)
-    model.cfg.tokenizer_prepends_bos = prepends_bos(tokenizer)
+    # the bridge keeps its own copy of the tokenizer, set up to prepend BOS: ask that one
+    model.cfg.tokenizer_prepends_bos = prepends_bos(model.tokenizer)
+    # setting the tokenizer sets d_vocab to its length; the logits have the unembedding's rows (more when the
+    # vocabulary is padded, as in Qwen2, Phi-3 or Pythia)
+    model.cfg.d_vocab = model.cfg.d_vocab_out = int(
+        hf_model.get_output_embeddings().weight.shape[0]
+    )
     return model
 
 
 def prepends_bos(tokenizer) -> bool:
-    """Whether the tokenizer puts BOS before a text. Under transformers 5 the byte tokenizer of
-    :mod:`interp_heads.testing.tiny` does so for a text but not for ``""``, so ``encode("")`` (what
-    ``models.convert.attach_tokenizer`` asks) cannot tell; without this, ``to_tokens(prepend_bos=False)``
-    keeps the BOS and every answer's "first token" is BOS."""
+    """Whether the tokenizer puts BOS before a text. The bridge's copy of the tokenizer does so
+    for a text but not for ``""``, so ``encode("")`` (what ``models.convert.attach_tokenizer`` asks)
+    cannot tell; without this, ``to_tokens(prepend_bos=False)`` keeps the BOS and every answer's
+    "first token" is BOS."""
     ids = tokenizer("a")["input_ids"]
     return bool(ids) and tokenizer.bos_token_id is not None and ids[0] == tokenizer.bos_token_id

@@ -224,17 +224,23 @@ def load_model(
 
 
 def _load_bridge(spec: str, device: str, dtype: torch.dtype, n_devices: int):
-    """``load_model(spec, backend="bridge")``: a local Hugging Face model folder, one device."""
-    path = Path(spec).expanduser()
-    if not path.is_dir():
+    """``load_model(spec, backend="bridge")``: the embedded model, a local Hugging Face model
+    folder or a local ``.gguf`` file, on one device."""
+    embedded = spec.lower() in (EMBEDDED, "smollm2-135m-instruct", "default")
+    path = embedded_gguf_path() if embedded else Path(spec).expanduser()
+    if not (path.is_dir() or (path.is_file() and path.suffix == ".gguf")):
         raise ModelLoadError(
-            f"backend 'bridge' loads a local Hugging Face model folder; {spec!r} is not one "
-            "(the embedded model, .gguf files and official names load with backend = 'hooked')"
+            f"backend 'bridge' loads {EMBEDDED!r}, a local Hugging Face model folder or a .gguf "
+            f"file; {spec!r} is none of these (official names load with backend = 'hooked')"
         )
     if n_devices > 1:
         raise ModelLoadError("backend 'bridge' runs on one device here; use backend = 'hooked'")
-    model = backends.load_bridge(path, device, dtype)
-    model.interp_heads_source = {"spec": str(path), "sha256": folder_sha256(path)}
+    if path.is_dir():
+        model, digest = backends.load_bridge(path, device, dtype), folder_sha256(path)
+    else:
+        model = backends.load_bridge(path.parent, device, dtype, gguf_file=path.name)
+        digest = file_sha256(path)
+    model.interp_heads_source = {"spec": EMBEDDED if embedded else str(path), "sha256": digest}
     model.interp_heads_source["backend"] = "bridge"
     return model
 
