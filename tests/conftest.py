@@ -20,9 +20,17 @@ def _seed_everything():
 
 @pytest.fixture
 def tiny():
-    from interp_heads.testing.tiny import tiny_model
+    """The tiny random model: a HookedTransformer, or in the tl4 environment (no hooked backend)
+    the same shapes as a random Llama checkpoint on the bridge, so the same tests run there."""
+    from interp_heads.models.tl_compat import HAS_HOOKED
 
-    return tiny_model()
+    if HAS_HOOKED:
+        from interp_heads.testing.tiny import tiny_model
+
+        return tiny_model()
+    from interp_heads.models.tiny import tiny_bridge_model
+
+    return tiny_bridge_model()
 
 
 @pytest.fixture(scope="session")

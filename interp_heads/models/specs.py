@@ -12,8 +12,12 @@ def load_any_model(
 
     The tiny model is built on the CPU and then moved, so its weights do not depend on the device.
     ``n_devices > 1`` splits the layers over that many GPUs (``load_model``); ``backend`` is
-    ``load_model``'s (the tiny model is hooked only).
+    ``load_model``'s (the tiny model on the bridge is a random Llama checkpoint of its shapes).
     """
+    if spec == "tiny" and n_devices == 1 and backend == "bridge":
+        from interp_heads.models.tiny import tiny_bridge_model
+
+        return tiny_bridge_model(device=device or "cpu")
     if spec == "tiny" and n_devices == 1 and backend == "hooked":
         from interp_heads.models.tiny import tiny_model
 

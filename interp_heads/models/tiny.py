@@ -2,10 +2,15 @@
 
 ``tiny_model()`` is a 3-layer Llama-style HookedTransformer with grouped-query attention
 (4 query heads sharing 2 key/value heads) and a byte-level tokenizer made on the spot. The model
-spec ``"tiny"`` (``models.specs.load_any_model``) loads it.
+spec ``"tiny"`` (``models.specs.load_any_model``) loads it. ``tiny_bridge_model()`` has the same
+shapes as a random Llama checkpoint on the bridge backend (TransformerLens 4 has no
+HookedTransformer): ``"tiny"`` with ``backend = "bridge"``.
 """
 
 from __future__ import annotations
+
+import tempfile
+from pathlib import Path
 
 import torch
 
@@ -72,3 +77,45 @@ def tiny_model(seed: int = 0, **overrides) -> HookedTransformer:
     model = HookedTransformer(cfg)
     model.eval()
     return attach_tokenizer(model, byte_tokenizer())
+
+
+_BRIDGE_FOLDERS: dict[int, Path] = {}
+
+
+def tiny_llama_checkpoint(folder: str | Path, seed: int = 0) -> Path:
+    """Save a random ``LlamaForCausalLM`` of the tiny model's shapes, with the byte tokenizer."""
+    import transformers
+
+    cfg = transformers.LlamaConfig(
+        vocab_size=len(SPECIALS) + 256,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        rope_theta=1e5,
+        tie_word_embeddings=False,
+        initializer_range=0.2,  # larger than HF's 0.02, so greedy tokens vary and a wrong mask shows
+    )
+    torch.manual_seed(seed)
+    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
+    with torch.no_grad():  # random norms too, so that a wrong mapping shows
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.add_(0.1 * torch.randn_like(p))
+    folder = Path(folder)
+    model.save_pretrained(folder)
+    byte_tokenizer().save_pretrained(folder)
+    return folder
+
+
+def tiny_bridge_model(seed: int = 0, device: str = "cpu"):
+    """The tiny model's shapes on the bridge backend (its checkpoint saved once per process)."""
+    from interp_heads.models.load import load_model
+
+    if seed not in _BRIDGE_FOLDERS or not _BRIDGE_FOLDERS[seed].is_dir():
+        _BRIDGE_FOLDERS[seed] = tiny_llama_checkpoint(tempfile.mkdtemp(prefix="tiny_llama_"), seed)
+    model = load_model(str(_BRIDGE_FOLDERS[seed]), device=device, backend="bridge", use_cache=False)
+    model.interp_heads_source = {"spec": "tiny", "sha256": None, "backend": "bridge"}
+    return model

@@ -11,6 +11,7 @@ from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
 from interp_heads.heads import hook_z
 from interp_heads.interventions.masks import MaskNotFiring, mask_heads
 from interp_heads.interventions.means import head_means
+from interp_heads.models.tl_compat import HAS_HOOKED
 
 PROMPTS = ["hello there", "abc", "the quick brown fox", "zz top"]
 
@@ -107,6 +108,10 @@ def test_bad_heads_and_method(tiny):
             pass
 
 
+@pytest.mark.skipif(
+    not HAS_HOOKED,
+    reason="the tiny bridge Llama emits no newline in 12 tokens; the rule reads token ids only",
+)
 def test_stop_at_newline_keeps_the_first_line(tiny):
     prompts = PROMPTS + [chr(97 + i) * 3 for i in range(20)]
     full = generate_tokens(tiny, prompts, 12, stop_at_eos=False)

@@ -21,6 +21,7 @@ from interp_heads.attribution import (
 from interp_heads.attribution.inputs import answer_logprob, logit_diff
 from interp_heads.errors import InputError
 from interp_heads.heads import hook_z
+from interp_heads.models.tl_compat import HAS_HOOKED
 from interp_heads.tasks.schema import Example, Task
 from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
@@ -103,8 +104,10 @@ def test_headmask_equals_analytic_identity(tiny, task):
         store = {}
 
         def keep(z, hook, store=store):
+            z = z.clone()  # the hook's output is the tensor the forward goes on with (bridge too)
             z.retain_grad()
             store[hook.layer()] = z
+            return z
 
         tiny.zero_grad()
         logits = tiny.run_with_hooks(b.clean, fwd_hooks=[(lambda n: n.endswith("hook_z"), keep)])
@@ -125,6 +128,33 @@ def test_gradxact_equals_grad_times_activation(tiny, task):
     assert torch.allclose(vals, answer_logprob(tiny(b.clean)[:, -1], b), atol=1e-5)
 
 
+def test_atp_equals_the_derivative_of_patching_towards_clean(tiny, task):
+    """atp = d/de of the normalised logit difference when one head's corrupted z moves e of the way
+    to its clean z: central finite differences through plain hooks, no gradients."""
+    (b,) = make_batches(tiny, task.subset(ids=["fr"]))
+    ours = atp_scores(tiny, [b])
+    with torch.no_grad():
+        _, cache = tiny.run_with_cache(b.clean, names_filter=lambda n: n.endswith("hook_z"))
+        ld_clean = float(logit_diff(tiny(b.clean)[:, -1], b))
+        ld_corr = float(logit_diff(tiny(b.corrupted)[:, -1], b))
+
+    def moved(layer, head, eps):
+        def hook(z, hook):
+            z = z.clone()
+            z[:, :, head] += eps * (cache[hook_z(layer)][:, :, head] - z[:, :, head])
+            return z
+
+        with torch.no_grad():
+            logits = tiny.run_with_hooks(b.corrupted, fwd_hooks=[(hook_z(layer), hook)])
+        return float(logit_diff(logits[:, -1], b))
+
+    eps = 1e-2
+    for layer, head in [(0, 0), (1, 2), (2, 3), (2, 1)]:
+        d = (moved(layer, head, eps) - moved(layer, head, -eps)) / (2 * eps) / (ld_clean - ld_corr)
+        assert abs(d - float(ours[layer, head])) < 2e-3 * max(1.0, abs(d)), (layer, head)
+
+
+@pytest.mark.skipif(not HAS_HOOKED, reason="a property of the tiny hooked model's weights")
 def test_atp_sign_and_scale_match_exact(tiny, task):
     batches = make_batches(tiny, task.subset(ids=["fr"]))
     exact, atp = exact_scores(tiny, batches), atp_scores(tiny, batches)

@@ -137,8 +137,10 @@ def test_unknown_backend_is_a_one_line_error():
 
 @needs_bridge
 def test_bridge_refuses_what_is_not_a_model_folder(tmp_path):
-    with pytest.raises(models.ModelLoadError, match="local Hugging Face model folder"):
-        models.load_model("smollm2-135m", device="cpu", backend="bridge")
+    (tmp_path / "weights.bin").write_bytes(b"x")
+    for spec in (str(tmp_path / "weights.bin"), "gpt2"):
+        with pytest.raises(models.ModelLoadError, match="local Hugging Face model folder"):
+            models.load_model(spec, device="cpu", backend="bridge")
 
 
 def test_exact_patching_equals_transformer_lens(family):

@@ -16,7 +16,13 @@ from interp_heads.analysis.known_heads import (
     successor_scores,
 )
 from interp_heads.figures.heatmaps import head_heatmap
+from interp_heads.models.tl_compat import HAS_HOOKED
 from interp_heads.testing.planted import PLANTED, planted_model
+
+# the planted models are HookedTransformers built by hand; TransformerLens 4 (tl4 env) has none
+hooked_only = pytest.mark.skipif(
+    not HAS_HOOKED, reason="a planted HookedTransformer (no TL 4 twin)"
+)
 
 
 def _repeated_letters(n_seqs: int, half: int) -> list[str]:
@@ -28,7 +34,7 @@ def _repeated_letters(n_seqs: int, half: int) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("model_fn", ["tiny", "planted"])
+@pytest.mark.parametrize("model_fn", ["tiny", pytest.param("planted", marks=hooked_only)])
 def test_pattern_scores_equal_detect_head(model_fn, tiny):
     model = tiny if model_fn == "tiny" else planted_model()
     seqs = _repeated_letters(3, 12)
@@ -40,12 +46,14 @@ def test_pattern_scores_equal_detect_head(model_fn, tiny):
         torch.testing.assert_close(got[kind].scores, ref.float(), atol=1e-5, rtol=0)
 
 
+@hooked_only
 @pytest.mark.parametrize("kind", list(PLANTED))
 def test_planted_head_ranks_first(kind):
     scores = known_head_scores(planted_model(), n_seqs=8, half=12)
     assert scores[kind].top(1) == [PLANTED[kind]]
 
 
+@hooked_only
 def test_known_kinds_use_thresholds():
     scores = known_head_scores(planted_model(), n_seqs=8, half=12)
     kinds = known_kinds(scores, [(0, 1), (1, 0), (1, 2), (0, 0)])
@@ -57,6 +65,7 @@ def test_known_kinds_use_thresholds():
     }
 
 
+@hooked_only
 def test_planted_successor_is_hand_computed():
     """Successor score of the planted head by hand: content -> W_U of the successor."""
     model = planted_model()
@@ -74,6 +83,7 @@ def test_successor_without_ordinals_is_one_line_error(tiny):
         successor_scores(tiny, {})
 
 
+@hooked_only
 def test_heatmap_marks_known_heads():
     scores = known_head_scores(planted_model(), n_seqs=4, half=12)
     marks = {kind: s.top(1) for kind, s in scores.items()}
@@ -83,6 +93,7 @@ def test_heatmap_marks_known_heads():
     assert fig.data[0].type == "heatmap"
 
 
+@hooked_only
 def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     """known_step on the planted model: the table, the heatmap markers and the TopK kinds table
     name each planted head; a second run reuses the stored entry."""
@@ -118,3 +129,26 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     before = folder.known_entry.stat().st_mtime_ns
     known_step(exp)
     assert folder.known_entry.stat().st_mtime_ns == before  # reused, not recomputed
+
+
+@pytest.mark.skipif(HAS_HOOKED, reason="needs the Hugging Face model under the bridge (tl4 env)")
+def test_successor_scores_equal_a_hand_computation_on_the_hf_weights(tiny):
+    """On the bridge: the OV circuit of each head read straight from the HF modules (v_proj,
+    o_proj, final norm, lm_head; query head h reads key/value group h // (n_heads / n_kv))."""
+    hf = tiny.original_model
+    digits = [tiny.tokenizer.convert_tokens_to_ids(str(d)) for d in range(10)]
+    got = successor_scores(tiny, {"digits": digits})
+    cfg, n_heads = hf.config, hf.config.num_attention_heads
+    d_head, group = cfg.hidden_size // n_heads, n_heads // cfg.num_key_value_heads
+    with torch.no_grad():
+        eff = hf(torch.tensor(digits)[:, None], output_hidden_states=True).hidden_states[1][:, 0]
+        want = torch.zeros(cfg.num_hidden_layers, n_heads)
+        for layer, block in enumerate(hf.model.layers):
+            v = block.self_attn.v_proj(block.input_layernorm(eff))  # token (kv_head d_head)
+            for h in range(n_heads):
+                v_h = v[:, (h // group) * d_head : (h // group + 1) * d_head]
+                out = v_h @ block.self_attn.o_proj.weight[:, h * d_head : (h + 1) * d_head].T
+                logits = hf.lm_head(hf.model.norm(out))[:, digits]  # token digit
+                best = logits[:-1].argmax(-1)
+                want[layer, h] = (best == torch.arange(1, 10)).float().mean()
+    torch.testing.assert_close(got.scores, want, atol=0, rtol=0)

@@ -7,8 +7,14 @@ import pytest
 from interp_heads.attribution import attribute_heads
 from interp_heads.attribution.retrieval import needle_span, retrieval_heads, retrieval_scores
 from interp_heads.config.run_config import RunConfig
+from interp_heads.models.tl_compat import HAS_HOOKED
 from interp_heads.tasks.schema import Example, Task
 from interp_heads.testing.planted import PLANTED, planted_model
+
+# the planted models are HookedTransformers built by hand; TransformerLens 4 (tl4 env) has none
+hooked_only = pytest.mark.skipif(
+    not HAS_HOOKED, reason="a planted HookedTransformer (no TL 4 twin)"
+)
 
 # "mQ abc.zQ" -> " abc": after the last Q, the planted induction head attends to the token after
 # the earlier Q (" "), then after " " ("a"), ... : it copy-pastes every needle token.
@@ -21,6 +27,7 @@ def test_needle_span_contiguous_and_fallback():
     assert needle_span([5, 6], [1]) == []
 
 
+@hooked_only
 def test_planted_induction_head_is_the_retrieval_head():
     model = planted_model()
     scores = attribute_heads(model, NEEDLE, "retrieval_score")
@@ -66,6 +73,7 @@ def test_run_masks_retrieval_score_heads(tmp_path):
     text = (data / "tiny.toml").read_text().replace("tests/data/", f"{data}/")
     text = text.replace('attribution = "atp"', 'attribution = "retrieval_score"')
     text = text.replace('selections = ["topk", "randomk", "layermatched"]', 'selections = ["topk"]')
+    text += "" if HAS_HOOKED else '\nbackend = "bridge"\n'  # tl4 env: the tiny Llama on the bridge
     cfg = tmp_path / "r.toml"
     cfg.write_text(text)
     with warnings.catch_warnings():
