@@ -43,17 +43,17 @@ def byte_tokenizer():
     return fast
 
 
+# The tiny model's shapes, shared by its HookedTransformer and its Llama checkpoint (bridge).
+SHAPES = dict(
+    n_layers=3, d_model=64, n_heads=4, n_key_value_heads=2, d_head=16, d_mlp=128,
+    d_vocab=len(SPECIALS) + 256, n_ctx=128,
+)  # fmt: skip
+
+
 def tiny_config(**overrides) -> HookedTransformerConfig:
     """Config of the tiny model; any field can be overridden (e.g. ``n_key_value_heads=None``)."""
     kw = dict(
-        n_layers=3,
-        d_model=64,
-        n_heads=4,
-        n_key_value_heads=2,
-        d_head=16,
-        d_mlp=128,
-        d_vocab=len(SPECIALS) + 256,
-        n_ctx=128,
+        **SHAPES,
         act_fn="silu",
         normalization_type="RMS",
         positional_embedding_type="rotary",
@@ -82,32 +82,46 @@ def tiny_model(seed: int = 0, **overrides) -> HookedTransformer:
 _BRIDGE_FOLDERS: dict[int, Path] = {}
 
 
+def random_hf_model(hf_config, seed: int = 0):
+    """A random-weight HF causal LM of ``hf_config`` (eager attention), its norms and biases
+    perturbed too, so that a wrong weight mapping shows."""
+    import transformers
+
+    torch.manual_seed(seed)
+    model = transformers.AutoModelForCausalLM.from_config(hf_config, attn_implementation="eager")
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name or "ln" in name or name.endswith("bias"):
+                p.add_(0.1 * torch.randn_like(p))
+    return model.eval()
+
+
+def save_checkpoint(hf_model, folder: str | Path) -> Path:
+    """``save_pretrained`` of ``hf_model`` next to the byte tokenizer: a folder ``load_model``
+    reads as it would read a downloaded checkpoint."""
+    folder = Path(folder)
+    hf_model.save_pretrained(folder)
+    byte_tokenizer().save_pretrained(folder)
+    return folder
+
+
 def tiny_llama_checkpoint(folder: str | Path, seed: int = 0) -> Path:
     """Save a random ``LlamaForCausalLM`` of the tiny model's shapes, with the byte tokenizer."""
     import transformers
 
     cfg = transformers.LlamaConfig(
-        vocab_size=len(SPECIALS) + 256,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=128,
+        vocab_size=SHAPES["d_vocab"],
+        hidden_size=SHAPES["d_model"],
+        intermediate_size=SHAPES["d_mlp"],
+        num_hidden_layers=SHAPES["n_layers"],
+        num_attention_heads=SHAPES["n_heads"],
+        num_key_value_heads=SHAPES["n_key_value_heads"],
+        max_position_embeddings=SHAPES["n_ctx"],
         rope_theta=1e5,
         tie_word_embeddings=False,
         initializer_range=0.2,  # larger than HF's 0.02, so greedy tokens vary and a wrong mask shows
     )
-    torch.manual_seed(seed)
-    model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
-    with torch.no_grad():  # random norms too, so that a wrong mapping shows
-        for name, p in model.named_parameters():
-            if "norm" in name:
-                p.add_(0.1 * torch.randn_like(p))
-    folder = Path(folder)
-    model.save_pretrained(folder)
-    byte_tokenizer().save_pretrained(folder)
-    return folder
+    return save_checkpoint(random_hf_model(cfg, seed), folder)
 
 
 def tiny_bridge_model(seed: int = 0, device: str = "cpu"):

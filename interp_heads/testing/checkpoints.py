@@ -1,9 +1,9 @@
 """Random-weight checkpoints of each model family, built offline for tests and benchmarks.
 
 Each is a small model (2 layers, 4 query heads, grouped-query attention where the family has it)
-made from transformers' own config class, saved with ``save_pretrained`` next to the byte-level
-tokenizer of :mod:`interp_heads.testing.tiny`, so ``load_model(folder)`` reads it exactly as it would
-read a downloaded checkpoint. Each family also names the HF module whose *input* is the
+made from transformers' own config class and saved next to the byte-level tokenizer
+(:mod:`interp_heads.models.tiny`: ``random_hf_model``, ``save_checkpoint``), so
+``load_model(folder)`` reads it exactly as it would read a downloaded checkpoint. Each family also names the HF module whose *input* is the
 concatenation of the per-head outputs (``o_proj`` or its equivalent): a forward-pre-hook there is
 the independent reference for a mask on ``blocks.{l}.attn.hook_z``.
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from interp_heads.heads import Head
+from interp_heads.models.tiny import random_hf_model, save_checkpoint
 
 VOCAB = 300  # >= the byte tokenizer's 256 bytes + ChatML specials
 _BASE = dict(
@@ -43,22 +44,10 @@ class FamilySpec:
     def build(self, seed: int = 0):
         import transformers
 
-        cfg = getattr(transformers, self.config_class)(**self.kwargs)
-        torch.manual_seed(seed)
-        model = transformers.AutoModelForCausalLM.from_config(cfg, attn_implementation="eager")
-        with torch.no_grad():  # random norms and biases too, so that a wrong mapping shows
-            for name, p in model.named_parameters():
-                if "norm" in name or "ln" in name or name.endswith("bias"):
-                    p.add_(0.1 * torch.randn_like(p))
-        return model.eval()
+        return random_hf_model(getattr(transformers, self.config_class)(**self.kwargs), seed)
 
     def save(self, folder: str | Path, seed: int = 0) -> Path:
-        from interp_heads.testing.tiny import byte_tokenizer
-
-        folder = Path(folder)
-        self.build(seed).save_pretrained(folder)
-        byte_tokenizer().save_pretrained(folder)
-        return folder
+        return save_checkpoint(self.build(seed), folder)
 
     def out_proj_module(self, hf_model, layer: int) -> torch.nn.Module:
         module = hf_model
