@@ -10,7 +10,7 @@ from interp_heads.config.run_config import check_ks
 from interp_heads.errors import PipelineError
 from interp_heads.execution.registry import open_executor
 from interp_heads.pipeline.loading import load_any_task
-from interp_heads.pipeline.rankings import load_ranking, ranking_elbow, ranking_provenance
+from interp_heads.pipeline.rankings import load_ranking, ranking_elbow, stored_scores
 from interp_heads.pipeline.steps import Experiment, run_steps
 from interp_heads.store.folder import RunFolder
 from interp_heads.vocab import Selection
@@ -110,9 +110,11 @@ def _ranking(args, model, task):
         ranked_on = args.ranking_task or task.name
         ranking = load_ranking(args.ranking, ranked_on, n_layers, n_heads)
         ks = args.k or [16, 32, 64, 128]
-        source, prov = f"ranking {args.ranking!r}", ranking_provenance(args.ranking, ranked_on)
+        source = f"ranking {args.ranking!r}"
+        scores = stored_scores(args.ranking, ranked_on)  # read once: provenance and elbow
+        prov = {} if scores is None else dict(scores.provenance)
         if args.elbow:  # beside the listed k, as the run config's elbow = true
-            elbow = ranking_elbow(args.ranking, ranked_on, ranking)
+            elbow = ranking_elbow(args.ranking, ranked_on, scores, ranking)
             _say(args, f"elbow of the ranking's sorted importances: k = {elbow}")
             prov = {**prov, "elbow_k": elbow}
             ks = sorted(set(ks) | {elbow})

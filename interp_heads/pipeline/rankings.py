@@ -79,15 +79,15 @@ def ranking_provenance(path: str, task: str) -> dict:
     return {} if scores is None else dict(scores.provenance)
 
 
-def ranking_elbow(path: str, task: str, heads: list[tuple[int, int]]) -> int:
-    """``k = "elbow"`` of a stored ranking: read off its scores, which must give its order.
+def ranking_elbow(path: str, task: str, scores, heads: list[tuple[int, int]]) -> int:
+    """``k = "elbow"`` of the ranking of ``task`` at ``path``, read off ``scores`` (its
+    :func:`stored_scores`), which must give its order.
 
     Raises:
         PipelineError: no scores are stored beside the ranking, or they rank the heads otherwise.
     """
     from interp_heads.sweep.elbow import elbow_k
 
-    scores = stored_scores(path, task)
     if scores is None:
         raise PipelineError(
             f"--elbow needs the ranking's scores: ranking {str(path)!r} has no attribution "
