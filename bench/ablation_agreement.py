@@ -57,6 +57,23 @@ METHODS: dict[str, tuple[str, dict]] = {
     "ablation_atp, 1 rival (layer 0 exact)": ("ablation_atp", {"rivals": 1}),
     "ablation_atp, 4 rivals (layer 0 exact)": ("ablation_atp", {"rivals": 4}),
     "ablation_atp, 1 rival, layers 0-1 exact": ("ablation_atp", {"rivals": 1, "exact_layers": 2}),
+    "ablation_atp, lookahead 1": ("ablation_atp", {"lookahead": 1, "exact_layers": 0}),
+    "ablation_atp, lookahead 2": ("ablation_atp", {"lookahead": 2, "exact_layers": 0}),
+    "ablation_atp, lookahead 3": ("ablation_atp", {"lookahead": 3, "exact_layers": 0}),
+    "ablation_atp, lookahead 1 (layer 0 exact)": ("ablation_atp", {"lookahead": 1}),
+    "ablation_atp, lookahead 2 (layer 0 exact)": ("ablation_atp", {"lookahead": 2}),
+    "ablation_atp, lookahead 1, 1 rival": (
+        "ablation_atp",
+        {"lookahead": 1, "rivals": 1, "exact_layers": 0},
+    ),
+    "ablation_atp, lookahead 2, 1 rival": (
+        "ablation_atp",
+        {"lookahead": 2, "rivals": 1, "exact_layers": 0},
+    ),
+    "ablation_atp, lookahead 2, 1 rival (layer 0 exact)": (
+        "ablation_atp",
+        {"lookahead": 2, "rivals": 1},
+    ),
     "ablation_ig m=4": ("ablation_ig", {"steps": 4}),
     "ablation_ig m=8": ("ablation_ig", {"steps": 8}),
     "gradxact": ("gradxact", {}),

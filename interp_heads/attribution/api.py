@@ -176,6 +176,8 @@ def _provenance(model, batches, method: Method, opts: Options, per_example, batc
         prov["steps"] = opts.steps
     if opts.rivals:
         prov["rivals"] = opts.rivals
+    if opts.lookahead:
+        prov["lookahead"] = opts.lookahead
     return prov
 
 

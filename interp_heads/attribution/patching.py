@@ -120,13 +120,6 @@ def run_cached(
 
 def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos, metric):
     n, batch = len(hs), resid.shape[0]
-
-    def hook(z, hook):
-        z = z.clone()
-        for j, h in enumerate(hs):
-            z[j * batch : (j + 1) * batch, :, h] = src[:, :, h]
-        return z
-
     kv = None
     if start_pos > 0:
         kv = [None] * model.cfg.n_layers
@@ -135,21 +128,36 @@ def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos,
             k = k.repeat(n, 1, 1, 1)
             v = cache[f"blocks.{i}.attn.hook_v"][:, :start_pos].repeat(n, 1, 1, 1)
             kv[i] = HookedTransformerKeyValueCacheEntry(k, v, frozen=True)
+    final = patched_resid(model, layer, hs, src, resid, attention_mask, kv=kv)
+    logits = final_logits(model, final)
+    return metric(logits.view(n, batch, -1))
+
+
+def patched_resid(model, layer, hs, src, resid, attention_mask, *, stop=None, kv=None):
+    """Blocks ``layer..stop-1`` (default: to the last) run on ``resid`` (that layer's
+    ``hook_resid_pre``) once per head of ``hs``, stacked ``[len(hs) x batch, pos, d_model]``, with
+    that head's ``hook_z`` replaced by ``src[..., head, :]``; returns the residual stream there."""
+    n, batch = len(hs), resid.shape[0]
+
+    def hook(z, hook):
+        z = z.clone()
+        for j, h in enumerate(hs):
+            z[j * batch : (j + 1) * batch, :, h] = src[:, :, h]
+        return z
+
     mask = attention_mask.repeat(n, 1) if attention_mask is not None else None
     extra = {}
     if backend_of(model) == "bridge" and mask is not None:  # no positions from a residual input
         extra["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
     with model.hooks(fwd_hooks=[(hook_z(layer), hook)]):
-        final = model(
+        return model(
             resid.repeat(n, 1, 1),
             start_at_layer=layer,
-            stop_at_layer=model.cfg.n_layers,
+            stop_at_layer=model.cfg.n_layers if stop is None else stop,
             attention_mask=mask,
             past_kv_cache=kv,
             **extra,
         )
-    logits = final_logits(model, final)
-    return metric(logits.view(n, batch, -1))
 
 
 def _cache_keys(model: HookedTransformer, layer: int, k: torch.Tensor) -> torch.Tensor:

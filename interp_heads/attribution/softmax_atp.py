@@ -59,7 +59,7 @@ def ablation_softmax_scores(
     probs = torch.cat([p[4] for p in parts])  # [example 1 + rivals]: clean p of answer, rivals
     replacement = ablation.linear_baseline(z_sum, counts, seed)  # [example or 1, layer head d_head]
     delta = (g * replacement[:, None]).sum(-1) - gz  # linearised change of each objective
-    drops = _drop(delta.double(), probs.double()).float()
+    drops = softmax_drop(delta.double(), probs.double()).float()
     if per_example is not None:
         per_example.append(drops)
     return drops.mean(0)
@@ -68,14 +68,7 @@ def ablation_softmax_scores(
 def _batch_terms(model: HookedTransformer, b: Batch, rivals: int):
     """Per example: gradient sums of the answer's, the rivals' logits and log-sum-exp."""
     chosen: list[torch.Tensor] = []
-
-    def objective(logits: torch.Tensor) -> torch.Tensor:
-        logits = logits.float()
-        others = logits.detach().scatter(1, b.answer[:, None], float("-inf"))
-        tokens = torch.cat([b.answer[:, None], others.topk(rivals, dim=1).indices], dim=1)
-        chosen.append(logits.detach().log_softmax(-1).gather(1, tokens).exp())
-        return torch.cat([logits.gather(1, tokens).T, logits.logsumexp(-1)[None]])
-
+    objective = rival_objective(b, rivals, chosen)
     zs, grads, _ = z_gradients(model, b.clean, objective, attention_mask=b.mask)
     w = b.mask.to(zs[0].dtype)[:, :, None, None]
     g = torch.stack([(gr * w).sum(2) for gr in grads], dim=2)  # [obj batch layer head d_head]
@@ -91,7 +84,23 @@ def _batch_terms(model: HookedTransformer, b: Batch, rivals: int):
     )
 
 
-def _drop(delta: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
+def rival_objective(b: Batch, rivals: int, chosen: list):
+    """``logits [batch, d_vocab] -> [1 + rivals + 1, batch]``: the logits of the answer and its
+    ``rivals`` strongest competitors, then log-sum-exp (whose gradient is the probability-weighted
+    logit change). Appends the clean probabilities of answer and rivals ``[batch, 1 + rivals]``
+    to ``chosen``."""
+
+    def objective(logits: torch.Tensor) -> torch.Tensor:
+        logits = logits.float()
+        others = logits.detach().scatter(1, b.answer[:, None], float("-inf"))
+        tokens = torch.cat([b.answer[:, None], others.topk(rivals, dim=1).indices], dim=1)
+        chosen.append(logits.detach().log_softmax(-1).gather(1, tokens).exp())
+        return torch.cat([logits.gather(1, tokens).T, logits.logsumexp(-1)[None]])
+
+    return objective
+
+
+def softmax_drop(delta: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
     """``-(change of log p(answer))`` per example and head, exact log-softmax over the blocks.
 
     ``delta``: ``[example, 1 + rivals + 1, layer, head]`` (answer, rivals, then the probability-

@@ -40,6 +40,7 @@ def cmd_attribute(args) -> int:
         refine=args.refine,
         exact_layers=args.exact_layers,
         rivals=args.rivals,
+        lookahead=args.lookahead,
         verify=args.verify,
         ablation=args.ablation,
         filter_correct=not args.no_filter,

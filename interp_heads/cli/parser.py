@@ -97,6 +97,7 @@ def _attribute(sub, cmds) -> None:
     cli_flag(a, "refine")
     cli_flag(a, "exact_layers")
     cli_flag(a, "rivals")
+    cli_flag(a, "lookahead")
     cli_flag(a, "verify")
     a.set_defaults(func=cmds["attribute"])
 

@@ -106,6 +106,7 @@ class RunConfig(
             refine=self.refine,
             exact_layers=self.exact_layers,
             rivals=self.rivals,
+            lookahead=self.lookahead,
         )
         return check_method(self.attribution, opts, has_corrupted=has_corrupted, task=task)
 

@@ -5,7 +5,7 @@ section         keys
 =============== ===========================================================================
 ``model``       model, device, threads, backend
 ``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
-``attribution`` attribution, refine, exact_layers, rivals, verify, probe_position, probe_kind, probe_epochs
+``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
 ``generation``  max_new_tokens, batch_size, seed, free_form
@@ -122,6 +122,11 @@ class AttributionSection(_Section):
         description="ablation_atp: linearise the logits of the answer and its N strongest "
         "rivals and take the log-softmax exactly (0: plain first order)",
     )
+    lookahead: NonNeg = Field(
+        0,
+        description="ablation_atp: run each head's mean ablation exactly through N blocks and "
+        "take only the rest to first order (0: first order from the head on)",
+    )
     verify: NonNeg = Field(
         8,
         description="check the ranking's top N heads and N random others by their exact "
@@ -224,6 +229,7 @@ DIGEST_IF_SET = {
     "exclude_top": False,
     "exact_layers": None,
     "rivals": 0,
+    "lookahead": 0,
     "positions": "all",
     "scale_factor": SCALE_FACTOR,
     "backend": "hooked",

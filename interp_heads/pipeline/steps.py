@@ -55,8 +55,9 @@ def attribute_step(exp: Experiment) -> dict:
                 "fmt": exp.fmts[name],
                 "ablation": str(cfg.ablation),
             }
-            if cfg.rivals:  # absent at 0: the keys of folders made before it stay valid
-                settings["rivals"] = cfg.rivals
+            for option in ("rivals", "lookahead"):  # absent at 0: older folders' keys hold
+                if getattr(cfg, option):
+                    settings[option] = getattr(cfg, option)
             fp = resume.model_fingerprint(exp.model)
             key = resume.attribution_key(fp, _rows(exp.model, rank, exp.fmts[name]), **settings)
             scores = load_stored(

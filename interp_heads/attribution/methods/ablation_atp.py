@@ -21,7 +21,7 @@ class AblationAtP(Method):
     signed = True
     refine_with = "mean_ablation"
     kinds = "linear"
-    options = frozenset({"rivals", "exact_layers"})
+    options = frozenset({"rivals", "exact_layers", "lookahead"})
 
     def defaults(self, opts: Options) -> Options:
         if opts.exact_layers is None:
@@ -30,16 +30,30 @@ class AblationAtP(Method):
 
     def score(self, model, task, batches, opts, per_example):
         from interp_heads.attribution.gradients import ablation_atp_scores
+        from interp_heads.attribution.lookahead import lookahead_scores
         from interp_heads.attribution.softmax_atp import ablation_softmax_scores
 
         kind, seed = opts.ablation, opts.seed
-        if opts.rivals:
+        if opts.lookahead:
+            scores = lookahead_scores(
+                model,
+                batches,
+                opts.lookahead,
+                rivals=opts.rivals,
+                max_rows=opts.max_rows,
+                per_example=per_example,
+            )
+        elif opts.rivals:
             scores = ablation_softmax_scores(
                 model, batches, kind, rivals=opts.rivals, seed=seed, per_example=per_example
             )
         else:
             scores = ablation_atp_scores(model, batches, kind, seed=seed, per_example=per_example)
         target = self.target.format(kind=kind)
+        if opts.lookahead:
+            target += (
+                f"; the ablation run exactly through {opts.lookahead} block(s), first order after"
+            )
         if opts.rivals:
             target += f"; linearised in the logits of the answer and {opts.rivals} rivals, exact log-softmax"
         if opts.exact_layers:

@@ -11,7 +11,7 @@ from interp_heads.vocab import AttributionMethod
 
 AUTO = "auto"
 AUTO_CHOICES = ("atp", "ablation_atp")  # with corrupted prompts, without
-OPTION_DEFAULTS = {"rivals": 0, "exact_layers": None, "steps": 8}
+OPTION_DEFAULTS = {"rivals": 0, "exact_layers": None, "lookahead": 0, "steps": 8}
 
 
 @dataclass
@@ -23,6 +23,7 @@ class Options:
     refine: int | None = None
     exact_layers: int | None = None
     rivals: int = 0
+    lookahead: int = 0
     steps: int = 8
     max_rows: int = 128
     fmt: str = "auto"
@@ -130,6 +131,10 @@ def _check_kind(method: Method, opts: Options) -> None:
         raise InputError(
             f"refine with {method.name} confirms heads by exact mean ablation: use ablation='mean'"
         )
+    if opts.lookahead and kind.name != "mean":
+        raise InputError(
+            "lookahead runs each head's mean ablation exactly: it needs ablation 'mean'"
+        )
     if opts.exact_layers and kind.name != "mean":
         raise InputError(
             "exact_layers scores heads by exact mean ablation: it needs ablation 'mean'"
@@ -141,3 +146,5 @@ def _check_ranges(opts: Options, cfg) -> None:
         raise InputError(f"rivals must be in 0..{cfg.d_vocab - 1}, got {opts.rivals}")
     if not 0 <= (opts.exact_layers or 0) <= cfg.n_layers:
         raise InputError(f"exact_layers must be in 0..{cfg.n_layers}, got {opts.exact_layers}")
+    if not 0 <= opts.lookahead <= cfg.n_layers:
+        raise InputError(f"lookahead must be in 0..{cfg.n_layers}, got {opts.lookahead}")
