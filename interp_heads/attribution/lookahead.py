@@ -88,37 +88,37 @@ def lookahead_scores(
     """
     if depth < 1:
         raise ValueError(f"lookahead must be at least 1 block, got {depth}")
-    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     means = task_means(model, batches)
-    rows = []
-    for b in batches:
-        chosen: list[torch.Tensor] = []
-        objective = (
-            rival_objective(b, rivals, chosen) if rivals else partial(answer_logprob, batch=b)
-        )
-        resids, grads, final = resid_gradients(model, b, objective)
-        linear = _Linearised(resids, grads, chosen[0] if rivals else None)
-        base = answer_logprob(final_logits(model, final), b)
-        drop = torch.zeros(len(b), n_layers, n_heads)
-        src_shape = (*b.clean.shape, n_heads, model.cfg.d_head)
-        per_pass = max(1, max_rows // len(b))
-        for layer in range(n_layers):
-            stop = min(layer + depth, n_layers)
-            src = means[layer].expand(src_shape)
-            for c in range(0, n_heads, per_pass):
-                hs = list(range(c, min(c + per_pass, n_heads)))
-                out = patched_resid(model, layer, hs, src, resids[layer], b.mask, stop=stop)
-                if stop == n_layers:  # ran to the end: the exact drop
-                    logits = final_logits(model, out).view(len(hs), len(b), -1)
-                    d = base[None] - answer_logprob(logits, b)
-                else:
-                    d = linear.drop(stop, out.view(len(hs), *resids[layer].shape))
-                drop[:, layer, hs] = d.T.float().cpu()
-        rows.append(drop)
-    every = torch.cat(rows)
+    every = torch.cat([_batch_drops(model, b, means, depth, rivals, max_rows) for b in batches])
     if per_example is not None:
         per_example.append(every)
     return every.mean(0)
+
+
+def _batch_drops(model, b: Batch, means, depth: int, rivals: int, max_rows: int) -> torch.Tensor:
+    """``[batch, layer, head]`` estimated drops for one batch (see :func:`lookahead_scores`)."""
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    chosen: list[torch.Tensor] = []
+    objective = rival_objective(b, rivals, chosen) if rivals else partial(answer_logprob, batch=b)
+    resids, grads, final = resid_gradients(model, b, objective)
+    linear = _Linearised(resids, grads, chosen[0] if rivals else None)
+    base = answer_logprob(final_logits(model, final), b)
+    drop = torch.zeros(len(b), n_layers, n_heads)
+    src_shape = (*b.clean.shape, n_heads, model.cfg.d_head)
+    per_pass = max(1, max_rows // len(b))
+    for layer in range(n_layers):
+        stop = min(layer + depth, n_layers)
+        src = means[layer].expand(src_shape)
+        for c in range(0, n_heads, per_pass):
+            hs = list(range(c, min(c + per_pass, n_heads)))
+            out = patched_resid(model, layer, hs, src, resids[layer], b.mask, stop=stop)
+            if stop == n_layers:  # ran to the end: the exact drop
+                logits = final_logits(model, out).view(len(hs), len(b), -1)
+                d = base[None] - answer_logprob(logits, b)
+            else:
+                d = linear.drop(stop, out.view(len(hs), *resids[layer].shape))
+            drop[:, layer, hs] = d.T.float().cpu()
+    return drop
 
 
 @dataclass
