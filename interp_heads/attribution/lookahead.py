@@ -21,25 +21,14 @@ import torch
 from jaxtyping import Float
 
 from interp_heads.attribution.inputs import Batch, answer_logprob, final_logits, frozen_params
-from interp_heads.attribution.patching import _mean_from, _z_names, patched_resid, run_cached
+from interp_heads.attribution.patching import patched_resid
+from interp_heads.attribution.paths import task_means
 from interp_heads.attribution.softmax_atp import rival_objective, softmax_drop
 from interp_heads.models.tl_compat import HookedTransformer
 
 
 def resid_name(layer: int) -> str:
     return f"blocks.{layer}.hook_resid_pre"
-
-
-@torch.no_grad()
-def task_means(model: HookedTransformer, batches: Sequence[Batch]) -> torch.Tensor:
-    """Each head's mean ``hook_z`` over all non-pad positions of ``batches``:
-    ``[layer, head, d_head]`` (the value mean ablation patches in)."""
-    total, count = 0.0, 0
-    for b in batches:
-        cache, _ = run_cached(model, b.clean, b.mask, _z_names(model))
-        s, c = _mean_from(model, cache, b.mask)
-        total, count = total + s, count + c
-    return total / count
 
 
 def resid_gradients(
