@@ -78,16 +78,21 @@ def z_gradients(
     ):
         resid = model(tokens, attention_mask=attention_mask, stop_at_layer=n_layers)
         values = objective(final_logits(model, resid))
-        wrt = masks if head_mask else zs
-        rows = values[None] if values.dim() == 1 else values
-        per_row = [
-            _filled(torch.autograd.grad(row.sum(), wrt, allow_unused=True, retain_graph=True), wrt)
-            for row in rows
-        ]
-    grads = (
-        per_row[0] if values.dim() == 1 else [torch.stack(g) for g in zip(*per_row, strict=True)]
-    )
+        stacked = row_gradients(values, masks if head_mask else zs)
+    grads = [g[0] for g in stacked] if values.dim() == 1 else stacked
     return [z.detach() for z in zs], grads, values.detach()
+
+
+def row_gradients(values: torch.Tensor, wrt: list[torch.Tensor]) -> list[torch.Tensor]:
+    """One backward pass per row of ``values`` (``[batch]``: one row; ``[n_rows, batch]``), each
+    row summed over the batch: per input of ``wrt`` its gradients ``[n_rows, *input.shape]``, an
+    unused input's as zeros and NaN/inf replaced (``torch.nan_to_num``)."""
+    rows = values[None] if values.dim() == 1 else values
+    per_row = [
+        _filled(torch.autograd.grad(row.sum(), wrt, allow_unused=True, retain_graph=True), wrt)
+        for row in rows
+    ]
+    return [torch.stack(g) for g in zip(*per_row, strict=True)]
 
 
 def _filled(grads, wrt) -> list[torch.Tensor]:

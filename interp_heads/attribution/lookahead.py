@@ -20,15 +20,12 @@ from functools import partial
 import torch
 from jaxtyping import Float
 
+from interp_heads.attribution.gradients import row_gradients
 from interp_heads.attribution.inputs import Batch, answer_logprob, final_logits, frozen_params
 from interp_heads.attribution.patching import patched_resid
 from interp_heads.attribution.paths import task_means
 from interp_heads.attribution.softmax_atp import rival_objective, softmax_drop
 from interp_heads.models.tl_compat import HookedTransformer
-
-
-def resid_name(layer: int) -> str:
-    return f"blocks.{layer}.hook_resid_pre"
 
 
 def resid_gradients(
@@ -47,13 +44,13 @@ def resid_gradients(
         resids[layer] = x
         return x
 
-    hooks = [(resid_name(i), lambda x, hook, i=i: keep(x, hook, i)) for i in range(n_layers)]
+    hooks = [
+        (f"blocks.{i}.hook_resid_pre", lambda x, hook, i=i: keep(x, hook, i))
+        for i in range(n_layers)
+    ]
     with torch.enable_grad(), frozen_params(model), model.hooks(fwd_hooks=hooks):
         final = model(b.clean, attention_mask=b.mask, stop_at_layer=n_layers)
-        values = objective(final_logits(model, final))
-        rows = values[None] if values.dim() == 1 else values
-        per_row = [torch.autograd.grad(r.sum(), resids, retain_graph=True) for r in rows]
-    grads = [torch.nan_to_num(torch.stack(g)) for g in zip(*per_row, strict=True)]
+        grads = row_gradients(objective(final_logits(model, final)), resids)
     return [r.detach() for r in resids], grads, final.detach()
 
 
