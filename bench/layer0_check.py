@@ -45,7 +45,7 @@ def main() -> None:
     for name in [t for t in args.tasks.split(",") if t]:
         task = filter_correct(model, load_task(name).subset(n=64)).subset(n=args.n)
         pure = attribute_heads(
-            model, task, "ablation_atp", batch_size=args.batch_size, exact_layers=0
+            model, task, "ablation_atp", batch_size=args.batch_size, exact_layers=0, rivals=0
         )
         batches = make_batches(
             model, task, batch_size=args.batch_size, corrupted=False, fmt=task.fmt

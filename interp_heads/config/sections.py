@@ -117,10 +117,11 @@ class AttributionSection(_Section):
         description="ablation_atp: score the first N layers' heads by exact mean ablation "
         "(None: 1 with mean ablation, else 0)",
     )
-    rivals: NonNeg = Field(
-        0,
+    rivals: NonNeg | None = Field(
+        None,
         description="ablation_atp: linearise the logits of the answer and its N strongest "
-        "rivals and take the log-softmax exactly (0: plain first order)",
+        "rivals and take the log-softmax exactly (None: 1 with mean ablation, else 0; "
+        "0: plain first order)",
     )
     lookahead: NonNeg = Field(
         0,

@@ -33,8 +33,11 @@ from interp_heads.pipeline.state import Experiment, Step, _bar
 from interp_heads.store import faults, resume
 from interp_heads.tasks.schema import Task
 
-
 # --------------------------------------------------------------------------- attribute
+# Absent from the attribution key at 0 (their value before they existed): older folders hold.
+OPTIONAL_KEYS = ("rivals", "lookahead")
+
+
 def attribute_step(exp: Experiment) -> dict:
     """Every task's ``HeadScores`` on its rank split (stored per task, reused when inputs match)."""
     from interp_heads.attribution import attribute_heads
@@ -55,11 +58,11 @@ def attribute_step(exp: Experiment) -> dict:
                 "fmt": exp.fmts[name],
                 "ablation": str(cfg.ablation),
             }
-            for option in ("rivals", "lookahead"):  # absent at 0: older folders' keys hold
-                if getattr(cfg, option):
-                    settings[option] = getattr(cfg, option)
+            opts = cfg.method_options(has_corrupted=rank.has_corrupted, task=name)
+            settings |= {"rivals": opts.rivals, "lookahead": opts.lookahead}  # as they resolve
             fp = resume.model_fingerprint(exp.model)
-            key = resume.attribution_key(fp, _rows(exp.model, rank, exp.fmts[name]), **settings)
+            keyed = {k: v for k, v in settings.items() if v or k not in OPTIONAL_KEYS}
+            key = resume.attribution_key(fp, _rows(exp.model, rank, exp.fmts[name]), **keyed)
             scores = load_stored(
                 exp.folder.attribution_entry(name), key
             )  # None: absent, damaged or other inputs

@@ -116,8 +116,8 @@ def test_refine_confirms_with_exact_mean_ablation(tiny):
 
 def test_first_layer_scored_by_exact_mean_ablation(tiny):
     """Default ``exact_layers=1``: layer 0 holds the exact drop, computed here by plain hooks."""
-    s = attribute_heads(tiny, TASK, "ablation_atp", fmt="plain")
-    pure = attribute_heads(tiny, TASK, "ablation_atp", fmt="plain", exact_layers=0)
+    s = attribute_heads(tiny, TASK, "ablation_atp", fmt="plain", rivals=0)
+    pure = attribute_heads(tiny, TASK, "ablation_atp", fmt="plain", exact_layers=0, rivals=0)
     batches = make_batches(tiny, TASK, batch_size=8, corrupted=False, fmt="plain")
     means = head_means(tiny, render(tiny, PROMPTS, fmt="plain"))
     assert s.provenance["exact_layers"] == 1 and pure.provenance["exact_layers"] == 0
@@ -142,3 +142,18 @@ def test_first_layer_scored_by_exact_mean_ablation(tiny):
         attribute_heads(tiny, TASK, "gradxact", exact_layers=1)
     with pytest.raises(ValueError, match="exact_layers must be"):
         attribute_heads(tiny, TASK, "ablation_atp", exact_layers=tiny.cfg.n_layers + 1)
+
+
+def test_one_rival_by_default_with_mean_ablation(tiny):
+    """The default is the rivals = 1 estimate beyond the exact layer 0; other kinds: first order."""
+    from interp_heads.attribution.softmax_atp import ablation_softmax_scores
+
+    s = attribute_heads(tiny, TASK, "ablation_atp", fmt="plain")
+    batches = make_batches(tiny, TASK, batch_size=8, corrupted=False, fmt="plain")
+    one = ablation_softmax_scores(tiny, batches, "mean", rivals=1)
+    assert s.provenance["rivals"] == 1 and "1 rivals" in s.target
+    assert torch.allclose(s.scores[1:], one[1:], atol=1e-6)
+    assert not torch.allclose(s.scores[1:], ablation_atp_scores(tiny, batches, "mean")[1:])
+    zero = attribute_heads(tiny, TASK, "ablation_atp", fmt="plain", ablation="zero")
+    assert "rivals" not in zero.provenance
+    assert torch.allclose(zero.scores, gradxact_scores(tiny, batches), atol=1e-5)

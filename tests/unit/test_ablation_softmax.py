@@ -110,10 +110,15 @@ def test_attribute_heads_takes_rivals(tiny):
 
 def test_config_takes_rivals_only_for_ablation_atp_and_keeps_old_digests():
     from interp_heads.config.run_config import RunConfig
+    from interp_heads.config.sections import DIGEST_IF_SET
     from interp_heads.errors import PipelineError
 
-    base = RunConfig(tasks=["retrieval"])
-    assert RunConfig(tasks=["retrieval"], rivals=0).digest() == base.digest()
-    assert RunConfig(tasks=["retrieval"], rivals=1).digest() != base.digest()
+    # folders made before the option existed ranked by plain first order: rivals = 0 is left out
+    # of the digest and keeps them; the default (one rival with mean ablation) is another config
+    assert DIGEST_IF_SET["rivals"] == 0
+    default = RunConfig(tasks=["retrieval"]).digest()
+    first_order = RunConfig(tasks=["retrieval"], rivals=0).digest()
+    one = RunConfig(tasks=["retrieval"], rivals=1).digest()
+    assert len({default, first_order, one}) == 3
     with pytest.raises(PipelineError, match="rivals"):
         RunConfig(tasks=["retrieval"], attribution="gradxact", rivals=1)

@@ -134,7 +134,8 @@ def test_batching_and_per_example(tiny):
 def test_through_attribute_heads(tiny):
     scores = attribute_heads(tiny, TASK, "ablation_atp", fmt="plain", lookahead=1, exact_layers=0)
     batches, _ = _setup(tiny)
-    assert torch.allclose(scores.scores, lookahead_scores(tiny, batches, 1), atol=1e-5)
+    assert torch.allclose(scores.scores, lookahead_scores(tiny, batches, 1, rivals=1), atol=1e-5)
+    assert scores.provenance["rivals"] == 1  # the default, with mean ablation
     assert scores.provenance["lookahead"] == 1 and "exactly through 1 block" in scores.target
     with pytest.raises(InputError, match="lookahead.*ablation 'mean'"):
         attribute_heads(tiny, TASK, "ablation_atp", fmt="plain", ablation="zero", lookahead=1)

@@ -24,8 +24,13 @@ class AblationAtP(Method):
     options = frozenset({"rivals", "exact_layers", "lookahead"})
 
     def defaults(self, opts: Options) -> Options:
+        """With mean ablation: layer 0 exact and one rival (docs/attribution.md, measured); the
+        other kinds: plain first order (``zero`` is then ``gradxact``)."""
+        mean = opts.ablation == "mean"
         if opts.exact_layers is None:
-            return dataclasses.replace(opts, exact_layers=1 if opts.ablation == "mean" else 0)
+            opts = dataclasses.replace(opts, exact_layers=1 if mean else 0)
+        if opts.rivals is None:
+            opts = dataclasses.replace(opts, rivals=1 if mean else 0)
         return opts
 
     def score(self, model, task, batches, opts, per_example):

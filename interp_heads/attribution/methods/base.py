@@ -11,7 +11,7 @@ from interp_heads.vocab import AttributionMethod
 
 AUTO = "auto"
 AUTO_CHOICES = ("atp", "ablation_atp")  # with corrupted prompts, without
-OPTION_DEFAULTS = {"rivals": 0, "exact_layers": None, "lookahead": 0, "steps": 8}
+OPTION_DEFAULTS = {"rivals": None, "exact_layers": None, "lookahead": 0, "steps": 8}
 
 
 @dataclass
@@ -22,7 +22,7 @@ class Options:
     seed: int = 0
     refine: int | None = None
     exact_layers: int | None = None
-    rivals: int = 0
+    rivals: int | None = None
     lookahead: int = 0
     steps: int = 8
     max_rows: int = 128
@@ -142,7 +142,7 @@ def _check_kind(method: Method, opts: Options) -> None:
 
 
 def _check_ranges(opts: Options, cfg) -> None:
-    if not 0 <= opts.rivals < cfg.d_vocab:
+    if not 0 <= (opts.rivals or 0) < cfg.d_vocab:
         raise InputError(f"rivals must be in 0..{cfg.d_vocab - 1}, got {opts.rivals}")
     if not 0 <= (opts.exact_layers or 0) <= cfg.n_layers:
         raise InputError(f"exact_layers must be in 0..{cfg.n_layers}, got {opts.exact_layers}")
