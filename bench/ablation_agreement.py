@@ -48,20 +48,20 @@ USER_TASK = str(Path(__file__).parents[1] / "data" / "user_tasks" / "antonyms.js
 TASKS = (*BUILTIN_TASKS, "antonyms")
 # tag -> (method, attribute_heads options); methods that need corrupted prompts are skipped without
 METHODS: dict[str, tuple[str, dict]] = {
-    "ablation_atp first order": ("ablation_atp", {"exact_layers": 0}),
-    "ablation_atp (default: layer 0 exact)": ("ablation_atp", {}),
-    "ablation_atp, layers 0-1 exact": ("ablation_atp", {"exact_layers": 2}),
-    "ablation_atp + refine 32": ("ablation_atp", {"refine": 32}),
-    "ablation_atp + refine 64": ("ablation_atp", {"refine": 64}),
+    "ablation_atp first order": ("ablation_atp", {"exact_layers": 0, "rivals": 0}),
+    "ablation_atp (default: layer 0 exact, 1 rival)": ("ablation_atp", {}),
+    "ablation_atp, layer 0 exact, no rivals (the default before)": ("ablation_atp", {"rivals": 0}),
+    "ablation_atp, layers 0-1 exact": ("ablation_atp", {"exact_layers": 2, "rivals": 0}),
+    "ablation_atp + refine 32": ("ablation_atp", {"refine": 32, "rivals": 0}),
+    "ablation_atp + refine 64": ("ablation_atp", {"refine": 64, "rivals": 0}),
     "ablation_atp, 1 rival, first order": ("ablation_atp", {"rivals": 1, "exact_layers": 0}),
-    "ablation_atp, 1 rival (layer 0 exact)": ("ablation_atp", {"rivals": 1}),
     "ablation_atp, 4 rivals (layer 0 exact)": ("ablation_atp", {"rivals": 4}),
     "ablation_atp, 1 rival, layers 0-1 exact": ("ablation_atp", {"rivals": 1, "exact_layers": 2}),
-    "ablation_atp, lookahead 1": ("ablation_atp", {"lookahead": 1, "exact_layers": 0}),
-    "ablation_atp, lookahead 2": ("ablation_atp", {"lookahead": 2, "exact_layers": 0}),
-    "ablation_atp, lookahead 3": ("ablation_atp", {"lookahead": 3, "exact_layers": 0}),
-    "ablation_atp, lookahead 1 (layer 0 exact)": ("ablation_atp", {"lookahead": 1}),
-    "ablation_atp, lookahead 2 (layer 0 exact)": ("ablation_atp", {"lookahead": 2}),
+    "ablation_atp, lookahead 1": ("ablation_atp", {"lookahead": 1, "exact_layers": 0, "rivals": 0}),
+    "ablation_atp, lookahead 2": ("ablation_atp", {"lookahead": 2, "exact_layers": 0, "rivals": 0}),
+    "ablation_atp, lookahead 3": ("ablation_atp", {"lookahead": 3, "exact_layers": 0, "rivals": 0}),
+    "ablation_atp, lookahead 1 (layer 0 exact)": ("ablation_atp", {"lookahead": 1, "rivals": 0}),
+    "ablation_atp, lookahead 2 (layer 0 exact)": ("ablation_atp", {"lookahead": 2, "rivals": 0}),
     "ablation_atp, lookahead 1, 1 rival": (
         "ablation_atp",
         {"lookahead": 1, "rivals": 1, "exact_layers": 0},
@@ -82,8 +82,7 @@ METHODS: dict[str, tuple[str, dict]] = {
     "exact (clean -> corrupted patching)": ("exact", {}),
 }
 
-
-VERIFIED = "ablation_atp (default: layer 0 exact)"
+VERIFIED = "ablation_atp (default: layer 0 exact, 1 rival)"
 
 
 def _reference(model, task, batches, cache: Path, args) -> tuple[torch.Tensor, float]:
