@@ -153,13 +153,26 @@ def _merge(rows: list[dict], n: int) -> None:
     OUT.write_text(json.dumps(result, indent=1) + "\n")
 
 
+def cache_root() -> Path:
+    """Where the benches keep their references (``$INTERP_HEADS_CACHE/bench``)."""
+    return Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache/interp_heads")) / "bench"
+
+
+def task_examples(model, name: str, n: int, batch_size: int = 8):
+    """``(task, fmt, batches, ids)``: the first ``n`` correctly answered of the task's first 64
+    examples, in its own format (declared or built-in; else the measured one, as the CLI picks),
+    and a digest of their ids (names the cached references)."""
+    task = load_any_task(USER_TASK if name == "antonyms" else name)
+    fmt = resolve_format(model, task)[0]
+    task = filter_correct(model, task.subset(n=64), fmt=fmt).subset(n=n)
+    batches = make_batches(model, task, batch_size=batch_size, corrupted=False, fmt=fmt)
+    ids = hashlib.sha256(" ".join(i for b in batches for i in b.ids).encode()).hexdigest()[:12]
+    return task, fmt, batches, ids
+
+
 def run_task(model, name: str, args) -> list[dict]:
     """Rows for one task, or [] while its reference is incomplete."""
-    task = load_any_task(USER_TASK if name == "antonyms" else name)
-    fmt = resolve_format(model, task)[0]  # declared or built-in: the task's; else measured
-    task = filter_correct(model, task.subset(n=64), fmt=fmt).subset(n=args.n)
-    batches = make_batches(model, task, batch_size=args.batch_size, corrupted=False, fmt=fmt)
-    ids = hashlib.sha256(" ".join(i for b in batches for i in b.ids).encode()).hexdigest()[:12]
+    task, fmt, batches, ids = task_examples(model, name, args.n, args.batch_size)
     exact, ref_s = _reference(model, name, batches, Path(args.cache) / f"{name}_{ids}", args)
     if bool(exact.isnan().any()):
         print(f"{name}: reference incomplete; run the same command again", flush=True)
@@ -201,8 +214,7 @@ def main() -> None:
     ap.add_argument("--one-call", action="store_true", help="reference in one call (short tasks)")
     ap.add_argument("--methods", default="", help="only these METHODS tags, ';'-separated")
     ap.add_argument("--reference-only", action="store_true", help="only fill the reference cache")
-    default_cache = Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache/interp_heads"))
-    ap.add_argument("--cache", default=str(default_cache / "bench" / "ablation_reference"))
+    ap.add_argument("--cache", default=str(cache_root() / "ablation_reference"))
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "2")))
     model = load_model(device="cpu")

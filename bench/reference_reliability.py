@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -37,16 +36,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+from ablation_agreement import cache_root, task_examples
 
-from interp_heads.attribution import attribute_heads, make_batches, mean_ablation_scores
+from interp_heads.attribution import attribute_heads, mean_ablation_scores
 from interp_heads.attribution.gradients import ablation_atp_scores
 from interp_heads.attribution.softmax_atp import ablation_softmax_scores
 from interp_heads.models.load import load_model
-from interp_heads.pipeline.loading import load_any_task
-from interp_heads.tasks import filter_correct, resolve_format
 
 OUT = Path(__file__).parent / "results" / "reference_reliability.json"
-USER_TASK = str(Path(__file__).parents[1] / "data" / "user_tasks" / "antonyms.jsonl")
 TASKS = ("knowledge_recall", "math_calculation", "inference", "antonyms")
 # tag -> (options of attribute_heads, rivals of the assembled rows, layer 0 exact)
 ESTIMATES = {
@@ -111,11 +108,7 @@ def held_out(est, exact, p, half) -> float:
 
 
 def run_task(model, name: str, args) -> list[dict]:
-    task = load_any_task(USER_TASK if name == "antonyms" else name)
-    fmt = resolve_format(model, task)[0]
-    task = filter_correct(model, task.subset(n=64), fmt=fmt).subset(n=args.n)
-    batches = make_batches(model, task, batch_size=8, corrupted=False, fmt=fmt)
-    ids = hashlib.sha256(" ".join(i for b in batches for i in b.ids).encode()).hexdigest()[:12]
+    task, fmt, batches, ids = task_examples(model, name, args.n)
     exact = exact_rows(model, batches, Path(args.cache) / f"{name}_{ids}.pt")
     rng = np.random.default_rng(0)
     splits = [rng.permutation(len(exact)) for _ in range(args.splits)]
@@ -133,8 +126,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=24, help="examples per task")
     ap.add_argument("--tasks", default=",".join(TASKS))
     ap.add_argument("--splits", type=int, default=50, help="random 12/12 splits")
-    default_cache = Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache/interp_heads"))
-    ap.add_argument("--cache", default=str(default_cache / "bench" / "reference_rows"))
+    ap.add_argument("--cache", default=str(cache_root() / "reference_rows"))
     args = ap.parse_args()
     torch.set_num_threads(int(os.environ.get("BENCH_THREADS", "2")))
     model = load_model(device="cpu")
