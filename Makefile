@@ -30,10 +30,11 @@ demo: setup
 	$(BIN)/python docs/make_results.py runs/demo runs/demo_scaled
 
 # Which heads (docs/heads.md): exclusive TopK, cross-task matrix, known heads, retrieval heads,
-# split-half stability; resumable (about 20 min on 2 CPU cores).
+# split-half stability; two resumable runs, then the page (about 20 min on 2 CPU cores).
 heads: setup
 	$(BIN)/interp-heads run --config configs/heads.toml --out runs/heads
-	$(BIN)/python docs/make_heads.py runs/heads
+	$(BIN)/interp-heads run --config configs/heads_retrieval.toml --out runs/heads_retrieval
+	$(BIN)/python docs/make_heads.py runs/heads runs/heads_retrieval
 
 # The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
 # under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page.

@@ -22,8 +22,8 @@ from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
 from interp_heads.generation.fast_attention import fast_attention
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
+from interp_heads.interventions.selections import RandomK
 from interp_heads.models.load import embedded_gguf_path, load_model
-from interp_heads.sweep.selection import RandomK
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
 

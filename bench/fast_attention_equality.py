@@ -18,8 +18,8 @@ import torch
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
+from interp_heads.interventions.selections import RandomK
 from interp_heads.models.load import load_model
-from interp_heads.sweep.selection import RandomK
 from interp_heads.tasks import load_task
 from interp_heads.tasks.prompts import render
 

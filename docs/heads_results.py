@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import datetime as dt
 
-from heads_page import _or_missing, known, retrieval, seed_table, sharing, specificity, stability
+from heads_page import (
+    _or_missing,
+    known,
+    retrieval_section,
+    seed_table,
+    sharing,
+    specificity,
+    stability,
+)
 from make_results import HEADS_BEGIN, HEADS_END
 
 from interp_heads.analysis.specificity import exclusivity
@@ -52,7 +60,8 @@ def results_block(inp, store) -> str:
         "## Which heads (from `make heads`)",
         "",
         f"Written by `make heads` (`interp-heads run --config configs/heads.toml --out {inp.run}`, "
-        f"then `python docs/make_heads.py {inp.run}`) on {dt.date.today().isoformat()} from the "
+        f"`configs/heads_retrieval.toml --out {inp.retrieval_run}`, then "
+        f"`python docs/make_heads.py {inp.run} {inp.retrieval_run}`) on {dt.date.today().isoformat()} from the "
         f"run folder {inp.run} (git {m.get('git', '?')}); `make demo` keeps this section as it is. "
         f"Setup: the four built-in tasks, {c['attribution']} on {c['n_rank']} rank examples, "
         f"{c['ablation']} ablation, up to {c['n_eval']} eval examples, k = {ks} of {total} heads: "
@@ -61,7 +70,7 @@ def results_block(inp, store) -> str:
         "",
         "### Cross-task specificity: mask task A's TopK, evaluate every task B",
         "",
-        *_or_missing(specificity, "specificity.csv", store),
+        *_or_missing(specificity, store / "specificity.csv", store),
         "### The seed figure with exclusive TopK beside plain TopK (accuracy, mean [95% CI])",
         "",
         f"Drawn in `{inp.run}/index.html` (ExclusiveTopK dash-dotted).",
@@ -80,10 +89,10 @@ def results_block(inp, store) -> str:
         "",
         *run_stability(m),
         "",
-        "Each half re-ranked on its own (its own mean-ablation value; `python docs/make_heads.py "
-        "--phase stability`):",
+        "Each half re-ranked on its own (its own mean-ablation value; the run's `stability` "
+        "analysis):",
         "",
-        *_or_missing(stability, "stability.csv", store),
+        *_or_missing(stability, store / "stability.csv", store),
         "",
         "### SmolLM2's known heads",
         "",
@@ -91,11 +100,11 @@ def results_block(inp, store) -> str:
         "and the embedded model (`tests/unit/test_known_heads.py`, "
         "`tests/integration/test_known_heads_smollm.py`); each planted head ranks first.",
         "",
-        *_or_missing(known, "known.json", store, inp.rankings, total),
+        *_or_missing(lambda: known(inp.known(), inp.rankings, total), inp.known_path),
         "",
         "### Retrieval heads (Wu et al. 2024)",
         "",
-        *_or_missing(retrieval, "retrieval.json", store, inp.rankings, total),
+        *_or_missing(lambda: retrieval_section(inp, total), inp.retrieval_path),
         HEADS_END,
     ]
     return "\n".join(lines)

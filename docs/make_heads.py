@@ -1,11 +1,15 @@
-"""Which heads: write docs/heads.md from a run of configs/heads.toml (``make heads`` runs both).
+"""Which heads: write docs/heads.md from the two run folders of ``make heads`` (no model needed).
 
-    python docs/make_heads.py runs/heads [--phase known retrieval stability specificity page | all]
+    interp-heads run --config configs/heads.toml --out runs/heads
+    interp-heads run --config configs/heads_retrieval.toml --out runs/heads_retrieval
+    python docs/make_heads.py runs/heads runs/heads_retrieval
 
-Every phase reuses the run's rankings (``ranking.csv``) and rank/eval splits (``manifest.json``);
-each stores its numbers under ``<run>/heads/`` and is skipped when they are there, so the phases can
-run as separate commands. ``page`` needs no model: it writes the page from the stored numbers, and
-the "Which heads" section of docs/results.md (``--results``), which ``make_results.py`` keeps.
+The first run ranks the four built-in tasks, masks TopK, ExclusiveTopK and RandomK, and adds the
+cross-task matrix and the split-half re-ranking (``analyses``: ``heads/specificity.csv``,
+``heads/stability.csv``); its known-head step stores the detectors' scores
+(``known_heads.json``). The second ranks the retrieval task by retrieval score on the same
+examples and masks those heads. This script only reads the two folders; it also writes the
+"Which heads" section of docs/results.md (``--results``), which ``make_results.py`` keeps.
 """
 
 from __future__ import annotations
@@ -16,125 +20,59 @@ from pathlib import Path
 
 import pandas as pd
 
-KS = [8, 32]
-SWEEP = dict(ks=KS, seeds=3, ablation="mean", max_new_tokens=6, exclude_top=True)
-
 
 class Inputs:
-    """The run's model, tasks (rank and eval splits) and rankings, loaded on first use."""
+    """The two run folders' rankings, splits, known-head scores and retrieval ranking."""
 
-    def __init__(self, run: Path):
-        self.run, self.manifest = run, json.loads((run / "manifest.json").read_text())
+    def __init__(self, run: Path, retrieval_run: Path):
+        self.run, self.retrieval_run = run, retrieval_run
+        self.manifest = json.loads((run / "manifest.json").read_text())
         ranking = pd.read_csv(run / "ranking.csv").sort_values(["task", "rank"])
         self.rankings = {
             t: [(int(layer), int(head)) for layer, head in zip(g["layer"], g["head"], strict=True)]
             for t, g in ranking.groupby("task", sort=False)
         }
         self.rankings = {t: self.rankings[t] for t in self.manifest["splits"]}
-        self._model = None
+        self.known_path = run / "known_heads.json"
+        self.retrieval_path = retrieval_run / "attribution" / "retrieval.json"
 
-    @property
-    def model(self):
-        if self._model is None:
-            from interp_heads.models.load import load_model
+    def known(self) -> dict:
+        from interp_heads.attribution import HeadScores
 
-            self._model = load_model(self.manifest["config"]["model"], device="cpu")
-        return self._model
+        entry = json.loads(self.known_path.read_text())
+        return {k: HeadScores.from_dict(v) for k, v in entry["scores"].items()}
 
-    def split(self, name: str, part: str):
-        from interp_heads.tasks import load_task
+    def retrieval(self):
+        from interp_heads.attribution import HeadScores
 
-        return load_task(name).subset(ids=self.manifest["splits"][name][part])
+        return HeadScores.load(self.retrieval_path)
 
-
-def phase_known(inp: Inputs, out: Path) -> None:
-    from interp_heads.analysis.known_heads import known_head_scores
-
-    scores = known_head_scores(inp.model, n_seqs=8, half=24)
-    out.write_text(json.dumps({k: s.to_dict() for k, s in scores.items()}))
-
-
-def phase_retrieval(inp: Inputs, out: Path) -> None:
-    from interp_heads.attribution import attribute_heads
-    from interp_heads.metrics import Accuracy
-    from interp_heads.sweep.loop import SweepConfig, run_sweep
-
-    scores = attribute_heads(inp.model, inp.split("retrieval", "rank"), "retrieval_score")
-    cfg = SweepConfig(selections=["topk", "randomk"], metrics=["accuracy"], **SWEEP)
-    result = run_sweep(
-        inp.model,
-        {"retrieval": inp.split("retrieval", "eval")},
-        {"retrieval": scores},
-        cfg,
-        [Accuracy()],
-        batch_size=32,
-        out_dir=inp.run / "heads" / "retrieval_sweep",
-        progress=False,
-    )
-    result.significance().to_csv(out.with_suffix(".csv"), index=False)
-    out.write_text(json.dumps(scores.to_dict()))
-
-
-def phase_stability(inp: Inputs, out: Path) -> None:
-    from interp_heads.attribution.stability import split_half
-
-    cfg = inp.manifest["config"]
-    frames = [
-        split_half(inp.model, inp.split(name, "rank"), [*KS, 16], cfg["attribution"], batch_size=32)
-        for name in inp.rankings
-    ]
-    pd.concat(frames).to_csv(out, index=False)
-
-
-def phase_specificity(inp: Inputs, out: Path) -> None:
-    from interp_heads.analysis.specificity import cross_task_records, drop_matrix
-    from interp_heads.metrics import Accuracy
-    from interp_heads.sweep.loop import SweepConfig
-
-    tasks = {name: inp.split(name, "eval") for name in inp.rankings}
-    cfg = SweepConfig(metrics=["accuracy"], **SWEEP)
-    rec = cross_task_records(
-        inp.model, tasks, inp.rankings, cfg, inp.run / "heads" / "cross", metrics=[Accuracy()],
-        batch_size=32,
-    )  # fmt: skip
-    drop_matrix(rec).to_csv(out, index=False)
-
-
-PHASES = {
-    "known": ("known.json", phase_known),
-    "retrieval": ("retrieval.json", phase_retrieval),
-    "stability": ("stability.csv", phase_stability),
-    "specificity": ("specificity.csv", phase_specificity),
-}
+    def retrieval_significance(self) -> pd.DataFrame:
+        return pd.read_csv(self.retrieval_run / "significance.csv")
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", type=Path)
-    ap.add_argument("--phase", nargs="+", default=["all"], choices=[*PHASES, "page", "all"])
+    ap.add_argument("retrieval_run", type=Path)
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("heads.md"))
     ap.add_argument("--results", type=Path, default=Path(__file__).with_name("results.md"))
     args = ap.parse_args(argv)
-    if not (args.run / "ranking.csv").is_file():
-        raise SystemExit(f"error: {args.run} has no ranking.csv: run configs/heads.toml first")
-    inp = Inputs(args.run)
+    for run, config in ((args.run, "heads"), (args.retrieval_run, "heads_retrieval")):
+        if not (run / "ranking.csv").is_file():
+            raise SystemExit(f"error: {run} has no ranking.csv: run configs/{config}.toml first")
+    inp = Inputs(args.run, args.retrieval_run)
     store = args.run / "heads"
-    store.mkdir(exist_ok=True)
-    for name, (file, fn) in PHASES.items():
-        if {name, "all"} & set(args.phase) and not (store / file).exists():
-            fn(inp, store / file)
-            print(f"{name}: {store / file}")
-    if {"page", "all"} & set(args.phase):
-        from heads_page import write_page  # docs/heads_page.py
+    from heads_page import write_page  # docs/heads_page.py
 
-        write_page(inp, store, args.out)
-        print(f"wrote {args.out}")
-        from heads_results import results_block  # docs/heads_results.py
-        from make_results import with_heads_block
+    write_page(inp, store, args.out)
+    print(f"wrote {args.out}")
+    from heads_results import results_block  # docs/heads_results.py
+    from make_results import with_heads_block
 
-        text = args.results.read_text() if args.results.exists() else ""
-        args.results.write_text(with_heads_block(text, results_block(inp, store)))
-        print(f"wrote the make heads section of {args.results}")
+    text = args.results.read_text() if args.results.exists() else ""
+    args.results.write_text(with_heads_block(text, results_block(inp, store)))
+    print(f"wrote the make heads section of {args.results}")
 
 
 if __name__ == "__main__":

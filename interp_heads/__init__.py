@@ -14,10 +14,10 @@ __version__ = "0.1.0"
 
 # public name -> the module that defines it
 _HOME = {
-    "LayerMatchedRandomK": "interp_heads.sweep.selection",
+    "LayerMatchedRandomK": "interp_heads.interventions.selections",
     "ModelLoadError": "interp_heads.models.load",
-    "RandomK": "interp_heads.sweep.selection",
-    "TopK": "interp_heads.sweep.selection",
+    "RandomK": "interp_heads.interventions.selections",
+    "TopK": "interp_heads.interventions.selections",
     "generate": "interp_heads.generation.decode",
     "head_label": "interp_heads.heads",
     "head_means": "interp_heads.interventions.means",

@@ -1,12 +1,21 @@
-"""One registry per extension point: ablation kinds, attribution methods, metrics, executors.
+"""One registry per extension point: ablation kinds, attribution methods, metrics, executors,
+selections and model backends, all of one shape.
 
-A :class:`Registry` maps a name to the object that implements it (SAELens' ``register_sae_class``,
-one object per variant). Each built-in entry registers itself in its own file, and the package
-that owns the registry imports those files, so importing the package registers them (the files
-import the registry's ``base`` module, never the package: no import circle). A user's variant
-does the same with ``KINDS.register(...)`` (or ``METHODS``, ``METRICS``, ``EXECUTORS``) and is
-then accepted by the config, the CLI and every code path that resolves the name.
-Names are matched case-insensitively with ``-`` and ``_`` equal, as ``vocab`` parses its values.
+A :class:`Registry` maps a name to the *class* that implements it (SAELens' ``register_sae_class``:
+one class per variant, in its own file). The class names itself: its ``name`` class attribute is
+the registered name and ``aliases`` (optional) are other spellings, so a registration is one
+decorator line and never repeats the name::
+
+    @KINDS.register
+    class FirstPromptMean(Ablation):
+        name = "first_prompt_mean"
+
+The package that owns a registry imports its built-in files, so importing the package registers
+them (the files import the registry's ``base`` module, never the package: no import circle). A
+user's variant does the same and is then accepted by the config, the CLI and every code path that
+resolves the name. Names are matched case-insensitively with ``-`` and ``_`` equal, as ``vocab``
+parses its values; the built-in names are the ``vocab`` enums, so a config is checked without
+importing the variants' heavy code.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ def _key(name: str) -> str:
 
 
 class Registry(Generic[T]):
-    """Named objects of one kind (``what`` names the kind in error messages)."""
+    """Named classes of one kind (``what`` names the kind in error messages)."""
 
     def __init__(self, what: str, vocab=None):
         self.what = what
@@ -32,15 +41,23 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._aliases: dict[str, str] = {}
 
-    def register(self, name: str, obj: T, *, aliases: tuple[str, ...] = (), replace=False) -> T:
-        """Add ``obj`` under ``name``; a second registration of a name needs ``replace=True``."""
+    def register(self, cls: T | None = None, *, replace: bool = False):
+        """Register ``cls`` under its ``name`` (and ``aliases``); usable as ``@REG.register`` or
+        ``@REG.register(replace=True)``. A second class under a taken name needs ``replace``."""
+        if cls is None:
+            return lambda c: self.register(c, replace=replace)
+        name = getattr(cls, "name", None)
+        if not isinstance(cls, type) or not isinstance(name, str) or not name:
+            raise TypeError(
+                f"{self.what}: register a class whose `name` class attribute names it, got {cls!r}"
+            )
         key = _key(name)
-        if key in self._items and not replace and self._items[key] is not obj:
+        if key in self._items and not replace and self._items[key] is not cls:
             raise ValueError(f"{self.what} {name!r} is already registered")
-        self._items[key] = obj
-        for alias in aliases:
+        self._items[key] = cls
+        for alias in getattr(cls, "aliases", ()) or ():
             self._aliases[_key(alias)] = key
-        return obj
+        return cls
 
     def unregister(self, name: str) -> None:
         key = _key(name)
@@ -67,6 +84,7 @@ class Registry(Generic[T]):
         return key
 
     def get(self, name: str) -> T:
+        """The class registered under ``name`` (any spelling ``canonical`` accepts)."""
         key = self.canonical(name)
         if key not in self._items:
             raise InputError(f"{self.what} {name!r} is not registered")
@@ -76,6 +94,10 @@ class Registry(Generic[T]):
         """The registered names: the built-ins in ``vocab`` order, then the others."""
         builtin = [v for v in (self.vocab.values() if self.vocab else ()) if v in self._items]
         return (*builtin, *(k for k in self._items if k not in builtin))
+
+    def classes(self) -> list[T]:
+        """The registered classes, in :meth:`names` order."""
+        return [self._items[n] for n in self.names()]
 
     def __contains__(self, name: object) -> bool:
         try:

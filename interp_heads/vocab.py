@@ -7,7 +7,8 @@ to their strings, so ``"mean" == AblationKind.MEAN`` and TOML/CLI strings work u
 - :class:`AblationKind`: what a masked head's ``hook_z`` is *replaced with* (``--ablation``,
   ``ablation =``). Never called "method".
 - :class:`MaskPositions`: where a mask acts (``positions =``): ``all`` or ``last``.
-- :class:`Selection`: which heads a condition masks; ``.display`` is the name in tables and plots.
+- :class:`SelectionName`: which heads a condition masks (each selection's table name is its
+  class's ``display``).
 - :class:`PromptFormat`, :class:`MetricName` and :class:`ExecutorName`.
 
 The extension points (kinds, methods, metrics, executors) are registries whose built-in names
@@ -72,7 +73,10 @@ class MaskPositions(_Choice):
     LAST = "last"
 
 
-class Selection(_Choice):
+class SelectionName(_Choice):
+    """Which heads a condition masks (``interventions.selections.SELECTIONS``; each selection
+    class holds its table name, ``display``)."""
+
     TOPK = "topk"
     RANDOMK = "randomk"
     LAYERMATCHED = "layermatched"
@@ -80,22 +84,10 @@ class Selection(_Choice):
 
     @property
     def aliases(self) -> tuple[str, ...]:
-        return ("layermatchedrandomk",) if self is Selection.LAYERMATCHED else ()
-
-    @property
-    def display(self) -> str:
-        """The name in tables, plots and condition keys."""
-        return {
-            "topk": "TopK",
-            "randomk": "RandomK",
-            "layermatched": "LayerMatchedRandomK",
-            "exclusive_topk": "ExclusiveTopK",
-        }[self.value]
+        return ("layermatchedrandomk",) if self is SelectionName.LAYERMATCHED else ()
 
 
 BASELINE = "baseline"  # the selection column of the unmasked condition (k = 0)
-# the selections' names in tables, plots and condition keys
-TOPK, RANDOMK, LAYERMATCHED, EXCLUSIVE_TOPK = (s.display for s in Selection)
 
 
 class PromptFormat(_Choice):
@@ -129,7 +121,7 @@ _WHAT = {
     "AttributionMethod": "attribution method",
     "AblationKind": "ablation kind",
     "MaskPositions": "mask positions",
-    "Selection": "selection",
+    "SelectionName": "selection",
     "PromptFormat": "prompt format",
     "MetricName": "metric",
     "ExecutorName": "executor",

@@ -13,17 +13,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from interp_heads.sweep.selection import ranked_heads
+from interp_heads.interventions.selections import ranked_heads
 from interp_heads.vocab import BASELINE
 
 
-def cross_task_records(model, tasks: Mapping, rankings: Mapping, config, out_dir, **sweep_kw):
-    """Per-example records of TopK(A) on every task B: the sweep's records plus column ``source``."""
+def cross_task_records(model, tasks: Mapping, rankings: Mapping, config, out_dirs, **sweep_kw):
+    """Per-example records of TopK(A) on every task B: the sweep's records plus column ``source``.
+
+    ``out_dirs``: each source task's sweep folder (``{source: path}``, or a function of the
+    source), so each source is an ordinary resumable sweep.
+    """
     from interp_heads.sweep.loop import run_sweep
 
     config = replace(config, selections=["topk"], seeds=1)
@@ -34,7 +37,7 @@ def cross_task_records(model, tasks: Mapping, rankings: Mapping, config, out_dir
             tasks,
             {name: ranking for name in tasks},
             config,
-            out_dir=Path(out_dir) / source,
+            out_dir=out_dirs(source) if callable(out_dirs) else out_dirs[source],
             progress=False,
             **sweep_kw,
         )

@@ -67,24 +67,25 @@ def attribute_heads(
         verify: check the finished ranking's top ``verify`` heads and ``verify`` random others
             by their exact mean-ablation drop (``attribution.verify``), reusing the exact scores
             already made; the result is ``provenance["verification"]``.
-        options: the fields of ``methods.Options``: ``ablation`` (the kind ``ablation_atp``
-            estimates), ``seed`` (its resample partners), ``max_rows`` (heads x examples per
-            patched forward pass), and the methods' own ``exact_layers``, ``rivals`` and
-            ``steps`` (see each method's file).
+        options: the common fields of ``methods.Options``: ``ablation`` (the kind
+            ``ablation_atp`` estimates), ``seed`` (its resample partners), ``max_rows`` (heads x
+            examples per patched forward pass), and the method's own (its ``Options`` class:
+            ``ablation_atp``'s ``exact_layers``, ``rivals``, ``lookahead``; ``ablation_ig``'s
+            ``steps``).
 
     Returns:
         HeadScores with ``provenance`` (model, examples, versions, seconds, date).
     """
     start = time.perf_counter()
     fmt = fmt or getattr(task, "fmt", None) or "auto"
-    opts = Options(refine=refine, fmt=fmt, **options)
     chosen = resolve(method, task.has_corrupted)
     if chosen.multi_task:
         raise InputError(
             f"method {chosen.name!r} ranks heads on several tasks together: use a run with two "
             f"or more tasks ({chosen.__module__})"
         )
-    opts = check_method(method, opts, has_corrupted=task.has_corrupted, model_cfg=model.cfg)
+    settings = {"refine": refine, "fmt": fmt, **options}
+    opts = check_method(method, settings, has_corrupted=task.has_corrupted, model_cfg=model.cfg)
     batches = make_batches(
         model,
         task,
@@ -117,7 +118,7 @@ def _refine(model, batches, method: Method, opts: Options, scores, per_example, 
     refined = torch.zeros_like(scores, dtype=torch.bool)
     for layer, head in heads:
         refined[layer, head] = True
-    done = opts.exact_layers or 0
+    done = method.exact_layers(opts)
     todo = [(layer, h) for layer, h in heads if layer >= done]  # the others: exact already
     mean = method.refine_with == "mean_ablation"
     if todo:
@@ -167,17 +168,13 @@ def _provenance(model, batches, method: Method, opts: Options, per_example, batc
         "fmt": opts.fmt,
         "refine": opts.refine,
         "ablation": opts.ablation if mean_refined else None,
-        "exact_layers": opts.exact_layers or 0,
+        "exact_layers": method.exact_layers(opts),
         "rank_by": "signed" if method.signed else "abs",
         "versions": _versions(),
         "split_half": split_record(per_example),
     }
-    if "steps" in method.options:
-        prov["steps"] = opts.steps
-    if opts.rivals:
-        prov["rivals"] = opts.rivals
-    if opts.lookahead:
-        prov["lookahead"] = opts.lookahead
+    own = {k: getattr(opts, k) for k in method.own_options() if k != "exact_layers"}
+    prov.update({k: v for k, v in own.items() if v})  # steps; rivals and lookahead when set
     return prov
 
 

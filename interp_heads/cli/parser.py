@@ -87,18 +87,11 @@ def _attribute(sub, cmds) -> None:
     cli_flag(a, "attribution", "--method")
     cli_flag(a, "ablation", help="the ablation kind ablation_atp estimates (the one you mask with)")
     cli_flag(a, "n_rank", "--n-examples")
-    a.add_argument(
-        "--no-filter",
-        action="store_true",
-        help="rank on the first N examples, answered correctly or not",
-    )
+    _no_filter(a, "rank on the first N examples, answered correctly or not")
     cli_flag(a, "fmt")
     cli_flag(a, "max_new_tokens", help="answer length when checking correctness")
-    cli_flag(a, "refine")
-    cli_flag(a, "exact_layers")
-    cli_flag(a, "rivals")
-    cli_flag(a, "lookahead")
-    cli_flag(a, "verify")
+    for name in ("refine", "exact_layers", "rivals", "lookahead", "verify"):
+        cli_flag(a, name)
     a.set_defaults(func=cmds["attribute"])
 
 
@@ -110,54 +103,45 @@ def _ablate(sub, cmds) -> None:
 
     b = sub.add_parser("ablate", help=cmds["ablate"].__doc__, description=cmds["ablate"].__doc__)
     _common(b, "output folder (resumable)")
-    b.add_argument("--ranking", help="run folder, ranking.csv or attribution.parquet")
-    b.add_argument(
-        "--ranking-task",
-        help="use the ranking made on this task (None: the --task's own; another task's on purpose)",
-    )
-    b.add_argument("--heads", help="explicit heads to mask, e.g. L3H2,L5H0 (instead of --ranking)")
-    b.add_argument(
+    cli_flag(b, "ranking")
+    cli_flag(b, "ranking_task")
+    cli_flag(b, "heads", type=validation.names_arg)
+    cli_flag(
+        b,
+        "ks",
         "--k",
         type=validation.ks_arg,
         default=None,
-        help="numbers of masked heads, e.g. 16,32,64,128 (None: 16,32,64,128; with --heads their number)",
+        help="numbers of masked heads, e.g. 16,32,64,128 (None: 16,32,64,128; with --heads "
+        "their number)",
     )
     cli_flag(b, "seeds")
     cli_flag(b, "exclude_top", action="store_true")
-    cli_flag(b, "selections", type=validation.names_arg, default=["topk", "randomk"], choices=None)
-    cli_flag(b, "metrics", type=validation.names_arg, choices=None)
-    cli_flag(b, "comet_model")
-    cli_flag(b, "ablation", default=None)
-    cli_flag(b, "positions")
+    cli_flag(b, "selections", type=validation.names_arg)
+    cli_flag(b, "metrics", type=validation.names_arg)
+    for name in ("comet_model", "ablation", "positions", "n_eval", "skip"):
+        cli_flag(b, name)
     cli_flag(b, "scale_factor", type=float)
-    cli_flag(b, "n_eval")
-    b.add_argument(
-        "--skip",
-        type=validation.non_negative_int,
-        default=0,
-        help="skip the first N examples of the task file",
-    )
-    b.add_argument(
-        "--no-filter",
-        action="store_true",
-        help="evaluate examples whether or not the unmasked model gets them right",
-    )
-    b.add_argument(
-        "--allow-overlap",
-        action="store_true",
-        help="also evaluate the examples the ranking was computed on (left out by default)",
-    )
+    _no_filter(b, "evaluate examples whether or not the unmasked model gets them right")
+    cli_flag(b, "allow_overlap", action="store_true")
     cli_flag(
         b, "fmt", help="prompt format (None: the ranking's, else the task file's, else measured)"
     )
-    cli_flag(b, "max_new_tokens")
-    cli_flag(b, "reference")
+    for name in ("max_new_tokens", "reference"):
+        cli_flag(b, name)
     cli_flag(b, "free_form", action="store_true")
     cli_flag(b, "elbow", action="store_true")
     for name in PLACEMENT:
         if name != "n_devices":  # --n-devices is with the model flags above
             cli_flag(b, name)
     b.set_defaults(func=cmds["ablate"])
+
+
+def _no_filter(parser, help: str) -> None:
+    """``--no-filter``: the config's ``filter_correct = false``."""
+    parser.add_argument(
+        "--no-filter", dest="filter_correct", action="store_false", default=True, help=help
+    )
 
 
 def _run(sub, cmds) -> None:

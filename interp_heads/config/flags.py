@@ -21,6 +21,7 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     kwargs: dict = {
         "default": info.get_default(call_default_factory=True),
         "help": info.description,
+        "dest": field,  # the parsed value keeps the field's name (``cli.args.config_from_args``)
     }
     enum = _enum_of(info.annotation)
     registry = _registry_of(info)

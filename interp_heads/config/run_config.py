@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import PrivateAttr, ValidationError
 
-from interp_heads.attribution.methods import METHODS, Options, check_method
+from interp_heads.attribution.methods import METHODS, check_method
 from interp_heads.config.flags import cli_flag
 from interp_heads.config.sections import (
     DIGEST_IF_SET,
@@ -27,11 +27,13 @@ from interp_heads.config.sections import (
     NOT_IN_DIGEST,
     SECTIONS,
     AblationSection,
+    AnalysisSection,
     AttributionSection,
     GenerationSection,
     MetricsSection,
     ModelSection,
     PlacementSection,
+    RankingSection,
     SweepSection,
     TasksSection,
     _Section,
@@ -46,11 +48,13 @@ __all__ = [
     "NOT_IN_DIGEST",
     "SECTIONS",
     "AblationSection",
+    "AnalysisSection",
     "AttributionSection",
     "GenerationSection",
     "MetricsSection",
     "ModelSection",
     "PlacementSection",
+    "RankingSection",
     "RunConfig",
     "SweepSection",
     "TasksSection",
@@ -63,9 +67,11 @@ class RunConfig(
     PlacementSection,
     MetricsSection,
     GenerationSection,
+    AnalysisSection,
     SweepSection,
     AblationSection,
     AttributionSection,
+    RankingSection,
     TasksSection,
     ModelSection,
 ):
@@ -89,26 +95,88 @@ class RunConfig(
             self.method_options()  # the method's rules (attribution.methods.check_method)
         except PipelineError as exc:
             raise PipelineError(f"config: {exc}") from None
+        self._check_ranking_source()
         multi = self.attribution != "auto" and METHODS.get(self.attribution).multi_task
-        if multi and len(set(self.tasks)) < 2:
+        if multi and not self.given_ranking and len(set(self.tasks)) < 2:
             raise PipelineError(
                 "config: attribution 'probe' predicts the task from the heads: it needs two or "
                 "more tasks"
             )
 
-    def method_options(self, has_corrupted: bool | None = None, task: str | None = None):
+    @property
+    def given_ranking(self) -> bool:
+        """Whether the run masks a ranking made elsewhere (``ranking`` or ``heads``) instead of
+        ranking the heads itself."""
+        return self.ranking is not None or self.heads is not None
+
+    def _check_ranking_source(self) -> None:
+        if self.ranking is not None and self.heads is not None:
+            raise PipelineError("config: give ranking or heads, not both")
+        if self.heads is not None and self.elbow:
+            raise PipelineError(
+                "config: elbow needs a ranking with scores (--ranking, ranking =), not --heads"
+            )
+        if self.ranking_task is not None and self.ranking is None:
+            raise PipelineError("config: ranking_task needs ranking")
+        if self.given_ranking and "stability" in self.analyses:
+            raise PipelineError(
+                "config: analyses 'stability' re-ranks the run's rank examples: a run with a "
+                "given ranking has none"
+            )
+
+    def sweep_config(self, ks: list[int], fmts: dict[str, str]):
+        """The sweep's settings (``sweep.config.SweepConfig``): the one mapping from a run's
+        config; ``fmt`` is the tasks' one prompt format, or None when they differ."""
+        from interp_heads.sweep.config import SweepConfig
+
+        return SweepConfig(
+            ks=ks,
+            selections=list(self.selections),
+            seeds=self.seeds,
+            exclude_top=self.exclude_top,
+            ablation=str(self.ablation),
+            positions=str(self.positions),
+            scale_factor=self.scale_factor,
+            max_new_tokens=self.max_new_tokens,
+            metrics=[str(m) for m in self.metrics],
+            reference=str(self.reference),
+            free_form=self.free_form,
+            elbow=self.elbow,
+            fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
+        )
+
+    def method_options(
+        self, has_corrupted: bool | None = None, task: str | None = None, model_cfg=None
+    ):
         """The attribution method's options, checked (``methods.check_method``) and completed.
 
-        ``has_corrupted``/``task``: once a task is read, for the method ``auto`` means for it.
+        ``has_corrupted``/``task``: once a task is read, for the method ``auto`` means for it;
+        ``model_cfg``: once the model is loaded, with the range checks.
         """
-        opts = Options(
-            ablation=self.ablation,
-            refine=self.refine,
-            exact_layers=self.exact_layers,
-            rivals=self.rivals,
-            lookahead=self.lookahead,
+        return check_method(
+            self.attribution,
+            self.method_settings(),
+            has_corrupted=has_corrupted,
+            model_cfg=model_cfg,
+            task=task,
         )
-        return check_method(self.attribution, opts, has_corrupted=has_corrupted, task=task)
+
+    def attribution_settings(self, fmt: str) -> dict:
+        """``attribute_heads``'s keywords for one task in ``fmt``, as its resume key holds them
+        (``exact_layers`` as configured; the pipeline adds the options that resolve per task)."""
+        return {
+            "method": str(self.attribution),
+            "refine": self.refine,
+            "exact_layers": self.exact_layers,
+            "batch_size": self.batch_size,
+            "fmt": fmt,
+            "ablation": str(self.ablation),
+        }
+
+    def method_settings(self) -> dict:
+        """The config's values of every attribution option (common and each method's own)."""
+        names = {"ablation", "refine"} | {o for cls in METHODS.classes() for o in cls.own_options()}
+        return {n: getattr(self, n) for n in names if n in type(self).model_fields}
 
     @classmethod
     def from_dict(cls, d: dict, source: str = "config") -> RunConfig:
@@ -155,7 +223,10 @@ class RunConfig(
         return cls(**{k: getattr(self, k) for k in cls.model_fields})
 
     def resolved_ks(self, n_total_heads: int) -> list[int]:
-        """``ks`` plus ``scaled_ks`` turned into head counts, sorted, unique."""
+        """``ks`` plus ``scaled_ks`` turned into head counts, sorted, unique; with ``heads`` and
+        no ``ks`` given, their number."""
+        if self.heads is not None and "ks" not in self.model_fields_set:
+            return [len(self.heads)]
         extra = [max(1, round(f * n_total_heads)) for f in self.scaled_ks or []]
         ks = sorted(set(self.ks) | set(extra))
         check_ks(ks, n_total_heads)

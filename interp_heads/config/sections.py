@@ -4,10 +4,12 @@
 section         keys
 =============== ===========================================================================
 ``model``       model, device, threads, backend
-``tasks``       tasks, max_examples, n_rank, n_eval, filter_correct, fmt
+``tasks``       tasks, max_examples, skip, n_rank, n_eval, filter_correct, baseline, fmt
+``ranking``     ranking, ranking_task, heads, allow_overlap (a given ranking instead of attribution)
 ``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
+``analysis``    analyses, stability_ks (which-heads steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
 ``metrics``     metrics, comet_model, reference
 ``placement``   executor, ray_address, n_workers, n_devices (where work runs; not in the digest)
@@ -28,6 +30,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from interp_heads.attribution.methods import METHODS
 from interp_heads.execution.registry import EXECUTORS
 from interp_heads.interventions.kinds import KINDS
+from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.metrics.registry import METRICS
 from interp_heads.tasks.schema import BUILTIN_TASKS
 from interp_heads.vocab import (
@@ -37,7 +40,6 @@ from interp_heads.vocab import (
     MaskPositions,
     MetricName,
     PromptFormat,
-    Selection,
 )
 
 
@@ -97,11 +99,38 @@ class TasksSection(_Section):
         description="built-in task names or task JSONL files",
     )
     max_examples: Pos | None = Field(None, description="read at most N examples per task")
+    skip: NonNeg = Field(0, description="skip the first N examples of each task file")
     n_rank: Pos = Field(24, description="rank on the first N correctly answered examples")
     n_eval: Pos = Field(100, description="evaluate at most N (correctly answered) examples")
     filter_correct: bool = Field(True, description="keep only correctly answered examples")
+    baseline: Literal["all", "needed"] = Field(
+        "all",
+        description="all: answer every example unmasked (baseline.csv: each task's accuracy); "
+        "needed: only until enough examples are answered correctly (attribute, ablate)",
+    )
     fmt: Annotated[PromptFormat, _parsed(PromptFormat)] | None = Field(
         None, description="prompt format (None: the task's own, else measured)"
+    )
+
+
+class RankingSection(_Section):
+    """A ranking made elsewhere (``attribute``, an earlier run, or heads by hand): the run masks
+    its heads instead of ranking them itself."""
+
+    ranking: str | None = Field(
+        None, description="run folder, ranking.csv or attribution.parquet whose ranking to mask"
+    )
+    ranking_task: str | None = Field(
+        None,
+        description="use the ranking made on this task (None: each task's own; another task's "
+        "on purpose)",
+    )
+    heads: list[str] | None = Field(
+        None, min_length=1, description="heads to mask, most important first, e.g. L3H2,L5H0"
+    )
+    allow_overlap: bool = Field(
+        False,
+        description="also evaluate the examples the ranking was computed on (left out by default)",
     )
 
 
@@ -169,10 +198,11 @@ class SweepSection(_Section):
     scaled_ks: list[Fraction] | None = Field(
         None, description="fractions of all heads, added to ks"
     )
-    selections: list[Annotated[Selection, _parsed(Selection)]] = Field(
-        default_factory=lambda: [Selection.TOPK, Selection.RANDOMK, Selection.LAYERMATCHED],
+    selections: list[Annotated[str, _registered(SELECTIONS)]] = Field(
+        default_factory=lambda: ["topk", "randomk", "layermatched"],
         min_length=1,
-        description="topk, randomk, layermatched",
+        description="which heads each condition masks, any registered selection: "
+        + ", ".join(SELECTIONS.names()),
     )
     seeds: Pos = Field(5, le=MAX_SEEDS, description="random draws per random selection and k")
     exclude_top: bool = Field(
@@ -184,6 +214,19 @@ class SweepSection(_Section):
         False,
         description="also mask each task's elbow k: the point of its sorted importances farthest "
         "from the first-to-last chord (Cognitive Mirrors' find_elbow_point)",
+    )
+
+
+class AnalysisSection(_Section):
+    """Which heads, beyond the sweep: steps a run adds after its tables (``make heads``)."""
+
+    analyses: list[Literal["specificity", "stability"]] = Field(
+        default_factory=list,
+        description="specificity: every task's TopK masked on every task (heads/specificity.csv); "
+        "stability: each ranking re-ranked on two halves of its examples (heads/stability.csv)",
+    )
+    stability_ks: list[Pos] | None = Field(
+        None, description="the k at which the halves' TopK are compared (None: the run's ks)"
     )
 
 
@@ -214,9 +257,11 @@ class MetricsSection(_Section):
 SECTIONS: dict[str, type[_Section]] = {
     "model": ModelSection,
     "tasks": TasksSection,
+    "ranking": RankingSection,
     "attribution": AttributionSection,
     "ablation": AblationSection,
     "sweep": SweepSection,
+    "analysis": AnalysisSection,
     "generation": GenerationSection,
     "metrics": MetricsSection,
     "placement": PlacementSection,
@@ -240,6 +285,14 @@ DIGEST_IF_SET = {
     "reference": "gold",
     "free_form": False,
     "elbow": False,
+    "skip": 0,
+    "baseline": "all",
+    "ranking": None,
+    "ranking_task": None,
+    "heads": None,
+    "allow_overlap": False,
+    "analyses": [],
+    "stability_ks": None,
 }
 # every field of every section by name (the CLI's flags look their field up here)
 FIELDS = {name: info for s in SECTIONS.values() for name, info in s.model_fields.items()}

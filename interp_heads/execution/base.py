@@ -21,9 +21,9 @@ from typing import Protocol, runtime_checkable
 
 from interp_heads.generation.decode import generate
 from interp_heads.heads import Head
+from interp_heads.interventions.kinds import Ablation
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import HeadValues
-from interp_heads.vocab import SCALE_FACTOR
 
 
 @dataclass(frozen=True)
@@ -74,11 +74,10 @@ class SweepUnit:
     resume_key: str
     context: TaskContext | object
     heads: list[Head]
-    ablation: str
+    ablation: Ablation  # the kind object, with its options (``interventions.kinds``)
     generation: Generation
     meta: dict = field(default_factory=dict)  # task, selection, k, seed, ids (for the sweep)
-    positions: str = "all"  # the mask's scope and scale factor (``mask_heads``)
-    factor: float = SCALE_FACTOR
+    positions: str = "all"  # the mask's scope (``mask_heads``)
 
 
 Finished = tuple[SweepUnit, list[str], float]  # a unit, its generations, seconds generating
@@ -115,7 +114,6 @@ def generate_masked(model, unit: SweepUnit, context: TaskContext) -> tuple[list[
         unit.ablation,
         values=context.values,
         positions=unit.positions,
-        factor=unit.factor,
     ):
         outs = unit.generation.run(model, context.prompts)
     return outs, time.perf_counter() - t0

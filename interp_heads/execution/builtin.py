@@ -1,42 +1,66 @@
-"""The built-in executors' registrations: each factory imports its executor when called."""
+"""The built-in executors: each registered class imports its executor when it builds one, so the
+names are known (and a config checked) without importing torch."""
 
 from __future__ import annotations
 
 from interp_heads.execution.registry import EXECUTORS
 
 
-def _local(settings, model):
-    from interp_heads.execution.local import LocalExecutor
+@EXECUTORS.register
+class Local:
+    """This process; packed batches on CUDA, one condition at a time elsewhere."""
 
-    return LocalExecutor(model)
+    name = "local"
 
+    @staticmethod
+    def build(settings, model):
+        from interp_heads.execution.local import LocalExecutor
 
-def _plain(settings, model):
-    from interp_heads.execution.local import PlainExecutor
-
-    return PlainExecutor(model)
-
-
-def _packed(settings, model):
-    from interp_heads.execution.packed import PackedExecutor
-
-    return PackedExecutor(model)
+        return LocalExecutor(model)
 
 
-def _ray(settings, model):
+@EXECUTORS.register
+class Plain:
+    """This process, one condition at a time."""
+
+    name = "plain"
+
+    @staticmethod
+    def build(settings, model):
+        from interp_heads.execution.local import PlainExecutor
+
+        return PlainExecutor(model)
+
+
+@EXECUTORS.register
+class Packed:
+    """This process, rows of many conditions in each batch (``execution.packed``)."""
+
+    name = "packed"
+
+    @staticmethod
+    def build(settings, model):
+        from interp_heads.execution.packed import PackedExecutor
+
+        return PackedExecutor(model)
+
+
+@EXECUTORS.register
+class Ray:
     """Ray actors that load ``settings.model`` and must match ``model``'s fingerprint."""
-    from interp_heads.execution.ray import RayExecutor
-    from interp_heads.store.resume import model_fingerprint
 
-    return RayExecutor(
-        settings.model,
-        device=settings.device,
-        n_workers=getattr(settings, "n_workers", None),
-        address=getattr(settings, "ray_address", None),
-        n_devices=getattr(settings, "n_devices", None) or 1,
-        fingerprint=model_fingerprint(model),
-    )
+    name = "ray"
 
+    @staticmethod
+    def build(settings, model):
+        from interp_heads.execution.ray import RayExecutor
+        from interp_heads.store.resume import model_fingerprint
 
-for _name, _factory in (("local", _local), ("plain", _plain), ("packed", _packed), ("ray", _ray)):
-    EXECUTORS.register(_name, _factory)
+        return RayExecutor(
+            settings.model,
+            device=settings.device,
+            n_workers=settings.n_workers,
+            address=settings.ray_address,
+            n_devices=settings.n_devices,
+            fingerprint=model_fingerprint(model),
+        )

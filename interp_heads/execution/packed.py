@@ -23,6 +23,7 @@ import torch
 from interp_heads.execution.base import Finished, SweepUnit
 from interp_heads.generation.decode import generate
 from interp_heads.heads import Head
+from interp_heads.interventions.kinds import Ablation
 from interp_heads.interventions.means import HeadValues
 from interp_heads.interventions.row_masks import RowMasks, mask_rows
 from interp_heads.vocab import SCALE_FACTOR
@@ -101,25 +102,25 @@ def resolve_pack_rows(
 def generate_packed(
     model,
     jobs: Sequence[PackedJob],
-    ablation: str,
+    ablation: str | Ablation,
     max_new_tokens: int,
     *,
     pack_rows: int,
     positions: str = "all",
-    factor: float = SCALE_FACTOR,
+    scale_factor: float = SCALE_FACTOR,
     **kwargs,
 ) -> list[list[str]]:
     """Each job's generations, as ``generate`` under ``mask_heads(job.heads, ...)`` alone gives them.
 
     Keyword arguments go to :func:`interp_heads.generation.decode.generate` (``stop_at_newline``,
-    ``use_cache`` ...); ``pack_rows`` is its batch size; ``positions`` and ``factor`` are those of
-    ``mask_heads``.
+    ``use_cache`` ...); ``pack_rows`` is its batch size; ``ablation``, ``positions`` and
+    ``scale_factor`` are those of ``mask_heads``.
     """
     masks = RowMasks.build(
         model,
         [(j.heads, ablation, j.values, j.seed) for j in jobs],
         positions=positions,
-        factor=factor,
+        scale_factor=scale_factor,
     )
     prompts: list[str] = []
     condition: list[int] = []
@@ -178,7 +179,6 @@ class PackedExecutor:
                 pack_rows=rows,
                 stop_at_newline=first.generation.stop_at_newline,
                 positions=first.positions,
-                factor=first.factor,
             )
             t_gen = time.perf_counter() - t0
             n_rows = sum(len(j.prompts) for j in wave)

@@ -14,22 +14,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from interp_heads.interventions.selections import RandomK, TopK, by_display, display_names
 from interp_heads.tasks.schema import TASK_TITLES
-from interp_heads.vocab import BASELINE, EXCLUSIVE_TOPK, LAYERMATCHED, RANDOMK, TOPK
+from interp_heads.vocab import BASELINE
 
 METRIC_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
-SELECTION_DASH = {
-    TOPK: "solid",
-    RANDOMK: "dash",
-    LAYERMATCHED: "dot",
-    EXCLUSIVE_TOPK: "dashdot",
-}
-SELECTION_NAME = {
-    TOPK: TOPK,
-    RANDOMK: RANDOMK,
-    LAYERMATCHED: "Layer-matched RandomK",
-    EXCLUSIVE_TOPK: "Exclusive TopK",
-}
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -41,11 +30,16 @@ def plot_sweep(
     summary: pd.DataFrame,
     tasks: Sequence[str] | None = None,
     metrics: Sequence[str] | None = None,
-    selections: Sequence[str] = (TOPK, RANDOMK, LAYERMATCHED, EXCLUSIVE_TOPK),
+    selections: Sequence[str] | None = None,
     bands: bool = True,
     title: str | None = None,
 ) -> go.Figure:
-    """The seed figure from ``SweepResult.summary()`` (or the saved summary table)."""
+    """The seed figure from ``SweepResult.summary()`` (or the saved summary table).
+
+    ``selections``: the table names drawn (None: every registered selection); each is drawn in
+    its selection's line style (``Selection.dash``).
+    """
+    selections = list(selections or display_names())
     tasks = list(tasks or dict.fromkeys(summary["task"]))
     metrics = list(metrics or dict.fromkeys(summary["metric"]))
     labels = summary.drop_duplicates("metric").set_index("metric")["label"].to_dict()
@@ -70,10 +64,11 @@ def plot_sweep(
                 line = sub[(sub.selection == sel) & (sub.metric == metric)].sort_values("k")
                 if line.empty:
                     continue
-                name = f"{SELECTION_NAME.get(sel, sel)} {label}"
+                cls = by_display(sel)
+                name = f"{cls.legend() if cls else sel} {label}"
                 if bands:
                     fig.add_trace(_band_trace(line, color, name), row=1, col=col)
-                trace = _curve_trace(line, color, SELECTION_DASH.get(sel, "dashdot"), name, task)
+                trace = _curve_trace(line, color, cls.dash if cls else "dashdot", name, task)
                 fig.add_trace(trace.update(showlegend=first), row=1, col=col)
     fig.update_xaxes(
         type="log", tickvals=ks, ticktext=[str(k) for k in ks], title_text="# Masked Heads"
@@ -152,12 +147,13 @@ def breakdown_table(
         "example_id"
     )
     rec = records[(records.task == task) & (records.metric == metric)]
-    rec = rec[(rec.selection == BASELINE) | ((rec.k == k) & rec.selection.isin([TOPK, RANDOMK]))]
+    top, rand = TopK.display, RandomK.display
+    rec = rec[(rec.selection == BASELINE) | ((rec.k == k) & rec.selection.isin([top, rand]))]
     rec = rec.assign(example_id=rec.example_id.astype(str)).merge(
         meta.assign(example_id=meta.example_id.astype(str)), on="example_id"
     )
     rec["panel"] = rec.selection.map(
-        {BASELINE: "unmasked", TOPK: f"TopK k={k}", RANDOMK: f"RandomK k={k}"}
+        {BASELINE: "unmasked", top: f"{top} k={k}", rand: f"{rand} k={k}"}
     )
     return (
         rec.groupby(["panel", "n_sentences", "depth"], as_index=False)["value"]

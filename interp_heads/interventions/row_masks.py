@@ -8,11 +8,12 @@ d_head]``, and :func:`mask_rows` edits ``hook_z`` as
 batch row ``b``. The caller tells the mask which conditions the current batch holds
 (``handle.rows = ...``) before each batch; this module never reorders rows.
 
-A ``scale`` condition keeps ``values`` at zero and multiplies ``z`` by its row of ``scale
-[condition, head_index]``; with ``positions="last"`` only position -1 of each forward pass is
-edited, as ``mask_heads`` does.
+Each condition's kind rewrites its heads as ``z = offset + coef * z``
+(``interventions.kinds.Rewrite``): ``values`` holds the offsets and, when some condition
+multiplies (``scale``), ``scale [condition, head_index]`` the coefficients (0 for replacements);
+with ``positions="last"`` only position -1 of each forward pass is edited, as ``mask_heads`` does.
 
-The replacement values come from ``interventions.masks._replacements``, the function ``mask_heads`` uses, and
+The rewrites come from ``interventions.masks.rewrites``, the function ``mask_heads`` uses, and
 are written with ``torch.where``, so a row masked here gets bit-for-bit the ``z`` it would get under
 ``mask_heads`` alone, on the prompt pass and on every KV-cached step.
 """
@@ -28,8 +29,8 @@ import torch
 from jaxtyping import Bool, Float, Int
 
 from interp_heads.heads import Head, hook_z, parse_heads
-from interp_heads.interventions.kinds import get_kind
-from interp_heads.interventions.masks import MaskNotFiring, _replacements
+from interp_heads.interventions.kinds import Ablation, get_kind
+from interp_heads.interventions.masks import MaskNotFiring, rewrites
 from interp_heads.interventions.means import HeadValues
 from interp_heads.models.tl_compat import HookedTransformer
 from interp_heads.vocab import SCALE_FACTOR
@@ -43,8 +44,8 @@ class RowMasks:
         active: ``{layer: [condition, head_index]}`` booleans, True where the head is replaced.
         values: ``{layer: [condition, head_index, d_head]}`` replacements (zeros for ``zero``).
         n_conditions: number of conditions (rows of every table).
-        scale: ``{layer: [condition, head_index]}`` factors of ``scale`` conditions (zeros
-            elsewhere); empty when no condition scales.
+        scale: ``{layer: [condition, head_index]}`` coefficients of the conditions whose kind
+            multiplies ``z`` (zeros elsewhere); empty when no condition does.
         last: edit only position -1 of each forward pass (``positions="last"``).
     """
 
@@ -59,41 +60,46 @@ class RowMasks:
         cls,
         model: HookedTransformer,
         conditions: Sequence[
-            tuple[Sequence[Head | str], str, HeadValues | list[HeadValues] | None, int]
+            tuple[Sequence[Head | str], str | Ablation, HeadValues | list[HeadValues] | None, int]
         ],
         *,
         positions: str = "all",
-        factor: float = SCALE_FACTOR,
+        scale_factor: float = SCALE_FACTOR,
     ) -> RowMasks:
         """Tables for ``conditions``: ``(heads, kind, values, seed)`` each, as ``mask_heads`` takes them.
 
         A condition with no heads (the unmasked baseline) leaves its rows untouched. ``positions``
-        and ``factor`` apply to every condition, as ``mask_heads`` takes them.
+        and ``scale_factor`` apply to every condition, as ``mask_heads`` takes them.
         """
         from interp_heads.vocab import MaskPositions
 
         cfg = model.cfg
         plans = [
-            _replacements(model, parse_heads(heads, cfg.n_layers, cfg.n_heads), kind, values, seed)
+            rewrites(
+                parse_heads(heads, cfg.n_layers, cfg.n_heads),
+                get_kind(kind, scale_factor=scale_factor),
+                values,
+                seed,
+            )
             for heads, kind, values, seed in conditions
         ]
         layers = sorted({layer for plan in plans for layer in plan})
         n = len(conditions)
         active = {layer: torch.zeros(n, cfg.n_heads, dtype=torch.bool) for layer in layers}
         vals = {layer: torch.zeros(n, cfg.n_heads, cfg.d_head, dtype=cfg.dtype) for layer in layers}
-        scaling = [get_kind(c[1]).scales for c in conditions]
+        scaling = any(rw.coef is not None for plan in plans for _, rw in plan.values())
         scale = (
             {layer: torch.zeros(n, cfg.n_heads, dtype=cfg.dtype) for layer in layers}
-            if any(scaling)
+            if scaling
             else {}
         )
         for c, plan in enumerate(plans):
-            for layer, (hs, repl) in plan.items():
+            for layer, (hs, rw) in plan.items():
                 active[layer][c, hs] = True
-                if repl is not None:
-                    vals[layer][c, hs] = repl.to(cfg.dtype)
-                if scaling[c]:
-                    scale[layer][c, hs] = factor
+                if rw.offset is not None:
+                    vals[layer][c, hs] = rw.offset.to(cfg.dtype)
+                if rw.coef is not None:
+                    scale[layer][c, hs] = rw.coef
         device = cfg.device
         return cls(
             {layer: t.to(device) for layer, t in active.items()},
@@ -179,6 +185,6 @@ def mask_rows(
 def _masked(z, keep, values, scale, rows):
     """``z`` with the kept heads replaced by ``values``, or scaled (``scale`` rows, when given)."""
     new = values[:, None].to(z.dtype)
-    if scale is not None:  # 0 + factor * z for scale conditions, values + 0 * z for the others
+    if scale is not None:  # offset + coef * z (coef 0 for the replacing conditions)
         new = new + scale[rows][:, None, :, None].to(z.dtype) * z
     return torch.where(keep, new, z)

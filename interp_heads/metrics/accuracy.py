@@ -6,6 +6,7 @@ from interp_heads.metrics.base import Metric, MetricItem
 from interp_heads.metrics.registry import METRICS
 
 
+@METRICS.register
 class Accuracy(Metric):
     """Exact-answer accuracy: first non-empty line contains the normalised answer or an alias."""
 
@@ -18,6 +19,3 @@ class Accuracy(Metric):
         from interp_heads.tasks.checking import is_correct
 
         return [float(is_correct(it.mt, it.ref, it.aliases, it.distractors)) for it in items]
-
-
-METRICS.register("accuracy", Accuracy)

@@ -48,6 +48,7 @@ class Metric(ABC):
     """
 
     name: str = ""
+    aliases: tuple[str, ...] = ()
     label: str = ""
     is_comet: bool = False
 

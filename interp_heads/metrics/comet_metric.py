@@ -125,6 +125,7 @@ log = logging.getLogger(__name__)
 DEFAULT_COMET_MODEL = "Unbabel/wmt22-comet-da"
 
 
+@METRICS.register
 class CometMetric(Metric):
     """A real COMET model scoring (question, first line of generation, answer) triples.
 
@@ -240,6 +241,3 @@ def _check_comet_environment() -> None:
             "run's generations from the default environment (make setup): "
             "interp-heads score RUN --metrics comet"
         )
-
-
-METRICS.register("comet", CometMetric)

@@ -63,10 +63,12 @@ def load_minilm(path: str | Path | None = None) -> tuple:
     return _LOADED[key]
 
 
+@METRICS.register
 class MiniLMCosine(Metric):
     """Cosine similarity of MiniLM sentence embeddings of answer vs reference, clipped to [0, 1]."""
 
     name = "minilm_cosine"
+    aliases = ("minilm",)
     label = "MiniLM cosine (offline stand-in, not COMET)"
     is_comet = False
 
@@ -109,6 +111,7 @@ class MiniLMCosine(Metric):
         return scores
 
 
+@METRICS.register
 class ChrF(Metric):
     """sacrebleu chrF of the generation's first line against the reference, divided by 100."""
 
@@ -122,7 +125,3 @@ class ChrF(Metric):
 
         chrf = CHRF()
         return [chrf.sentence_score(first_line(it.mt), [it.ref]).score / 100.0 for it in items]
-
-
-METRICS.register("minilm_cosine", MiniLMCosine, aliases=("minilm",))
-METRICS.register("chrf", ChrF)

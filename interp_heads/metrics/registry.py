@@ -1,6 +1,6 @@
 """The metric registry: names from the CLI/config become :class:`Metric` objects.
 
-Each metric's file registers its class (``METRICS.register("chrf", ChrF)``) and the package
+Each metric's file registers its class (``@METRICS.register`` on ``class ChrF``) and the package
 imports every metric's file, so importing ``interp_heads.metrics`` registers them; a class builds its
 object with :meth:`Metric.build`, which COMET overrides to fall back to the offline MiniLM
 stand-in (with a printed note) when no checkpoint loads. A user's metric is one file with a

@@ -15,6 +15,7 @@ from interp_heads.metrics.embedding import MiniLMCosine
 from interp_heads.metrics.registry import METRICS
 
 
+@METRICS.register
 class BleuRougeCosine(Metric):
     """1.0 when BLEU > ``bleu``, ROUGE-1 F > ``rouge``, or MiniLM cosine > ``cosine``; else 0.0."""
 
@@ -54,6 +55,3 @@ class BleuRougeCosine(Metric):
             float(b > self.bleu or r > self.rouge or c > self.cosine)
             for b, r, c in zip(p["bleu"], p["rouge1"], p["cosine"], strict=True)
         ]
-
-
-METRICS.register("bleu_rouge_cosine", BleuRougeCosine)

@@ -19,38 +19,108 @@ from interp_heads.store.folder import RunFolder
 from interp_heads.tasks.schema import Task
 
 
-def baseline_step(exp: Experiment) -> pd.DataFrame:
-    """Unmasked accuracy, the correctly answered examples and the rank/eval split of every task.
+def baseline_step(exp: Experiment) -> pd.DataFrame | None:
+    """The correctly answered examples and the rank/eval split of every task; with ``baseline =
+    "all"`` every example's unmasked answer (``baseline.csv``).
 
-    Every task is computed and checked before anything is written (a task left without examples
-    is bad input and must not change the folder); then baseline entries and ``baseline.csv``.
+    Only the splits the run's steps use are filled: rank rows when it ranks heads, eval rows when
+    it sweeps. Every task is computed and checked before anything is written (a task left
+    without examples is bad input and must not change the folder); then baseline entries and
+    ``baseline.csv``.
     """
     cfg, new = exp.config, {}
+    n_rank = cfg.n_rank if "attribute" in exp.plan else 0
+    n_eval = cfg.n_eval if "sweep" in exp.plan else 0
     n_examples = sum(len(t) for t in exp.tasks.values())
-    with _bar(n_examples, "baseline examples", exp.quiet or not cfg.filter_correct) as bar:
+    bars = exp.quiet or not cfg.filter_correct or cfg.baseline != "all"
+    with _bar(n_examples, "baseline examples", bars) as bar:
         for name, task in exp.tasks.items():
             t = time.perf_counter()
-            row, ok, new[name] = _baseline_of(exp, name, task)
-            keep = task.subset(ids=ok)
-            rank, rest = keep.split(cfg.n_rank)
-            evalset = rest.subset(n=cfg.n_eval)
-            if len(rank) == 0 or len(evalset) == 0:
-                raise PipelineError(
-                    f"task {name!r}: {len(keep)} example(s) left after filtering; need more than "
-                    f"n_rank={cfg.n_rank}"
-                )
-            _check_attribution_inputs(cfg, name, rank)
-            row.update(n_rank=len(rank), n_eval=len(evalset))
-            exp.base_rows.append(row)
+            pool = _left_out(exp, name, task)
+            if cfg.baseline == "all":
+                row, ok, new[name] = _baseline_of(exp, name, pool)
+                exp.base_rows.append(row)
+                keep = pool.subset(ids=ok)
+            else:
+                keep = _first_correct(exp, name, pool, n_rank + n_eval)
+            rank, rest = keep.split(n_rank)
+            evalset = rest.subset(n=n_eval)
+            _check_split(exp, name, keep, rank, evalset, n_rank, n_eval)
+            if cfg.baseline == "all":
+                exp.base_rows[-1].update(n_rank=len(rank), n_eval=len(evalset))
             exp.splits[name] = (rank, evalset)
             exp.timings[f"{name}/baseline"] = time.perf_counter() - t
             bar.update(len(task))
     for name, entry in new.items():
         if entry is not None:
             exp.folder.write_baseline(name, entry)
+    if cfg.baseline != "all":
+        return None
     frame = pd.DataFrame(exp.base_rows)
     exp.folder.write_frame(exp.folder.baseline_csv, frame)
     return frame
+
+
+def _left_out(exp: Experiment, name: str, task: Task) -> Task:
+    """``task`` without the examples a given ranking was computed on (unless ``allow_overlap``)."""
+    given = exp.given.get(name)
+    if given is None or exp.config.allow_overlap:
+        return task
+    if not given.example_ids:
+        if exp.config.ranking is not None:
+            exp.say("note: the ranking does not record its examples; evaluation may overlap them")
+        return task
+    exp.say(f"left out the {len(given.example_ids)} example(s) the ranking was computed on")
+    return task.subset(ids=[e.id for e in task if e.id not in given.example_ids])
+
+
+def _first_correct(exp: Experiment, name: str, pool: Task, n: int) -> Task:
+    """The first ``n`` examples answered correctly (``filter_correct``), checked in order only
+    until there are enough; or the first ``n``."""
+    from interp_heads.tasks import take_correct
+
+    cfg = exp.config
+    if not cfg.filter_correct:
+        return pool.subset(n=n)
+    kept = take_correct(
+        exp.model,
+        pool,
+        n,
+        fmt=exp.fmts[name],
+        max_new_tokens=cfg.max_new_tokens,
+        batch_size=cfg.batch_size,
+    )
+    doing = "evaluating" if "sweep" in exp.plan else "ranking on"
+    exp.say(
+        f"{doing} {len(kept)} correctly answered example(s) "
+        f"({kept.meta['filter']['n_evaluated']} of {len(pool)} evaluated)"
+    )
+    return kept
+
+
+def _check_split(exp, name: str, keep: Task, rank: Task, evalset: Task, n_rank, n_eval) -> None:
+    """A task left without rows to rank or to evaluate is bad input: one line saying why."""
+    cfg = exp.config
+    if (len(rank) or not n_rank) and (len(evalset) or not n_eval):
+        if n_rank:
+            _check_attribution_inputs(cfg, name, rank)
+        return
+    if cfg.baseline == "all":
+        raise PipelineError(
+            f"task {name!r}: {len(keep)} example(s) left after filtering; need more than "
+            f"n_rank={n_rank}"
+        )
+    if not n_eval:
+        raise PipelineError(
+            f"task {name!r}: no example answered correctly in format {exp.fmts[name]!r}; "
+            "nothing to rank (try --fmt or --no-filter)"
+        )
+    left_out = bool(exp.given.get(name) and exp.given[name].example_ids) and not cfg.allow_overlap
+    raise PipelineError(
+        f"task {name!r} has no examples left to evaluate (after --skip {cfg.skip}"
+        f"{', leaving out the ranking examples' if left_out else ''}"
+        f"{', keeping correct answers' if cfg.filter_correct else ''})"
+    )
 
 
 def _baseline_of(exp: Experiment, name: str, task: Task) -> tuple[dict, list[str], dict | None]:

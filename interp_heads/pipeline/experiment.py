@@ -1,13 +1,16 @@
-"""The scripted ablation run: baseline, attribution, sweep, figures and report in one folder.
+"""The one road to an experiment: a ``RunConfig`` in, a run folder out.
 
 ``run_pipeline(RunConfig.from_toml("configs/seed_figure.toml"), "runs/demo")`` loads the model,
 then for every task keeps the correctly answered examples, ranks the heads on the first
 ``n_rank`` of them, sweeps ``k x selection x seed`` on the rest (up to ``n_eval``) and writes the
-run directory (see ``docs/cli.md``). Everything is checked before the first file is written, so a
-bad input never damages an earlier run; an interrupted run resumes where it stopped.
+run directory (see ``docs/cli.md``). ``interp-heads run``, ``attribute`` and ``ablate`` all come
+here: ``attribute`` runs the steps up to the ranking (:data:`ATTRIBUTE`), and a config with a
+given ranking (``ranking =`` or ``heads =``, what ``ablate`` builds) masks that ranking instead of
+ranking the heads (:func:`plan_steps`).
 
-The work itself is the list of steps in :mod:`interp_heads.pipeline.steps`; this module checks the inputs,
-builds the :class:`~interp_heads.pipeline.steps.Experiment` and runs every step.
+Everything is checked before the first file is written, the settings whose range depends on the
+model included, so a bad input never damages an earlier run; an interrupted run resumes where it
+stopped. The work itself is the list of steps in :mod:`interp_heads.pipeline.steps`.
 """
 
 from __future__ import annotations
@@ -23,37 +26,56 @@ from interp_heads.config.run_config import RunConfig, check_ks
 from interp_heads.errors import one_line
 from interp_heads.execution import threads
 from interp_heads.models.specs import load_any_model
+from interp_heads.pipeline.given import check_ks_fit, given_rankings, manifest_record
 from interp_heads.pipeline.loading import PipelineError, load_any_task
 from interp_heads.pipeline.steps import Experiment, baseline, run_steps, task_hash
 from interp_heads.store import releases_locks
 from interp_heads.store.folder import RunFolder
 
 __all__ = [
+    "ATTRIBUTE",
     "PipelineError",
     "RunConfig",
     "baseline",
+    "build_experiment",
     "check_ks",
     "load_any_model",
     "load_any_task",
-    "build_experiment",
+    "plan_steps",
+    "run_experiment",
     "run_pipeline",
     "task_formats",
 ]
 
+ATTRIBUTE = ["baseline", "attribute", "known", "report"]  # rank the heads, no sweep
 
-def task_formats(config: RunConfig, model, tasks: dict) -> tuple[dict[str, str], dict[str, dict]]:
-    """Each task's prompt format (the config's, else declared by the task, else measured)."""
+
+def plan_steps(config: RunConfig) -> list[str]:
+    """The steps a whole run takes: rank the heads (or mask a given ranking), sweep, tables, the
+    ``analyses`` asked for, report."""
+    ranking = [] if config.given_ranking else ["attribute", "known"]
+    return ["baseline", *ranking, "sweep", "tables", *config.analyses, "report"]
+
+
+def task_formats(
+    config: RunConfig, model, tasks: dict, given: dict | None = None
+) -> tuple[dict[str, str], dict[str, dict]]:
+    """Each task's prompt format: the config's, else a given ranking's (its heads were ranked in
+    it), else declared by the task, else measured."""
     from interp_heads.tasks.fmt import resolve_format
 
     fmts, infos = {}, {}
     for name, task in tasks.items():
+        ranked_in = (given or {}).get(name) and given[name].fmt
         fmts[name], infos[name] = resolve_format(
             model,
             task,
-            config.fmt,
+            config.fmt or ranked_in,
             max_new_tokens=config.max_new_tokens,
             batch_size=config.batch_size,
         )
+        if ranked_in and not config.fmt:
+            infos[name] = {"source": "ranking"}
     return fmts, infos
 
 
@@ -72,70 +94,68 @@ def _model(config: RunConfig):
 def _tasks(config: RunConfig) -> dict:
     tasks = {}
     for spec in config.tasks:
-        task = load_any_task(config.task_path(spec)).subset(n=config.max_examples)
+        task = load_any_task(config.task_path(spec))
+        task = task.split(config.skip)[1].subset(n=config.max_examples)
         if task.name in tasks:
             raise PipelineError(f"task {task.name!r} is listed twice")
         tasks[task.name] = task
     return tasks
 
 
-def _sweep_config(config: RunConfig, ks: list[int], fmts: dict):
-    from interp_heads.sweep.config import SweepConfig
-
-    return SweepConfig(
-        ks=ks,
-        selections=[str(s) for s in config.selections],
-        seeds=config.seeds,
-        exclude_top=config.exclude_top,
-        ablation=str(config.ablation),
-        positions=str(config.positions),
-        scale=config.scale_factor,
-        max_new_tokens=config.max_new_tokens,
-        metrics=[str(m) for m in config.metrics],
-        reference=str(config.reference),
-        free_form=config.free_form,
-        elbow=config.elbow,
-        fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
-    )
+def _check_for_model(config: RunConfig, model, tasks: dict, steps: list[str]) -> None:
+    """The settings whose valid range depends on the model or the tasks, checked before any step
+    (a refused run must not have touched the folder)."""
+    if "attribute" not in steps:
+        return
+    n_total = model.cfg.n_layers * model.cfg.n_heads
+    if config.refine is not None and config.refine > n_total:
+        raise PipelineError(f"refine={config.refine} exceeds the number of heads ({n_total})")
+    for name, task in tasks.items():
+        config.method_options(has_corrupted=task.has_corrupted, task=name, model_cfg=model.cfg)
 
 
 def build_experiment(
-    config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False
+    config: RunConfig,
+    out_dir: str | os.PathLike,
+    force: bool = False,
+    quiet: bool = False,
+    steps: list[str] | None = None,
+    notes: bool = False,
 ) -> Experiment:
     """Load and check everything a run needs, then take the run folder; nothing is written before.
 
     Raises:
-        PipelineError: a bad input (config, task, model, metric, folder).
+        PipelineError: a bad input (config, task, model, ranking, metric, folder).
     """
     import torch
 
     from interp_heads.metrics import MetricUnavailable, resolve_metrics
 
+    steps = steps or plan_steps(config)
     t0 = time.perf_counter()
     RunFolder(out_dir).check_usable(force)  # before any work
     torch.manual_seed(config.seed)
     model = _model(config)
     timings = {"load_model": time.perf_counter() - t0}
-    ks = config.resolved_ks(model.cfg.n_layers * model.cfg.n_heads)
     tasks = _tasks(config)
+    _check_for_model(config, model, tasks, steps)
+    given = given_rankings(config, model, tasks)
+    ks = config.resolved_ks(model.cfg.n_layers * model.cfg.n_heads) if "sweep" in steps else []
+    if given and "sweep" in steps:
+        check_ks_fit(ks, given, config)
     for task in tasks.values():  # before task_formats generates: the longest rendering
         validation.check_prompt_lengths(
             model, task, config.fmt or task.fmt, config.max_new_tokens, corrupted=task.has_corrupted
         )
-    try:
-        metrics = resolve_metrics([str(m) for m in config.metrics], config.comet_model)
+    try:  # only a sweep scores answers
+        names = [str(m) for m in config.metrics] if "sweep" in steps else []
+        metrics = resolve_metrics(names, config.comet_model)
     except (MetricUnavailable, ValueError) as exc:
         raise PipelineError(one_line(exc)) from None
-    fmts, fmt_infos = task_formats(config, model, tasks)
+    fmts, fmt_infos = task_formats(config, model, tasks, given)
     folder = RunFolder(out_dir)
-    folder.claim(config.digest(), force)  # before any long step: fail fast
-    earlier = folder.read_manifest()
     digest = config.digest()
-    history = (
-        earlier.get("earlier_timings", []) + [earlier.get("timings", {})]
-        if earlier.get("config_digest") == digest
-        else []
-    )
+    folder.claim(digest, force)  # before any long step: fail fast
     exp = Experiment(
         config=config,
         folder=folder,
@@ -150,8 +170,24 @@ def build_experiment(
         digest=digest,
         batch_size=config.batch_size,
         timings=timings,
-        sweep_config=_sweep_config(config, ks, fmts),
+        sweep_config=config.sweep_config(ks, fmts),
+        provenance={"filter_correct": config.filter_correct},
+        given=given,
+        plan=steps,
+        notes=notes,
+        rankings={name: g.ranking for name, g in given.items()},
     )
+    _describe(exp, folder.read_manifest(), steps)
+    return exp
+
+
+def _describe(exp: Experiment, earlier: dict, steps: list[str]) -> None:
+    """The manifest's record of the inputs, and the notes a user reads on stderr."""
+    from interp_heads.tasks.fmt import describe
+
+    config, tasks = exp.config, exp.tasks
+    same = earlier.get("config_digest") == exp.digest
+    history = earlier.get("earlier_timings", []) + [earlier.get("timings", {})] if same else []
     exp.manifest.update(
         data={
             n: {"source": t.source, "sha256": t.sha256 or task_hash(t), "n_examples": len(t)}
@@ -160,14 +196,29 @@ def build_experiment(
         seeds={"torch": config.seed, "random_draws": config.seeds},
         earlier_timings=history,
     )
-    return exp
+    if "sweep" not in steps:
+        exp.manifest["command"] = "attribute"
+    if exp.given:
+        exp.manifest["command"] = "ablate"
+        exp.manifest["ranking"] = manifest_record(config, exp.given)
+    for name in tasks:
+        exp.say(
+            (f"{name}: " if len(tasks) > 1 else "") + describe(exp.fmts[name], exp.fmt_infos[name])
+        )
 
 
 @releases_locks
-def run_pipeline(
-    config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False
-) -> Path:
-    """Run every step and write the run directory; returns the path of ``index.html``.
+def run_experiment(
+    config: RunConfig,
+    out_dir: str | os.PathLike,
+    force: bool = False,
+    quiet: bool = False,
+    steps: list[str] | None = None,
+    notes: bool = False,
+) -> tuple[Experiment, dict]:
+    """Run ``steps`` (default: :func:`plan_steps`) and write the run directory; returns the
+    experiment and what each step made. ``notes``: say on stderr what was chosen (the prompt
+    format, the examples left out), as ``attribute`` and ``ablate`` do.
 
     Raises:
         PipelineError: a bad input, before anything is written to ``out_dir`` (a folder this
@@ -177,10 +228,18 @@ def run_pipeline(
     from interp_heads.store.lifecycle import removed_if_unused
 
     start = time.perf_counter()
+    steps = steps or plan_steps(config)
     with removed_if_unused():  # a folder this call made and left unused goes if it fails
-        exp = build_experiment(config, out_dir, force=force, quiet=quiet)
+        exp = build_experiment(config, out_dir, force, quiet, steps, notes)
         with open_executor(config, exp.model) as executor:  # None: this process
             exp.sweep_options["executor"] = executor
-            steps = ["baseline", "attribute", "known", "sweep", "tables", "report"]
-            made = run_steps(exp, steps, start=start)
-    return made["report"]
+            made = run_steps(exp, exp.plan, start=start)
+    return exp, made
+
+
+@releases_locks
+def run_pipeline(
+    config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False
+) -> Path:
+    """Run every step of :func:`plan_steps` and write the run directory; returns ``index.html``."""
+    return run_experiment(config, out_dir, force=force, quiet=quiet)[1]["report"]

@@ -16,9 +16,8 @@ from interp_heads.tasks.schema import Task
 
 def verify_m(cfg) -> int:
     """Heads to verify: ``cfg.verify``, or 0 when the sweep's ablation is not the mean (the
-    verification measures exact mean ablation) or the command has no such setting."""
-    m = int(getattr(cfg, "verify", 0) or 0)
-    return m if str(getattr(cfg, "ablation", "mean")) == "mean" else 0
+    verification measures exact mean ablation)."""
+    return cfg.verify if str(cfg.ablation) == "mean" else 0
 
 
 def needs_verification(scores, m: int) -> bool:
@@ -47,7 +46,7 @@ def record_verification(exp, name: str, scores, m: int) -> None:
 
     checks = exp.manifest.setdefault("verification", {})
     if not m:
-        off = not getattr(exp.config, "verify", 0)
+        off = not exp.config.verify
         checks[name] = {"skipped": "off (verify = 0)" if off else "needs ablation = 'mean'"}
         return
     v = scores.provenance["verification"]

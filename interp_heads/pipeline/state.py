@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from interp_heads.config.run_config import RunConfig
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.provenance import git_hash, versions
 from interp_heads.tasks.schema import Task
@@ -15,7 +17,7 @@ from interp_heads.tasks.schema import Task
 class Experiment:
     """What the steps share: inputs (config, model, tasks, formats, metrics) and what steps made."""
 
-    config: Any  # RunConfig (run) or the command's settings (attribute, ablate)
+    config: RunConfig
     folder: RunFolder
     model: Any
     tasks: dict[str, Task] = field(default_factory=dict)
@@ -23,13 +25,16 @@ class Experiment:
     fmt_infos: dict[str, dict] = field(default_factory=dict)
     metrics: list = field(default_factory=list)
     ks: list[int] = field(default_factory=list)
-    quiet: bool = False
+    quiet: bool = False  # no progress bars
+    notes: bool = False  # say what was chosen and left out on stderr (attribute, ablate)
     force: bool = False
     digest: str = ""
     batch_size: int = 16
     sweep_config: Any = None  # SweepConfig
     sweep_options: dict = field(default_factory=dict)  # extra run_sweep arguments (executor...)
     provenance: dict = field(default_factory=dict)  # added to every new HeadScores' provenance
+    given: dict = field(default_factory=dict)  # task: GivenRanking (``pipeline.given``)
+    plan: list[str] = field(default_factory=list)  # the steps this run takes
     # made by the steps
     base_rows: list[dict] = field(default_factory=list)
     splits: dict[str, tuple[Task, Task]] = field(default_factory=dict)  # task: (rank, eval)
@@ -37,6 +42,11 @@ class Experiment:
     result: Any = None  # SweepResult
     timings: dict[str, float] = field(default_factory=dict)
     manifest: dict = field(default_factory=dict)
+
+    def say(self, line: str) -> None:
+        """A note for the user on stderr (what was chosen, what was left out), when asked for."""
+        if self.notes:
+            print(line, file=sys.stderr)
 
     @property
     def eval_tasks(self) -> dict[str, Task]:
@@ -51,7 +61,7 @@ class Experiment:
             files = self.folder.read_manifest().get("files")
             self.manifest["files"] = files if isinstance(files, dict) else {}
         self.manifest.update(
-            config=self.config.to_dict() if hasattr(self.config, "to_dict") else self.config,
+            config=self.config.to_dict(),
             config_digest=self.digest,
             status=status,
             ks=self.ks or None,

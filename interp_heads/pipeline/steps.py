@@ -4,8 +4,8 @@ Each step is a function ``step(exp: Experiment) -> what it made``. It reads what
 on the :class:`Experiment` (the run's shared state), writes its artifacts through the run folder
 (:class:`~interp_heads.store.folder.RunFolder`), and is idempotent: its units of work carry resume keys,
 so a rerun reuses what is stored and recomputes only what is missing or made under other inputs.
-``run`` runs all of them (:data:`STEPS`); ``attribute`` and ``ablate`` run subsets after filling
-the state they take from the command line. :func:`run_steps` times each step and rewrites the
+A run takes the steps its config and command call for (``pipeline.experiment.plan_steps``:
+``attribute`` stops after the ranking; a given ranking replaces ``attribute`` and ``known``). :func:`run_steps` times each step and rewrites the
 manifest after it, so the manifest always says how far a run got.
 
 The sweep's unit of work is one condition (task, selection, k, seed), run and stored by
@@ -14,6 +14,7 @@ The sweep's unit of work is one condition (task, selection, k, seed), run and st
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -21,6 +22,7 @@ from typing import Any
 
 from interp_heads.attribution.scores import load_stored
 from interp_heads.pipeline.baseline_step import _rows, baseline, baseline_step  # noqa: F401
+from interp_heads.pipeline.analysis_steps import specificity_step, stability_step
 from interp_heads.pipeline.known_step import known_step
 from interp_heads.pipeline.ranking_checks import (
     needs_verification,
@@ -34,7 +36,8 @@ from interp_heads.store import faults, resume
 from interp_heads.tasks.schema import Task
 
 # --------------------------------------------------------------------------- attribute
-# Absent from the attribution key at 0 (their value before they existed): older folders hold.
+# Options in the attribution key as they resolve, absent at 0 (their value before they existed):
+# older folders hold.
 OPTIONAL_KEYS = ("rivals", "lookahead")
 
 
@@ -50,16 +53,10 @@ def attribute_step(exp: Experiment) -> dict:
     with _bar(len(exp.splits), "attribution", exp.quiet) as bar:
         for name, (rank, _) in exp.splits.items():
             t = time.perf_counter()
-            settings = {
-                "method": str(cfg.attribution),
-                "refine": cfg.refine,
-                "exact_layers": cfg.exact_layers,
-                "batch_size": cfg.batch_size,
-                "fmt": exp.fmts[name],
-                "ablation": str(cfg.ablation),
-            }
+            settings = cfg.attribution_settings(exp.fmts[name])
             opts = cfg.method_options(has_corrupted=rank.has_corrupted, task=name)
-            settings |= {"rivals": opts.rivals, "lookahead": opts.lookahead}  # as they resolve
+            own = dataclasses.asdict(opts)  # the options of the method the task resolves to
+            settings |= {k: own[k] for k in OPTIONAL_KEYS if k in own}
             fp = resume.model_fingerprint(exp.model)
             keyed = {k: v for k, v in settings.items() if v or k not in OPTIONAL_KEYS}
             key = resume.attribution_key(fp, _rows(exp.model, rank, exp.fmts[name]), **keyed)
@@ -70,7 +67,7 @@ def attribute_step(exp: Experiment) -> dict:
             if scores is None:
                 scores = attribute_heads(exp.model, rank, **settings, verify=m or None)
                 scores.provenance["resume_key"] = key
-                scores.provenance.update(exp.provenance)
+                scores.provenance.update(exp.provenance, fmt_info=exp.fmt_infos.get(name))
                 record_stability(exp, name, scores)
                 exp.folder.save_scores(name, scores)
             else:
@@ -111,8 +108,8 @@ def sweep_step(exp: Experiment):
     exp.manifest.setdefault("files", {})["conditions"] = sorted(
         entry_name(t, sel, int(k), int(seed)) for t, sel, k, seed in done.itertuples(index=False)
     )
-    exp.manifest["metric_cache"] = getattr(result, "metric_cache", {})  # distinct answers, once
-    if getattr(exp.sweep_config, "elbow", False):
+    exp.manifest["metric_cache"] = result.metric_cache  # distinct answers, scored once
+    if exp.sweep_config.elbow:
         from interp_heads.sweep.elbow import elbow_k
 
         exp.manifest["elbow_k"] = {n: elbow_k(r) for n, r in exp.rankings.items()}
@@ -144,6 +141,8 @@ STEPS: dict[str, Step] = {
     "known": known_step,
     "sweep": sweep_step,
     "tables": tables_step,
+    "specificity": specificity_step,
+    "stability": stability_step,
     "report": report_step,
 }
 

@@ -7,9 +7,10 @@ import json
 
 import pandas as pd
 
-from interp_heads.vocab import BASELINE, LAYERMATCHED, RANDOMK, TOPK
+from interp_heads.interventions.selections import RandomK, TopK, display_names
+from interp_heads.vocab import BASELINE
 
-SEL_ORDER = [TOPK, RANDOMK, LAYERMATCHED]
+TOPK, RANDOMK = TopK.display, RandomK.display
 
 
 def _none(what: str) -> str:
@@ -64,9 +65,8 @@ def topk_vs_random_table(summary: pd.DataFrame | None, sig: pd.DataFrame | None 
     wide = s.pivot_table(
         index=["task", "label", "k"], columns="selection", values="cell", aggfunc="first"
     )
-    cols = [c for c in SEL_ORDER if c in wide.columns] + [
-        c for c in wide.columns if c not in SEL_ORDER
-    ]
+    order = display_names()
+    cols = [c for c in order if c in wide.columns] + [c for c in wide.columns if c not in order]
     wide = wide[cols].reset_index().rename(columns={"label": "metric"})
     wide.columns.name = None
     base = summary[summary.selection == BASELINE].set_index(["task", "label"])["mean"]

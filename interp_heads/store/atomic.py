@@ -63,7 +63,7 @@ def atomic(path: str | os.PathLike) -> Iterator[Path]:
 
     For writers that take a path (``DataFrame.to_parquet``, ``to_csv``)::
 
-        with atomic(out / "sweep.parquet") as tmp:
+        with atomic(out / "table.parquet") as tmp:
             frame.to_parquet(tmp)
     """
     path = Path(path)

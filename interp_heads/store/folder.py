@@ -15,6 +15,8 @@ Nothing else in the package spells a file name of a run folder. Layout::
     significance.csv           TopK minus each random control, interval and p-value
     generations.jsonl          every generated answer
     known_heads.json / .csv    resume entry and table: known-head kinds of the model's heads
+    heads/specificity.csv      cross-task drop matrix (``analyses``); heads/cross/<task>/: its sweeps
+    heads/stability.csv        each ranking re-ranked on two halves of its examples (``analyses``)
     figures/*.html, index.html the report
     .interp_heads-run          the marker that says the folder is an interp-heads run folder
 
@@ -45,7 +47,7 @@ from interp_heads.store.names import safe_name
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
 CONFIG_NAME = "config.json"  # conditions/config.json: the sweep config its entries belong to
 MARKER = ".interp_heads-run"
-SUBFOLDERS = ("baseline", "attribution", "conditions", "figures", "unmasked")
+SUBFOLDERS = ("baseline", "attribution", "conditions", "figures", "unmasked", "heads")
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,12 @@ class RunFolder:
     retired_index = property(lambda self: self.root / ".index.html.retired")  # lifecycle.start
     known_entry = property(lambda self: self.root / "known_heads.json")
     known_csv = property(lambda self: self.root / "known_heads.csv")
+    specificity_csv = property(lambda self: self.root / "heads" / "specificity.csv")
+    stability_csv = property(lambda self: self.root / "heads" / "stability.csv")
+
+    def cross_sweep(self, source: str) -> Path:
+        """The resumable sweep of one task's TopK on every task (``analyses``: specificity)."""
+        return self.root / "heads" / "cross" / safe_name(source)
 
     def baseline_entry(self, task: str) -> Path:
         return self.root / "baseline" / f"{safe_name(task)}.json"
@@ -236,6 +244,8 @@ class RunFolder:
             "attribute": [self.attribution_parquet, self.ranking_csv],
             "tables": [self.sweep_parquet, self.summary_parquet, self.summary_csv,
                        self.significance_csv, self.generations],
+            "specificity": [self.specificity_csv],
+            "stability": [self.stability_csv],
         }  # fmt: skip
         return tables.get(step, [])
 

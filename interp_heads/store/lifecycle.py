@@ -154,8 +154,8 @@ def holds_nothing_needed(folder: RunFolder) -> bool:
     root = folder.root.absolute()
     scaffold = {root / store.LOCK_NAME}
     scaffold |= {p.absolute() for p in (folder.marker, folder.manifest, folder.conditions_config)}
-    if folder.read_manifest().get("steps"):
-        return False
+    if (folder.read_manifest().get("files") or {}).get("outputs"):
+        return False  # a step wrote tables or a page (a step that wrote nothing leaves none)
     for where, dirs, names in os.walk(root):  # never descends into a linked folder
         here = Path(where)
         if here != root and (here.parent != root or here.name not in SUBFOLDERS):

@@ -11,7 +11,8 @@ import warnings
 import torch
 
 from interp_heads.interventions.masks import mask_heads
-from interp_heads.vocab import BASELINE, EXCLUSIVE_TOPK, TOPK
+from interp_heads.interventions.selections import TopK, display_names
+from interp_heads.vocab import BASELINE
 
 
 class SweepWarning(UserWarning):
@@ -19,9 +20,10 @@ class SweepWarning(UserWarning):
 
 
 def _check_plan(plan, task: str) -> None:
-    top = {(k): set(h) for name, k, _, h in plan if name == TOPK}
+    top = {(k): set(h) for name, k, _, h in plan if name == TopK.display}
+    random = set(display_names(random=True))
     for name, k, seed, heads in plan:
-        if name not in (TOPK, EXCLUSIVE_TOPK, BASELINE) and k in top and set(heads) == top[k]:
+        if name in random and k in top and set(heads) == top[k]:
             warnings.warn(
                 f"{task}: {name} seed {seed} at k={k} drew exactly the TopK set",
                 SweepWarning,
@@ -29,25 +31,23 @@ def _check_plan(plan, task: str) -> None:
             )
 
 
-def _mask_has_effect(model, prompts, heads, kind, values, options=None) -> bool:
+def _mask_has_effect(model, prompts, heads, kind, values, positions="all") -> bool:
     from interp_heads.generation.decode import tokenize_left_padded
 
     tokens, mask = tokenize_left_padded(model, prompts[:4])
     tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
     with torch.inference_mode():
         base = model(tokens, attention_mask=mask)[:, -1]
-        with mask_heads(model, heads, kind, values=values, **(options or {})):
+        with mask_heads(model, heads, kind, values=values, positions=positions):
             masked = model(tokens, attention_mask=mask)[:, -1]
     return not torch.allclose(base, masked)
 
 
-def _check_mask_effect(model, name, prompts, plan, kind, values, options=None) -> None:
-    """Warn when the task's biggest mask changes no logits (hooks not firing).
-
-    ``options``: the mask's ``positions`` and ``factor`` (``SweepConfig.mask_options``).
-    """
+def _check_mask_effect(model, name, prompts, plan, kind, values, positions="all") -> None:
+    """Warn when the task's biggest mask changes no logits (hooks not firing); ``kind`` is the
+    ablation kind object, ``positions`` the mask's scope."""
     biggest = max(plan, key=lambda c: len(c[3]))
-    if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], kind, values, options):
+    if biggest[3] and not _mask_has_effect(model, prompts, biggest[3], kind, values, positions):
         warnings.warn(
             f"{name}: masking {len(biggest[3])} heads changed no logits; hooks may not fire",
             SweepWarning,

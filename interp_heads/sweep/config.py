@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from interp_heads.execution.base import Generation
-from interp_heads.interventions.kinds import KINDS
+from interp_heads.interventions.kinds import KINDS, get_kind
 from interp_heads.store import config_digest
 from interp_heads.vocab import SCALE_FACTOR, MaskPositions
 
@@ -16,8 +16,8 @@ class SweepConfig:
 
     ``ablation`` is the ablation kind (a name in ``interventions.kinds.KINDS``: ``mean``,
     ``zero``, ``resample``, ``scale`` or a registered one).
-    ``positions`` is the mask's scope (``all`` or ``last``), ``scale`` the factor of the ``scale``
-    kind (``interp_heads.interventions.masks``). ``reference`` is what COMET, MiniLM and chrF score against
+    ``positions`` is the mask's scope (``all`` or ``last``), ``scale_factor`` the option of the
+    ``scale`` kind (:meth:`kind` builds the kind with the options it declares). ``reference`` is what COMET, MiniLM and chrF score against
     (``gold`` or ``unmasked``: ``interp_heads.metrics.reference``); ``free_form`` generates
     without the first-line stop and scores whole answers.
     """
@@ -31,7 +31,7 @@ class SweepConfig:
     exclude_top: bool = False
     metrics: list[str] = field(default_factory=lambda: ["accuracy"])
     positions: str = "all"
-    scale: float = SCALE_FACTOR
+    scale_factor: float = SCALE_FACTOR
     reference: str = "gold"
     free_form: bool = False
     elbow: bool = False  # also mask each task's elbow k (``interp_heads.sweep.elbow``)
@@ -39,27 +39,25 @@ class SweepConfig:
     def __post_init__(self) -> None:
         self.ablation = KINDS.canonical(self.ablation)
         self.positions = str(MaskPositions.parse(self.positions, "mask positions"))
-        self.scale = float(self.scale)
+        self.scale_factor = float(self.scale_factor)
 
-    def mask_options(self) -> dict:
-        """The ``mask_heads`` keywords beside the kind: ``positions`` and ``factor``."""
-        return {"positions": self.positions, "factor": self.scale}
+    def kind(self):
+        """The ablation kind, built with the options it declares (``Scale.scale_factor``)."""
+        return get_kind(self.ablation, scale_factor=self.scale_factor)
 
     def mask_key(self) -> dict | None:
         """The mask settings a resume key adds beside kind and values (None at the defaults)."""
-        extra = {}
-        if self.positions != "all":
-            extra["positions"] = self.positions
-        if self.ablation == "scale":
-            extra["factor"] = self.scale
+        extra = {"positions": self.positions} if self.positions != "all" else {}
+        extra |= self.kind().key()
         return extra or None
 
     def to_dict(self) -> dict:
         """The fields as the sweep's digest reads them: the ablation kind is stored under the key
-        ``method`` and the later settings are left out at their defaults, so that existing run
-        folders keep their digests and resume."""
+        ``method``, the scale factor under ``scale``, and the later settings are left out at their
+        defaults, so that existing run folders keep their digests and resume."""
         d = asdict(self)
         d["method"] = d.pop("ablation")
+        d["scale"] = d.pop("scale_factor")
         if d["positions"] == "all":
             del d["positions"]
         if d["scale"] == SCALE_FACTOR:

@@ -27,7 +27,6 @@ import pandas as pd
 
 from interp_heads.errors import InputError
 from interp_heads.execution.base import Executor, SweepUnit, TaskContext
-from interp_heads.interventions.kinds import get_kind
 from interp_heads.store.conditions import ConditionStore, entry_name
 from interp_heads.store.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
 from interp_heads.sweep.checks import SweepWarning, _check_mask_effect, _check_plan, _sanity
@@ -151,7 +150,7 @@ def _prepare(run: SweepRun) -> None:
         fmt = cfg.fmt or getattr(task, "fmt", None) or "auto"
         prompts = render(run.model, [e.prompt for e in task], fmt=fmt)
         # the replacement values' digest is part of every condition's resume key
-        values = get_kind(cfg.ablation).values(run.model, prompts, batch_size=run.batch_size)
+        values = cfg.kind().values(run.model, prompts, batch_size=run.batch_size)
         run.contexts[name] = TaskContext(name, prompts, values)
         run.key_inputs[name] = {
             "model_fp": fp,
@@ -167,7 +166,7 @@ def _prepare(run: SweepRun) -> None:
 def _pending(run: SweepRun) -> list[SweepUnit]:
     """Finished conditions go to ``run.done`` (each entry read once); the others become units."""
     cfg, units = run.config, []
-    options = cfg.mask_options()
+    kind = cfg.kind()
     for name, task in run.tasks.items():
         context, plan = run.contexts[name], run.plans[name]
         _check_plan(plan, name)
@@ -181,7 +180,7 @@ def _pending(run: SweepRun) -> list[SweepUnit]:
                 continue
             if not checked:  # once per task that has work
                 _check_mask_effect(
-                    run.model, name, context.prompts, plan, cfg.ablation, context.values, options
+                    run.model, name, context.prompts, plan, kind, context.values, cfg.positions
                 )
                 checked = True
             meta = dict(task=name, selection=sel, k=k, seed=seed, ids=ids)
@@ -191,11 +190,10 @@ def _pending(run: SweepRun) -> list[SweepUnit]:
                     resume_key,
                     context,
                     list(heads),
-                    cfg.ablation,
+                    kind,
                     cfg.generation(run.batch_size),
                     meta,
-                    options["positions"],
-                    options["factor"],
+                    cfg.positions,
                 )
             )
     return units

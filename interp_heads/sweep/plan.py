@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from interp_heads.errors import InputError
-from interp_heads.sweep.selection import make_selections
+from interp_heads.interventions.selections import make_selections
 from interp_heads.vocab import BASELINE
 
 
@@ -30,5 +30,5 @@ def plan_conditions(config, ranking, n_layers: int, n_heads: int, task: str, oth
             raise InputError(f"k={k} must be in 1..{n_layers * n_heads} (number of heads)")
         for sel in sels:
             for seed in range(config.seeds if sel.random else 1):
-                plan.append((sel.name, k, seed, sel.select(k, seed)))
+                plan.append((sel.display, k, seed, sel.select(k, seed)))
     return plan

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from interp_heads.vocab import BASELINE, EXCLUSIVE_TOPK, TOPK
+from interp_heads.interventions.selections import TopK, display_names
+from interp_heads.vocab import BASELINE
 
 
 def two_level_bootstrap(
@@ -87,11 +88,8 @@ def paired_difference(
     }
 
 
-DETERMINISTIC = (TOPK, EXCLUSIVE_TOPK)  # selections that are not random controls
-
-
 def significance(
-    records: pd.DataFrame, n_boot: int = 2000, seed: int = 0, top: str = TOPK
+    records: pd.DataFrame, n_boot: int = 2000, seed: int = 0, top: str = TopK.display
 ) -> pd.DataFrame:
     """One row per task, k, metric and random control: TopK minus the control, CI, p-value.
 
@@ -111,7 +109,7 @@ def significance(
         if t.empty:
             continue
         t_vals = t.groupby("example_id")["value"].mean()
-        controls = grp[~grp.selection.isin([top, *DETERMINISTIC])]
+        controls = grp[grp.selection.isin(display_names(random=True)) & (grp.selection != top)]
         for control, c in controls.groupby("selection", sort=False):
             wide = c.pivot_table(index="seed", columns="example_id", values="value", aggfunc="mean")
             ids = [i for i in wide.columns if i in t_vals.index]

@@ -86,7 +86,14 @@ def assert_packed_equals_plain(model, prompts: list[str], n_new: int) -> None:
 
 
 # --------------------------------------------------------------------------- golden outputs
-GOLDEN_FILES = ("sweep.csv", "summary.csv", "ranking.csv", "significance.csv", "baseline.csv")
+# golden name -> the run folder's table (``store.folder.RunFolder``)
+GOLDEN_FILES = {
+    "sweep.csv": "sweep_parquet",
+    "summary.csv": "summary_csv",
+    "ranking.csv": "ranking_csv",
+    "significance.csv": "significance_csv",
+    "baseline.csv": "baseline_csv",
+}
 
 
 def save_golden(run_dir, golden_dir) -> None:
@@ -96,11 +103,15 @@ def save_golden(run_dir, golden_dir) -> None:
 
     import pandas as pd
 
-    run_dir, golden_dir = Path(run_dir), Path(golden_dir)
+    from interp_heads.store.folder import RunFolder
+
+    run, golden_dir = RunFolder(run_dir), Path(golden_dir)
     golden_dir.mkdir(parents=True, exist_ok=True)
-    pd.read_parquet(run_dir / "sweep.parquet").to_csv(golden_dir / "sweep.csv", index=False)
-    for name in (*GOLDEN_FILES[1:], "generations.jsonl"):
-        shutil.copyfile(run_dir / name, golden_dir / name)
+    pd.read_parquet(run.sweep_parquet).to_csv(golden_dir / "sweep.csv", index=False)
+    for name, attr in GOLDEN_FILES.items():
+        if name != "sweep.csv":
+            shutil.copyfile(getattr(run, attr), golden_dir / name)
+    shutil.copyfile(run.generations, golden_dir / "generations.jsonl")
 
 
 def assert_matches_golden(
@@ -122,10 +133,15 @@ def assert_matches_golden(
 
     import pandas as pd
 
-    run_dir, golden_dir = Path(run_dir), Path(golden_dir)
-    got_tables = {"sweep.csv": pd.read_parquet(run_dir / "sweep.parquet")}
-    for name in GOLDEN_FILES[1:]:
-        got_tables[name] = pd.read_csv(run_dir / name)
+    from interp_heads.store.folder import RunFolder
+
+    run, golden_dir = RunFolder(run_dir), Path(golden_dir)
+    got_tables = {
+        name: pd.read_parquet(run.sweep_parquet)
+        if name == "sweep.csv"
+        else pd.read_csv(getattr(run, attr))
+        for name, attr in GOLDEN_FILES.items()
+    }
     for name, got in got_tables.items():
         want = pd.read_csv(golden_dir / name)
         got = pd.read_csv(io.StringIO(got.to_csv(index=False)))  # same dtypes
@@ -143,7 +159,7 @@ def assert_matches_golden(
         rows = [{k: v for k, v in r.items() if v is not None} for r in rows]
         return sorted(json.dumps(r, sort_keys=True) for r in rows)
 
-    assert gens(run_dir / "generations.jsonl") == gens(golden_dir / "generations.jsonl"), (
+    assert gens(run.generations) == gens(golden_dir / "generations.jsonl"), (
         "generations differ from the golden run"
     )
 

@@ -10,7 +10,7 @@ from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
 from interp_heads.generation.fast_attention import fast_attention
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
-from interp_heads.sweep.selection import RandomK
+from interp_heads.interventions.selections import RandomK
 from interp_heads.tasks.prompts import render
 from interp_heads.testing.tiny import MIXED_PROMPTS as PROMPTS
 

@@ -8,7 +8,7 @@ from interp_heads.execution.packed import PackedJob, generate_packed
 from interp_heads.generation.decode import generate
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
-from interp_heads.sweep.selection import RandomK
+from interp_heads.interventions.selections import RandomK
 from interp_heads.tasks.prompts import render
 from interp_heads.testing.tiny import MIXED_PROMPTS as PROMPTS
 

@@ -155,25 +155,34 @@ def test_no_module_is_over_300_lines():
     assert not long, long
 
 
-@pytest.mark.parametrize("registry", ["kinds", "methods", "metrics", "executors"])
+@pytest.mark.parametrize("registry", ["kinds", "methods", "metrics", "executors", "selections"])
 def test_every_builtin_name_is_registered_and_nothing_else_is_builtin(registry):
+    """Every registry holds classes that name themselves (one shape), the vocabulary's built-ins."""
     from interp_heads.attribution.methods import METHODS
     from interp_heads.execution.registry import EXECUTORS
     from interp_heads.interventions.kinds import KINDS
+    from interp_heads.interventions.selections import SELECTIONS
     from interp_heads.metrics.registry import METRICS
-    from interp_heads.vocab import AblationKind, AttributionMethod, ExecutorName, MetricName
+    from interp_heads.vocab import (
+        AblationKind,
+        AttributionMethod,
+        ExecutorName,
+        MetricName,
+        SelectionName,
+    )
 
     reg, vocab = {
         "kinds": (KINDS, AblationKind),
         "methods": (METHODS, AttributionMethod),
         "metrics": (METRICS, MetricName),
         "executors": (EXECUTORS, ExecutorName),
+        "selections": (SELECTIONS, SelectionName),
     }[registry]
     expected = set(vocab.values()) - {"auto"}  # auto picks a method per task
     assert set(reg.names()) == expected
     for name in expected:
-        obj = reg.get(name)
-        assert getattr(obj, "name", name) == name
+        cls = reg.get(name)
+        assert isinstance(cls, type) and cls.name == name
 
 
 def test_a_config_and_the_registries_are_read_without_torch():

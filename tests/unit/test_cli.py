@@ -308,13 +308,15 @@ def test_cli_flags_come_from_the_config_definitions():
     sub = build_parser()._subparsers._group_actions[0].choices
     flags = {a.dest: a for a in sub["attribute"]._actions}
     # registered extension points: any registered name, checked by the registry itself
-    assert flags["method"].type == METHODS.canonical and flags["method"].choices is None
+    assert flags["attribution"].option_strings == ["--method"]
+    assert flags["attribution"].type == METHODS.canonical and flags["attribution"].choices is None
     assert flags["ablation"].type == KINDS.canonical
     assert flags["fmt"].choices == list(PromptFormat.values())
-    assert flags["n_examples"].default == RunConfig.model_fields["n_rank"].default
+    assert flags["n_rank"].default == RunConfig.model_fields["n_rank"].default
     ablate = {a.dest: a for a in sub["ablate"]._actions}
-    for dest in ("seeds", "n_eval", "max_new_tokens", "batch_size"):
-        assert ablate[dest].default == RunConfig.model_fields[dest].default, dest
+    for dest in ("seeds", "n_eval", "max_new_tokens", "batch_size", "selections"):
+        want = RunConfig.model_fields[dest].get_default(call_default_factory=True)
+        assert ablate[dest].default == want, dest  # one set of defaults: the config's
     assert "method" not in ablate  # the deprecated alias of --ablation is gone
 
 

@@ -1,11 +1,12 @@
-"""The worked examples of docs/extending.md: a toy attribution method, ablation kind, metric and
-executor, each defined here and registered with one call, then run through ``run`` on the tiny
-model. Each is checked against something computed independently of the toolkit's code path."""
+"""The worked examples of docs/extending.md: a toy attribution method, ablation kind, metric,
+executor and selection, each defined here and registered with one decorator call, then run
+through ``run`` on the tiny model. Each is checked against something computed independently of the toolkit's code path."""
 
 from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +17,7 @@ from interp_heads.attribution.methods import METHODS, Method
 from interp_heads.execution.base import generate_masked
 from interp_heads.execution.registry import EXECUTORS
 from interp_heads.interventions.kinds import KINDS, Ablation
+from interp_heads.interventions.selections import SELECTIONS, Selection
 from interp_heads.metrics.base import Metric
 from interp_heads.metrics.registry import METRICS
 from interp_heads.pipeline.experiment import RunConfig, run_pipeline
@@ -51,10 +53,10 @@ def registered():
     """Registers entries for one test and removes them afterwards."""
     added = []
 
-    def add(registry, name, obj):
-        registry.register(name, obj)
-        added.append((registry, name))
-        return obj
+    def add(registry, cls):
+        registry.register(cls)
+        added.append((registry, cls.name))
+        return cls
 
     yield add
     for registry, name in added:
@@ -78,7 +80,7 @@ class LastLayersFirst(Method):
 
 
 def test_a_new_attribution_method(registered, tmp_path):
-    registered(METHODS, "last_layers_first", LastLayersFirst())
+    registered(METHODS, LastLayersFirst)
     run = _run(tmp_path / "run", attribution="last_layers_first")
     ranking = pd.read_csv(run / "ranking.csv").sort_values("rank")
     assert ranking["label"].tolist()[:3] == ["L2H3", "L2H2", "L2H1"]  # the tiny model: 3 x 4
@@ -104,7 +106,7 @@ class FirstPromptMean(Ablation):
 
 
 def test_a_new_ablation_kind(registered, tmp_path, tiny):
-    registered(KINDS, "first_prompt_mean", FirstPromptMean())
+    registered(KINDS, FirstPromptMean)
     run = _run(tmp_path / "run", ablation="first_prompt_mean")
     gens = pd.read_json(run / "generations.jsonl", lines=True, dtype={"example_id": str})
     row = gens[(gens.selection == "TopK") & (gens.k == 4)]
@@ -146,7 +148,7 @@ class ShortAnswer(Metric):
 
 
 def test_a_new_metric(registered, tmp_path):
-    registered(METRICS, "short_answer", ShortAnswer)
+    registered(METRICS, ShortAnswer)
     run = _run(tmp_path / "run", metrics=["accuracy", "short_answer"])
     records = pd.read_parquet(run / "sweep.parquet")
     mine = records[records.metric == "short_answer"]
@@ -162,10 +164,15 @@ def test_a_new_metric(registered, tmp_path):
 class Reversed:
     """A toy executor: generates the pending units last first, in this process."""
 
+    name = "reversed"
     seen: list = []
 
     def __init__(self, model):
         self.model = model
+
+    @classmethod
+    def build(cls, settings, model):
+        return cls(model)
 
     def run(self, units):
         for unit in reversed(list(units)):
@@ -178,7 +185,7 @@ class Reversed:
 
 
 def test_a_new_executor(registered, tmp_path):
-    registered(EXECUTORS, "reversed", lambda settings, model: Reversed(model))
+    registered(EXECUTORS, Reversed)
     Reversed.seen.clear()
     mine = _run(tmp_path / "reversed", executor="reversed")
     local = _run(tmp_path / "local")
@@ -187,3 +194,36 @@ def test_a_new_executor(registered, tmp_path):
     for table in ("sweep.parquet", "summary.parquet"):
         a, b = pd.read_parquet(mine / table), pd.read_parquet(local / table)
         pd.testing.assert_frame_equal(a, b)
+
+
+# ----------------------------------------------------------------------------- a selection
+@dataclass(frozen=True)
+class FirstLayerK(Selection):
+    """A toy selection: the first k heads of layer 0, then of layer 1 ... (deterministic)."""
+
+    name = "first_layer_k"
+    display = "FirstLayerK"
+    dash = "longdash"
+
+    n_layers: int
+    n_heads: int
+
+    @classmethod
+    def build(cls, ctx):
+        return cls(ctx.n_layers, ctx.n_heads)
+
+    def select(self, k, seed=0):
+        return [(i // self.n_heads, i % self.n_heads) for i in range(k)]
+
+
+def test_a_new_selection(registered, tmp_path):
+    registered(SELECTIONS, FirstLayerK)
+    run = _run(tmp_path / "run", selections=["topk", "first_layer_k"])
+    gens = pd.read_json(run / "generations.jsonl", lines=True)
+    mine = gens[gens.selection == "FirstLayerK"]
+    assert set(mine.k) == {2, 4} and set(mine.seed) == {0}  # deterministic: one draw
+    assert set(mine[mine.k == 4]["heads"]) == {"L0H0,L0H1,L0H2,L0H3"}
+    summary = pd.read_parquet(run / "summary.parquet")
+    assert "FirstLayerK" in set(summary.selection)
+    sig = (run / "significance.csv").read_text()
+    assert "FirstLayerK" not in sig  # not a random control: TopK is not tested against it

@@ -225,3 +225,22 @@ def test_a_force_rerun_refused_by_its_first_step_leaves_the_earlier_run(earlier,
     argv = ("run", "--config", _config(tmp_path, NOTHING_LEFT), "--out", out, "--force")
     assert _main(*argv, "--quiet") == 2
     assert _snapshot(out) == before
+
+
+@pytest.mark.parametrize(
+    "setting",
+    ["exact_layers = 4", "exact_layers = 99", "lookahead = 99", "rivals = 259", "refine = 13"],
+)
+def test_a_force_rerun_with_a_setting_out_of_the_models_range_leaves_the_earlier_run(
+    earlier, tmp_path, setting
+):
+    """Settings whose range depends on the model (3 layers x 4 heads, 259 = the vocabulary's
+    size here) are checked once the model is loaded and before any step: nothing is retired."""
+    finished, _ = earlier
+    out = tmp_path / "run"
+    shutil.copytree(finished, out)
+    before = _snapshot(out)
+    text = CONFIG.replace('attribution = "atp"', f'attribution = "ablation_atp"\n{setting}')
+    argv = ("run", "--config", _config(tmp_path, text), "--out", out, "--force")
+    assert _main(*argv, "--quiet") == 2
+    assert _snapshot(out) == before

@@ -13,7 +13,7 @@ from interp_heads.execution.packed import PackedJob, generate_packed
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
-from interp_heads.sweep.selection import RandomK
+from interp_heads.interventions.selections import RandomK
 
 PROMPTS = ["a", "say hello there", "xyz", "one two three four five six", "q?", "the cat"]
 HEADS = [(0, 1), (1, 3), (2, 0), (2, 2)]
@@ -98,7 +98,7 @@ def test_packed_equals_plain_for_every_kind_and_scope(tiny, kind, positions, use
             seed=job.seed,
             positions=positions,
             warn_if_idle=False,
-            factor=0.01,
+            scale_factor=0.01,
         ):
             alone.append(_gen(tiny, use_cache))
     packed = generate_packed(
@@ -108,7 +108,7 @@ def test_packed_equals_plain_for_every_kind_and_scope(tiny, kind, positions, use
         8,
         pack_rows=5,
         positions=positions,
-        factor=0.01,
+        scale_factor=0.01,
         use_cache=use_cache,
         stop_at_eos=False,
     )
@@ -119,9 +119,9 @@ def test_packed_equals_plain_for_every_kind_and_scope(tiny, kind, positions, use
 
 def test_scale_factor_one_is_no_mask(tiny):
     plain = _gen(tiny, True)
-    with mask_heads(tiny, HEADS, "scale", factor=1.0):
+    with mask_heads(tiny, HEADS, "scale", scale_factor=1.0):
         assert _gen(tiny, True) == plain
-    with mask_heads(tiny, HEADS, "scale", factor=0.0):  # scale 0 is the zero mask
+    with mask_heads(tiny, HEADS, "scale", scale_factor=0.0):  # scale 0 is the zero mask
         scaled = _gen(tiny, True)
     with mask_heads(tiny, HEADS, "zero"):
         assert scaled == _gen(tiny, True)
@@ -159,7 +159,7 @@ def test_sweep_with_last_scale_is_the_same_plain_packed_and_by_executor(tiny, tm
     from interp_heads.sweep.loop import SweepConfig
 
     cfg = SweepConfig(
-        ks=[2, 5], seeds=1, ablation="scale", positions="last", scale=1e-3, max_new_tokens=5
+        ks=[2, 5], seeds=1, ablation="scale", positions="last", scale_factor=1e-3, max_new_tokens=5
     )
     plain = _sweep(tiny, cfg, tmp_path / "plain", pack_rows=0)
     packed = _sweep(tiny, cfg, tmp_path / "packed", pack_rows=3)

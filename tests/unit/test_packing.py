@@ -13,9 +13,9 @@ from interp_heads.heads import all_heads
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
 from interp_heads.interventions.row_masks import RowMasks, mask_rows
+from interp_heads.interventions.selections import RandomK
 from interp_heads.metrics import Accuracy, ChrF
 from interp_heads.sweep.loop import SweepConfig, SweepWarning, run_sweep
-from interp_heads.sweep.selection import RandomK
 from interp_heads.tasks.schema import Example, Task
 
 PROMPTS = [

@@ -5,7 +5,12 @@ import pandas as pd
 import pytest
 
 from interp_heads.heads import all_heads, parse_head
-from interp_heads.sweep.selection import LayerMatchedRandomK, RandomK, TopK, make_selections
+from interp_heads.interventions.selections import (
+    LayerMatchedRandomK,
+    RandomK,
+    TopK,
+    make_selections,
+)
 from interp_heads.sweep.stats import summarize, two_level_bootstrap
 
 RANK = [(2, 1), (2, 0), (1, 3), (0, 0), (1, 1), (0, 2)] + [
@@ -43,7 +48,8 @@ def test_layer_matched_has_same_layer_counts_and_avoids_top():
 
 
 def test_make_selections_names():
-    names = [s.name for s in make_selections(["topk", "RandomK", "layer_matched"], RANK, 3, 4)]
+    made = make_selections(["topk", "RandomK", "layer_matched"], RANK, 3, 4)
+    names = [s.display for s in made]
     assert names == ["TopK", "RandomK", "LayerMatchedRandomK"]
     with pytest.raises(ValueError):
         make_selections(["best"], RANK, 3, 4)

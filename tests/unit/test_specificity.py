@@ -18,9 +18,9 @@ from interp_heads.analysis.specificity import (
 from interp_heads.attribution import HeadScores
 from interp_heads.attribution.stability import agreement, split_half
 from interp_heads.heads import all_heads
+from interp_heads.interventions.selections import ExclusiveTopK, make_selections
 from interp_heads.metrics import Accuracy
 from interp_heads.sweep.loop import SweepConfig, plan_conditions
-from interp_heads.sweep.selection import ExclusiveTopK, make_selections
 from interp_heads.tasks.schema import Example, Task
 
 
@@ -33,7 +33,7 @@ def test_exclusive_topk_skips_other_tasks_top_k():
     with pytest.raises(ValueError, match="exceeds"):
         sel.select(5)
     (made,) = make_selections(["exclusive_topk"], mine, 2, 4, others=[other])
-    assert made.select(2) == sel.select(2) and made.name == "ExclusiveTopK"
+    assert made.select(2) == sel.select(2) and made.display == "ExclusiveTopK"
 
 
 def test_plan_names_exclusive_condition():
@@ -104,7 +104,9 @@ def test_cross_task_records_mask_source_topk(tiny, tmp_path):
     cfg = SweepConfig(ks=[2], seeds=1, max_new_tokens=2)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a random model's low baseline
-        rec = cross_task_records(tiny, tasks, rankings, cfg, tmp_path, metrics=[Accuracy()])
+        rec = cross_task_records(
+            tiny, tasks, rankings, cfg, lambda s: tmp_path / s, metrics=[Accuracy()]
+        )
     assert set(map(tuple, rec[["source", "task"]].drop_duplicates().values)) == {
         ("x", "x"),
         ("x", "y"),

@@ -1,9 +1,11 @@
 """Attribution methods: how heads are scored, one file per method, one registry.
 
-A method is a :class:`Method` object registered in :data:`METHODS`. It declares what it needs
-(corrupted prompts, which ablation kinds it estimates, its own options such as ``rivals``,
-``exact_layers`` or ``steps``), whether its score is signed, what ``refine`` confirms its top
-heads with, and what its score measures; :meth:`Method.score` computes the scores.
+A method is a :class:`Method` class registered in :data:`METHODS` (``@METHODS.register``). It
+declares what it needs (corrupted prompts, which ablation kinds it estimates), its own options as
+a small dataclass (``AblationAtP.Options``: ``rivals``, ``exact_layers``, ``lookahead``; the
+common ones are :class:`Options`) with their rules (:meth:`Method.check`), whether its score is
+signed, what ``refine`` confirms its top heads with, and what its score measures;
+:meth:`Method.score` computes the scores.
 :func:`check_method` holds every rule about a method and its options, and is what the config,
 the pipeline and ``attribute_heads`` call, so a rule lives in one place.
 The built-in names are ``vocab.AttributionMethod`` (``auto`` picks one per task).

@@ -8,10 +8,14 @@ layers by their exact mean-ablation drop instead: the first-order estimate fails
 """
 
 import dataclasses
+from dataclasses import dataclass
 
-from interp_heads.attribution.methods.base import METHODS, Method, Options
+from interp_heads.attribution.methods.base import METHODS, Method
+from interp_heads.attribution.methods.base import Options as Common
+from interp_heads.errors import InputError
 
 
+@METHODS.register
 class AblationAtP(Method):
     name = "ablation_atp"
     target = (
@@ -21,9 +25,18 @@ class AblationAtP(Method):
     signed = True
     refine_with = "mean_ablation"
     kinds = "linear"
-    options = frozenset({"rivals", "exact_layers", "lookahead"})
 
-    def defaults(self, opts: Options) -> Options:
+    @dataclass(frozen=True)
+    class Options(Common):
+        """``exact_layers``: score the first N layers' heads by their exact mean-ablation drop;
+        ``rivals``: linearise the answer's and N rivals' logits, exact log-softmax; ``lookahead``:
+        run each head's mean ablation exactly through N blocks (None: the defaults below)."""
+
+        exact_layers: int | None = None
+        rivals: int | None = None
+        lookahead: int = 0
+
+    def defaults(self, opts):
         """With mean ablation: layer 0 exact and one rival (docs/attribution.md, measured); the
         other kinds: plain first order (``zero`` is then ``gradxact``)."""
         mean = opts.ablation == "mean"
@@ -32,6 +45,28 @@ class AblationAtP(Method):
         if opts.rivals is None:
             opts = dataclasses.replace(opts, rivals=1 if mean else 0)
         return opts
+
+    def check(self, opts, model_cfg=None) -> None:
+        if opts.lookahead and opts.ablation != "mean":
+            raise InputError(
+                "lookahead runs each head's mean ablation exactly: it needs ablation 'mean'"
+            )
+        if opts.exact_layers and opts.ablation != "mean":
+            raise InputError(
+                "exact_layers scores heads by exact mean ablation: it needs ablation 'mean'"
+            )
+        if model_cfg is None:
+            return
+        n_layers, d_vocab = model_cfg.n_layers, model_cfg.d_vocab
+        if not 0 <= (opts.rivals or 0) < d_vocab:
+            raise InputError(f"rivals must be in 0..{d_vocab - 1}, got {opts.rivals}")
+        if not 0 <= (opts.exact_layers or 0) <= n_layers:
+            raise InputError(f"exact_layers must be in 0..{n_layers}, got {opts.exact_layers}")
+        if not 0 <= opts.lookahead <= n_layers:
+            raise InputError(f"lookahead must be in 0..{n_layers}, got {opts.lookahead}")
+
+    def exact_layers(self, opts) -> int:
+        return opts.exact_layers or 0
 
     def score(self, model, task, batches, opts, per_example):
         from interp_heads.attribution.gradients import ablation_atp_scores
@@ -67,7 +102,7 @@ class AblationAtP(Method):
         return scores, target
 
 
-def _exact_first_layers(model, batches, opts: Options, scores, per_example) -> None:
+def _exact_first_layers(model, batches, opts, scores, per_example) -> None:
     """Overwrite the first ``exact_layers`` layers' scores with their exact mean-ablation drop."""
     import torch
 
@@ -81,6 +116,3 @@ def _exact_first_layers(model, batches, opts: Options, scores, per_example) -> N
     )
     scores[:n] = exact[:n]
     per_example[0][:, :n] = torch.cat(sub)[:, :n]
-
-
-METHODS.register("ablation_atp", AblationAtP())

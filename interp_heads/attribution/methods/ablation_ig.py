@@ -1,8 +1,12 @@
 """``ablation_ig``: integrated gradients along z -> task mean, all heads together."""
 
+from dataclasses import dataclass
+
 from interp_heads.attribution.methods.base import METHODS, Method
+from interp_heads.attribution.methods.base import Options as Common
 
 
+@METHODS.register
 class AblationIG(Method):
     name = "ablation_ig"
     target = (
@@ -12,13 +16,13 @@ class AblationIG(Method):
     signed = True
     refine_with = "mean_ablation"
     kinds = "mean"
-    options = frozenset({"steps"})
+
+    @dataclass(frozen=True)
+    class Options(Common):
+        steps: int = 8  # midpoint steps along z -> task mean
 
     def score(self, model, task, batches, opts, per_example):
         from interp_heads.attribution.paths import ablation_ig_scores
 
         scores = ablation_ig_scores(model, batches, opts.steps, per_example=per_example)
         return scores, self.target.format(steps=opts.steps)
-
-
-METHODS.register("ablation_ig", AblationIG())

@@ -3,6 +3,7 @@
 from interp_heads.attribution.methods.base import METHODS, Method
 
 
+@METHODS.register
 class AtP(Method):
     name = "atp"
     target = "attribution patching estimate of the normalised logit diff (grad x (clean z - corrupted z))"
@@ -12,6 +13,3 @@ class AtP(Method):
         from interp_heads.attribution.gradients import atp_scores
 
         return atp_scores(model, batches, per_example=per_example), self.target
-
-
-METHODS.register("atp", AtP())

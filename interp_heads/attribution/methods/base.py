@@ -1,9 +1,10 @@
-"""The attribution method's base class, registry and rules (``attribution.methods``)."""
+"""The attribution method's base class, options, registry and rules (``attribution.methods``)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from interp_heads.errors import InputError
 from interp_heads.registry import Registry
@@ -11,39 +12,51 @@ from interp_heads.vocab import AttributionMethod
 
 AUTO = "auto"
 AUTO_CHOICES = ("atp", "ablation_atp")  # with corrupted prompts, without
-OPTION_DEFAULTS = {"rivals": None, "exact_layers": None, "lookahead": 0, "steps": 8}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Options:
-    """What ``attribute_heads`` passes a method besides the model and the batches."""
+    """What every method takes besides the model and the batches. A method with options of its
+    own subclasses this (``AblationAtP.Options`` adds ``rivals``, ``exact_layers``, ``lookahead``)."""
 
     ablation: str = "mean"
     seed: int = 0
     refine: int | None = None
-    exact_layers: int | None = None
-    rivals: int | None = None
-    lookahead: int = 0
-    steps: int = 8
     max_rows: int = 128
     fmt: str = "auto"
+
+
+COMMON = tuple(f.name for f in dataclasses.fields(Options))
 
 
 class Method:
     """An attribution method. Subclasses set the class attributes and implement :meth:`score`."""
 
     name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
     target: ClassVar[str] = ""  # what the score measures (``HeadScores.target``)
     corrupted: ClassVar[Literal["never", "required", "optional"]] = "never"
     signed: ClassVar[bool] = False  # rank by signed score: largest drop first
     refine_with: ClassVar[Literal["exact", "mean_ablation"]] = "exact"
     kinds: ClassVar[Literal["any", "linear", "mean"]] = "any"  # ablation kinds it estimates
-    options: ClassVar[frozenset[str]] = frozenset()  # its own options (``OPTION_DEFAULTS``)
     multi_task: ClassVar[bool] = False  # ranks several tasks together (no ``score``)
+    Options: ClassVar[type[Options]] = Options  # its options: the common ones plus its own
+
+    @classmethod
+    def own_options(cls) -> dict[str, Any]:
+        """This method's own options with their defaults (the fields ``Options`` adds)."""
+        return {f.name: f.default for f in dataclasses.fields(cls.Options) if f.name not in COMMON}
 
     def defaults(self, opts: Options) -> Options:
         """``opts`` with this method's defaults filled in (e.g. ``exact_layers``)."""
         return opts
+
+    def check(self, opts: Options, model_cfg=None) -> None:
+        """Rules on this method's own options (with ``model_cfg``: their ranges); InputError."""
+
+    def exact_layers(self, opts: Options) -> int:
+        """How many first layers this method already scores by their exact drop (``refine`` skips them)."""
+        return 0
 
     def score(self, model, task, batches, opts: Options, per_example: list):
         """``(scores [layer, head], target)``; ``per_example`` receives ``[example, layer, head]``."""
@@ -55,7 +68,7 @@ class Method:
         return self.corrupted == "required" or refine_exact or optional
 
 
-METHODS: Registry[Method] = Registry("attribution method", vocab=AttributionMethod)
+METHODS: Registry[type[Method]] = Registry("attribution method", vocab=AttributionMethod)
 
 
 def resolve(name: str, has_corrupted: bool) -> Method:
@@ -63,39 +76,38 @@ def resolve(name: str, has_corrupted: bool) -> Method:
     name = METHODS.canonical(name)
     if name == AUTO:
         name = AUTO_CHOICES[0] if has_corrupted else AUTO_CHOICES[1]
-    return METHODS.get(name)
+    return METHODS.get(name)()
 
 
 def check_method(
     name: str,
-    opts: Options,
+    settings: dict,
     *,
     has_corrupted: bool | None = None,
     model_cfg=None,
     task: str | None = None,
 ) -> Options:
-    """Every rule about method ``name`` with ``opts``; returns ``opts`` with its defaults.
+    """Every rule about method ``name`` with ``settings``; returns the method's options, completed.
 
-    ``has_corrupted`` None (a config before its tasks are read): ``auto`` passes when either
-    method it can mean passes. ``model_cfg`` adds the range checks; ``task`` names the task in
-    the message (and that ``auto`` was resolved for it).
+    ``settings``: the common options and any method's own options (an option another method owns
+    is refused unless it is at its default). ``has_corrupted`` None (a config before its tasks are
+    read): ``auto`` passes when either method it can mean passes. ``model_cfg`` adds the range
+    checks; ``task`` names the task in the message (and that ``auto`` was resolved for it).
     """
     if METHODS.canonical(name) == AUTO and has_corrupted is None:
         errors = []
         for choice in AUTO_CHOICES:
             try:
-                return check_method(choice, opts, model_cfg=model_cfg)
+                return check_method(choice, settings, model_cfg=model_cfg)
             except InputError as exc:
                 errors.append(exc)
         raise errors[-1]
     method = resolve(name, bool(has_corrupted))
     said = f"; {name!r} means {method.name!r} for this task" if method.name != name else ""
     where = f"task {task!r}: " if task else ""
-    _check_options(method, opts, where, said)
-    opts = method.defaults(opts)
+    opts = method.defaults(_options(method, settings, where, said))
     _check_kind(method, opts)
-    if model_cfg is not None:
-        _check_ranges(opts, model_cfg)
+    method.check(opts, model_cfg)
     if has_corrupted is False and method.needs_corrupted(opts, False):
         refine = " with refine" if opts.refine else ""
         raise InputError(
@@ -106,15 +118,19 @@ def check_method(
     return opts
 
 
-def _check_options(method: Method, opts: Options, where: str, said: str) -> None:
-    for option, default in OPTION_DEFAULTS.items():
-        if option == "steps":
-            continue  # a default-valued keyword of attribute_heads
-        if getattr(opts, option) not in (default, 0) and option not in method.options:
-            owners = [n for n in METHODS.names() if option in METHODS.get(n).options]
-            raise InputError(
-                f"{where}{option} needs attribution {' or '.join(map(repr, owners))}{said}"
-            )
+def _options(method: Method, settings: dict, where: str, said: str) -> Options:
+    """``method.Options`` from ``settings``; another method's option must be at its default."""
+    mine = set(COMMON) | set(method.own_options())
+    for option, value in settings.items():
+        if option in mine:
+            continue
+        owners = [c for c in METHODS.classes() if option in c.own_options()]
+        if not owners:
+            raise InputError(f"{where}unknown attribution option {option!r}")
+        if value not in (owners[0].own_options()[option], 0, None):
+            names = " or ".join(repr(c.name) for c in owners)
+            raise InputError(f"{where}{option} needs attribution {names}{said}")
+    return method.Options(**{k: v for k, v in settings.items() if k in mine})
 
 
 def _check_kind(method: Method, opts: Options) -> None:
@@ -131,20 +147,3 @@ def _check_kind(method: Method, opts: Options) -> None:
         raise InputError(
             f"refine with {method.name} confirms heads by exact mean ablation: use ablation='mean'"
         )
-    if opts.lookahead and kind.name != "mean":
-        raise InputError(
-            "lookahead runs each head's mean ablation exactly: it needs ablation 'mean'"
-        )
-    if opts.exact_layers and kind.name != "mean":
-        raise InputError(
-            "exact_layers scores heads by exact mean ablation: it needs ablation 'mean'"
-        )
-
-
-def _check_ranges(opts: Options, cfg) -> None:
-    if not 0 <= (opts.rivals or 0) < cfg.d_vocab:
-        raise InputError(f"rivals must be in 0..{cfg.d_vocab - 1}, got {opts.rivals}")
-    if not 0 <= (opts.exact_layers or 0) <= cfg.n_layers:
-        raise InputError(f"exact_layers must be in 0..{cfg.n_layers}, got {opts.exact_layers}")
-    if not 0 <= opts.lookahead <= cfg.n_layers:
-        raise InputError(f"lookahead must be in 0..{cfg.n_layers}, got {opts.lookahead}")

@@ -3,6 +3,7 @@
 from interp_heads.attribution.methods.base import METHODS, Method
 
 
+@METHODS.register
 class Exact(Method):
     name = "exact"
     target = (
@@ -17,6 +18,3 @@ class Exact(Method):
         return exact_scores(
             model, batches, max_rows=opts.max_rows, per_example=per_example
         ), self.target
-
-
-METHODS.register("exact", Exact())

@@ -3,6 +3,7 @@
 from interp_heads.attribution.methods.base import METHODS, Method
 
 
+@METHODS.register
 class GradXAct(Method):
     name = "gradxact"
     target = "sum over pos, d_head of z * d log p(answer first token)/dz on clean prompts"
@@ -11,6 +12,3 @@ class GradXAct(Method):
         from interp_heads.attribution.gradients import gradxact_scores
 
         return gradxact_scores(model, batches, per_example=per_example), self.target
-
-
-METHODS.register("gradxact", GradXAct())

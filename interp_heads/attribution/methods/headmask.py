@@ -3,6 +3,7 @@
 from interp_heads.attribution.methods.base import METHODS, Method
 
 
+@METHODS.register
 class HeadMask(Method):
     name = "headmask"
     target = "mean over examples of |dL/dmask| (L = -log p(answer first token)), Michel et al. 2019"
@@ -11,6 +12,3 @@ class HeadMask(Method):
         from interp_heads.attribution.gradients import headmask_scores
 
         return headmask_scores(model, batches, per_example=per_example), self.target
-
-
-METHODS.register("headmask", HeadMask())

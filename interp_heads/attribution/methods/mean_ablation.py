@@ -3,6 +3,7 @@
 from interp_heads.attribution.methods.base import METHODS, Method
 
 
+@METHODS.register
 class MeanAblation(Method):
     name = "mean_ablation"
     corrupted = "optional"  # with corrupted answers the normalised logit diff, else log-prob
@@ -18,6 +19,3 @@ class MeanAblation(Method):
             scores,
             f"{target} when the head's z is replaced by its task mean (all non-pad positions)",
         )
-
-
-METHODS.register("mean_ablation", MeanAblation())

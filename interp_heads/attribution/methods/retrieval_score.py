@@ -3,6 +3,7 @@
 from interp_heads.attribution.methods.base import METHODS, Method
 
 
+@METHODS.register
 class RetrievalScore(Method):
     name = "retrieval_score"
     target = (
@@ -17,6 +18,3 @@ class RetrievalScore(Method):
         rows = task.subset(ids=[i for b in batches for i in b.ids])
         scores, _ = retrieval_scores(model, rows, opts.fmt, per_example=per_example)
         return scores, self.target
-
-
-METHODS.register("retrieval_score", RetrievalScore())

@@ -1,20 +1,28 @@
 """Ablation kinds: what a masked head's ``hook_z`` becomes, one file per kind, one registry.
 
-A kind is an :class:`Ablation` object registered in :data:`KINDS` under its name. It knows
+A kind is an :class:`Ablation` class registered in :data:`KINDS` (``@KINDS.register``); its
+options are its dataclass fields (``Scale.scale_factor``). It knows
 
 - :meth:`~Ablation.values`: the task-level values it replaces ``z`` with (computed once per task
   from the evaluated prompts; their digest is part of every condition's resume key);
-- :meth:`~Ablation.replacement`: the ``[n_masked, d_head]`` tensor one layer's masked heads get
-  (None: zeros), or ``scales = True`` to multiply ``z`` by the mask's factor instead;
+- :meth:`~Ablation.rewrite`: how one layer's masked heads are rewritten, a :class:`Rewrite`
+  ``z = offset + coef * z`` (by default the replacement :meth:`~Ablation.replacement` returns:
+  ``[n_masked, d_head]``, None for zeros; ``scale`` multiplies instead);
 - :meth:`~Ablation.linear_baseline`: the replacement that ``ablation_atp`` linearises against,
   from each example's position sums of ``z`` (kinds without one are refused by that method).
 
 ``mask_heads``, the per-row masks of packed sweeps, the sweep's value step and ``ablation_atp``
-all go through these objects, so a new kind is one new file plus ``KINDS.register(...)``.
+all go through these objects, so a new kind is one new file with a registered class.
 The built-in names are ``vocab.AblationKind``.
 """
 
 from interp_heads.interventions.kinds import mean, resample, scale, zero  # noqa: F401 (registers)
-from interp_heads.interventions.kinds.base import KINDS, Ablation, get_kind, linear_kind
+from interp_heads.interventions.kinds.base import (
+    KINDS,
+    Ablation,
+    Rewrite,
+    get_kind,
+    linear_kind,
+)
 
-__all__ = ["KINDS", "Ablation", "get_kind", "linear_kind"]
+__all__ = ["KINDS", "Ablation", "Rewrite", "get_kind", "linear_kind"]

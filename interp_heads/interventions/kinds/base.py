@@ -1,19 +1,47 @@
-"""The ablation kind's base class and registry (``interventions.kinds``)."""
+"""The ablation kind's base class, its rewrite of ``hook_z`` and its registry (``interventions.kinds``)."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 from interp_heads.errors import InputError
 from interp_heads.registry import Registry
 from interp_heads.vocab import AblationKind
 
 
+@dataclass(frozen=True)
+class Rewrite:
+    """What one layer's masked heads become: ``z = offset + coef * z`` on those heads.
+
+    ``coef`` None means 0 (a replacement: ``z = offset``); ``offset`` None means zeros. Every path
+    that masks (``mask_heads``, the per-row masks of packed sweeps) applies it, so a kind's
+    arithmetic lives in the kind.
+    """
+
+    offset: Any = None  # [n_masked, d_head] tensor, or None (zeros)
+    coef: float | None = None
+
+    def apply(self, z):
+        """``z[..., masked heads, d_head]`` rewritten (a new tensor; ``z`` is not changed)."""
+        import torch
+
+        if self.coef is None:
+            if self.offset is None:
+                return torch.zeros_like(z)
+            return self.offset.to(z.device, z.dtype).expand_as(z)
+        scaled = z * torch.tensor(self.coef, dtype=z.dtype, device=z.device)
+        return scaled if self.offset is None else scaled + self.offset.to(z.device, z.dtype)
+
+
+@dataclass(frozen=True)
 class Ablation:
-    """An ablation kind. Subclasses set ``name`` and override what differs from zero ablation."""
+    """An ablation kind. Subclasses set ``name``, declare their options as dataclass fields and
+    override what differs from zero ablation."""
 
     name: ClassVar[str] = ""
-    scales: ClassVar[bool] = False  # z * factor (the mask's ``factor``) instead of a replacement
+    aliases: ClassVar[tuple[str, ...]] = ()
 
     def values(self, model, prompts, *, batch_size: int = 32):
         """The values shared by every condition of a task (None: the kind needs none)."""
@@ -25,6 +53,10 @@ class Ablation:
         ``generator`` is one seeded ``torch.Generator`` per mask, drawn from in layer order.
         """
         return None
+
+    def rewrite(self, layer: int, heads: list[int], values, generator) -> Rewrite:
+        """How ``layer``'s masked ``heads`` are rewritten; a replacement by default."""
+        return Rewrite(offset=self.replacement(layer, heads, values, generator))
 
     def linear_baseline(self, z_sum, counts, seed: int):
         """The replacement ``ablation_atp`` estimates against: ``[1 or example, layer, head, d_head]``.
@@ -38,22 +70,33 @@ class Ablation:
     @property
     def linear(self) -> bool:
         """Whether ``ablation_atp`` can estimate this kind (it defines :meth:`linear_baseline`)."""
-        return not self.scales and type(self).linear_baseline is not Ablation.linear_baseline
+        return type(self).linear_baseline is not Ablation.linear_baseline
+
+    def key(self) -> dict:
+        """This kind's options as resume keys hold them (empty at their defaults)."""
+        return {}
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        """The options this kind declares (its dataclass fields)."""
+        return tuple(f.name for f in dataclasses.fields(cls))
 
 
-KINDS: Registry[Ablation] = Registry("ablation kind", vocab=AblationKind)
+KINDS: Registry[type[Ablation]] = Registry("ablation kind", vocab=AblationKind)
 
 
-def get_kind(name: str) -> Ablation:
-    """The registered kind called ``name`` (``KINDS.get``)."""
-    return KINDS.get(name)
+def get_kind(kind: str | Ablation, **settings) -> Ablation:
+    """The kind ``kind`` names (``KINDS``), built with the settings it declares among ``settings``
+    (the others are not its options and are ignored); an ``Ablation`` object is returned as is."""
+    if isinstance(kind, Ablation):
+        return kind
+    cls = KINDS.get(kind)
+    return cls(**{k: v for k, v in settings.items() if k in cls.option_names()})
 
 
 def linear_kind(name: str) -> Ablation:
     """The kind ``name`` for ``ablation_atp``; InputError for one without a linear baseline."""
     kind = get_kind(name)
-    if kind.scales:
-        raise InputError(
-            f"ablation kind {kind.name!r} scales z: ablation_atp has no baseline for it"
-        )
+    if not kind.linear:
+        raise InputError(f"ablation kind {kind.name!r} has no linear baseline for ablation_atp")
     return kind

@@ -1,8 +1,12 @@
 """``mean``: a masked head's ``z`` is its mean over the task's prompts (all non-pad positions)."""
 
+from dataclasses import dataclass
+
 from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
+@KINDS.register
+@dataclass(frozen=True)
 class Mean(Ablation):
     name = "mean"
 
@@ -18,6 +22,3 @@ class Mean(Ablation):
 
     def linear_baseline(self, z_sum, counts, seed):
         return (z_sum.sum(0) / counts.sum())[None]
-
-
-KINDS.register("mean", Mean())

@@ -1,8 +1,12 @@
 """``resample``: a masked head's ``z`` is its mean over one other prompt, drawn (seeded) per head."""
 
+from dataclasses import dataclass
+
 from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
+@KINDS.register
+@dataclass(frozen=True)
 class Resample(Ablation):
     name = "resample"
 
@@ -38,6 +42,3 @@ def derangement(n: int, seed: int):
     out = torch.empty(n, dtype=torch.long)
     out[perm] = perm.roll(shift)  # each example takes the one `shift` places on in a random cycle
     return out
-
-
-KINDS.register("resample", Resample())

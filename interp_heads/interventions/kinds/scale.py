@@ -1,15 +1,23 @@
-"""``scale``: a masked head's ``z`` is multiplied by the mask's factor (default ``1e-4``).
+"""``scale``: a masked head's ``z`` is multiplied by ``scale_factor`` (default ``1e-4``).
 
 The mask of the Cognitive Mirrors study (Ma et al., NeurIPS 2025), which multiplies the head's
 ``o_proj`` input.
 """
 
-from interp_heads.interventions.kinds.base import KINDS, Ablation
+from dataclasses import dataclass
+
+from interp_heads.interventions.kinds.base import KINDS, Ablation, Rewrite
+from interp_heads.vocab import SCALE_FACTOR
 
 
+@KINDS.register
+@dataclass(frozen=True)
 class Scale(Ablation):
     name = "scale"
-    scales = True
+    scale_factor: float = SCALE_FACTOR
 
+    def rewrite(self, layer, heads, values, generator) -> Rewrite:
+        return Rewrite(coef=float(self.scale_factor))
 
-KINDS.register("scale", Scale())
+    def key(self) -> dict:
+        return {"factor": float(self.scale_factor)}  # the name stored resume keys hold

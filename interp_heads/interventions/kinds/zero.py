@@ -1,13 +1,14 @@
 """``zero``: a masked head's ``z`` is set to 0."""
 
+from dataclasses import dataclass
+
 from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
+@KINDS.register
+@dataclass(frozen=True)
 class Zero(Ablation):
     name = "zero"
 
     def linear_baseline(self, z_sum, counts, seed):
         return z_sum[:1].new_zeros(z_sum[:1].shape)
-
-
-KINDS.register("zero", Zero())

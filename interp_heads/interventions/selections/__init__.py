@@ -1,0 +1,46 @@
+"""Selections: which heads a condition masks, one file per selection, one registry.
+
+A selection is a :class:`Selection` class registered in :data:`SELECTIONS`
+(``@SELECTIONS.register``). It names itself (``name`` for the config and ``--selections``,
+``display`` for tables, condition keys and legends), says whether it is a random control
+(``random``: drawn once per seed; the significance tests compare TopK with these) and its line
+style in the figures (``dash``), builds itself for one task from a :class:`SelectionContext`
+(the ranking, the model's shape, the task's salt, the other tasks' rankings) and returns the heads
+masked at each k with :meth:`Selection.select`. The sweep's plan, its checks, the statistics and
+the figures read all of that from the objects, so a new selection is one new file.
+The built-in names are ``vocab.SelectionName``.
+"""
+
+from interp_heads.interventions.selections import (  # noqa: F401 (each registers its selection)
+    exclusive_topk,
+    layermatched,
+    randomk,
+    topk,
+)
+from interp_heads.interventions.selections.base import (
+    SELECTIONS,
+    Selection,
+    SelectionContext,
+    by_display,
+    display_names,
+    make_selections,
+    ranked_heads,
+)
+from interp_heads.interventions.selections.exclusive_topk import ExclusiveTopK
+from interp_heads.interventions.selections.layermatched import LayerMatchedRandomK
+from interp_heads.interventions.selections.randomk import RandomK
+from interp_heads.interventions.selections.topk import TopK
+
+__all__ = [
+    "SELECTIONS",
+    "ExclusiveTopK",
+    "LayerMatchedRandomK",
+    "RandomK",
+    "Selection",
+    "SelectionContext",
+    "TopK",
+    "by_display",
+    "display_names",
+    "make_selections",
+    "ranked_heads",
+]

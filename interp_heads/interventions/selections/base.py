@@ -1,0 +1,117 @@
+"""The selection's base class, what it selects from, and its registry (``interventions.selections``)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from interp_heads.errors import InputError
+from interp_heads.heads import Head
+from interp_heads.registry import Registry
+from interp_heads.vocab import SelectionName
+
+
+@dataclass(frozen=True)
+class SelectionContext:
+    """What a selection draws on for one task.
+
+    Attributes:
+        ranking: every head, most important first.
+        n_layers, n_heads: the model's shape.
+        salt: the task's name, so each task draws its own random heads.
+        exclude_top: RandomK draws only outside the TopK set of the same k.
+        others: the run's other tasks' rankings (``exclusive_topk`` avoids their TopK).
+    """
+
+    ranking: tuple[Head, ...]
+    n_layers: int
+    n_heads: int
+    salt: str = ""
+    exclude_top: bool = False
+    others: tuple[tuple[Head, ...], ...] = ()
+
+
+class Selection:
+    """Which heads a condition masks, given k and a seed.
+
+    Subclasses set the class attributes, build themselves from a :class:`SelectionContext`
+    (:meth:`build`) and implement :meth:`select`. ``name`` is the registered name (config,
+    ``--selections``), ``display`` the name in tables, condition keys and legends; a ``random``
+    selection is drawn once per seed and is a control the significance tests compare TopK with.
+    ``dash`` is its line style in the figures.
+    """
+
+    name: ClassVar[str] = ""
+    aliases: ClassVar[tuple[str, ...]] = ()
+    display: ClassVar[str] = ""
+    label: ClassVar[str] = ""  # the legend's words (``display`` when empty)
+    random: ClassVar[bool] = False
+    dash: ClassVar[str] = "solid"
+
+    @classmethod
+    def build(cls, ctx: SelectionContext) -> Selection:
+        raise NotImplementedError
+
+    def select(self, k: int, seed: int = 0) -> list[Head]:
+        """The heads masked at ``k`` (and ``seed``, for a random selection)."""
+        raise NotImplementedError
+
+    @classmethod
+    def legend(cls) -> str:
+        return cls.label or cls.display
+
+
+SELECTIONS: Registry[type[Selection]] = Registry("selection", vocab=SelectionName)
+
+
+def rng(*parts) -> np.random.Generator:
+    """A generator seeded by ``parts`` (stable across processes and platforms)."""
+    digest = hashlib.sha256(repr(parts).encode()).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "little"))
+
+
+def ranked_heads(ranking) -> list[Head]:
+    """All heads, most important first, from a ``HeadScores`` or an ordered list of heads."""
+    if hasattr(ranking, "top"):
+        n_layers, n_heads = ranking.scores.shape
+        return list(ranking.top(n_layers * n_heads))
+    return [tuple(h) for h in ranking]
+
+
+def too_many(k: int, available: int, who: str) -> InputError:
+    return InputError(f"k={k} exceeds the {available} heads available to {who}")
+
+
+def make_selections(
+    names: Sequence[str],
+    ranking,
+    n_layers: int,
+    n_heads: int,
+    salt: str = "",
+    exclude_top: bool = False,
+    others: Sequence = (),
+) -> list[Selection]:
+    """The registered selections ``names`` (any spelling), built for one task's ``ranking``."""
+    ctx = SelectionContext(
+        tuple(ranked_heads(ranking)),
+        n_layers,
+        n_heads,
+        salt,
+        exclude_top,
+        tuple(tuple(ranked_heads(o)) for o in others),
+    )
+    return [SELECTIONS.get(name).build(ctx) for name in names]
+
+
+def display_names(random: bool | None = None) -> list[str]:
+    """The registered selections' table names (only the random ones, or only the others)."""
+    return [c.display for c in SELECTIONS.classes() if random is None or c.random == random]
+
+
+def by_display(display: str) -> type[Selection] | None:
+    """The registered selection whose table name is ``display`` (None: not registered)."""
+    return next((c for c in SELECTIONS.classes() if c.display == display), None)
