@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from interp_heads.attribution.scores import load_stored
-from interp_heads.pipeline.baseline_step import _rows, baseline, baseline_step  # noqa: F401
 from interp_heads.pipeline.analysis_steps import specificity_step, stability_step
+from interp_heads.pipeline.baseline_step import _rows, baseline, baseline_step  # noqa: F401
 from interp_heads.pipeline.known_step import known_step
 from interp_heads.pipeline.ranking_checks import (
     needs_verification,
