@@ -80,9 +80,13 @@ def cmd_attribute(args) -> int:
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
     stab = scores.provenance.get("stability") or {}
     if "jaccard" in stab:
-        agree = ", ".join(f"k={k} {j:.2f}" for k, j in stab["jaccard"].items())
-        print(f"split-half stability ({stab['n_examples']} rank examples): TopK Jaccard {agree}; "
-              f"Spearman {stab['spearman']:.2f}" + ("; UNSTABLE" if stab["unstable"] else ""))  # fmt: skip
+        from interp_heads.attribution.stability import verdict
+
+        agree = stab.get("too_few") or "; ".join(
+            f"k={k}: Jaccard {j:.2f}, {verdict(stab, k)}" for k, j in stab["jaccard"].items()
+        )
+        print(f"split-half stability ({stab['n_examples']} rank examples, Spearman "
+              f"{stab['spearman']:.2f}): {agree}")  # fmt: skip
     check = scores.provenance.get("verification")
     if check:
         print(f"verified against exact mean ablation: {check['verdict']}")

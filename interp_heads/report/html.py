@@ -31,6 +31,7 @@ from interp_heads.report.which_heads import (
 from interp_heads.store import atomic, write_atomic
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.names import safe_name
+from interp_heads.sweep import stats
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1400px;color:#222}
@@ -114,8 +115,10 @@ def _verification_section(manifest: dict) -> list[str]:
         "<h2>How far can each ranking be trusted?</h2>",
         '<p class="note">The exact drop of log p(answer) under mean ablation (the sweep\'s own '
         "intervention) for each ranking's top m heads and m heads drawn at random from the rest. "
-        "Confirmed: a top head's exact drop exceeds every random head's. Spearman: the ranking's "
-        "order against the exact drops. Flagged below 0.8 or with under half of the top confirmed.</p>",
+        "Confirmed: a top head's exact drop exceeds every random head's; the top set is confirmed "
+        "when at least half of its heads are. Spearman: the ranking's order against the exact "
+        "drops; the order is confirmed at 0.8 or more over all verified heads. A verdict needs 5 "
+        "heads at the top and 5 in the sample (with fewer no order can be told from chance).</p>",
         verification_table(manifest),
     ]
 
@@ -145,8 +148,11 @@ def _sweep_sections(run: dict, figs: dict) -> list[str]:
         topk_vs_random_table(run.get("summary"), run.get("significance")),
         "<h2>Is TopK lower than the random controls?</h2>",
         '<p class="note">TopK minus control, mean [95% CI] from a paired bootstrap over examples '
-        "and random draws; p: two-sided bootstrap p-value. Significant cells (CI excludes 0) are "
-        "marked *. Drop ratio: TopK's drop from the unmasked score over the control's.</p>",
+        "and random draws; p: two-sided bootstrap p-value. A verdict needs at least "
+        f"{stats.MIN_EXAMPLES} evaluated examples and {stats.MIN_DRAWS} random draws (why: "
+        "<code>interp_heads.sweep.stats</code>); cells whose CI excludes 0 with enough of both "
+        "are marked *. Drop ratio: TopK's drop from the unmasked score over the control's (both "
+        "drops when the control did not drop).</p>",
         significance_table(run.get("significance")),
     ]
 
