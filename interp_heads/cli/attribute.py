@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from interp_heads.cli.common import _first_examples, _forward_counter, _load_model, _say
+from interp_heads.cli.common import _first_examples, _load_model, _say, _step_progress
 from interp_heads.config import validation
 from interp_heads.config.run_config import RunConfig
 from interp_heads.errors import PipelineError
@@ -42,6 +42,7 @@ def cmd_attribute(args) -> int:
         rivals=args.rivals,
         lookahead=args.lookahead,
         verify=args.verify,
+        known_heads=args.known_heads,
         ablation=args.ablation,
         filter_correct=not args.no_filter,
         fmt=args.fmt,
@@ -66,7 +67,7 @@ def cmd_attribute(args) -> int:
         tasks={task.name: task},
         fmts={task.name: fmt},
         fmt_infos={task.name: fmt_info},
-        quiet=True,  # the forward counter below is the progress bar
+        quiet=True,  # the step bar below is the progress bar (and the known heads' own)
         force=args.force,
         digest=config.digest(),
         batch_size=args.batch_size,
@@ -74,8 +75,14 @@ def cmd_attribute(args) -> int:
         provenance={"filter_correct": not args.no_filter, "fmt_info": fmt_info},
     )
     exp.manifest["command"] = "attribute"
-    with _forward_counter(model, "attribution", args.quiet):
-        made = run_steps(exp, ["attribute", "known", "report"])
+    steps = ["attribute", "known", "report"]
+    with _step_progress(model, steps, args.quiet) as moved:
+
+        def on_step(name: str) -> None:
+            moved(name)
+            exp.quiet = args.quiet or name != "known"  # the known heads' bar: layers done
+
+        made = run_steps(exp, steps, on_step=on_step)
     scores = made["attribute"][task.name]
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
     stab = scores.provenance.get("stability") or {}

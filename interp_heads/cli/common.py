@@ -53,19 +53,34 @@ def _say(args, line: str) -> None:
         print(line, file=sys.stderr)
 
 
+STEP_NAMES = {"attribute": "attribution", "known": "known heads", "report": "report"}
+
+
 @contextlib.contextmanager
-def _forward_counter(model, desc: str, quiet: bool):
-    """A progress bar counting the model's forward passes (attribution has no known total)."""
+def _step_progress(model, steps: list[str], quiet: bool):
+    """A progress bar over a command's steps (its total), counting the model's forward passes.
+
+    Yields ``on_step`` for ``run_steps``: it moves the bar to the step starting and names it.
+    """
     from tqdm.auto import tqdm
 
-    bar = tqdm(desc=desc, unit=" forward", disable=quiet, leave=False)
+    bar = tqdm(total=len(steps), unit=" step", disable=quiet, leave=False)
+    forwards = [0]
 
     def count(*_) -> None:  # a forward hook returning a value would replace the output
-        bar.update(1)
+        forwards[0] += 1
+        bar.set_postfix_str(f"{forwards[0]} forward passes", refresh=False)
+        bar.refresh()
+
+    def on_step(name: str) -> None:
+        bar.n = steps.index(name) if name in steps else bar.n
+        bar.set_description(STEP_NAMES.get(name, name), refresh=True)
 
     handle = model.embed.register_forward_hook(count)
     try:
-        yield bar
+        yield on_step
+        bar.n = len(steps)
+        bar.refresh()
     finally:
         handle.remove()
         bar.close()

@@ -167,6 +167,7 @@ def _attribute(sub, cmds) -> None:
     cli_flag(a, "rivals")
     cli_flag(a, "lookahead")
     cli_flag(a, "verify")
+    cli_flag(a, "known_heads", action=argparse.BooleanOptionalAction)
     a.set_defaults(func=cmds["attribute"])
 
 

@@ -24,8 +24,12 @@ WRITTEN_BY = {
 
 
 def current(run: dict) -> dict:
-    """``run`` without the pieces no finished step of the manifest's config wrote."""
-    steps = (run.get("manifest") or {}).get("steps")
+    """``run`` without the pieces no finished step of the manifest's config wrote (nor the known
+    heads of an earlier invocation when this one skipped them)."""
+    manifest = run.get("manifest") or {}
+    if "skipped" in (manifest.get("known_heads") or {}):
+        run = {**run, "known": None}
+    steps = manifest.get("steps")
     if not isinstance(steps, list):
         return run
     return {k: (None if WRITTEN_BY.get(k, "") and WRITTEN_BY[k] not in steps else v)
