@@ -111,8 +111,9 @@ def verdict(entry: dict, k: int | str) -> str:
     stable or stable, with the number of top-k heads the halves share."""
     if "jaccard" not in entry:
         return str(entry.get("skipped", "not measured"))
-    if entry.get("too_few"):
-        return entry["too_few"]
+    few = entry.get("too_few") or (too_few(entry["n_half"]) if entry.get("n_half") else None)
+    if few:  # also for entries stored before the rule
+        return few
     j, shared = float(entry["jaccard"][str(k)]), entry["shared"][str(k)]
     word = (
         "unstable" if j < UNSTABLE_JACCARD else "stable" if j >= STABLE_JACCARD else "partly stable"

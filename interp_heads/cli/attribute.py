@@ -75,7 +75,7 @@ def cmd_attribute(args) -> int:
         provenance={"filter_correct": not args.no_filter, "fmt_info": fmt_info},
     )
     exp.manifest["command"] = "attribute"
-    steps = ["attribute", "known", "report"]
+    steps = ["attribute", "known", "attention", "report"]
     with _step_progress(model, steps, args.quiet) as moved:
 
         def on_step(name: str) -> None:

@@ -53,7 +53,8 @@ def _say(args, line: str) -> None:
         print(line, file=sys.stderr)
 
 
-STEP_NAMES = {"attribute": "attribution", "known": "known heads", "report": "report"}
+STEP_NAMES = {"attribute": "attribution", "known": "known heads", "attention": "attention patterns",
+              "report": "report"}  # fmt: skip
 
 
 @contextlib.contextmanager

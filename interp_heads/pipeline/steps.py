@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from interp_heads.attribution.scores import load_stored
+from interp_heads.pipeline.attention_step import attention_step
 from interp_heads.pipeline.baseline_step import _rows, baseline, baseline_step  # noqa: F401
 from interp_heads.pipeline.known_step import known_step
 from interp_heads.pipeline.ranking_checks import (
@@ -143,6 +144,7 @@ STEPS: dict[str, Step] = {
     "baseline": baseline_step,
     "attribute": attribute_step,
     "known": known_step,
+    "attention": attention_step,
     "sweep": sweep_step,
     "tables": tables_step,
     "report": report_step,

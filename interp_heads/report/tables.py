@@ -219,3 +219,15 @@ def _trust(v: dict) -> str:
     weak = ["top set not confirmed"] if confirmed < (m + 1) // 2 else []
     weak += ["order not confirmed"] if rho is None or rho < 0.8 else []  # verify.MIN_SPEARMAN
     return "FLAGGED: " + (" and ".join(weak) or "see the verdict")
+
+
+def top_heads_table(attribution: pd.DataFrame, task: str, n: int, kinds: dict | None = None) -> str:
+    """The ``n`` top-ranked heads of ``task``: rank, head, score, and known kinds (when known)."""
+    frame = attribution[attribution.task == task].sort_values("rank").head(n)
+    rows = []
+    for r in frame.itertuples(index=False):
+        row = {"rank": int(r.rank), "head": r.label, "score": f"{r.score:.4g}"}
+        if kinds is not None:
+            row["known kind"] = ", ".join(kinds.get((int(r.layer), int(r.head)), [])) or ""
+        rows.append(row)
+    return _table(pd.DataFrame(rows))

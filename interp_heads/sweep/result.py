@@ -21,6 +21,7 @@ class SweepResult:
     metric_cache: dict = field(
         default_factory=dict
     )  # MetricCache.stats(): look-ups, scored, hit_rate
+    prompts: dict = field(default_factory=dict)  # task -> {example id: the prompt as rendered}
 
     def to_frame(self) -> pd.DataFrame:
         return self.records
