@@ -257,6 +257,14 @@ def _report_and_score(sub, cmds) -> None:
 
     rp = sub.add_parser("report", help=cmds["report"].__doc__, description=cmds["report"].__doc__)
     rp.add_argument("dir", help="run folder")
+    rp.add_argument(
+        "--static",
+        type=_formats_arg,
+        default=None,
+        metavar="FORMATS",
+        help="also write every figure as figures/NAME.FORMAT, e.g. svg,png (svg, pdf, png; "
+        "needs kaleido and a Chrome or Chromium)",
+    )
     rp.set_defaults(func=cmds["report"])
 
     sc = sub.add_parser("score", help=cmds["score"].__doc__, description=cmds["score"].__doc__)
@@ -264,6 +272,16 @@ def _report_and_score(sub, cmds) -> None:
     sc.add_argument("--metrics", required=True, help="comma-separated answer metrics, e.g. comet")
     cli_flag(sc, "comet_model")
     sc.set_defaults(func=cmds["score"])
+
+
+def _formats_arg(value: str) -> list[str]:
+    """``--static svg,png``: static image formats (``figures.static.FORMATS``)."""
+    from interp_heads.figures.static import parse_formats
+
+    try:
+        return parse_formats(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _cut(msg: str, limit: int = MAX_MESSAGE) -> str:

@@ -55,12 +55,16 @@ def _plotlyjs() -> str:
     return get_plotlyjs()
 
 
-def build_report(run_dir: str | os.PathLike, written: list | None = None) -> Path:
+def build_report(
+    run_dir: str | os.PathLike, written: list | None = None, static: list[str] | None = None
+) -> Path:
     """Write ``figures/*.html`` and ``index.html`` from the saved results; returns ``index.html``.
 
     The page has only the sections the run has (``report.page``): an ``attribute`` run's page has
     no sweep sections, an ``ablate`` run's names the ranking it masked. ``written``, when given,
-    is extended with every file written (the manifest lists them as the tool's).
+    is extended with every file written (the manifest lists them as the tool's). ``static``
+    (e.g. ``["svg", "png"]``): also every figure as ``figures/<name>.<format>``
+    (``figures.static.write_static``; needs kaleido and a Chrome/Chromium).
     """
     written = [] if written is None else written
     folder = RunFolder(run_dir)
@@ -73,6 +77,10 @@ def build_report(run_dir: str | os.PathLike, written: list | None = None) -> Pat
         with atomic(folder.figure(name)) as tmp:
             fig.write_html(tmp, include_plotlyjs="directory", full_html=True)
         written.append(folder.figure(name))
+    if static:
+        from interp_heads.figures.static import write_static
+
+        written.extend(write_static(figs, folder.figures, static))
     manifest = run.get("manifest") or {}
     cfg = manifest.get("config") or {}
     tasks = ", ".join(page.task_names(manifest, run)) or "no tasks"
