@@ -22,6 +22,8 @@ Below either, the tables say "too few examples to decide (n = 7)" instead of a p
 
 from __future__ import annotations
 
+from typing import SupportsInt
+
 import numpy as np
 import pandas as pd
 
@@ -168,7 +170,7 @@ def significance(
     return pd.DataFrame(out)
 
 
-def too_few(n_examples: int, n_draws: int) -> str | None:
+def too_few(n_examples: SupportsInt, n_draws: SupportsInt) -> str | None:
     """Why TopK against a random control cannot be decided at these counts (None: it can)."""
     if int(n_examples) < MIN_EXAMPLES:
         return f"too few examples to decide (n = {int(n_examples)}; {MIN_EXAMPLES} needed)"
