@@ -116,7 +116,7 @@ def significance(
     """One row per task, k, metric and random control: TopK minus the control, CI, p-value.
 
     Also the drops from the unmasked score (``top_drop``, ``control_drop``) and their ratio, the
-    number the seed figure's claim is about ("TopK drops the task >= 3x more than RandomK").
+    number the Cognitive Mirrors figure's claim is about ("TopK drops the task >= 3x more than RandomK").
     """
     out = []
     base = (

@@ -121,7 +121,7 @@ def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
     browser = _chromium()
     url = (run_dir / "index.html").resolve().as_uri()
     dom = _headless(browser, "--virtual-time-budget=10000", "--dump-dom", url).stdout
-    # plotly drew every figure (seed figure, 2 heatmaps, overlap) and their traces
+    # plotly drew every figure (Cognitive Mirrors figure, 2 heatmaps, overlap) and their traces
     assert dom.count('class="plot-container plotly"') == 4, dom[:500]
     assert dom.count('class="hm"') == 3  # 2 head heatmaps + the overlap heatmap
     assert dom.count('class="trace scatter') >= 2 * 3 * 2  # 2 panels x 3 selections x 2 metrics
