@@ -76,3 +76,23 @@ def test_one_version_everywhere(capsys):
     printed = capsys.readouterr().out.split()[-1]
     assert printed == interp_heads.__version__ == top == built
     assert versions(("interp_heads",)) == {"interp_heads": top}  # what a manifest records
+
+
+def test_the_papers_figure_is_named_after_the_paper():
+    """'seed figure' / 'the seed's ...' read like --seeds (random draws): help texts, docs and
+    pages name the paper (Cognitive Mirrors). Config file names (seed_figure.toml) stay."""
+    said = re.compile(r"seed[ -]figure|seed protocol|seed paper|the seed's|seed's control", re.I)
+    for name, text in _helps().items():
+        assert not said.search(text.replace("seed_figure", "")), name
+    others = {"compare.md", "make_compare.py"}  # the compare page has its own helper
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+             *sorted((ROOT / "docs").glob("*.py")), *sorted((ROOT / "interp_heads").rglob("*.py"))]  # fmt: skip
+    hits = [
+        f"{p.relative_to(ROOT)}: {m.group(0)}"
+        for p in files
+        if p.name not in others
+        for m in said.finditer(
+            p.read_text().replace("seed_figure", "").replace("--seed-figure", "")
+        )
+    ]
+    assert not hits, hits[:5]
