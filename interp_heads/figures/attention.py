@@ -148,4 +148,6 @@ def _menu(prompts: list[dict], n_heads: int) -> list[dict]:
         label = f"prompt {p + 1}: " + (label if len(label) <= 40 else "\u2026" + label[-39:])
         axes = _axes(go.Figure(), rec["tokens"], n_heads, layout={})
         buttons.append({"label": label, "method": "update", "args": [{"visible": visible}, axes]})
-    return [{"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.12, "yanchor": "bottom"}]
+    # above the heatmaps, right-aligned: clear of the title on the left
+    return [{"buttons": buttons, "x": 1, "xanchor": "right", "y": 1.0, "yanchor": "bottom",
+             "pad": {"b": 30}}]  # fmt: skip
