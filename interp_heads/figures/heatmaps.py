@@ -57,7 +57,7 @@ def head_heatmap(
                 x=[h for _, h in heads],
                 y=[layer for layer, _ in heads],
                 mode="markers",
-                name=kind.replace("_", "-"),
+                name=kind,
                 marker={
                     "symbol": MARKERS.get(kind, "circle-open"),
                     "size": size,

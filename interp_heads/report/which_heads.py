@@ -105,9 +105,9 @@ def stability_parts(manifest: dict) -> list[str]:
 
 
 def _marked(words: str) -> str:
-    """A verdict, escaped, in bold when it is ``unstable``."""
+    """A verdict, escaped, its first word in bold when it is ``unstable``."""
     text = html.escape(words)
-    return f"<b>{text}</b>" if words.startswith("unstable") else text
+    return "<b>unstable</b>" + text[len("unstable") :] if words.startswith("unstable") else text
 
 
 def stability_html(frame: pd.DataFrame) -> str:
