@@ -7,7 +7,7 @@ scored; ablation means and the mask check included) one condition at a time and 
 Hugging Face ``generate`` (``LlamaForCausalLM``, random weights of the same shape; for the embedded
 model the same GGUF de-quantised) on the same prompts at the same batch sizes. Random-weight models
 rarely emit a line break or EOS, so they generate every new token; HF is forced to do the same.
-With ``--seed-figure`` it also times the seed-figure sweep (the grid of configs/seed_figure.toml,
+With ``--seed-figure`` it also times the Cognitive Mirrors figure sweep (the grid of configs/seed_figure.toml,
 fixed head order instead of attribution) on the embedded model; without it, that time is estimated
 from the packed rate.
 Writes bench/results/sweep_<device>_<shape>.json.
@@ -174,7 +174,7 @@ def seed_figure_grid(model, n_examples: int | None = None):
 
 
 def seed_figure_sweep(model, batch_size, pack_rows, n_examples: int | None) -> tuple[float, int]:
-    """Wall time of the seed-figure grid on the built-in tasks (head ranking: a fixed order)."""
+    """Wall time of the Cognitive Mirrors figure grid on the built-in tasks (head ranking: a fixed order)."""
     from interp_heads.metrics import Accuracy
     from interp_heads.sweep.loop import SweepWarning, run_sweep
     from interp_heads.tasks import load_task
@@ -290,7 +290,9 @@ def main(argv=None):
     )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument(
-        "--seed-figure", action="store_true", help="time the full seed-figure sweep (18,000 rows)"
+        "--seed-figure",
+        action="store_true",
+        help="time the full Cognitive Mirrors figure sweep (18,000 rows)",
     )
     ap.add_argument(
         "--seed-figure-examples", type=int, default=None, help="default: n_eval of the config"
@@ -330,7 +332,7 @@ def main(argv=None):
     if "seed_figure_sweep" in out:
         s = out["seed_figure_sweep"]
         print(
-            f"seed-figure sweep ({s['rows']} rows): {s['seconds']:.1f} s {'measured' if s['measured'] else 'estimated'}"
+            f"Cognitive Mirrors figure sweep ({s['rows']} rows): {s['seconds']:.1f} s {'measured' if s['measured'] else 'estimated'}"
         )
     path = (
         Path(args.out)

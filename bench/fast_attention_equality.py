@@ -1,4 +1,4 @@
-"""Greedy tokens: fused attention vs TransformerLens' path on the seed-figure tasks (by hand).
+"""Greedy tokens: fused attention vs TransformerLens' path on the Cognitive Mirrors figure tasks (by hand).
 
 The first N examples of each built-in task (default 100), unmasked and with 64 random heads
 mean-masked, 6 new tokens, stopping at the first line as the sweep does. Timings are single runs

@@ -168,7 +168,7 @@ METHOD = """## Method
 - Known kinds on the run's own page: every `run` stores the detectors' scores
   (`known_heads.json`/`.csv`) and marks them on `<run>/index.html`'s heatmaps, with a table of the
   known kinds among each task's TopK.
-- Figures: `<run>/index.html` (the seed figure, with ExclusiveTopK dash-dotted),
+- Figures: `<run>/index.html` (the Cognitive Mirrors figure, with ExclusiveTopK dash-dotted),
   `<run>/heads/specificity_k*.html` (drop heatmaps), `<run>/heads/heatmap_<task>.html` (each task's
   ranking with known-kind and retrieval-head markers).
 """
@@ -216,7 +216,7 @@ def write_page(inp, store: Path, out_path: Path) -> None:
         f"model {m['config']['model']} ({total} heads); every number below is read from that run folder. "
         "How each number is computed: the last section.",
         "",
-        "## The seed figure with exclusive TopK (accuracy, mean [95% CI])",
+        "## The Cognitive Mirrors figure with exclusive TopK (accuracy, mean [95% CI])",
         "",
         *seed_table(inp.run),
         "",

@@ -65,13 +65,13 @@ def results_block(inp, store) -> str:
         f"run folder {inp.run} (git {m.get('git', '?')}); `make demo` keeps this section as it is. "
         f"Setup: the four built-in tasks, {c['attribution']} on {c['n_rank']} rank examples, "
         f"{c['ablation']} ablation, up to {c['n_eval']} eval examples, k = {ks} of {total} heads: "
-        "k = 8 is the scaled grid's claim k (the seed's 32 of ~1,024 heads as a fraction) and "
+        "k = 8 is the scaled grid's claim k (the Cognitive Mirrors paper's 32 of ~1,024 heads as a fraction) and "
         "k = 32 the literal grid's. Method notes and figures: `docs/heads.md`.",
         "",
         "### Cross-task specificity: mask task A's TopK, evaluate every task B",
         "",
         *_or_missing(specificity, store / "specificity.csv", store),
-        "### The seed figure with exclusive TopK beside plain TopK (accuracy, mean [95% CI])",
+        "### The Cognitive Mirrors figure with exclusive TopK beside plain TopK (accuracy, mean [95% CI])",
         "",
         f"Drawn in `{inp.run}/index.html` (ExclusiveTopK dash-dotted).",
         "",

@@ -1,22 +1,30 @@
-"""Write docs/results.md from the demo's run folders (``make demo`` calls this last).
+"""Write docs/results.md and its figures from the demo's run folders (``make demo`` calls this last).
 
-    python docs/make_results.py runs/demo runs/demo_scaled [--out docs/results.md]
+    python docs/make_results.py runs/demo runs/demo_scaled [--out docs/results.md] [--figures DIR]
 
 Every number on the page is read from the run folders (``manifest.json``, ``baseline.csv``,
-``summary.parquet``, ``significance.csv``); the pass/fail marks are computed here from the seed
-figure's claim: at the claim's k, TopK's accuracy drop is >= 3x the mean RandomK drop and TopK's
-95% interval lies below RandomK's.
+``summary.parquet``, ``significance.csv``); the pass/fail marks are computed here from the
+Cognitive Mirrors figure's claim (Ma et al. 2025): at the claim's k, TopK's accuracy drop is >= 3x
+the mean RandomK drop and TopK's 95% interval lies below RandomK's, with enough examples and
+random draws to decide (``interp_heads.sweep.stats.too_few``). The figures beside the page
+(``docs/figures/results_literal_k.svg``, ``results_scaled_k.svg``: the same figure as the run's
+interactive page, as SVG through kaleido) are what a reader of the repository sees without the
+run folders.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.sweep import stats
+
 CLAIM_RATIO = 3.0
+FIGURES = {"default": "results_literal_k", "scaled": "results_scaled_k"}  # docs/figures/<name>.svg
 # docs/make_heads.py (``make heads``) writes its section between these lines; kept on regeneration
 HEADS_BEGIN = "<!-- begin: written by make heads (docs/make_heads.py); kept by make_results.py -->"
 HEADS_END = "<!-- end: written by make heads -->"
@@ -68,17 +76,21 @@ def claim_rows(r: dict, k: int) -> list[dict]:
         if "TopK" not in cell.index or "RandomK" not in cell.index or row.empty:
             continue
         t, rnd, g = cell.loc["TopK"], cell.loc["RandomK"], row.iloc[0]
-        ratio = g.top_drop / g.control_drop if g.control_drop > 0 else float("inf")
-        ok = ratio >= CLAIM_RATIO and t.ci_high < rnd.ci_low
+        few = stats.too_few(g.n_examples, g.n_draws)
+        ratio_ok = g.control_drop <= 0 < g.top_drop or (
+            g.control_drop > 0 and g.top_drop / g.control_drop >= CLAIM_RATIO
+        )
+        ok = ratio_ok and t.ci_high < rnd.ci_low
         out.append({
             "task": task, "k": k,
             "unmasked": f"{g.baseline:.2f}",
             "TopK": f"{t['mean']:.2f} [{t.ci_low:.2f}, {t.ci_high:.2f}]",
             "RandomK": f"{rnd['mean']:.2f} [{rnd.ci_low:.2f}, {rnd.ci_high:.2f}]",
             "TopK drop": f"{g.top_drop:.2f}", "RandomK drop": f"{g.control_drop:.2f}",
-            "ratio": "inf" if ratio == float("inf") else f"{ratio:.1f}x",
-            "TopK - RandomK [95% CI], p": f"{g['diff']:+.2f} [{g.diff_low:+.2f}, {g.diff_high:+.2f}], p={g.p_value:.4f}",
-            "claim holds": "yes" if ok else "**no**",
+            "ratio": stats.drops_text(g.top_drop, g.control_drop),
+            "TopK - RandomK [95% CI], p": f"{g['diff']:+.2f} [{g.diff_low:+.2f}, {g.diff_high:+.2f}]"
+            + ("" if few else f", p {stats.format_p(g.p_value)}"),
+            "claim holds": few or ("yes" if ok else "**no**"),
         })  # fmt: skip
     return out
 
@@ -87,16 +99,8 @@ def grid_table(r: dict, metric: str) -> pd.DataFrame:
     s = r["summary"]
     s = s[(s.metric == metric) & (s.selection != "baseline")]
     sig = r["sig"]
-    marked = {
-        (t, int(k))
-        for t, k in zip(
-            *[
-                sig[(sig.metric == metric) & (sig.control == "RandomK") & sig.significant][c]
-                for c in ("task", "k")
-            ],
-            strict=True,
-        )
-    }
+    rows = sig[(sig.metric == metric) & (sig.control == "RandomK")]
+    marked = {(r.task, int(r.k)) for r in rows.itertuples() if stats.decided(r)}
     s = s.assign(
         cell=[
             f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
@@ -116,6 +120,8 @@ def grid_table(r: dict, metric: str) -> pd.DataFrame:
 
 def md(frame: pd.DataFrame | list[dict]) -> str:
     frame = pd.DataFrame(frame)
+    if frame.empty:
+        return "(no rows: the run has no TopK and RandomK at this k)"
     head = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "---|" * len(frame.columns)
     body = [
@@ -169,22 +175,51 @@ def setup_table(r: dict) -> str:
     return md(pd.DataFrame(rows, columns=["item", "value"]))
 
 
-def render(default: dict, scaled: dict | None) -> str:
+def write_figures(runs: dict[str, dict], folder: Path) -> dict[str, Path]:
+    """Each run's Cognitive Mirrors figure (as on its page) as ``folder/<FIGURES[key]>.svg``."""
+    from interp_heads.figures.static import write_static
+    from interp_heads.report import load_run, make_figures, page
+
+    figs = {}
+    for key, r in runs.items():
+        drawn = make_figures(page.relabelled(page.current(load_run(r["dir"]))))
+        if "seed_figure" in drawn:
+            figs[FIGURES[key]] = drawn["seed_figure"]
+    write_static(figs, folder, ["svg"])
+    return {key: folder / f"{FIGURES[key]}.svg" for key in runs if FIGURES[key] in figs}
+
+
+def _figure(figures: dict[str, str], key: str, what: str) -> list[str]:
+    """A markdown image line for ``figures[key]`` (a path relative to the page), when there is one."""
+    return [f"![{what}]({figures[key]})", ""] if key in figures else []
+
+
+def render(default: dict, scaled: dict | None, figures: dict[str, str] | None = None) -> str:
+    """The page; ``figures``: ``{"default"|"scaled": image path relative to the page}``."""
+    figures = figures or {}
     parts = [
         "# Results on SmolLM2-135M-Instruct",
         "",
         "Regenerated by `make demo` (`configs/seed_figure.toml` -> `runs/demo`, "
-        "`configs/seed_figure_scaled.toml` -> `runs/demo_scaled`, then `python docs/make_results.py`). "
-        "Open `runs/demo/index.html` for the interactive page (seed figure, significance table, per-head "
-        "heatmaps, the retrieval length x depth heatmap, example generations). All numbers were measured on "
-        "the 2-core CPU machine; nothing on this page is typed by hand.",
+        "`configs/seed_figure_scaled.toml` -> `runs/demo_scaled`, then `python docs/make_results.py`, "
+        "which also writes the figures on this page to `docs/figures/`). `make demo` leaves the "
+        "interactive page in `runs/demo/index.html` (significance table, per-head heatmaps, the "
+        "retrieval length x depth heatmap, every generation). All numbers were measured on the "
+        "2-core CPU machine; nothing on this page is typed by hand.",
         "",
-        "## The seed figure's claim at k = 32 (literal k of the seed)",
+        "## The Cognitive Mirrors figure's claim at k = 32 (the paper's literal k)",
         "",
         f"Claim: masking the TopK heads collapses the task while RandomK barely moves it; checked as TopK's "
         f"accuracy drop >= {CLAIM_RATIO:.0f}x the mean RandomK drop **and** TopK's 95% interval below RandomK's. "
-        "Difference: paired bootstrap over examples and random draws (`interp_heads.sweep.stats.significance`).",
+        "Difference: paired bootstrap over examples and random draws (`interp_heads.sweep.stats.significance`); "
+        f"a verdict needs {stats.MIN_EXAMPLES} evaluated examples and {stats.MIN_DRAWS} random draws.",
         "",
+        *_figure(
+            figures,
+            "default",
+            "The Cognitive Mirrors figure on SmolLM2, literal k: "
+            "score against masked heads, TopK solid, RandomK dashed, 95% bands",
+        ),  # fmt: skip
         md(claim_rows(default, 32)),
         "",
     ]
@@ -193,8 +228,14 @@ def render(default: dict, scaled: dict | None) -> str:
         ks = scaled["manifest"]["ks"]
         k8 = min(ks, key=lambda k: abs(k / n_heads - 32 / 1024))
         parts += [
-            f"## The same claim at the seed's *fraction* of heads (k = {k8}, {k8 / n_heads:.1%} of {n_heads})",
+            f"## The same claim at the paper's *fraction* of heads (k = {k8}, {k8 / n_heads:.1%} of {n_heads})",
             "",
+            *_figure(
+                figures,
+                "scaled",
+                "The Cognitive Mirrors figure on SmolLM2, k scaled to "
+                "the paper's fractions of heads",
+            ),  # fmt: skip
             md(claim_rows(scaled, k8)),
             "",
         ]
@@ -207,7 +248,7 @@ def render(default: dict, scaled: dict | None) -> str:
         "",
         md(default["baseline"].round({"accuracy": 3})),
         "",
-        "## Accuracy, mean [95% CI], literal k (`*`: TopK significantly different from RandomK)",
+        "## Accuracy, mean [95% CI], literal k (`*`: TopK significantly different from RandomK, with enough examples and draws to say so)",
         "",
         md(grid_table(default, "accuracy")),
         "",
@@ -237,9 +278,11 @@ def render(default: dict, scaled: dict | None) -> str:
                     "k": r.k,
                     "control": r.control,
                     "TopK - control [95% CI]": f"{r.diff:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]",
-                    "p": f"{r.p_value:.4f}",
-                    "significant": "yes" if r.significant else "no",
-                    "drop ratio": f"{r.drop_ratio:.1f}x",
+                    "p": stats.format_p(r.p_value)
+                    if not stats.too_few(r.n_examples, r.n_draws)
+                    else "",
+                    "verdict": stats.verdict(r),
+                    "drop ratio": stats.drops_text(r.top_drop, r.control_drop),
                 }
                 for r in sig.itertuples(index=False)
             ]
@@ -260,8 +303,18 @@ def main() -> None:
         default=Path(__file__).with_name("results_notes.md"),
         help="hand-written reading of the results, appended when present",
     )
+    ap.add_argument(
+        "--figures",
+        type=Path,
+        default=Path(__file__).with_name("figures"),
+        help="folder for the page's static figures (SVG; needs kaleido and a Chromium)",
+    )
     args = ap.parse_args()
-    text = render(load(args.default), load(args.scaled) if args.scaled else None)
+    default, scaled = load(args.default), load(args.scaled) if args.scaled else None
+    runs = {"default": default, **({"scaled": scaled} if scaled is not None else {})}
+    images = write_figures(runs, args.figures)
+    rel = {k: os.path.relpath(v.resolve(), args.out.resolve().parent) for k, v in images.items()}
+    text = render(default, scaled, {k: Path(v).as_posix() for k, v in rel.items()})
     kept = heads_block(args.out.read_text()) if args.out.exists() else ""
     if kept:
         text += "\n" + kept + "\n"

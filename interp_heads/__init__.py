@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"  # the version: pyproject.toml reads it, CHANGELOG.md's top entry names it
 
 # public name -> the module that defines it
 _HOME = {

@@ -21,6 +21,8 @@ tabulate and draw like attributions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from jaxtyping import Float, Int
 
@@ -130,8 +132,17 @@ def ordinal_token_ids(model: HookedTransformer) -> dict[str, list[int]]:
 
 
 @torch.no_grad()
-def successor_scores(model: HookedTransformer, sequences: dict[str, list[int]] | None = None):
-    """Successor score of every head (Gould et al. 2024), a ``HeadScores``."""
+def successor_scores(
+    model: HookedTransformer,
+    sequences: dict[str, list[int]] | None = None,
+    progress: Callable[[int], object] | None = None,
+):
+    """Successor score of every head (Gould et al. 2024), a ``HeadScores``.
+
+    Only the logits of the sequences' own tokens are computed (a few dozen columns of the
+    unembedding, not the whole vocabulary: the score compares those alone). ``progress`` is
+    called with 1 after each layer.
+    """
     sequences = ordinal_token_ids(model) if sequences is None else sequences
     if not sequences:
         raise ValueError("no ordinal sequence is made of single tokens of this model")
@@ -151,13 +162,26 @@ def successor_scores(model: HookedTransformer, sequences: dict[str, list[int]] |
         v = v if b_v is None else v + _per_query_head(model, b_v)
         out = torch.einsum("the,hed->htd", v, block.attn.W_O)  # head token d_model
         final = getattr(model, "ln_final", None) or torch.nn.Identity()
-        logits = model.unembed(final(out))  # head token vocab
+        logits = _unembed_columns(model, final(out), ids)  # head token ids
         for seq in sequences.values():
             rows = torch.tensor([index[t] for t in seq[:-1]])
-            best = logits[:, rows][:, :, seq].argmax(-1)  # head element: index into seq
+            cols = torch.tensor([index[t] for t in seq])
+            best = logits[:, rows][:, :, cols].argmax(-1)  # head element: index into seq
             hits[layer] += (best == torch.arange(1, len(seq))).sum(-1).float().cpu()
+        if progress is not None:
+            progress(1)
     prov = {"sequences": {k: len(v) for k, v in sequences.items()}, "rank_by": "signed"}
     return HeadScores(hits / n_total, "successor", "ordinal_sequences", _METRIC["successor"], prov)
+
+
+def _unembed_columns(model, x: torch.Tensor, ids: list[int]) -> torch.Tensor:
+    """``model.unembed(x)[..., ids]`` without the rest of the vocabulary (``W_U``'s columns)."""
+    w_u, b_u = getattr(model, "W_U", None), getattr(model, "b_U", None)
+    if not isinstance(w_u, torch.Tensor) or w_u.shape[0] != x.shape[-1]:
+        return model.unembed(x)[..., ids]  # no plain unembedding matrix: the whole vocabulary
+    cols = torch.tensor(ids, device=w_u.device)
+    out = x @ w_u[:, cols]
+    return out if b_u is None else out + b_u[cols]
 
 
 def _per_query_head(model, w: torch.Tensor) -> torch.Tensor:
@@ -168,12 +192,22 @@ def _per_query_head(model, w: torch.Tensor) -> torch.Tensor:
 
 
 def known_head_scores(
-    model: HookedTransformer, n_seqs: int = 8, half: int = 24, seed: int = 0
+    model: HookedTransformer,
+    n_seqs: int = 8,
+    half: int = 24,
+    seed: int = 0,
+    progress: Callable[[int], object] | None = None,
 ) -> dict[str, HeadScores]:
-    """All four detectors: pattern kinds on repeated random tokens, and the successor score."""
+    """All four detectors: pattern kinds on repeated random tokens, and the successor score.
+
+    ``progress`` is called with the units done: 1 for the pattern kinds' forward pass, then 1 per
+    layer of the successor score (``1 + n_layers`` in all).
+    """
     out = pattern_scores(model, repeated_random_tokens(model, n_seqs, half, seed))
+    if progress is not None:
+        progress(1)
     try:
-        out["successor"] = successor_scores(model)
+        out["successor"] = successor_scores(model, progress=progress)
     except ValueError:
         pass  # no ordinal sequence of single tokens (the kind is then absent)
     return out

@@ -6,6 +6,14 @@ of their importances. A ranking is flagged *unstable* at k when its halves share
 their top k (Jaccard < :data:`UNSTABLE_JACCARD`): its TopK set then depends on which examples
 ranked it.
 
+A verdict needs :data:`MIN_HALF` = 5 examples in each half: below that one example is more than a
+fifth of a half's mean, so a single unusual example can move a head into or out of a half's top k
+on its own, and the agreement describes those few examples rather than the task. Below it
+:func:`verdict` says "too few examples to decide (n = 6, 3 per half)" whatever the Jaccard. The
+words are tied to the share of the top k the halves have in common (Jaccard ``J`` = shared /
+(2k - shared)): *unstable* below half of it (``J < 1/3``), *stable* from 80% on (``J >= 2/3``),
+*partly stable* between.
+
 Every ranking ``attribute_heads`` makes carries its halves at no extra cost: each method's score is
 a mean over examples of per-example terms (computed against the same task-level quantities, e.g.
 the task mean ablation value or the logit-difference normalisation), so the halves are the means of
@@ -25,7 +33,9 @@ from jaxtyping import Float
 from interp_heads.attribution.scores import HeadScores
 
 UNSTABLE_JACCARD = 1 / 3  # |A & B| / |A | B| < 1/3  <=>  the halves share under half their top k
-MIN_EXAMPLES = 4  # two per half
+STABLE_JACCARD = 2 / 3  # >= 2/3  <=>  the halves share at least 80% of their top k
+MIN_EXAMPLES = 4  # two per half: below it no halves are stored
+MIN_HALF = 5  # examples per half for a verdict (module docstring: why)
 DEFAULT_KS = (8, 16, 32)  # when a command has no k values of its own (``attribute``)
 
 
@@ -81,7 +91,34 @@ def stability_of(scores: HeadScores, ks: Sequence[int]) -> dict:
         "jaccard": {str(r.k): round(float(r.jaccard), 4) for r in frame.itertuples()},
         "shared": {str(r.k): int(r.shared) for r in frame.itertuples()},
         "unstable": [int(r.k) for r in frame.itertuples() if r.unstable],
+        **({"too_few": too_few(rec["n_half"])} if too_few(rec["n_half"]) else {}),
     }
+
+
+def too_few(n_half: Sequence[int]) -> str | None:
+    """Why halves of these sizes cannot decide stability (None: they can)."""
+    if min(int(n) for n in n_half) >= MIN_HALF:
+        return None
+    sizes = "/".join(str(int(n)) for n in n_half)
+    return (
+        f"too few examples to decide (n = {sum(int(n) for n in n_half)}, {sizes} per half; "
+        f"{MIN_HALF} per half needed)"
+    )
+
+
+def verdict(entry: dict, k: int | str) -> str:
+    """The words for one k of a :func:`stability_of` entry: too few to decide, unstable, partly
+    stable or stable, with the number of top-k heads the halves share."""
+    if "jaccard" not in entry:
+        return str(entry.get("skipped", "not measured"))
+    few = entry.get("too_few") or (too_few(entry["n_half"]) if entry.get("n_half") else None)
+    if few:  # also for entries stored before the rule
+        return few
+    j, shared = float(entry["jaccard"][str(k)]), entry["shared"][str(k)]
+    word = (
+        "unstable" if j < UNSTABLE_JACCARD else "stable" if j >= STABLE_JACCARD else "partly stable"
+    )
+    return f"{word}: the halves share {shared} of their top {k}"
 
 
 def spearman(a: HeadScores, b: HeadScores) -> float:

@@ -11,7 +11,14 @@ The result says, in numbers and in one plain sentence, how many of the top heads
 (their exact drop exceeds that of every randomly drawn head), how well the ranking orders the
 random sample and all verified heads (Spearman of the ranking's order with the exact drops), and
 whether that agreement is below :data:`MIN_SPEARMAN` (then ``flag`` is set, the pipeline warns and
-the report marks the task).
+the report marks the task). The verdict judges the top *set* (confirmed when at least half of the
+top heads drop more than every random head) and its *order* (Spearman over all verified heads)
+apart, so "7 of the top 8 confirmed" and "order not confirmed" can stand side by side.
+
+A verdict needs :data:`MIN_VERIFY` = 5 heads at the top and in the sample: the exact Spearman test
+over ``m`` heads cannot give a two-sided p below ``2 / m!`` (0.083 at 4 heads, 0.017 at 5), so
+with fewer an order cannot be confirmed or refuted; the verdict then says "too few heads to
+decide" and nothing is flagged.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from interp_heads.heads import Head, all_heads, head_label
 from interp_heads.models.tl_compat import HookedTransformer
 
 MIN_SPEARMAN = 0.8  # below it over the verified heads, a ranking is flagged
+MIN_VERIFY = 5  # heads at the top and in the random sample for a verdict (module docstring)
 
 
 class VerificationWarning(UserWarning):
@@ -130,7 +138,8 @@ def verify_ranking(
     rho = spearman([float(order[h]) for h in heads], [float(exact[h]) for h in heads])
     floor = max((float(exact[h]) for h in sample), default=-math.inf)
     confirmed = sum(float(exact[h]) > floor for h in top)
-    flag = not rho >= MIN_SPEARMAN or confirmed < (len(top) + 1) // 2
+    enough = min(len(top), len(sample)) >= MIN_VERIFY
+    weak_set, weak_order = confirmed < (len(top) + 1) // 2, not rho >= MIN_SPEARMAN
     return {
         "m": m,
         "seed": seed,
@@ -142,25 +151,36 @@ def verify_ranking(
         "spearman_sample": _round(rho_sample),
         "spearman": _round(rho),
         "min_spearman": MIN_SPEARMAN,
-        "flag": flag,
-        "verdict": verdict(len(top), len(heads), confirmed, rho_sample, rho, flag),
+        "flag": enough and (weak_set or weak_order),
+        "verdict": verdict(len(top), len(sample), confirmed, rho_sample, rho),
         "seconds": round(time.perf_counter() - start, 3),
     }
 
 
-def verdict(m: int, n: int, confirmed: int, rho_sample: float, rho: float, flag: bool) -> str:
-    """One plain sentence, e.g. ``"top 8 confirmed; random sample agrees at 0.93 (all 16: 0.95)"``."""
-    top = f"top {m} confirmed" if confirmed == m else f"{confirmed} of top {m} confirmed"
-    sample = (
-        "random sample too small to rank"
-        if math.isnan(rho_sample)
-        else f"random sample agrees at {rho_sample:.2f}"
+def verdict(m: int, n_sample: int, confirmed: int, rho_sample: float, rho: float) -> str:
+    """Plain words on the top set and on its order, judged apart, e.g. ``"top set confirmed: 7 of
+    the top 8 drop more than every random head; order NOT confirmed: Spearman 0.55 over all 16
+    verified heads (below 0.8; within the random sample 0.98)"``."""
+    n = m + n_sample
+    if min(m, n_sample) < MIN_VERIFY:
+        return (
+            f"too few heads to decide (top {m}, {n_sample} random; {MIN_VERIFY} of each needed): "
+            f"{confirmed} of the top {m} drop more than every random head"
+        )
+    head_set = (
+        f"top set {'NOT ' * (confirmed < (m + 1) // 2)}confirmed: {confirmed} of the top {m} "
+        "drop more than every random head"
     )
-    overall = "n/a" if math.isnan(rho) else f"{rho:.2f}"
-    text = f"{top}; {sample} (all {n}: {overall})"
-    if flag:
-        text += f"; FLAGGED: agreement below {MIN_SPEARMAN} or under half of the top confirmed"
-    return text
+    sample = "n/a" if math.isnan(rho_sample) else f"{rho_sample:.2f}"
+    if math.isnan(rho):
+        return f"{head_set}; order not measurable (constant exact drops)"
+    ok = rho >= MIN_SPEARMAN
+    order = (
+        f"order {'confirmed' if ok else 'NOT confirmed'}: Spearman {rho:.2f} over all {n} "
+        f"verified heads ({'at least' if ok else 'below'} {MIN_SPEARMAN}; within the random "
+        f"sample {sample})"
+    )
+    return f"{head_set}; {order}"
 
 
 def _round(x: float) -> float | None:

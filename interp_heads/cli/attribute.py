@@ -12,19 +12,27 @@ def cmd_attribute(args) -> int:
     answers correctly, in the task's prompt format (declared by the file, else measured), with
     ``--method auto``: ``atp`` when the task has corrupted prompts, else ``ablation_atp``.
     """
+    from functools import partial
+
+    from interp_heads.cli.progress import step_progress
     from interp_heads.pipeline.experiment import ATTRIBUTE, run_experiment
 
     config = config_from_args(args, tasks=[args.task], baseline="needed")
+    progress = partial(step_progress, quiet=args.quiet)
     exp, made = run_experiment(
-        config, args.out, force=args.force, quiet=args.quiet, steps=ATTRIBUTE
+        config, args.out, args.force, True, ATTRIBUTE, notes=not args.quiet, progress=progress
     )
     scores = next(iter(made["attribute"].values()))
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
     stab = scores.provenance.get("stability") or {}
     if "jaccard" in stab:
-        agree = ", ".join(f"k={k} {j:.2f}" for k, j in stab["jaccard"].items())
-        print(f"split-half stability ({stab['n_examples']} rank examples): TopK Jaccard {agree}; "
-              f"Spearman {stab['spearman']:.2f}" + ("; UNSTABLE" if stab["unstable"] else ""))  # fmt: skip
+        from interp_heads.attribution.stability import verdict
+
+        agree = stab.get("too_few") or "; ".join(
+            f"k={k}: Jaccard {j:.2f}, {verdict(stab, k)}" for k, j in stab["jaccard"].items()
+        )
+        print(f"split-half stability ({stab['n_examples']} rank examples, Spearman "
+              f"{stab['spearman']:.2f}): {agree}")  # fmt: skip
     check = scores.provenance.get("verification")
     if check:
         print(f"verified against exact mean ablation: {check['verdict']}")

@@ -62,7 +62,8 @@ def cmd_run(args) -> int:
 
 
 def cmd_report(args) -> int:
-    """Rebuild figures and index.html of a run folder from its saved results (no model)."""
+    """Rebuild figures and index.html of a run folder from its saved results (no model);
+    --static svg,png also writes every figure as an image for papers."""
     from interp_heads.report import build_report
 
     run_dir = Path(args.dir)
@@ -75,7 +76,11 @@ def cmd_report(args) -> int:
     folder = RunFolder(run_dir)
     folder.lock()
     written: list = []
-    index = build_report(run_dir, written=written)
+    static = getattr(args, "static", None)
+    index = build_report(run_dir, written=written, static=static)
     lifecycle.note_report(folder, written)  # the tool's files, retired by a later --force run
     print(f"wrote {index}")
+    if static:
+        images = [p for p in written if p.suffix.lstrip(".") in static]
+        print(f"wrote {len(images)} static image(s) to {folder.figures}")
     return 0

@@ -1,11 +1,73 @@
-"""The command line: one sub-command per job, flags built from the config's own fields."""
+"""The command line: one sub-command per job, flags built from the config's own fields.
+
+``interp-heads --help`` imports no command module (they import torch, pandas and the model code,
+seconds of start-up): each command's help is its function's docstring read from the module's
+source (:func:`command_doc`), and the parsed command is looked up on :mod:`interp_heads.cli` when
+it runs. Help texts built from docstrings and config field descriptions are plain text: reST
+markup (````code````, ``:mod:`~a.b```) is stripped (:func:`plain`).
+"""
 
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib.util
+import inspect
+import re
 import sys
 
 MAX_MESSAGE = 300  # characters of an error line; longer messages are cut
+COMMANDS = {  # sub-command -> the module whose cmd_<name> runs it
+    "tasks": "interp_heads.cli.other",
+    "attribute": "interp_heads.cli.attribute",
+    "ablate": "interp_heads.cli.ablate",
+    "run": "interp_heads.cli.other",
+    "report": "interp_heads.cli.other",
+    "score": "interp_heads.cli.score",
+}
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
+
+
+def plain(text: str | None) -> str | None:
+    """``text`` without reST markup, as a terminal shows it: ````x```` -> ``x``,
+    ``:func:`~a.b.c``` -> ``c``, ``:mod:`a.b``` -> ``a.b``."""
+    if text is None:
+        return None
+
+    def role(m: re.Match) -> str:
+        target = m.group(1).strip()
+        return target.rsplit(".", 1)[-1] if m.group(0).split("`", 1)[1].startswith("~") else target
+
+    return _ROLE.sub(role, text).replace("``", "")
+
+
+def command_doc(name: str) -> str:
+    """The docstring of ``cmd_<name>``, read from its module's source without importing it."""
+    spec = importlib.util.find_spec(COMMANDS[name])
+    tree = ast.parse(open(spec.origin, encoding="utf-8").read())  # noqa: SIM115
+    func = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == f"cmd_{name}")
+    return plain(inspect.cleandoc(ast.get_docstring(func) or "")) or ""
+
+
+def _dispatch(name: str):
+    """The function a parsed command runs: ``interp_heads.cli.cmd_<name>``, looked up when it runs
+    (so nothing heavy loads for ``--help``, and a test's replacement is the one called)."""
+
+    def run(args):
+        return getattr(sys.modules["interp_heads.cli"], f"cmd_{name}")(args)
+
+    run.__name__ = f"cmd_{name}"
+    return run
+
+
+class _Commands(dict):
+    """``{name: runner}`` whose runners carry their help (``__doc__``) for the sub-parsers."""
+
+    def __missing__(self, name: str):
+        run = _dispatch(name)
+        run.__doc__ = command_doc(name)
+        self[name] = run
+        return run
 
 
 # --------------------------------------------------------------------------- parser
@@ -14,28 +76,34 @@ class _Parser(argparse.ArgumentParser):
 
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", argparse.ArgumentDefaultsHelpFormatter)
+        for key in ("description", "epilog"):
+            if key in kwargs:
+                kwargs[key] = plain(kwargs[key])
         super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs):
+        """``add_argument`` with the help text as plain text (config field descriptions)."""
+        if isinstance(kwargs.get("help"), str):
+            kwargs["help"] = plain(kwargs["help"])
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message):
         self.exit(2, f"interp-heads: error: {_cut(message)} (see {self.prog} --help)\n")
 
 
 def _version() -> str:
-    import importlib.metadata
+    """The package's version (``interp_heads.__version__``: pyproject.toml reads it from there)."""
+    import interp_heads
 
-    try:
-        return importlib.metadata.version("interp_heads")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+    return interp_heads.__version__
 
 
 def build_parser() -> argparse.ArgumentParser:
-    me = sys.modules["interp_heads.cli"]  # through the package, so a test's replacement is seen
-    names = ("tasks", "attribute", "ablate", "run", "report", "score")
-    cmds = {n: getattr(me, f"cmd_{n}") for n in names}
+    me = sys.modules["interp_heads.cli"]
+    cmds = _Commands()
     p = _Parser(prog="interp-heads", description=me.__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"interp-heads {_version()}")
-    sub = p.add_subparsers(dest="command", required=True)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in (_tasks, _attribute, _ablate, _run, _report_and_score):
         add(sub, cmds)
     return p
@@ -92,6 +160,7 @@ def _attribute(sub, cmds) -> None:
     cli_flag(a, "max_new_tokens", help="answer length when checking correctness")
     for name in ("refine", "exact_layers", "rivals", "lookahead", "verify"):
         cli_flag(a, name)
+    cli_flag(a, "known_heads", action=argparse.BooleanOptionalAction)
     a.set_defaults(func=cmds["attribute"])
 
 
@@ -172,6 +241,14 @@ def _report_and_score(sub, cmds) -> None:
 
     rp = sub.add_parser("report", help=cmds["report"].__doc__, description=cmds["report"].__doc__)
     rp.add_argument("dir", help="run folder")
+    rp.add_argument(
+        "--static",
+        type=_formats_arg,
+        default=None,
+        metavar="FORMATS",
+        help="also write every figure as figures/NAME.FORMAT, e.g. svg,png (svg, pdf, png; "
+        "needs kaleido and a Chrome or Chromium)",
+    )
     rp.set_defaults(func=cmds["report"])
 
     sc = sub.add_parser("score", help=cmds["score"].__doc__, description=cmds["score"].__doc__)
@@ -179,6 +256,16 @@ def _report_and_score(sub, cmds) -> None:
     sc.add_argument("--metrics", required=True, help="comma-separated answer metrics, e.g. comet")
     cli_flag(sc, "comet_model")
     sc.set_defaults(func=cmds["score"])
+
+
+def _formats_arg(value: str) -> list[str]:
+    """``--static svg,png``: static image formats (``figures.static.FORMATS``)."""
+    from interp_heads.figures.static import parse_formats
+
+    try:
+        return parse_formats(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _cut(msg: str, limit: int = MAX_MESSAGE) -> str:

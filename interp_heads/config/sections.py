@@ -6,7 +6,7 @@ section         keys
 ``model``       model, device, threads, backend
 ``tasks``       tasks, max_examples, skip, n_rank, n_eval, filter_correct, baseline, fmt
 ``ranking``     ranking, ranking_task, heads, allow_overlap (a given ranking instead of attribution)
-``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, probe_position, probe_kind, probe_epochs
+``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, known_heads, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
 ``analysis``    analyses, stability_ks (which-heads steps after the sweep)
@@ -162,6 +162,11 @@ class AttributionSection(_Section):
         description="check the ranking's top N heads and N random others by their exact "
         "mean-ablation drop; the verdict goes to the manifest and the report (0: off)",
     )
+    known_heads: bool = Field(
+        True,
+        description="detect known head kinds (previous-token, duplicate-token, induction, "
+        "successor) and mark them on the heatmaps (false: skip the step)",
+    )
     probe_position: Literal["last", "answer", "mean"] = Field(
         "answer",
         description="probe: the hook_z feature's position (last prompt token, mean over the "
@@ -267,8 +272,8 @@ SECTIONS: dict[str, type[_Section]] = {
     "placement": PlacementSection,
 }
 # speed, placement and checks only: the results do not depend on them (``verify`` adds a check of
-# the ranking and changes no result table)
-NOT_IN_DIGEST = {"threads", "verify", *PlacementSection.model_fields}
+# the ranking and changes no result table; ``known_heads`` only marks heads on the page)
+NOT_IN_DIGEST = {"threads", "verify", "known_heads", *PlacementSection.model_fields}
 # Keys added after run folders existed: left out of the digest at their default value, so that
 # those folders keep resuming (a non-default value is a different config).
 DIGEST_IF_SET = {

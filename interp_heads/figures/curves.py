@@ -1,9 +1,10 @@
 """Plotly figures drawn from tables only (they never run a model).
 
-``plot_sweep`` draws the seed figure: one panel per task, x = number of masked heads (log2 axis),
-TopK solid, RandomK dashed, layer-matched random dotted, the first metric (Accuracy) blue and the
-second (COMET, or a clearly labelled offline stand-in) red, 95% confidence bands, the unmasked
-baseline as a thin grey line.
+``plot_sweep`` draws the Cognitive Mirrors figure (Ma et al. 2025: score against the number of
+masked heads): one column per task and one row per metric, x = number of masked heads (log2
+axis), TopK solid, RandomK dashed, layer-matched random dotted, the first metric (Accuracy) blue
+and the second (COMET, or a clearly labelled offline stand-in) red, each row's y axis titled with
+its metric, 95% confidence bands, the unmasked baseline as a thin grey line.
 """
 
 from __future__ import annotations
@@ -34,7 +35,8 @@ def plot_sweep(
     bands: bool = True,
     title: str | None = None,
 ) -> go.Figure:
-    """The seed figure from ``SweepResult.summary()`` (or the saved summary table).
+    """The Cognitive Mirrors figure from ``SweepResult.summary()`` (or the saved summary table):
+    one column per task, one row per metric, each row's y axis titled with its metric.
 
     ``selections``: the table names drawn (None: every registered selection); each is drawn in
     its selection's line style (``Selection.dash``).
@@ -43,23 +45,26 @@ def plot_sweep(
     tasks = list(tasks or dict.fromkeys(summary["task"]))
     metrics = list(metrics or dict.fromkeys(summary["metric"]))
     labels = summary.drop_duplicates("metric").set_index("metric")["label"].to_dict()
+    titles = [TASK_TITLES.get(t, t) for t in tasks] + [""] * (len(tasks) * (len(metrics) - 1))
     fig = make_subplots(
-        rows=1,
+        rows=len(metrics),
         cols=len(tasks),
-        subplot_titles=[TASK_TITLES.get(t, t) for t in tasks],
+        subplot_titles=titles,
         shared_yaxes=True,
+        shared_xaxes=True,
         horizontal_spacing=0.03,
+        vertical_spacing=0.08 if len(metrics) > 1 else 0.0,
     )
     ks = sorted(k for k in summary["k"].unique() if k > 0)
     for col, task in enumerate(tasks, start=1):
         sub, first = summary[summary.task == task], col == 1
         for mi, metric in enumerate(metrics):
-            color = METRIC_COLORS[mi % len(METRIC_COLORS)]
+            row, color = mi + 1, METRIC_COLORS[mi % len(METRIC_COLORS)]
             label = labels.get(metric, metric)
             base = sub[(sub.selection == BASELINE) & (sub.metric == metric)]
             if len(base) and ks:
                 trace = _unmasked_trace(base["mean"].iloc[0], ks, color, label, metric, task, first)
-                fig.add_trace(trace, row=1, col=col)
+                fig.add_trace(trace, row=row, col=col)
             for sel in selections:
                 line = sub[(sub.selection == sel) & (sub.metric == metric)].sort_values("k")
                 if line.empty:
@@ -67,23 +72,32 @@ def plot_sweep(
                 cls = by_display(sel)
                 name = f"{cls.legend() if cls else sel} {label}"
                 if bands:
-                    fig.add_trace(_band_trace(line, color, name), row=1, col=col)
+                    fig.add_trace(_band_trace(line, color, name), row=row, col=col)
                 trace = _curve_trace(line, color, cls.dash if cls else "dashdot", name, task)
-                fig.add_trace(trace.update(showlegend=first), row=1, col=col)
-    fig.update_xaxes(
-        type="log", tickvals=ks, ticktext=[str(k) for k in ks], title_text="# Masked Heads"
-    )
+                fig.add_trace(trace.update(showlegend=first), row=row, col=col)
+        fig.update_xaxes(title_text="# Masked Heads", row=len(metrics), col=col)
+    fig.update_xaxes(type="log", tickvals=ks, ticktext=[str(k) for k in ks])
     fig.update_yaxes(range=[-0.02, 1.02], dtick=0.2)
-    fig.update_yaxes(title_text="Score", row=1, col=1)
+    for mi, metric in enumerate(metrics):
+        fig.update_yaxes(title_text=_wrap(labels.get(metric, metric)), row=mi + 1, col=1)
     fig.update_layout(
         title=title,
-        height=380,
+        height=120 + 260 * len(metrics),
         width=max(420, 300 * len(tasks)),
-        legend={"orientation": "h", "y": 1.18, "x": 0.5, "xanchor": "center"},
-        margin={"t": 90, "l": 60, "r": 20, "b": 50},
+        legend={"orientation": "h", "y": 1.0 + 80 / (260 * len(metrics)), "x": 0.5,
+                "xanchor": "center", "yanchor": "bottom"},
+        margin={"t": 90, "l": 70, "r": 20, "b": 50},
         template="plotly_white",
-    )
+    )  # fmt: skip
     return fig
+
+
+def _wrap(label: str, width: int = 24) -> str:
+    """A long axis title on two lines (``<br>``) at its first space after ``width`` characters."""
+    if len(label) <= width or " " not in label[width:]:
+        return label
+    cut = label.index(" ", width)
+    return label[:cut] + "<br>" + label[cut + 1 :]
 
 
 def _unmasked_trace(mean, ks, color, label, metric, task, show) -> go.Scatter:

@@ -11,18 +11,33 @@ MARKERS = {"previous_token": "triangle-left", "duplicate_token": "square-open",
            "induction": "star", "successor": "triangle-up", "retrieval": "diamond-open"}  # fmt: skip
 
 
+ROW_PX = 20  # a layer's row, at least: readable hover targets and tick labels for every layer
+MIN_PLOT_PX = 240  # the plot area's height, at least (a 3-layer model's rows grow to fill it)
+MAX_CELL_PX = 44  # a head's column, at most (narrow models would get very wide cells)
+
+
 def head_heatmap(
-    scores, by: str = "abs", title: str | None = None, markers: dict | None = None
+    scores,
+    by: str = "abs",
+    title: str | None = None,
+    markers: dict | None = None,
+    top: int | None = None,
 ) -> go.Figure:
-    """Layer x head heatmap of a ``HeadScores`` of the scores (diverging colours around 0), hover:
-    label/score/rank; ``markers`` (``{kind: [(layer, head), ...]}``, e.g. known head kinds) adds one
-    marker trace per kind on those heads."""
+    """Layer x head heatmap of a ``HeadScores`` (diverging colours around 0), sized to be read:
+    every layer a row of :data:`ROW_PX` pixels with its own tick, every head ticked.
+
+    Hover: label, score, rank. ``markers`` (``{kind: [(layer, head), ...]}``, e.g. known head
+    kinds) adds one marker trace per kind, smaller than a cell, with the legend below the plot
+    (clear of the colour bar). ``top``: the ranking's top ``top`` heads are outlined.
+    """
     ranks = scores.rank(by)
     custom = [
         [[head_label(layer, head), int(ranks[layer, head])] for head in range(scores.n_heads)]
         for layer in range(scores.n_layers)
     ]
     z = [[None if x != x else x for x in row] for row in scores.scores.tolist()]
+    cell = max(ROW_PX, min(MAX_CELL_PX, 540 // max(1, scores.n_heads)))
+    row = max(ROW_PX, MIN_PLOT_PX // max(1, scores.n_layers))
     fig = go.Figure(
         go.Heatmap(
             z=z,
@@ -31,10 +46,11 @@ def head_heatmap(
             customdata=custom,
             colorscale="RdBu",
             zmid=0,
-            colorbar={"title": "score"},
+            colorbar={"title": "score", "len": 1.0, "y": 0.5, "thickness": 14},
             hovertemplate="%{customdata[0]}<br>score=%{z:.4g}<br>rank=%{customdata[1]}<extra></extra>",
         )
     )
+    size = max(5, int(0.45 * min(cell, row)))  # well inside a cell
     for kind, heads in (markers or {}).items():
         fig.add_trace(
             go.Scatter(
@@ -42,17 +58,56 @@ def head_heatmap(
                 y=[layer for layer, _ in heads],
                 mode="markers",
                 name=kind,
-                marker={"symbol": MARKERS.get(kind, "circle-open"), "size": 10, "color": "black"},
+                marker={
+                    "symbol": MARKERS.get(kind, "circle-open"),
+                    "size": size,
+                    "color": "black",
+                    "line": {"width": 1},
+                },  # fmt: skip
                 hovertemplate=f"{kind}<extra></extra>",
             )
         )
-    fig.update_layout(
-        title=title or f"{scores.task}: {scores.method}",
-        xaxis_title="head",
-        yaxis_title="layer",
-        yaxis={"autorange": "reversed"},
-    )
+    if top:
+        _outline(fig, scores.top(top, by), f"top {top}")
+    _size(fig, scores.n_layers * row, scores.n_heads * cell, bool(markers) or bool(top))
+    fig.update_layout(title=title or f"{scores.task}: {scores.method}")
     return fig
+
+
+def _outline(fig: go.Figure, heads, name: str) -> None:
+    """A black frame around each of ``heads``' cells, and a legend entry naming them."""
+    for layer, head in heads:
+        fig.add_shape(
+            type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5, y1=layer + 0.5,
+            line={"color": "black", "width": 2}, fillcolor="rgba(0,0,0,0)",
+        )  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=f"{name} (outlined)",
+            hoverinfo="skip",
+            marker={"symbol": "square-open", "size": 12, "color": "black", "line": {"width": 2}},
+        )  # fmt: skip
+    )
+
+
+def _size(fig: go.Figure, plot_h: int, plot_w: int, legend: bool) -> None:
+    """Width and height from the plot area; every layer and head ticked; legend under the plot."""
+    top, bottom = 50, 60 + (50 if legend else 0)
+    fig.update_layout(
+        width=plot_w + 170,
+        height=plot_h + top + bottom,
+        margin={"t": top, "b": bottom, "l": 60, "r": 20},
+        xaxis={"title": "head", "tickmode": "linear", "dtick": 1, "showgrid": False,
+               "zeroline": False},
+        yaxis={"title": "layer", "tickmode": "linear", "dtick": 1, "autorange": "reversed",
+               "showgrid": False, "zeroline": False, "tickfont": {"size": 11}},
+        showlegend=legend,
+        legend={"orientation": "h", "x": 0, "y": -60 / plot_h, "yanchor": "top"},
+        plot_bgcolor="white",
+    )  # fmt: skip
 
 
 def overlap_heatmap(frame: pd.DataFrame, title: str | None = None) -> go.Figure:

@@ -32,7 +32,7 @@ def scores_html(scores) -> str:
 
 
 def sweep_html(result) -> str:
-    """Mean [95% CI] per task, selection, k and metric of a ``SweepResult``, and the seed figure."""
+    """Mean [95% CI] per task, selection, k and metric of a ``SweepResult``, and the Cognitive Mirrors figure."""
     summary = result.summary(n_boot=200)
     cols = [
         c for c in ("task", "selection", "k", "metric", "mean", "ci_low", "ci_high") if c in summary

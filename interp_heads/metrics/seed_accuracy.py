@@ -4,7 +4,7 @@ An answer counts as correct (1.0) when its sentence BLEU against the reference e
 its ROUGE-1 F-score exceeds 0.6, or the cosine of its sentence embedding with the reference's
 exceeds 0.6; else 0.0. BLEU is sacrebleu's sentence BLEU (divided by 100), ROUGE-1 is
 ``rouge-score``'s (Google's reimplementation of the ROUGE package, with stemming), and the
-cosine is the local MiniLM stand-in (``MiniLMCosine``), not the seed's own embedding model. The
+cosine is the local MiniLM stand-in (``MiniLMCosine``), not the Cognitive Mirrors study's own embedding model. The
 thresholds are settings, so a stricter or looser rule is one argument away.
 """
 

@@ -47,13 +47,13 @@ __all__ = [
     "task_formats",
 ]
 
-ATTRIBUTE = ["baseline", "attribute", "known", "report"]  # rank the heads, no sweep
+ATTRIBUTE = ["baseline", "attribute", "known", "attention", "report"]  # rank the heads, no sweep
 
 
 def plan_steps(config: RunConfig) -> list[str]:
     """The steps a whole run takes: rank the heads (or mask a given ranking), sweep, tables, the
     ``analyses`` asked for, report."""
-    ranking = [] if config.given_ranking else ["attribute", "known"]
+    ranking = [] if config.given_ranking else ["attribute", "known", "attention"]
     return ["baseline", *ranking, "sweep", "tables", *config.analyses, "report"]
 
 
@@ -215,10 +215,12 @@ def run_experiment(
     quiet: bool = False,
     steps: list[str] | None = None,
     notes: bool = False,
+    progress=None,
 ) -> tuple[Experiment, dict]:
     """Run ``steps`` (default: :func:`plan_steps`) and write the run directory; returns the
     experiment and what each step made. ``notes``: say on stderr what was chosen (the prompt
-    format, the examples left out), as ``attribute`` and ``ablate`` do.
+    format, the examples left out), as ``attribute`` and ``ablate`` do. ``progress``: a function
+    of the experiment giving a context that yields ``run_steps``' ``on_step`` (a command's bar).
 
     Raises:
         PipelineError: a bad input, before anything is written to ``out_dir`` (a folder this
@@ -233,7 +235,9 @@ def run_experiment(
         exp = build_experiment(config, out_dir, force, quiet, steps, notes)
         with open_executor(config, exp.model) as executor:  # None: this process
             exp.sweep_options["executor"] = executor
-            made = run_steps(exp, exp.plan, start=start)
+            bar = progress(exp) if progress else contextlib.nullcontext()
+            with bar as on_step:
+                made = run_steps(exp, exp.plan, start=start, on_step=on_step)
     return exp, made
 
 

@@ -1,7 +1,8 @@
 """The run's known-head table: previous-token, duplicate-token, induction and successor scores.
 
 ``known_step`` runs the detectors of :mod:`interp_heads.analysis.known_heads` once per run folder (one
-forward pass on repeated random tokens, one on single ordinal tokens; a few seconds on SmolLM2),
+forward pass on repeated random tokens, one on single ordinal tokens; a few seconds on SmolLM2;
+``known_heads = false`` skips it),
 stores them as a resume entry (``known_heads.json``, reused while the model and the detector
 settings are the same) and as a tidy table (``known_heads.csv``: one row per kind and head, with
 whether the head reaches the kind's threshold). The report marks those heads on each task's
@@ -44,11 +45,16 @@ def known_table(scores: dict) -> pd.DataFrame:
 
 
 def known_step(exp) -> pd.DataFrame | None:
-    """Known-head scores of the run's model (stored once, reused while the key matches)."""
+    """Known-head scores of the run's model (stored once, reused while the key matches); skipped
+    with ``known_heads = false`` (``--no-known-heads``), shown with a progress bar otherwise."""
     from interp_heads.analysis.known_heads import known_head_scores
     from interp_heads.attribution import HeadScores
+    from interp_heads.pipeline.state import _bar
     from interp_heads.store import resume
 
+    if not getattr(exp.config, "known_heads", True):
+        exp.manifest["known_heads"] = {"skipped": "off (known_heads = false)"}
+        return None
     start = time.perf_counter()
     model, folder = exp.model, exp.folder
     half = min(HALF, (model.cfg.n_ctx - 1) // 2)
@@ -58,7 +64,8 @@ def known_step(exp) -> pd.DataFrame | None:
         scores = {k: HeadScores.from_dict(v) for k, v in entry["scores"].items()}
     else:
         try:
-            scores = known_head_scores(model, N_SEQS, half, SEED)
+            with _bar(1 + model.cfg.n_layers, "known heads", exp.quiet) as bar:
+                scores = known_head_scores(model, N_SEQS, half, SEED, progress=bar.update)
         except (ValueError, RuntimeError, AttributeError) as exc:  # e.g. a model without tokenizer
             exp.manifest["known_heads"] = {"skipped": one_line(exc)}
             return None

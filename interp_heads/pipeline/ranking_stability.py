@@ -39,12 +39,13 @@ def halves_for_stored(exp, rank, scores, attribute_kw: dict) -> bool:
 
 def record_stability(exp, name: str, scores) -> bool:
     """Split-half agreement of ``scores`` at the run's k values into the ranking's provenance and the
-    manifest, a warning when unstable; whether the provenance changed."""
+    manifest, a warning when unstable (none when the halves are too small to decide); whether the
+    provenance changed."""
     result = stability_of(scores, run_ks(exp))
     exp.manifest.setdefault("stability", {})[name] = result
     changed = scores.provenance.get("stability") != result
     scores.provenance["stability"] = result
-    if result.get("unstable"):
+    if result.get("unstable") and not result.get("too_few"):
         ks = ", ".join(map(str, result["unstable"]))
         share = ", ".join(f"{result['shared'][str(k)]} of {k}" for k in result["unstable"])
         warnings.warn(

@@ -18,10 +18,12 @@ import dataclasses
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from interp_heads.attribution.scores import load_stored
 from interp_heads.pipeline.analysis_steps import specificity_step, stability_step
+from interp_heads.pipeline.attention_step import attention_step
 from interp_heads.pipeline.baseline_step import _rows, baseline, baseline_step  # noqa: F401
 from interp_heads.pipeline.known_step import known_step
 from interp_heads.pipeline.ranking_checks import (
@@ -139,6 +141,7 @@ STEPS: dict[str, Step] = {
     "baseline": baseline_step,
     "attribute": attribute_step,
     "known": known_step,
+    "attention": attention_step,
     "sweep": sweep_step,
     "tables": tables_step,
     "specificity": specificity_step,
@@ -147,7 +150,12 @@ STEPS: dict[str, Step] = {
 }
 
 
-def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> dict[str, Any]:
+def run_steps(
+    exp: Experiment,
+    names: list[str],
+    start: float | None = None,
+    on_step: Callable[[str], object] | None = None,
+) -> dict[str, Any]:
     """Run the named steps in order; time each and rewrite the manifest after it.
 
     The manifest records the planned steps (``plan``) and those finished in this invocation under
@@ -155,6 +163,7 @@ def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> 
     are this run's (a table left by an earlier config is not) and which step finished last. It is
     written before the first step too (``store.lifecycle.started``), and lists every table, figure and
     page the steps wrote (``files.outputs``): a later ``--force`` run retires exactly those.
+    ``on_step`` is called with each step's name as it starts (a command's progress bar).
     """
     from interp_heads.store import lifecycle
 
@@ -163,6 +172,8 @@ def run_steps(exp: Experiment, names: list[str], start: float | None = None) -> 
     with lifecycle.started(exp, names):  # "started" before any step; --force retires
         for i, name in enumerate(names):
             t = time.perf_counter()
+            if on_step is not None:
+                on_step(name)
             faults.point(f"step:{name}")
             made[name] = STEPS[name](exp)
             lifecycle.note_outputs(exp.manifest, exp.folder, exp.folder.step_outputs(name))

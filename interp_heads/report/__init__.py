@@ -1,4 +1,4 @@
-"""Every figure and HTML table of a run: the seed figure, per-head heatmaps, breakdowns, the report page.
+"""Every figure and HTML table of a run: the Cognitive Mirrors figure, per-head heatmaps, breakdowns, the report page.
 
 - :mod:`~interp_heads.figures.curves`: score-vs-k curves (``plot_sweep``) and the retrieval
   length x depth breakdown.

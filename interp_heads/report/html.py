@@ -1,9 +1,10 @@
-"""The run directory's tables, figures and its one self-contained, offline ``index.html``.
+"""The run directory's tables, figures and its offline ``index.html``.
 
 ``build_report(run_dir)`` needs only the saved files (no model): ``manifest.json``,
 ``baseline.csv``, ``attribution.parquet``, ``summary.parquet`` and ``generations.jsonl``; any of
 them may be missing (e.g. after ``attribute`` alone), and the page shows what there is.
-Plotly's JavaScript is embedded once, inline, so the page works without a network.
+Plotly's JavaScript is loaded from ``figures/plotly.min.js`` beside the page (written once,
+shared with the figures' own pages), so the page works without a network and stays small.
 """
 
 from __future__ import annotations
@@ -13,24 +14,27 @@ import os
 from pathlib import Path
 
 from interp_heads.report import page
+from interp_heads.report.generations import generations_section
 from interp_heads.report.run import load_run, make_figures
 from interp_heads.report.tables import (
     baseline_table,
-    examples_table,
     probe_table,
     provenance_table,
     significance_table,
+    top_heads_table,
     topk_vs_random_table,
     verification_table,
 )
 from interp_heads.report.which_heads import (
     known_kinds_parts,
+    known_markers,
     stability_parts,
     which_heads_parts,
 )
 from interp_heads.store import atomic, write_atomic
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.names import safe_name
+from interp_heads.sweep import stats
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1400px;color:#222}
@@ -42,23 +46,30 @@ pre{background:#f8f8f8;padding:8px;font-size:12px;overflow:auto;max-height:300px
 """
 
 
+PLOTLY_SRC = "figures/plotly.min.js"  # relative to index.html
+
+
 def _plotlyjs() -> str:
     from plotly.offline import get_plotlyjs
 
     return get_plotlyjs()
 
 
-def build_report(run_dir: str | os.PathLike, written: list | None = None) -> Path:
+def build_report(
+    run_dir: str | os.PathLike, written: list | None = None, static: list[str] | None = None
+) -> Path:
     """Write ``figures/*.html`` and ``index.html`` from the saved results; returns ``index.html``.
 
     The page has only the sections the run has (``report.page``): an ``attribute`` run's page has
     no sweep sections, an ``ablate`` run's names the ranking it masked. ``written``, when given,
-    is extended with every file written (the manifest lists them as the tool's).
+    is extended with every file written (the manifest lists them as the tool's). ``static``
+    (e.g. ``["svg", "png"]``): also every figure as ``figures/<name>.<format>``
+    (``figures.static.write_static``; needs kaleido and a Chrome/Chromium).
     """
     written = [] if written is None else written
     folder = RunFolder(run_dir)
     folder.check_links()
-    run = page.current(load_run(run_dir))
+    run = page.relabelled(page.current(load_run(run_dir)))
     figs = make_figures(run)
     folder.figures.mkdir(exist_ok=True)
     written.append(_plotlyjs_file(folder.figures))  # before plotly would write it in place
@@ -66,22 +77,22 @@ def build_report(run_dir: str | os.PathLike, written: list | None = None) -> Pat
         with atomic(folder.figure(name)) as tmp:
             fig.write_html(tmp, include_plotlyjs="directory", full_html=True)
         written.append(folder.figure(name))
+    if static:
+        from interp_heads.figures.static import write_static
+
+        written.extend(write_static(figs, folder.figures, static))
     manifest = run.get("manifest") or {}
     cfg = manifest.get("config") or {}
     tasks = ", ".join(page.task_names(manifest, run)) or "no tasks"
     title = f"interp_heads run: {cfg.get('model', '?')} ({tasks})"
     parts = [f"<h1>{html.escape(title)}</h1>", page.status_line(manifest)]
     parts.append(page.next_command(manifest, str(run_dir)))
-    parts.append(page.ranking_section(manifest))
+    parts.append(page.ranking_section(manifest, run_dir))
     parts += _sweep_sections(run, figs)
     if run.get("baseline") is not None:
         parts += ["<h2>Baseline (unmasked model)</h2>", baseline_table(run.get("baseline"))]
-    heat = [n for n in figs if n.startswith("heatmap_")]
-    if heat:
-        parts.append("<h2>Head attribution per task</h2>")
-        parts.append(
-            '<div class="grid">' + "".join(f"<div>{_div(figs, n)}</div>" for n in heat) + "</div>"
-        )
+    parts += _attribution_sections(run, figs)
+    parts += _attention_section(figs)
     parts += known_kinds_parts(run) + stability_parts(manifest)
     if manifest.get("probe"):
         parts += ["<h2>How well does the probe tell the tasks apart?</h2>", probe_table(manifest)]
@@ -93,14 +104,16 @@ def build_report(run_dir: str | os.PathLike, written: list | None = None) -> Pat
     if "overlap" in figs:
         parts.append("<h2>Cross-task overlap of the top heads</h2>" + _div(figs, "overlap"))
     parts.extend(which_heads_parts(run_dir))
-    if run.get("generations") is not None:
-        parts.append("<h2>Example generations under masking</h2>")
-        parts.append(examples_table(run.get("generations")))
+    parts.append(
+        generations_section(run.get("generations"), run.get("records"), run.get("prompts"))
+    )
+    parts.append(page.files_section(run_dir))
     parts += ["<h2>Provenance</h2>", provenance_table(manifest)]
     doc = (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
         f"<title>{html.escape(title)}</title><style>{CSS}</style>"
-        f"<script type='text/javascript'>{_plotlyjs()}</script></head><body>"
+        # the figures' shared copy of plotly.js, beside the page: offline, and loaded once
+        f"<script type='text/javascript' src='{PLOTLY_SRC}'></script></head><body>"
         + "\n".join(p for p in parts if p)
         + "</body></html>"
     )
@@ -109,13 +122,65 @@ def build_report(run_dir: str | os.PathLike, written: list | None = None) -> Pat
     return folder.index
 
 
+def _attribution_sections(run: dict, figs: dict) -> list[str]:
+    """Per task: the layer x head heatmap (TopK outlined, known kinds marked) beside a table of
+    its top heads and their scores."""
+    attr = run.get("attribution")
+    heat = [n for n in figs if n.startswith("heatmap_")]
+    if attr is None or not heat:
+        return []
+    kinds: dict | None = None
+    if run.get("known") is not None:
+        kinds = {}
+        for kind, heads in known_markers(run.get("known")).items():
+            for h in heads:
+                kinds.setdefault(h, []).append(kind.replace("_", "-"))
+    manifest = run.get("manifest") or {}
+    cells = []
+    for name in heat:
+        task = name.removeprefix("heatmap_")
+        n_total = int((attr.task == task).sum())
+        k = page.outline_k(manifest, n_total)
+        n = min(max(10, k), 32)
+        table = top_heads_table(attr, task, n, kinds)
+        cells.append(
+            f"<div>{_div(figs, name)}</div><div><h3>{html.escape(task)}: top {n} heads</h3>"
+            f"{table}</div>"
+        )
+    return [
+        "<h2>Head attribution per task</h2>",
+        "<p class=\"note\">Each head's score by the ranking's method (colours diverge around 0; "
+        "hover for the head, score and rank). The ranking's top k heads are outlined (k: the "
+        "run's smallest, else 8); known head kinds are marked. The whole ranking is in "
+        "<code>ranking.csv</code>.</p>",
+        '<div class="grid">' + "".join(cells) + "</div>",
+    ]
+
+
+def _attention_section(figs: dict) -> list[str]:
+    """The attention patterns of each task's top heads on its first rank prompts (``attribute``)."""
+    names = [n for n in figs if n.startswith("attention_")]
+    if not names:
+        return []
+    return [
+        "<h2>Attention patterns of the top heads</h2>",
+        '<p class="note">Where each of the top-ranked heads looks on the task\'s first rank '
+        "prompts, as the model saw them: rows are query positions, columns key positions (the "
+        "last 48 tokens at most); choose the prompt in the menu. Stored in "
+        "<code>attention.json</code> by <code>attribute</code>.</p>",
+        *(_div(figs, n) for n in names),
+    ]
+
+
 def _verification_section(manifest: dict) -> list[str]:
     return [
         "<h2>How far can each ranking be trusted?</h2>",
         '<p class="note">The exact drop of log p(answer) under mean ablation (the sweep\'s own '
         "intervention) for each ranking's top m heads and m heads drawn at random from the rest. "
-        "Confirmed: a top head's exact drop exceeds every random head's. Spearman: the ranking's "
-        "order against the exact drops. Flagged below 0.8 or with under half of the top confirmed.</p>",
+        "Confirmed: a top head's exact drop exceeds every random head's; the top set is confirmed "
+        "when at least half of its heads are. Spearman: the ranking's order against the exact "
+        "drops; the order is confirmed at 0.8 or more over all verified heads. A verdict needs 5 "
+        "heads at the top and 5 in the sample (with fewer no order can be told from chance).</p>",
         verification_table(manifest),
     ]
 
@@ -133,11 +198,12 @@ def _div(figs: dict, name: str) -> str:
 
 
 def _sweep_sections(run: dict, figs: dict) -> list[str]:
-    """Seed figure, TopK vs RandomK and significance tables (none when the run has no sweep)."""
+    """The Cognitive Mirrors figure (score vs masked heads), TopK vs RandomK and significance
+    tables (none when the run has no sweep)."""
     if run.get("summary") is None:
         return []
     return [
-        "<h2>Seed figure</h2>",
+        "<h2>TopK vs random heads while generating (the Cognitive Mirrors figure)</h2>",
         _div(figs, "seed_figure") if "seed_figure" in figs else "",
         '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads; dash-dotted: exclusive TopK. '
         "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>",
@@ -145,8 +211,11 @@ def _sweep_sections(run: dict, figs: dict) -> list[str]:
         topk_vs_random_table(run.get("summary"), run.get("significance")),
         "<h2>Is TopK lower than the random controls?</h2>",
         '<p class="note">TopK minus control, mean [95% CI] from a paired bootstrap over examples '
-        "and random draws; p: two-sided bootstrap p-value. Significant cells (CI excludes 0) are "
-        "marked *. Drop ratio: TopK's drop from the unmasked score over the control's.</p>",
+        "and random draws; p: two-sided bootstrap p-value. A verdict needs at least "
+        f"{stats.MIN_EXAMPLES} evaluated examples and {stats.MIN_DRAWS} random draws (why: "
+        "<code>interp_heads.sweep.stats</code>); cells whose CI excludes 0 with enough of both "
+        "are marked *. Drop ratio: TopK's drop from the unmasked score over the control's (both "
+        "drops when the control did not drop).</p>",
         significance_table(run.get("significance")),
     ]
 

@@ -9,7 +9,10 @@ names the step that finished last. Manifests without ``steps`` (older runs) show
 from __future__ import annotations
 
 import html
+import os
 import shlex
+import urllib.parse
+from pathlib import Path
 
 # which step writes which saved piece of a run (``load_run``'s keys)
 WRITTEN_BY = {
@@ -20,12 +23,18 @@ WRITTEN_BY = {
     "records": "tables",
     "significance": "tables",
     "generations": "tables",
+    "prompts": "tables",
+    "attention": "attention",
 }
 
 
 def current(run: dict) -> dict:
-    """``run`` without the pieces no finished step of the manifest's config wrote."""
-    steps = (run.get("manifest") or {}).get("steps")
+    """``run`` without the pieces no finished step of the manifest's config wrote (nor the known
+    heads of an earlier invocation when this one skipped them)."""
+    manifest = run.get("manifest") or {}
+    if "skipped" in (manifest.get("known_heads") or {}):
+        run = {**run, "known": None}
+    steps = manifest.get("steps")
     if not isinstance(steps, list):
         return run
     return {k: (None if WRITTEN_BY.get(k, "") and WRITTEN_BY[k] not in steps else v)
@@ -83,8 +92,21 @@ def _para(text: str, argv: list[str] | str) -> str:
     return f'<p class="note">{html.escape(text)}</p>{code}'
 
 
-def ranking_section(manifest: dict) -> str:
-    """The ranking an ``ablate`` run masked: its file (linked) and its top heads ("" otherwise)."""
+def relative_href(target: str | os.PathLike, run_dir: str | os.PathLike) -> str:
+    """A link from the run folder's ``index.html`` to ``target``: a relative URL, so the folder
+    can move (with its neighbours) or be served; a run folder's link goes to its page."""
+    path = Path(target)
+    if path.is_dir() and (path / "index.html").is_file():
+        path = path / "index.html"
+    try:
+        rel = os.path.relpath(path.resolve(), Path(run_dir).resolve())
+    except ValueError:  # another drive (Windows): no relative path exists
+        return path.resolve().as_uri()
+    return urllib.parse.quote(Path(rel).as_posix())
+
+
+def ranking_section(manifest: dict, run_dir: str | os.PathLike = ".") -> str:
+    """The ranking an ``ablate`` run masked: its file (linked relatively) and its top heads ("" otherwise)."""
     if manifest.get("command") != "ablate":
         return ""
     ranking = manifest.get("ranking") or {}
@@ -93,10 +115,8 @@ def ranking_section(manifest: dict) -> str:
     labels = [f"L{h[0]}H{h[1]}" for h in heads if isinstance(h, list | tuple) and len(h) == 2]
     top = ", ".join(labels[:16]) + (" ..." if len(labels) > 16 else "")
     if source:
-        from pathlib import Path
-
-        uri = Path(str(ranking.get("path") or source)).resolve().as_uri()
-        what = f'ranking <a href="{html.escape(uri, quote=True)}">{html.escape(str(source))}</a>'
+        href = relative_href(str(ranking.get("path") or source), run_dir)
+        what = f'ranking <a href="{html.escape(href, quote=True)}">{html.escape(str(source))}</a>'
         prov = ranking.get("info") or {}
         if prov:
             what += " (" + html.escape(", ".join(f"{k} {v}" for k, v in prov.items())) + ")"
@@ -104,3 +124,69 @@ def ranking_section(manifest: dict) -> str:
         what = "heads given with --heads"
     return (f"<h2>Ranking masked</h2><p>Masked heads from {what}; order: "
             f"{html.escape(top) or 'none'}.</p>")  # fmt: skip
+
+
+def outline_k(manifest: dict, n_total: int) -> int:
+    """The k whose TopK heads a heatmap outlines: the run's smallest k, else 8 (``attribute``)."""
+    ks = [int(k) for k in (manifest.get("ks") or []) if 0 < int(k) < n_total]
+    return min(ks) if ks else min(8, max(1, n_total // 4))
+
+
+STAND_IN = " (offline stand-in, not COMET)"
+
+
+def asked_metrics(manifest: dict) -> list[str]:
+    """The metric names the run was asked for (a run's config, or an ``ablate`` run's sweep)."""
+    cfg = manifest.get("config") or {}
+    names = cfg.get("metrics") or (cfg.get("sweep") or {}).get("metrics") or []
+    return [str(n) for n in names]
+
+
+def metric_label(name: str, label: str, asked: list[str]) -> str:
+    """A metric's label on the page: "offline stand-in, not COMET" only when it stood in for a
+    COMET that was asked for and did not load, not when the metric was asked for by name."""
+    if STAND_IN in label and (name in asked or "comet" not in asked):
+        return label.replace(STAND_IN, "")
+    return label
+
+
+def relabelled(run: dict) -> dict:
+    """``run`` with the ``label`` column of its tables as :func:`metric_label` words it."""
+    asked = asked_metrics(run.get("manifest") or {})
+    out = dict(run)
+    for key in ("summary", "records", "significance"):
+        frame = run.get(key)
+        if frame is not None and {"metric", "label"} <= set(frame.columns):
+            labels = [metric_label(str(n), str(lab), asked)
+                      for n, lab in zip(frame["metric"], frame["label"], strict=True)]  # fmt: skip
+            out[key] = frame.assign(label=labels)
+    return out
+
+
+def files_section(run_dir: str | os.PathLike) -> str:
+    """Links (relative) to the run folder's data files that exist, with what each holds."""
+    from interp_heads.store.folder import RunFolder
+
+    f = RunFolder(run_dir)
+    files = [
+        (f.generations, "every generated answer, per condition and example"),
+        (f.prompts, "the prompt each evaluated example was given, as the model saw it"),
+        (f.sweep_parquet, "every score: one row per condition, example and metric"),
+        (f.summary_csv, "mean and 95% CI per task, selection, k and metric"),
+        (f.significance_csv, "TopK minus each random control, CI and p-value"),
+        (f.baseline_csv, "the unmasked model's accuracy and the rank/eval split sizes"),
+        (f.ranking_csv, "every head's score and rank, per task"),
+        (f.attribution_parquet, "the same as a table with the method"),
+        (f.known_csv, "known head kinds: every head's score per kind"),
+        (f.attention, "attention patterns of the top heads on the task's prompts"),
+        (f.manifest, "config, digest, splits, versions, timings"),
+    ]
+    items = [
+        f'<li><a href="{html.escape(urllib.parse.quote(path.name), quote=True)}">'
+        f"{html.escape(path.name)}</a>: {html.escape(what)}</li>"
+        for path, what in files
+        if path.is_file()
+    ]
+    if not items:
+        return ""
+    return "<h2>Data files</h2><ul class='files'>" + "".join(items) + "</ul>"

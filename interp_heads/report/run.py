@@ -23,7 +23,8 @@ from interp_heads.store.folder import RunFolder
 def write_sweep_outputs(
     out_dir: str | os.PathLike, result, eval_tasks: dict | None = None, n_boot: int = 1000
 ) -> None:
-    """``sweep.parquet`` (records), ``summary.parquet``/``.csv`` and ``generations.jsonl``."""
+    """``sweep.parquet`` (records), ``summary.parquet``/``.csv``, ``generations.jsonl`` and
+    ``prompts.jsonl`` (each evaluated prompt as the model saw it)."""
     folder = RunFolder(out_dir)
     folder.write_frame(folder.sweep_parquet, result.records)
     summary = result.summary(n_boot=n_boot)
@@ -43,6 +44,14 @@ def write_sweep_outputs(
                 gens[key] = [e.meta.get(key) if e is not None else None for e in exs]
     with atomic(folder.generations) as tmp:
         gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
+    rows = [
+        {"task": task, "example_id": str(ex), "prompt": prompt}
+        for task, prompts in (getattr(result, "prompts", None) or {}).items()
+        for ex, prompt in prompts.items()
+    ]
+    if rows:  # the prompts as the model saw them (generations.jsonl keeps its columns)
+        with atomic(folder.prompts) as tmp:
+            pd.DataFrame(rows).to_json(tmp, orient="records", lines=True, force_ascii=False)
 
 
 class LoadedRun(dict):
@@ -79,12 +88,17 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
             "generations": opt(
                 folder.generations, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
             ),
+            "prompts": opt(
+                folder.prompts, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
+            ),
+            "attention": opt(folder.attention, lambda p: json.loads(p.read_text())),
         }
     )
 
 
 def make_figures(run: dict) -> dict:
-    """``{name: plotly Figure}``: seed figure, one heatmap per task, cross-task overlap."""
+    """``{name: plotly Figure}``: the Cognitive Mirrors figure (``seed_figure``), one heatmap per
+    task, cross-task overlap, needle breakdowns."""
     from interp_heads.attribution import HeadScores, overlap, overlap_heatmap
     from interp_heads.figures.curves import plot_sweep
     from interp_heads.figures.heatmaps import head_heatmap
@@ -93,13 +107,15 @@ def make_figures(run: dict) -> dict:
     summary = run.get("summary")
     if summary is not None and len(summary):
         fig = plot_sweep(summary, title="Masking TopK vs random heads while generating")
-        n_tasks = summary["task"].nunique()
+        n_tasks, n_metrics = summary["task"].nunique(), summary["metric"].nunique()
+        plot = 280 * n_metrics
         fig.update_layout(
             width=max(900, 330 * n_tasks),
-            height=500,
-            margin={"t": 60, "b": 150},
-            legend={"orientation": "h", "y": -0.3, "x": 0.5, "xanchor": "center"},
-        )
+            height=plot + 60 + 170,
+            margin={"t": 60, "b": 170},
+            legend={"orientation": "h", "y": -110 / plot, "yanchor": "top", "x": 0.5,
+                    "xanchor": "center"},
+        )  # fmt: skip
         figs["seed_figure"] = fig
     figs.update(_breakdowns(run))
     attr = run.get("attribution")
@@ -107,15 +123,27 @@ def make_figures(run: dict) -> dict:
         scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}
         marks = known_markers(run.get("known"))
         for task, s in scores.items():
-            figs[f"heatmap_{task}"] = head_heatmap(s, "abs", None, marks).update_layout(
-                width=560, height=max(360, 40 + 14 * s.n_layers)
-            )
+            k = page.outline_k(run.get("manifest") or {}, s.n_layers * s.n_heads)
+            figs[f"heatmap_{task}"] = head_heatmap(s, "abs", None, marks, top=k)
+        figs.update(_attention(run))
         if len(scores) > 1:
             ks = (run.get("manifest") or {}).get("ks") or [16]
             k = min(min(ks), next(iter(scores.values())).scores.numel())
             figs["overlap"] = overlap_heatmap(overlap(scores, k)).update_layout(
                 width=640, height=520, yaxis={"autorange": "reversed"}
             )
+    return figs
+
+
+def _attention(run: dict) -> dict:
+    """``attention_<task>``: the stored attention patterns of each task's top heads."""
+    from interp_heads.figures.attention import attention_figure
+
+    figs = {}
+    for task, data in (run.get("attention") or {}).items():
+        if isinstance(data, dict) and data.get("heads") and data.get("prompts"):
+            title = f"{task}: attention of the top {len(data['heads'])} heads ({data.get('method', '')})"
+            figs[f"attention_{task}"] = attention_figure(data, title)
     return figs
 
 

@@ -8,6 +8,7 @@ import json
 import pandas as pd
 
 from interp_heads.interventions.selections import RandomK, TopK, display_names
+from interp_heads.sweep import stats
 from interp_heads.vocab import BASELINE
 
 TOPK, RANDOMK = TopK.display, RandomK.display
@@ -44,7 +45,7 @@ def topk_vs_random_table(summary: pd.DataFrame | None, sig: pd.DataFrame | None 
     """Mean [95% CI] per task, metric and k for every selection, with the unmasked score.
 
     With ``sig`` (``sweep.stats.significance``), a TopK cell is marked ``*`` when TopK is significantly
-    different from RandomK at that k.
+    different from RandomK at that k with enough examples and draws to say so (``stats.too_few``).
     """
     if summary is None or summary.empty:
         return _none("sweep summary")
@@ -53,8 +54,8 @@ def topk_vs_random_table(summary: pd.DataFrame | None, sig: pd.DataFrame | None 
         return _none("masked conditions")
     marked = set()
     if sig is not None and len(sig):
-        hit = sig[(sig.control == RANDOMK) & sig.significant.astype(bool)]
-        marked = set(zip(hit.task, hit.k.astype(int), hit.metric, strict=True))
+        hit = sig[sig.control == RANDOMK]
+        marked = {(r.task, int(r.k), r.metric) for r in hit.itertuples() if stats.decided(r)}
     s["cell"] = [
         f"{m:.3f} [{lo:.3f}, {hi:.3f}]"
         + (" *" if sel == TOPK and (t, int(k), me) in marked else "")
@@ -82,22 +83,30 @@ def topk_vs_random_table(summary: pd.DataFrame | None, sig: pd.DataFrame | None 
 
 
 def significance_table(sig: pd.DataFrame | None) -> str:
-    """TopK minus each random control: difference [95% CI], p-value, drop ratio, marked ``*``."""
+    """TopK minus each random control: difference [95% CI], p-value, verdict, drops.
+
+    The p-value and the ``*`` are shown only with enough examples and random draws
+    (``sweep.stats.too_few``); the verdict column says in words what the row shows.
+    """
     if sig is None or sig.empty:
         return _none("significance table")
-    rows = [
-        {
-            "task": r.task,
-            "metric": r.label,
-            "k": int(r.k),
-            "control": r.control,
-            "TopK - control": f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]"
-            + (" *" if r.significant else ""),
-            "p": f"{r.p_value:.4f}",
-            "drop ratio": f"{r.drop_ratio:.1f}x" if r.drop_ratio == r.drop_ratio else "",
-        }
-        for r in sig.itertuples(index=False)
-    ]
+    rows = []
+    for r in sig.itertuples(index=False):
+        ok = stats.too_few(r.n_examples, r.n_draws) is None
+        rows.append(
+            {
+                "task": r.task,
+                "metric": r.label,
+                "k": int(r.k),
+                "control": r.control,
+                "TopK - control": f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]"
+                + (" *" if stats.decided(r) else ""),
+                "p": stats.format_p(r.p_value) if ok else "",
+                "verdict": stats.verdict(r),
+                "drop ratio (TopK / control)": stats.drops_text(r.top_drop, r.control_drop),
+                "examples, draws": f"{int(r.n_examples)}, {int(r.n_draws)}",
+            }
+        )
     return _table(pd.DataFrame(rows))
 
 
@@ -194,7 +203,31 @@ def verification_table(manifest: dict | None) -> str:
                 "top confirmed": f"{v.get('top_confirmed')}/{v.get('m')}",
                 "Spearman, random sample": v.get("spearman_sample"),
                 "Spearman, all verified": v.get("spearman"),
-                "flag": "FLAGGED: do not trust this ranking's order" if v.get("flag") else "ok",
+                "flag": _trust(v),
             }
         )
+    return _table(pd.DataFrame(rows))
+
+
+def _trust(v: dict) -> str:
+    """The flag column: what of a ranking the check did not confirm, in words."""
+    if str(v.get("verdict", "")).startswith("too few"):
+        return "too few heads to decide"
+    if not v.get("flag"):
+        return "ok"
+    m, confirmed, rho = v.get("m") or 0, v.get("top_confirmed") or 0, v.get("spearman")
+    weak = ["top set not confirmed"] if confirmed < (m + 1) // 2 else []
+    weak += ["order not confirmed"] if rho is None or rho < 0.8 else []  # verify.MIN_SPEARMAN
+    return "FLAGGED: " + (" and ".join(weak) or "see the verdict")
+
+
+def top_heads_table(attribution: pd.DataFrame, task: str, n: int, kinds: dict | None = None) -> str:
+    """The ``n`` top-ranked heads of ``task``: rank, head, score, and known kinds (when known)."""
+    frame = attribution[attribution.task == task].sort_values("rank").head(n)
+    rows = []
+    for r in frame.itertuples(index=False):
+        row = {"rank": int(r.rank), "head": r.label, "score": f"{r.score:.4g}"}
+        if kinds is not None:
+            row["known kind"] = ", ".join(kinds.get((int(r.layer), int(r.head)), [])) or ""
+        rows.append(row)
     return _table(pd.DataFrame(rows))

@@ -70,7 +70,11 @@ def known_kinds_parts(run: dict) -> list[str]:
 
 
 def stability_parts(manifest: dict) -> list[str]:
-    """Every ranking's split-half agreement at the run's k values, unstable top-k flagged."""
+    """Every ranking's split-half agreement at the run's k values, in words
+    (``attribution.stability.verdict``: too few examples to decide, unstable, partly stable,
+    stable)."""
+    from interp_heads.attribution.stability import verdict
+
     entries = manifest.get("stability") or {}
     rows = []
     for task, e in entries.items():
@@ -80,37 +84,52 @@ def stability_parts(manifest: dict) -> list[str]:
                         f"<td colspan='4'>{why}</td></tr>")  # fmt: skip
             continue
         for k, j in e["jaccard"].items():
-            flag = "<b>unstable</b>" if int(k) in e.get("unstable", []) else "stable"
             rows.append(
                 f"<tr><td>{html.escape(task)}</td><td>{e['n_examples']} ({'/'.join(map(str, e['n_half']))})"
                 f"</td><td>{k}</td><td>{j:.2f} ({e['shared'][k]} shared)</td>"
-                f"<td>{e['spearman']:.2f}</td><td>{flag}</td></tr>"
+                f"<td>{e['spearman']:.2f}</td><td>{_marked(verdict(e, k))}</td></tr>"
             )
     if not rows:
         return []
     head = ("<tr><th>task</th><th>rank examples (halves)</th><th>k</th><th>TopK Jaccard</th>"
-            "<th>Spearman</th><th>top-k</th></tr>")  # fmt: skip
+            "<th>Spearman</th><th>verdict</th></tr>")  # fmt: skip
     return [
         "<h2>Ranking stability (split-half)</h2>",
         '<p class="note">Each ranking\'s per-example scores averaged over two halves of its rank '
         "examples (alternate examples); agreement of the two halves' rankings. Unstable: the halves "
-        "share under half of their top k (Jaccard &lt; 1/3).</p>",
+        "share under half of their top k (Jaccard &lt; 1/3); stable: 80% or more (Jaccard &ge; "
+        "2/3); partly stable between. A verdict needs 5 examples per half (fewer: one example "
+        "can move a head in or out of a half's top k on its own).</p>",
         f"<table>{head}{''.join(rows)}</table>",
     ]
 
 
+def _marked(words: str) -> str:
+    """A verdict, escaped, its first word in bold when it is ``unstable``."""
+    text = html.escape(words)
+    return "<b>unstable</b>" + text[len("unstable") :] if words.startswith("unstable") else text
+
+
 def stability_html(frame: pd.DataFrame) -> str:
-    """Split-half agreement per task and k; an unstable row is marked in bold."""
+    """Split-half agreement per task and k, in words (an unstable row in bold)."""
+    from interp_heads.attribution.stability import too_few, verdict
+
     rows = []
     for r in frame.sort_values(["task", "k"]).itertuples():
-        flag = "<b>unstable</b>" if r.unstable else "stable"
+        n_half = [int(r.n_examples) - int(r.n_half), int(r.n_half)]
+        shared = getattr(r, "shared", None)
+        if shared is None or shared != shared:  # older tables: from the Jaccard
+            shared = round(2 * r.k * r.jaccard / (1 + r.jaccard))
+        entry = {"jaccard": {str(r.k): r.jaccard}, "shared": {str(r.k): int(shared)}}
+        entry |= {"too_few": too_few(n_half)} if too_few(n_half) else {}
         rows.append(
             f"<tr><td>{html.escape(str(r.task))}</td><td>{r.n_examples} ({r.n_half})</td>"
-            f"<td>{r.k}</td><td>{r.jaccard:.2f}</td><td>{r.spearman:.2f}</td><td>{flag}</td></tr>"
+            f"<td>{r.k}</td><td>{r.jaccard:.2f}</td><td>{r.spearman:.2f}</td>"
+            f"<td>{_marked(verdict(entry, r.k))}</td></tr>"
         )
     head = (
         "<tr><th>task</th><th>rank examples (per half)</th><th>k</th><th>TopK Jaccard</th>"
-        "<th>Spearman</th><th>top-k</th></tr>"
+        "<th>Spearman</th><th>verdict</th></tr>"
     )
     return f"<table>{head}{''.join(rows)}</table>"
 

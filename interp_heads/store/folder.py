@@ -14,6 +14,8 @@ Nothing else in the package spells a file name of a run folder. Layout::
     summary.parquet / .csv     mean and 95% interval per (task, selection, k, metric)
     significance.csv           TopK minus each random control, interval and p-value
     generations.jsonl          every generated answer
+    prompts.jsonl              the prompt each evaluated example was given (rendered)
+    attention.json             attention patterns of each task's top heads on a few prompts
     known_heads.json / .csv    resume entry and table: known-head kinds of the model's heads
     heads/specificity.csv      cross-task drop matrix (``analyses``); heads/cross/<task>/: its sweeps
     heads/stability.csv        each ranking re-ranked on two halves of its examples (``analyses``)
@@ -70,6 +72,8 @@ class RunFolder:
     summary_csv = property(lambda self: self.root / "summary.csv")
     significance_csv = property(lambda self: self.root / "significance.csv")
     generations = property(lambda self: self.root / "generations.jsonl")
+    prompts = property(lambda self: self.root / "prompts.jsonl")
+    attention = property(lambda self: self.root / "attention.json")
     figures = property(lambda self: self.root / "figures")
     index = property(lambda self: self.root / "index.html")
     retired_index = property(lambda self: self.root / ".index.html.retired")  # lifecycle.start
@@ -243,7 +247,8 @@ class RunFolder:
             "baseline": [self.baseline_csv],
             "attribute": [self.attribution_parquet, self.ranking_csv],
             "tables": [self.sweep_parquet, self.summary_parquet, self.summary_csv,
-                       self.significance_csv, self.generations],
+                       self.significance_csv, self.generations, self.prompts],
+            "attention": [self.attention],
             "specificity": [self.specificity_csv],
             "stability": [self.stability_csv],
         }  # fmt: skip

@@ -25,6 +25,11 @@ def versions(packages: tuple[str, ...] = PACKAGES) -> dict[str, str]:
     """``{package: version}`` (``"absent"`` for one not installed)."""
     out = {}
     for pkg in packages:
+        if pkg == "interp_heads":  # the code's own version (an editable install's metadata lags)
+            import interp_heads
+
+            out[pkg] = interp_heads.__version__
+            continue
         try:
             out[pkg] = importlib.metadata.version(pkg)
         except importlib.metadata.PackageNotFoundError:

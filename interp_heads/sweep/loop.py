@@ -138,6 +138,10 @@ def run_sweep(
         for sel, k, seed, _ in plans[name]:
             collect_records(run.done[entry_name(name, sel, k, seed)], rows, gens)
     result = SweepResult(pd.DataFrame(rows), pd.DataFrame(gens), config, run.seconds, cache.stats())
+    result.prompts = {  # what the model saw, for the report's generations table
+        name: dict(zip([e.id for e in task], run.contexts[name].prompts, strict=True))
+        for name, task in run.tasks.items()
+    }
     _sanity(result)
     return result
 

@@ -21,6 +21,7 @@ class SweepResult:
     metric_cache: dict = field(
         default_factory=dict
     )  # MetricCache.stats(): look-ups, scored, hit_rate
+    prompts: dict = field(default_factory=dict)  # task -> {example id: the prompt as rendered}
 
     def to_frame(self) -> pd.DataFrame:
         return self.records
@@ -39,7 +40,7 @@ class SweepResult:
         return plot_sweep(self.summary(), **kwargs)
 
     def _repr_html_(self) -> str:
-        """A notebook cell shows the summary table and the seed figure (``interp_heads.figures.notebook``)."""
+        """A notebook cell shows the summary table and the Cognitive Mirrors figure (``interp_heads.figures.notebook``)."""
         from interp_heads.figures.notebook import sweep_html
 
         return sweep_html(self)

@@ -3,9 +3,26 @@
 For a TopK condition (one deterministic head set) the interval is a bootstrap over examples. For
 random selections it is a two-level bootstrap: resample the random draws (seeds), then the examples,
 so the interval reflects both which heads were drawn and which examples were asked.
+
+A verdict on TopK against a random control (:func:`verdict`) needs enough of both:
+
+- :data:`MIN_EXAMPLES` = 10 evaluated examples. The exact paired sign-flip test over ``n``
+  examples cannot give a two-sided p below ``2 ** (1 - n)``: 0.016 at n = 7, 0.002 at n = 10,
+  which still clears a Bonferroni correction over a sweep's ~20 cells (4 k x 2 metrics x 2
+  controls: 0.05 / 20 = 0.0025). The bootstrap's own p only stops at ``1 / n_boot`` (0.0005), so
+  below 10 examples it would claim more than the examples can show.
+- :data:`MIN_DRAWS` = 5 random draws. A t interval over ``d`` draw means has ``d - 1`` degrees of
+  freedom; its critical value over the normal 1.96 the bootstrap's percentile interval behaves
+  like is 6.5x at 2 draws, 2.2x at 3, 1.6x at 4 and 1.4x at 5: below 5 draws the interval
+  understates how much another draw of random heads could differ.
+
+Below either, the tables say "too few examples to decide (n = 7)" instead of a p-value and a
+``*``. A drop ratio is never shown infinite: when the control did not drop, both drops are shown.
 """
 
 from __future__ import annotations
+
+from typing import SupportsInt
 
 import numpy as np
 import pandas as pd
@@ -88,13 +105,17 @@ def paired_difference(
     }
 
 
+MIN_EXAMPLES = 10  # evaluated examples for a verdict (module docstring: why)
+MIN_DRAWS = 5  # random draws for a verdict
+
+
 def significance(
     records: pd.DataFrame, n_boot: int = 2000, seed: int = 0, top: str = TopK.display
 ) -> pd.DataFrame:
     """One row per task, k, metric and random control: TopK minus the control, CI, p-value.
 
     Also the drops from the unmasked score (``top_drop``, ``control_drop``) and their ratio, the
-    number the seed figure's claim is about ("TopK drops the task >= 3x more than RandomK").
+    number the Cognitive Mirrors figure's claim is about ("TopK drops the task >= 3x more than RandomK").
     """
     out = []
     base = (
@@ -146,3 +167,44 @@ def significance(
                 }
             )
     return pd.DataFrame(out)
+
+
+def too_few(n_examples: SupportsInt, n_draws: SupportsInt) -> str | None:
+    """Why TopK against a random control cannot be decided at these counts (None: it can)."""
+    if int(n_examples) < MIN_EXAMPLES:
+        return f"too few examples to decide (n = {int(n_examples)}; {MIN_EXAMPLES} needed)"
+    if int(n_draws) < MIN_DRAWS:
+        d = int(n_draws)
+        return f"too few random draws to decide ({d} draw{'s' * (d != 1)}; {MIN_DRAWS} needed)"
+    return None
+
+
+def decided(row) -> bool:
+    """Whether a row of :func:`significance` is significant *and* has enough examples and draws."""
+    return bool(row.significant) and too_few(row.n_examples, row.n_draws) is None
+
+
+def verdict(row) -> str:
+    """One line a reader cannot misread, for a row of :func:`significance`."""
+    why = too_few(row.n_examples, row.n_draws)
+    if why:
+        return why
+    if not row.significant:
+        return "no difference shown (the 95% CI includes 0)"
+    side = "below" if row.diff < 0 else "above"
+    return f"TopK {side} {row.control} (the 95% CI excludes 0)"
+
+
+def format_p(p: float) -> str:
+    """A bootstrap p-value for a table: ``< 0.001`` below its resolution, else 3 decimals."""
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def drops_text(top_drop: float, control_drop: float) -> str:
+    """TopK's drop over the control's as ``"4.7x"``; both drops when the ratio is not finite
+    (the control did not drop): ``"0.50 vs 0.00"``."""
+    if control_drop > 0 and np.isfinite(top_drop):
+        return f"{top_drop / control_drop:.1f}x"
+    if top_drop != top_drop or control_drop != control_drop:
+        return ""
+    return f"{top_drop:.2f} vs {control_drop:.2f}"

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 BUILTIN_TASKS = ("retrieval", "knowledge_recall", "math_calculation", "inference")
-# Further built-in tasks, not part of the seed figure's four panels.
+# Further built-in tasks, not part of the Cognitive Mirrors figure's four panels.
 EXTRA_TASKS = ("retrieval_keyed",)
 TASK_TITLES = {
     "retrieval": "Retrieval",

@@ -1,7 +1,7 @@
 """A user's own task (``prompt`` + ``answer`` only, no corrupted prompts, no declared format) through
 the documented path, ``attribute`` with its defaults then ``ablate --ranking``, on SmolLM2.
 
-The task (``data/user_tasks/antonyms.jsonl``) is not one of the built-in four. The check is the seed
+The task (``data/user_tasks/antonyms.jsonl``) is not one of the built-in four. The check is the Cognitive Mirrors
 figure's claim itself, with the significance the sweep reports: at a k where RandomK still holds
 the task, TopK's accuracy is below RandomK's and their 95% intervals do not overlap.
 """

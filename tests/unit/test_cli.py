@@ -137,7 +137,9 @@ def test_ablate_explicit_heads_and_report(earlier, tmp_path, capsys):
 
 def test_tasks_and_help(capsys, tmp_path):
     assert _main("tasks", "build", "--out", tmp_path, "-n", 8) == 0  # arguments go to the builder
-    assert len(list(tmp_path.glob("*.jsonl"))) == 5  # the four seed-figure tasks + retrieval_keyed
+    assert (
+        len(list(tmp_path.glob("*.jsonl"))) == 5
+    )  # the four Cognitive Mirrors figure tasks + retrieval_keyed
     assert _main("tasks", "show", TASK, "-n", 1) == 0
     out = capsys.readouterr().out
     assert "tiny_echo: 16 examples" in out and out.count('"id"') == 1

@@ -203,7 +203,7 @@ def test_a_killed_force_rerun_never_shows_the_earlier_config(point, earlier, tmp
     assert _main("report", out) == 0
     html = page.read_text()
     shown = {
-        "summary.parquet": "Seed figure" in html,
+        "summary.parquet": "Cognitive Mirrors figure" in html,
         "baseline.csv": "Baseline (unmasked model)" in html,
         "attribution.parquet": "Head attribution per task" in html,
     }

@@ -43,11 +43,13 @@ def test_report_is_rebuilt_from_saved_files_only(run_dir, tmp_path):
     )
     index = build_report(copy)
     page = index.read_text()
-    assert page.count("<script type='text/javascript'>") == 1  # plotly.js inline, once
+    # plotly.js once, from the figures folder beside the page (not inlined: the page stays small)
+    assert page.count("src='figures/plotly.min.js'") == 1 and "cdn.plot.ly" not in page
+    assert len(page) < 300_000 and page.count("<script") == page.count("</script>")
     from plotly.offline import get_plotlyjs
 
-    rest = page.replace(get_plotlyjs(), "")
-    assert "<script src" not in rest and "cdn.plot.ly" not in rest  # nothing fetched from a network
+    assert get_plotlyjs()[:2000] not in page  # nothing of plotly.js inline
+    assert (copy / "figures" / "plotly.min.js").read_text() == get_plotlyjs()
     for div in (
         "fig-seed_figure",
         "fig-heatmap_tiny_echo",
@@ -56,7 +58,7 @@ def test_report_is_rebuilt_from_saved_files_only(run_dir, tmp_path):
     ):
         assert f'id="{div}"' in page
     for heading in (
-        "Seed figure",
+        "Cognitive Mirrors figure",
         "TopK vs RandomK at each k",
         "Baseline",
         "Example generations",
@@ -80,7 +82,11 @@ def test_report_tables_and_partial_runs(run_dir, tmp_path):
     shutil.copy(run_dir / "attribution.parquet", only)
     page = build_report(only).read_text()
     assert "fig-heatmap_tiny_echo" in page  # only the sections the folder has
-    assert "Seed figure" not in page and "No sweep" not in page and "No baseline" not in page
+    assert (
+        "Cognitive Mirrors figure" not in page
+        and "No sweep" not in page
+        and "No baseline" not in page
+    )
     summary = pd.read_csv(run_dir / "summary.csv")
     assert {"mean", "ci_low", "ci_high", "baseline", "drop"} <= set(summary.columns)
 
@@ -115,7 +121,7 @@ def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
     browser = _chromium()
     url = (run_dir / "index.html").resolve().as_uri()
     dom = _headless(browser, "--virtual-time-budget=10000", "--dump-dom", url).stdout
-    # plotly drew every figure (seed figure, 2 heatmaps, overlap) and their traces
+    # plotly drew every figure (Cognitive Mirrors figure, 2 heatmaps, overlap) and their traces
     assert dom.count('class="plot-container plotly"') == 4, dom[:500]
     assert dom.count('class="hm"') == 3  # 2 head heatmaps + the overlap heatmap
     assert dom.count('class="trace scatter') >= 2 * 3 * 2  # 2 panels x 3 selections x 2 metrics

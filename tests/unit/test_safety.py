@@ -241,7 +241,7 @@ def test_thread_registry_ignores_a_planted_symlink(tmp_path, monkeypatch):
 def test_report_after_a_killed_force_rerun_shows_no_old_results(tmp_path, monkeypatch):
     out = tmp_path / "run"
     assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 0
-    assert "Seed figure" in (out / "index.html").read_text()
+    assert "Cognitive Mirrors figure" in (out / "index.html").read_text()
 
     class Killed(BaseException):  # like SIGKILL: no handler of the CLI catches it
         pass
@@ -270,7 +270,7 @@ def test_report_after_a_killed_force_rerun_shows_no_old_results(tmp_path, monkey
     assert not (out / "index.html").exists()  # and so is its page
     assert _main("report", out) == 0
     page = (out / "index.html").read_text()
-    assert "Seed figure" not in page and "TopK vs RandomK" not in page
+    assert "Cognitive Mirrors figure" not in page and "TopK vs RandomK" not in page
     assert "incomplete" in page and "sweep" in page.split("not run:")[1][:40]
 
 
@@ -412,7 +412,7 @@ def test_attribute_page_has_no_sweep_sections_and_offers_ablate(xss_run, tmp_pat
     captured = capfd.readouterr()
     assert "Moving model to device" not in captured.out + captured.err
     page = (out / "index.html").read_text()
-    for absent in ("Seed figure", "TopK vs RandomK", "No sweep", "No baseline", "No attribution", "Example generations", "seeds {}", "metrics {}"):  # fmt: skip
+    for absent in ("Cognitive Mirrors figure", "TopK vs RandomK", "No sweep", "No baseline", "No attribution", "Example generations", "seeds {}", "metrics {}"):  # fmt: skip
         assert absent not in page, absent
     assert "Head attribution per task" in page and "(tiny_echo)" in page
     assert "Status: complete" in page and "interp-heads ablate --model tiny --task" in page
@@ -426,9 +426,13 @@ def test_ablate_page_names_its_ranking(tmp_path):
     assert _main("ablate", "--model", "tiny", "--task", TASK, "--ranking", tmp_path / "R", "--k", "1,2", "--seeds", 1, "--no-filter", "--metrics", "accuracy", "--out", out, "--quiet") == 0  # fmt: skip
     page = (out / "index.html").read_text()
     assert "<h2>Ranking masked</h2>" in page and str(tmp_path / "R") in page
-    assert f'href="{(tmp_path / "R").resolve().as_uri()}"' in page
+    assert 'href="../R/index.html"' in page and "file://" not in page  # relative: folders move
     assert "(tiny_echo)" in page and "no tasks" not in page and "Status: complete" in page
-    assert "Seed figure" in page and "Head attribution" not in page and "No baseline" not in page
+    assert (
+        "Cognitive Mirrors figure" in page
+        and "Head attribution" not in page
+        and "No baseline" not in page
+    )
     assert "random_draws" in page.split("<h2>Provenance</h2>")[1].split("<details>")[0]
 
 

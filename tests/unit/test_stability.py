@@ -73,7 +73,7 @@ def _with_halves(a, b, rank_by="abs") -> HeadScores:
     )
     full = per.mean(0)
     return HeadScores(full, "m", "t", provenance={"rank_by": rank_by, "split_half": {
-        "n_examples": 4, "n_half": [2, 2], "scores": [per[0].tolist(), per[1].tolist()]}})  # fmt: skip
+        "n_examples": 12, "n_half": [6, 6], "scores": [per[0].tolist(), per[1].tolist()]}})  # fmt: skip
 
 
 def test_agreement_equals_hand_computation():
@@ -87,7 +87,7 @@ def test_agreement_equals_hand_computation():
         tb = set(b.flatten().argsort(descending=True)[:k].tolist())
         assert got["jaccard"][str(k)] == pytest.approx(len(ta & tb) / len(ta | tb), abs=1e-4)
         assert got["shared"][str(k)] == len(ta & tb)
-    assert got["n_examples"] == 4 and got["n_half"] == [2, 2]
+    assert got["n_examples"] == 12 and got["n_half"] == [6, 6]
 
 
 def test_disagreeing_halves_are_flagged_identical_are_not():

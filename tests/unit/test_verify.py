@@ -90,14 +90,20 @@ def test_verdicts_of_known_rankings(tiny):
         layer, head = (int(x) for x in row["head"][1:].split("H"))
         drops[layer, head] = row["exact"]
     good = verify_ranking(
-        tiny, batches, HeadScores(drops, "x", "t", provenance={"rank_by": "signed"}), 3
+        tiny, batches, HeadScores(drops, "x", "t", provenance={"rank_by": "signed"}), 5
     )
-    assert good["top_confirmed"] == 3 and good["spearman"] == pytest.approx(1.0)
-    assert not good["flag"] and good["verdict"].startswith("top 3 confirmed; random sample")
+    assert good["top_confirmed"] == 5 and good["spearman"] == pytest.approx(1.0)
+    assert not good["flag"] and good["verdict"].startswith("top set confirmed: 5 of the top 5")
+    assert "order confirmed: Spearman 1.00 over all 10 verified heads" in good["verdict"]
     bad = verify_ranking(
-        tiny, batches, HeadScores(-drops, "x", "t", provenance={"rank_by": "signed"}), 3
+        tiny, batches, HeadScores(-drops, "x", "t", provenance={"rank_by": "signed"}), 5
     )
-    assert bad["flag"] and bad["spearman"] < 0 and "FLAGGED" in bad["verdict"]
+    assert bad["flag"] and bad["spearman"] < 0
+    assert "top set NOT confirmed" in bad["verdict"] and "order NOT confirmed" in bad["verdict"]
+    few = verify_ranking(
+        tiny, batches, HeadScores(-drops, "x", "t", provenance={"rank_by": "signed"}), 3
+    )  # 3 + 3 heads cannot decide: nothing is flagged
+    assert not few["flag"] and few["verdict"].startswith("too few heads to decide")
 
 
 def test_reuses_exact_scores_of_refine_and_exact_layers(tiny):

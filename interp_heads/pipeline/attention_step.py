@@ -1,0 +1,44 @@
+"""The attention patterns of each task's top heads on its first prompts, stored for the page.
+
+``attention_step`` runs while the model is at hand (``attribute``): for each task ranked by
+scores, the top :data:`N_HEADS` heads' patterns on the first :data:`N_PROMPTS` rank prompts,
+rendered as the model sees them (``figures.attention.attention_data``: one forward pass per
+prompt). They go to ``attention.json`` so ``interp-heads report`` redraws them without the model.
+A model without attention-pattern hooks is skipped with its reason in the manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from interp_heads.errors import one_line
+
+N_HEADS, N_PROMPTS = 6, 3
+
+
+def attention_step(exp) -> dict:
+    """``{task: attention_data record}`` of every task ranked by scores, written to the folder."""
+    from interp_heads.figures.attention import attention_data
+    from interp_heads.store import write_atomic
+    from interp_heads.tasks.prompts import render
+
+    start, out = time.perf_counter(), {}
+    for name, scores in exp.rankings.items():
+        if not hasattr(scores, "top"):  # an ordered list of heads (no scores to rank by)
+            continue
+        rank = exp.splits[name][0] if name in exp.splits else exp.tasks[name]
+        examples = list(rank)[:N_PROMPTS] or list(exp.tasks.get(name, []))[:N_PROMPTS]
+        if not examples:
+            continue
+        fmt = exp.fmts.get(name) or getattr(rank, "fmt", None) or "auto"
+        try:
+            prompts = render(exp.model, [e.prompt for e in examples], fmt=fmt)
+            data = attention_data(exp.model, prompts, scores.top(N_HEADS))
+        except (ValueError, RuntimeError, AttributeError, KeyError) as exc:
+            exp.manifest["attention"] = {"skipped": one_line(exc)}
+            return {}
+        out[name] = {**data, "example_ids": [e.id for e in examples], "method": scores.method}
+    write_atomic(exp.folder.attention, json.dumps(out))
+    exp.timings["attention"] = time.perf_counter() - start
+    return out
