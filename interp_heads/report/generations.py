@@ -15,8 +15,11 @@ import html
 
 import pandas as pd
 
+from interp_heads.interventions.selections import RandomK, TopK
 from interp_heads.store.names import safe_name
-from interp_heads.vocab import BASELINE, RANDOMK, TOPK
+from interp_heads.vocab import BASELINE
+
+TOPK, RANDOMK = TopK.display, RandomK.display
 
 CORRECTNESS = ("accuracy", "bleu_rouge_cosine")  # metrics whose value says right (1) or wrong (0)
 PREVIEW = 70  # characters of a prompt shown before it is opened
