@@ -8,8 +8,9 @@ names the step that finished last. Manifests without ``steps`` (older runs) show
 
 from __future__ import annotations
 
-import html
 import shlex
+
+from interp_heads.figures.escape import esc, esc_num
 
 # which step writes which saved piece of a run (``load_run``'s keys)
 WRITTEN_BY = {
@@ -55,10 +56,12 @@ def status_line(manifest: dict) -> str:
         status += f" (finished: {done}" + (f"; not run: {', '.join(todo)})" if todo else ")")
     else:
         status = str(manifest.get("status", "?"))
+    if manifest.get("status") == "failed":
+        status += f"; stopped by an error: {manifest.get('error', '?')}"
     total = (manifest.get("timings") or {}).get("total")
-    when = f", {total:.0f} s" if isinstance(total, int | float) else ""
-    digest = html.escape(str(manifest.get("config_digest", "?")))
-    return f'<p class="note">Status: {html.escape(status)}{when}; config digest {digest}.</p>'
+    when = f", {esc_num(total, '.0f')} s" if isinstance(total, int | float) else ""
+    digest = esc(manifest.get("config_digest", "?"))
+    return f'<p class="note">Status: {esc(status)}{when}; config digest {digest}.</p>'
 
 
 def next_command(manifest: dict, run_dir: str) -> str:
@@ -79,8 +82,8 @@ def next_command(manifest: dict, run_dir: str) -> str:
 
 def _para(text: str, argv: list[str] | str) -> str:
     line = shlex.join(argv) if isinstance(argv, list) else argv
-    code = f"<pre>{html.escape(line)}</pre>" if line else ""
-    return f'<p class="note">{html.escape(text)}</p>{code}'
+    code = f"<pre>{esc(line)}</pre>" if line else ""
+    return f'<p class="note">{esc(text)}</p>{code}'
 
 
 def ranking_section(manifest: dict) -> str:
@@ -96,11 +99,11 @@ def ranking_section(manifest: dict) -> str:
         from pathlib import Path
 
         uri = Path(str(ranking.get("path") or source)).resolve().as_uri()
-        what = f'ranking <a href="{html.escape(uri, quote=True)}">{html.escape(str(source))}</a>'
+        what = f'ranking <a href="{esc(uri)}">{esc(source)}</a>'
         prov = ranking.get("info") or {}
         if prov:
-            what += " (" + html.escape(", ".join(f"{k} {v}" for k, v in prov.items())) + ")"
+            what += " (" + esc(", ".join(f"{k} {v}" for k, v in prov.items())) + ")"
     else:
         what = "heads given with --heads"
     return (f"<h2>Ranking masked</h2><p>Masked heads from {what}; order: "
-            f"{html.escape(top) or 'none'}.</p>")  # fmt: skip
+            f"{esc(top) or 'none'}.</p>")  # fmt: skip
