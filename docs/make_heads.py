@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.store.csv_cells import write_csv
+
 KS = [8, 32]
 SWEEP = dict(ks=KS, seeds=3, ablation="mean", max_new_tokens=6, exclude_top=True)
 
@@ -71,7 +73,7 @@ def phase_retrieval(inp: Inputs, out: Path) -> None:
         out_dir=inp.run / "heads" / "retrieval_sweep",
         progress=False,
     )
-    result.significance().to_csv(out.with_suffix(".csv"), index=False)
+    write_csv(result.significance(), out.with_suffix(".csv"))
     out.write_text(json.dumps(scores.to_dict()))
 
 
@@ -83,7 +85,7 @@ def phase_stability(inp: Inputs, out: Path) -> None:
         split_half(inp.model, inp.split(name, "rank"), [*KS, 16], cfg["attribution"], batch_size=32)
         for name in inp.rankings
     ]
-    pd.concat(frames).to_csv(out, index=False)
+    write_csv(pd.concat(frames), out)
 
 
 def phase_specificity(inp: Inputs, out: Path) -> None:
@@ -97,7 +99,7 @@ def phase_specificity(inp: Inputs, out: Path) -> None:
         inp.model, tasks, inp.rankings, cfg, inp.run / "heads" / "cross", metrics=[Accuracy()],
         batch_size=32,
     )  # fmt: skip
-    drop_matrix(rec).to_csv(out, index=False)
+    write_csv(drop_matrix(rec), out)
 
 
 PHASES = {

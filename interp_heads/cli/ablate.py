@@ -10,7 +10,13 @@ from interp_heads.config.run_config import check_ks
 from interp_heads.errors import PipelineError
 from interp_heads.execution.registry import open_executor
 from interp_heads.pipeline.loading import load_any_task
-from interp_heads.pipeline.rankings import load_ranking, ranking_elbow, stored_scores
+from interp_heads.pipeline.rankings import (
+    check_heads_or_ranking,
+    check_ranking_source,
+    load_ranking,
+    ranking_elbow,
+    stored_scores,
+)
 from interp_heads.pipeline.steps import Experiment, run_steps
 from interp_heads.store.folder import RunFolder
 from interp_heads.vocab import Selection
@@ -90,6 +96,7 @@ def _check_args(args) -> None:
         _parse(Selection, name)
     if args.heads is not None and not args.heads.strip(" ,"):
         raise PipelineError("--heads is empty; give head labels such as L3H2,L5H0")
+    check_heads_or_ranking(args.heads, args.ranking)
     if not (args.heads or args.ranking):
         raise PipelineError("give --ranking DIR_OR_CSV or --heads L0H1,...")
     if args.elbow and args.heads:
@@ -109,6 +116,7 @@ def _ranking(args, model, task):
     else:
         ranked_on = args.ranking_task or task.name
         ranking = load_ranking(args.ranking, ranked_on, n_layers, n_heads)
+        check_ranking_source(args.ranking, ranked_on, model, task, args.allow_other_model, args.allow_other_task)  # fmt: skip
         ks = args.k or [16, 32, 64, 128]
         source = f"ranking {args.ranking!r}"
         scores = stored_scores(args.ranking, ranked_on)  # read once: provenance and elbow

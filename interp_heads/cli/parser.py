@@ -115,6 +115,16 @@ def _ablate(sub, cmds) -> None:
         "--ranking-task",
         help="use the ranking made on this task (None: the --task's own; another task's on purpose)",
     )
+    b.add_argument(
+        "--allow-other-model",
+        action="store_true",
+        help="use a ranking made on another model than --model (refused by default)",
+    )
+    b.add_argument(
+        "--allow-other-task",
+        action="store_true",
+        help="use a ranking made on another file of the same task (another sha256; refused by default)",
+    )
     b.add_argument("--heads", help="explicit heads to mask, e.g. L3H2,L5H0 (instead of --ranking)")
     b.add_argument(
         "--k",
@@ -129,7 +139,7 @@ def _ablate(sub, cmds) -> None:
     cli_flag(b, "comet_model")
     cli_flag(b, "ablation", default=None)
     cli_flag(b, "positions")
-    cli_flag(b, "scale_factor", type=float)
+    cli_flag(b, "scale_factor", type=validation.finite_float)
     cli_flag(b, "n_eval")
     b.add_argument(
         "--skip",

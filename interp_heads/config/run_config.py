@@ -40,6 +40,8 @@ from interp_heads.errors import PipelineError
 from interp_heads.store import config_digest
 from interp_heads.tasks.schema import BUILTIN_TASKS
 
+MAX_CONFIG_BYTES = 2**20  # a config is a few hundred bytes; a larger file is the wrong file
+
 __all__ = [
     "DIGEST_IF_SET",
     "MAX_SEEDS",
@@ -127,15 +129,23 @@ class RunConfig(
     @classmethod
     def from_toml(cls, path: str | os.PathLike) -> RunConfig:
         """Read a TOML file (flat keys, sections, or everything under a ``[run]`` table)."""
+        from interp_heads.config.validation import check_regular_file
+
         path = Path(path)
+        check_regular_file(path, f"config file {str(path)!r}", MAX_CONFIG_BYTES)
         try:
             d = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is fine
         except FileNotFoundError:
             raise PipelineError(f"config file {str(path)!r} not found") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise PipelineError(f"malformed config {str(path)!r}: {exc}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise PipelineError(f"malformed config {str(path)!r}: {_msg(exc)}") from None
         if set(d) == {"run"} and isinstance(d["run"], dict):
             d = d["run"]
+        if not _flatten(d, str(path)):  # the defaults alone: every built-in task, ~30 min
+            raise PipelineError(
+                f"config {str(path)!r} sets nothing; a config must set at least one key, e.g. "
+                'its tasks (tasks = ["retrieval"]): the defaults alone run every built-in task'
+            )
         config = cls.from_dict(d, source=str(path))
         config._base_dir = path.resolve().parent
         return config
@@ -203,6 +213,10 @@ def _flatten(d: dict, source: str) -> dict:
         else:
             flat[key] = value
     return flat
+
+
+def _msg(exc: Exception) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
 def _one_line(exc: ValidationError) -> str:

@@ -57,7 +57,9 @@ Fraction = Annotated[float, Field(gt=0, le=1)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False
+    )  # nan or inf (TOML allows both) is never a setting
 
 
 class ModelSection(_Section):
@@ -190,7 +192,9 @@ class SweepSection(_Section):
 class GenerationSection(_Section):
     max_new_tokens: Pos = Field(16, description="tokens generated per answer")
     batch_size: Pos = Field(16, description="examples per forward pass")
-    seed: int = Field(0, description="torch seed set before the run")
+    seed: int = Field(
+        0, ge=-(2**63), le=2**64 - 1, description="torch seed set before the run"
+    )  # torch.manual_seed's range
     free_form: bool = Field(
         False,
         description="generate max_new_tokens without the first-line stop and score whole answers",

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
+from interp_heads.errors import InputError
 from interp_heads.execution.base import Generation
 from interp_heads.interventions.kinds import KINDS
 from interp_heads.store import config_digest
@@ -40,6 +42,8 @@ class SweepConfig:
         self.ablation = KINDS.canonical(self.ablation)
         self.positions = str(MaskPositions.parse(self.positions, "mask positions"))
         self.scale = float(self.scale)
+        if not math.isfinite(self.scale):
+            raise InputError(f"scale must be a finite number, got {self.scale}")
 
     def mask_options(self) -> dict:
         """The ``mask_heads`` keywords beside the kind: ``positions`` and ``factor``."""
