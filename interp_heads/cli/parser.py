@@ -190,9 +190,10 @@ def _ablate(sub, cmds) -> None:
     cli_flag(b, "metrics", type=validation.names_arg)
     for name in ("comet_model", "ablation", "positions", "n_eval", "skip"):
         cli_flag(b, name)
-    cli_flag(b, "scale_factor", type=float)
+    cli_flag(b, "scale_factor", type=validation.finite_float)
     _no_filter(b, "evaluate examples whether or not the unmasked model gets them right")
-    cli_flag(b, "allow_overlap", action="store_true")
+    for name in ("allow_overlap", "allow_other_model", "allow_other_task"):
+        cli_flag(b, name, action="store_true")
     cli_flag(
         b, "fmt", help="prompt format (None: the ranking's, else the task file's, else measured)"
     )

@@ -16,7 +16,6 @@ import pandas as pd
 
 from interp_heads.errors import PipelineError
 from interp_heads.store.folder import RunFolder
-from interp_heads.store.names import safe_name
 
 KEYS = ["task", "selection", "seed", "k"]
 SCORE_COMMAND = "interp-heads score RUN --metrics comet"
@@ -27,7 +26,10 @@ def read_generations(run_dir: Path) -> pd.DataFrame:
     path = run_dir / "generations.jsonl"
     if not path.is_file():
         raise PipelineError(f"{str(run_dir)!r} has no generations.jsonl to score")
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    try:
+        rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except (ValueError, RecursionError) as exc:  # not UTF-8, not JSON, nested too deeply
+        raise PipelineError(f"{path}: unreadable ({type(exc).__name__})") from None
     if not rows:
         raise PipelineError(f"{path} is empty: nothing to score")
     missing = {"generation", "question", "answer", *KEYS} - set(rows[0])
@@ -48,19 +50,34 @@ def score_run(run_dir: Path, names: list[str], comet_model: str | None = None) -
         MetricItem(src=str(q), mt=str(g), ref=str(a))
         for q, g, a in zip(gens["question"], gens["generation"], gens["answer"], strict=True)
     ]
+    folder = RunFolder(run_dir)
+    paths = {m.name: _score_file(folder, m.name) for m in metrics}  # refused before any scoring
     out = {}
-    (run_dir / "scores").mkdir(exist_ok=True)
     for metric in metrics:
         table = gens[[*KEYS, "example_id"]].copy()
         table.insert(4, "metric", metric.name)
         table.insert(5, "label", metric.label)
         table["value"] = metric.score(items)
-        path = run_dir / "scores" / f"{safe_name(metric.name)}.csv"
-        table.to_csv(path, index=False)
+        path = paths[metric.name]
+        folder.write_frame(path, table)  # atomic: a killed run leaves the old file or the new
         out[metric.name] = path
         means = table.groupby([*KEYS, "label"], sort=False)["value"].mean().reset_index()
         print(means.to_string(index=False))
     return out
+
+
+def _score_file(folder: RunFolder, metric: str) -> Path:
+    """``scores/<metric>.csv`` of the run folder, refused when it (or ``scores/``) is a link or
+    not a plain file: the scores are written inside the run folder, never through a link."""
+    folder.check_links()  # scores/ itself
+    folder.scores.mkdir(exist_ok=True)
+    path = folder.score_file(metric)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise PipelineError(
+            f"{str(path)!r} is a symbolic link or not a plain file; the scores are written only "
+            "to plain files inside the run folder"
+        )
+    return path
 
 
 def cmd_score(args) -> int:

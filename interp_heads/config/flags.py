@@ -38,6 +38,8 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
         kwargs["type"] = validation.positive_int if hi is None else validation.bounded_int(hi)
     elif _non_negative(info):
         kwargs["type"] = validation.non_negative_int
+    elif float in (info.annotation, *typing.get_args(info.annotation)):
+        kwargs["type"] = validation.finite_float  # never nan or inf
     kwargs.update(overrides)
     if isinstance(kwargs.get("default"), list):
         kwargs["default"] = [str(v) for v in kwargs["default"]]

@@ -42,6 +42,8 @@ from interp_heads.errors import PipelineError
 from interp_heads.store import config_digest
 from interp_heads.tasks.schema import BUILTIN_TASKS
 
+MAX_CONFIG_BYTES = 2**20  # a config is a few hundred bytes; a larger file is the wrong file
+
 __all__ = [
     "DIGEST_IF_SET",
     "MAX_SEEDS",
@@ -111,7 +113,10 @@ class RunConfig(
 
     def _check_ranking_source(self) -> None:
         if self.ranking is not None and self.heads is not None:
-            raise PipelineError("config: give ranking or heads, not both")
+            raise PipelineError(
+                "config: give --heads or --ranking, not both (--heads masks the heads listed; "
+                "--ranking masks the top k of a ranking)"
+            )
         if self.heads is not None and self.elbow:
             raise PipelineError(
                 "config: elbow needs a ranking with scores (--ranking, ranking =), not --heads"
@@ -195,15 +200,23 @@ class RunConfig(
     @classmethod
     def from_toml(cls, path: str | os.PathLike) -> RunConfig:
         """Read a TOML file (flat keys, sections, or everything under a ``[run]`` table)."""
+        from interp_heads.config.validation import check_regular_file
+
         path = Path(path)
+        check_regular_file(path, f"config file {str(path)!r}", MAX_CONFIG_BYTES)
         try:
             d = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is fine
         except FileNotFoundError:
             raise PipelineError(f"config file {str(path)!r} not found") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise PipelineError(f"malformed config {str(path)!r}: {exc}") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise PipelineError(f"malformed config {str(path)!r}: {_msg(exc)}") from None
         if set(d) == {"run"} and isinstance(d["run"], dict):
             d = d["run"]
+        if not _flatten(d, str(path)):  # the defaults alone: every built-in task, ~30 min
+            raise PipelineError(
+                f"config {str(path)!r} sets nothing; a config must set at least one key, e.g. "
+                'its tasks (tasks = ["retrieval"]): the defaults alone run every built-in task'
+            )
         config = cls.from_dict(d, source=str(path))
         config._base_dir = path.resolve().parent
         return config
@@ -274,6 +287,10 @@ def _flatten(d: dict, source: str) -> dict:
         else:
             flat[key] = value
     return flat
+
+
+def _msg(exc: Exception) -> str:
+    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
 
 
 def _one_line(exc: ValidationError) -> str:

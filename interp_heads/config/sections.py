@@ -59,7 +59,9 @@ Fraction = Annotated[float, Field(gt=0, le=1)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, strict=True)
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False
+    )  # nan or inf (TOML allows both) is never a setting
 
 
 class ModelSection(_Section):
@@ -131,6 +133,13 @@ class RankingSection(_Section):
     allow_overlap: bool = Field(
         False,
         description="also evaluate the examples the ranking was computed on (left out by default)",
+    )
+    allow_other_model: bool = Field(
+        False, description="mask a ranking made on another model (refused by default)"
+    )
+    allow_other_task: bool = Field(
+        False,
+        description="mask a ranking made on another file of the same task (refused by default)",
     )
 
 
@@ -238,7 +247,9 @@ class AnalysisSection(_Section):
 class GenerationSection(_Section):
     max_new_tokens: Pos = Field(16, description="tokens generated per answer")
     batch_size: Pos = Field(16, description="examples per forward pass")
-    seed: int = Field(0, description="torch seed set before the run")
+    seed: int = Field(
+        0, ge=-(2**63), le=2**64 - 1, description="torch seed set before the run"
+    )  # torch.manual_seed's range
     free_form: bool = Field(
         False,
         description="generate max_new_tokens without the first-line stop and score whole answers",
@@ -296,6 +307,8 @@ DIGEST_IF_SET = {
     "ranking_task": None,
     "heads": None,
     "allow_overlap": False,
+    "allow_other_model": False,
+    "allow_other_task": False,
     "analyses": [],
     "stability_ks": None,
 }

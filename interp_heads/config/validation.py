@@ -8,8 +8,12 @@ as it was. The ``*_arg`` functions are ``argparse`` types.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import re
+import stat
 from collections import Counter
+from pathlib import Path
 
 from interp_heads.errors import PipelineError
 
@@ -79,7 +83,37 @@ def names_arg(text: str) -> list[str]:
     return names
 
 
+def finite_float(text: str) -> float:
+    """A finite number (``nan`` and ``inf`` are refused: a mask scaled by them is no result)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
 # --------------------------------------------------------------------------- values
+def check_regular_file(path: str | os.PathLike, what: str, max_bytes: int | None = None) -> None:
+    """``path`` must be a regular file of at most ``max_bytes``: a folder, a FIFO (which would
+    block the read) or a device such as ``/dev/zero`` (which never ends) is refused unread."""
+    try:
+        st = Path(path).stat()
+    except FileNotFoundError:
+        raise PipelineError(f"{what} not found") from None
+    except OSError as exc:
+        raise PipelineError(f"{what}: cannot read ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise PipelineError(f"{what} is a folder, not a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise PipelineError(f"{what} is not a regular file (a device, FIFO or socket)")
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise PipelineError(
+            f"{what} is {st.st_size:,} bytes; at most {max_bytes:,} are read (is it the right file?)"
+        )
+
+
 def check_device(device: str | None) -> None:
     """A known device name that this machine has (``None``: the default, always fine)."""
     if device is None:
@@ -169,9 +203,27 @@ def check_prompt_lengths(
                 len(text.encode()) + 2 <= limit
             ):  # a token covers at least one byte: no need to tokenize
                 continue
-            n = len(model.tokenizer(text)["input_ids"]) + 1
+            bound = len(text) // _longest_token(model.tokenizer) + 1  # no token covers more
+            counted = bound <= limit  # else too long for certain: not tokenised
+            n = len(model.tokenizer(text)["input_ids"]) + 1 if counted else bound
             if n > limit:
                 raise PipelineError(
-                    f"task {task.name!r} row {ex.id!r}: {fieldname.replace('_', ' ')} is {n} tokens; with "
+                    f"task {task.name!r} row {ex.id!r}: {fieldname.replace('_', ' ')} is "
+                    f"{'' if counted else 'at least '}{n} tokens; with "
                     f"max-new-tokens={max_new_tokens} it exceeds the model context of {n_ctx}"
                 )
+
+
+def _longest_token(tokenizer) -> int:
+    """Characters of the vocabulary's longest token (cached on the tokenizer): a text of ``c``
+    characters is at least ``c // _longest_token`` tokens, so a prompt far too long for the
+    context is refused without tokenising it (a 20 MB prompt would take minutes and gigabytes)."""
+    cached = getattr(tokenizer, "_interp_heads_longest_token", None)
+    if cached is None:
+        vocab = tokenizer.get_vocab() if hasattr(tokenizer, "get_vocab") else {}
+        cached = max((len(t) for t in vocab), default=0) or 10**9
+        try:
+            tokenizer._interp_heads_longest_token = cached
+        except AttributeError:
+            pass
+    return cached

@@ -1,23 +1,23 @@
 """How results show in a Jupyter cell: a compact HTML table and the figure (``_repr_html_``).
 
 ``HeadScores``, ``SweepResult`` and a loaded run folder (``report.load_run``) end a notebook cell
-the way pandas and Plotly objects do: the top of the table (escaped by pandas) and the figure
+the way pandas and Plotly objects do: the top of the table (escaped: ``figures.escape``) and the figure
 through Plotly's own notebook repr, so no extra call is needed to look at a result.
 """
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
+
+from interp_heads.figures.escape import esc, esc_table
 
 ROWS = 10  # table rows shown in a cell
 
 
 def _table(frame: pd.DataFrame, caption: str) -> str:
     more = f" (first {ROWS} of {len(frame)})" if len(frame) > ROWS else ""
-    body = frame.head(ROWS).to_html(index=False, escape=True, border=0, na_rep="")
-    return f"<div><b>{html.escape(caption)}</b>{html.escape(more)}{body}</div>"
+    body = esc_table(frame.head(ROWS))
+    return f"<div><b>{esc(caption)}</b>{esc(more)}{body}</div>"
 
 
 def _figure(fig) -> str:

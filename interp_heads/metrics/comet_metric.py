@@ -142,7 +142,8 @@ class CometMetric(Metric):
     def build(cls, comet_model: str | None = None, allow_fallback: bool = True, **_) -> Metric:
         """The COMET metric of ``comet_model`` (default ``DEFAULT_COMET_MODEL``), loaded; when it
         cannot load, the MiniLM stand-in with a printed note (``allow_fallback``) or
-        :class:`MetricUnavailable`."""
+        :class:`MetricUnavailable`. A checkpoint file or folder named by the user that cannot
+        load is always refused (:class:`MetricUnavailable`): the stand-in is for the default."""
         from interp_heads.metrics.embedding import MiniLMCosine
 
         _check_comet_environment()
@@ -151,8 +152,8 @@ class CometMetric(Metric):
         try:
             metric.load()
         except MetricUnavailable as exc:
-            if not allow_fallback:
-                raise
+            if not allow_fallback or _is_local(comet_model):
+                raise  # a checkpoint file or folder given by the user must load: no stand-in
             note = fallback_note(str(exc))
             log.debug(note)
             print(note, file=sys.stderr)
@@ -228,6 +229,11 @@ def _check_named_path(comet_model: str | None) -> None:
     )  # a hub name is "org/name"
     if looks_like_path and not Path(comet_model).expanduser().exists():
         raise MetricUnavailable(f"comet model {comet_model!r}: no such file or folder")
+
+
+def _is_local(comet_model: str | None) -> bool:
+    """Whether ``comet_model`` names an existing file or folder (not a hub name)."""
+    return comet_model is not None and Path(comet_model).expanduser().exists()
 
 
 def _check_comet_environment() -> None:

@@ -123,6 +123,11 @@ def folder_sha256(path: Path) -> str:
 def _load_local(
     path: Path, device: str, dtype: torch.dtype, use_cache: bool, n_devices: int = 1
 ) -> HookedTransformer:
+    if not path.is_file() and not path.is_dir():
+        raise ModelLoadError(
+            f"{path} is neither a model folder nor a regular file (a device, FIFO or socket); "
+            "pass a model folder or a .gguf file"
+        )
     if path.is_file():
         if path.suffix != ".gguf":
             raise ModelLoadError(

@@ -17,7 +17,7 @@ from interp_heads.config import validation
 from interp_heads.config.run_config import RunConfig
 from interp_heads.errors import PipelineError
 from interp_heads.heads import Head, head_label, parse_heads
-from interp_heads.pipeline.rankings import load_ranking, stored_scores
+from interp_heads.pipeline.rankings import check_ranking_source, load_ranking, stored_scores
 
 
 @dataclass
@@ -61,14 +61,22 @@ def given_rankings(config: RunConfig, model, tasks: dict) -> dict[str, GivenRank
             heads = parse_heads(list(config.heads), n_layers, n_heads)
             validation.check_unique_heads(heads, "heads")
             out[name] = GivenRanking(heads, task=name)
-        else:
-            out[name] = _from_file(config, name, n_layers, n_heads)
+        else:  # made on this model and this task file, unless allowed
+            out[name] = _from_file(config, tasks[name], model)
     return out
 
 
-def _from_file(config: RunConfig, name: str, n_layers: int, n_heads: int) -> GivenRanking:
-    made_on = config.ranking_task or name
-    heads = load_ranking(config.ranking, made_on, n_layers, n_heads)
+def _from_file(config: RunConfig, task, model) -> GivenRanking:
+    made_on = config.ranking_task or task.name
+    heads = load_ranking(config.ranking, made_on, model.cfg.n_layers, model.cfg.n_heads)
+    check_ranking_source(
+        config.ranking,
+        made_on,
+        model,
+        task,
+        config.allow_other_model,
+        config.allow_other_task,
+    )
     scores = stored_scores(config.ranking, made_on)  # read once: provenance and elbow
     prov = {} if scores is None else dict(scores.provenance)
     same_order = scores is not None and [tuple(h) for h in scores.top(len(heads))] == heads

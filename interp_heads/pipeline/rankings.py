@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from interp_heads.config import validation
 from interp_heads.errors import PipelineError, one_line
+from interp_heads.store.csv_cells import csv_restore
 from interp_heads.store.folder import RunFolder
+
+MAX_RANKING_BYTES = 64 * 2**20  # a ranking of a million heads is ~50 MB; more is not a ranking
 
 
 def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
@@ -20,9 +24,12 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
         p = RunFolder(p).ranking_file()
     if not p.exists():
         raise PipelineError(f"ranking {str(p)!r} not found")
+    validation.check_regular_file(p, f"ranking {str(p)!r}", MAX_RANKING_BYTES)
     try:
         frame = (
-            pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p, dtype={"label": str})
+            pd.read_parquet(p)
+            if p.suffix == ".parquet"
+            else csv_restore(pd.read_csv(p, dtype={"label": str, "task": str}))
         )
     except Exception as exc:  # pandas/pyarrow raise many types for a damaged file
         msg = one_line(exc)
@@ -39,19 +46,53 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
                 f"{task!r} (--ranking-task NAME uses another task's ranking)"
             )
         frame = frame[frame["task"] == task]
-    if "rank" in frame.columns:
-        frame = frame.sort_values("rank")
     labels = list(frame["label"])
     if not labels or any(not isinstance(x, str) for x in labels):
         raise PipelineError(
             f"ranking {str(p)!r} has {'no rows' if not labels else 'rows without a label'} (truncated?)"
         )
+    if "rank" in frame.columns:
+        frame = frame.assign(rank=_ranks(frame["rank"], f"ranking {str(p)!r}")).sort_values("rank")
     try:
-        heads = parse_heads(labels, n_layers, n_heads)
+        heads = parse_heads(list(frame["label"]), n_layers, n_heads)
     except ValueError as exc:
         raise PipelineError(f"ranking {str(p)!r}: {exc}") from None
     validation.check_unique_heads(heads, f"ranking {str(p)!r}")
+    _check_labels_agree(frame, heads, f"ranking {str(p)!r}")
     return heads
+
+
+def _ranks(column, source: str):
+    """The ``rank`` column as whole numbers, each once (``PipelineError`` otherwise: the file's
+    order or a tie would silently decide which heads are the top k)."""
+    import pandas as pd
+
+    ranks = pd.to_numeric(column, errors="coerce")
+    bad = [v for v, r in zip(column, ranks, strict=True) if not math.isfinite(r) or r != int(r)]
+    if bad:
+        raise PipelineError(f"{source}: rank {str(bad[0])[:40]!r} is not a whole number")
+    dup = ranks[ranks.duplicated()]
+    if len(dup):
+        raise PipelineError(f"{source}: rank {int(dup.iloc[0])} is given to two heads")
+    return ranks.astype(int)
+
+
+def _check_labels_agree(frame, heads, source: str) -> None:
+    """Where the file has ``layer`` and ``head`` columns, each row's label must name that head."""
+    import pandas as pd
+
+    from interp_heads.heads import head_label
+
+    if not {"layer", "head"} <= set(frame.columns):
+        return
+    layers = pd.to_numeric(frame["layer"], errors="coerce")
+    cols = pd.to_numeric(frame["head"], errors="coerce")
+    for (layer, head), lay, hd in zip(heads, layers, cols, strict=True):
+        if (lay, hd) != (layer, head):
+            raise PipelineError(
+                f"{source}: label {head_label(layer, head)} disagrees with its row's layer "
+                f"{_num(lay)} and head {_num(hd)}"
+            )
 
 
 def stored_scores(path: str, task: str):
@@ -99,3 +140,101 @@ def ranking_elbow(path: str, task: str, scores, heads: list[tuple[int, int]]) ->
             "order than the ranking itself (edited ranking.csv?)"
         )
     return elbow_k(scores)
+
+
+def _num(value) -> str:
+    return "?" if value != value else f"{value:g}"
+
+
+# --------------------------------------------------------------------------- where a ranking came from
+def check_heads_or_ranking(heads: str | None, ranking: str | None) -> None:
+    """``ablate`` masks either the listed ``--heads`` or a ``--ranking``'s top k, not both (the
+    page would credit the ranking with heads it did not give)."""
+    if heads is not None and ranking is not None:
+        raise PipelineError(
+            "give --heads or --ranking, not both (--heads masks the heads listed; --ranking "
+            "masks the top k of a ranking)"
+        )
+
+
+def ranking_source(path: str, task: str) -> dict:
+    """What a stored ranking records of what it was made on: ``{"model": {spec, sha256, n_layers,
+    n_heads} or None, "sha256": the task file's sha256 or None}``, from the ranking's own scores
+    (``attribution/<task>.json``), else its run folder's ``manifest.json``; None when unrecorded
+    (a ranking.csv written by hand or copied without its folder)."""
+    p = Path(path)
+    manifest = RunFolder(p if p.is_dir() else p.parent).read_manifest()
+    scores = stored_scores(path, task)
+    prov = dict(scores.provenance) if scores is not None else {}
+    model = prov.get("model") if isinstance(prov.get("model"), dict) else None
+    if model is not None:
+        model = {**model, "n_layers": prov.get("n_layers"), "n_heads": prov.get("n_heads")}
+    elif isinstance(manifest.get("model"), dict):
+        model = manifest["model"]
+    data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
+    entry = data.get(task) if isinstance(data.get(task), dict) else {}
+    return {"model": model, "sha256": prov.get("task_sha256") or entry.get("sha256")}
+
+
+def check_ranking_source(
+    path: str,
+    ranked_on: str,
+    model,
+    task,
+    allow_other_model: bool = False,
+    allow_other_task: bool = False,
+) -> list[str]:
+    """Refuse a ranking made on another model, or on another file of the same task.
+
+    ``ranked_on``: the task of the ranking used; its file is compared with ``task``'s only when
+    they are the same task (``--ranking-task`` names another task on purpose). The allow flags
+    turn a refusal into a returned note (and a warning). Unrecorded sources are not refused.
+
+    Raises:
+        PipelineError: the ranking's model or task file differs and its flag is not given.
+    """
+    import warnings
+
+    source = ranking_source(path, ranked_on)
+    notes = []
+    theirs = source["model"]
+    if theirs is not None and not same_model(theirs, model):
+        notes.append(
+            f"ranking {str(path)!r} was made on model {_model_name(theirs)}, not on this "
+            f"{_model_name(_model_record(model))}"
+        )
+        if not allow_other_model:
+            raise PipelineError(notes[-1] + "; --allow-other-model masks its heads anyway")
+    sha = source["sha256"]
+    if ranked_on == task.name and sha and task.sha256 and sha != task.sha256:
+        notes.append(
+            f"ranking {str(path)!r} was made on another file of task {ranked_on!r} (sha256 "
+            f"{sha[:12]}, this file's {task.sha256[:12]}): its rank examples are not this file's"
+        )
+        if not allow_other_task:
+            raise PipelineError(notes[-1] + "; --allow-other-task uses it anyway")
+    for note in notes:
+        warnings.warn(note + " (allowed)", UserWarning, stacklevel=2)
+    return notes
+
+
+def _model_record(model) -> dict:
+    src = dict(getattr(model, "interp_heads_source", {}) or {})
+    return {**src, "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads}
+
+
+def same_model(recorded: dict, model) -> bool:
+    """Whether a ranking's recorded model is ``model``: the same weights hash when both have
+    one, else the same spec and shape (an unrecorded spec is not held against it)."""
+    mine = _model_record(model)
+    shape = [recorded.get("n_layers"), recorded.get("n_heads")]
+    if None not in shape and shape != [mine["n_layers"], mine["n_heads"]]:
+        return False
+    if recorded.get("sha256") and mine.get("sha256"):
+        return recorded["sha256"] == mine["sha256"]
+    return recorded.get("spec") in (None, mine.get("spec"))
+
+
+def _model_name(record: dict) -> str:
+    shape = f"{record.get('n_layers', '?')}x{record.get('n_heads', '?')} heads"
+    return f"{str(record.get('spec') or '?')!r} ({shape})"

@@ -9,10 +9,11 @@ shared with the figures' own pages), so the page works without a network and sta
 
 from __future__ import annotations
 
-import html
+import hashlib
 import os
 from pathlib import Path
 
+from interp_heads.figures.escape import esc
 from interp_heads.report import page
 from interp_heads.report.generations import generations_section
 from interp_heads.report.run import load_run, make_figures
@@ -70,6 +71,7 @@ def build_report(
     folder = RunFolder(run_dir)
     folder.check_links()
     run = page.relabelled(page.current(load_run(run_dir)))
+    heads_parts = which_heads_parts(run_dir)  # read (and refused) before any file is written
     figs = make_figures(run)
     folder.figures.mkdir(exist_ok=True)
     written.append(_plotlyjs_file(folder.figures))  # before plotly would write it in place
@@ -85,7 +87,7 @@ def build_report(
     cfg = manifest.get("config") or {}
     tasks = ", ".join(page.task_names(manifest, run)) or "no tasks"
     title = f"interp_heads run: {cfg.get('model', '?')} ({tasks})"
-    parts = [f"<h1>{html.escape(title)}</h1>", page.status_line(manifest)]
+    parts = [f"<h1>{esc(title)}</h1>", page.status_line(manifest)]
     parts.append(page.next_command(manifest, str(run_dir)))
     parts.append(page.ranking_section(manifest, run_dir))
     parts += _sweep_sections(run, figs)
@@ -99,11 +101,11 @@ def build_report(
     if manifest.get("verification"):
         parts += _verification_section(manifest)
     for name, task in _breakdown_tasks(run, figs):
-        parts.append(f"<h2>{html.escape(task)}: by haystack length and needle depth</h2>")
+        parts.append(f"<h2>{esc(task)}: by haystack length and needle depth</h2>")
         parts.append(_div(figs, name))
     if "overlap" in figs:
         parts.append("<h2>Cross-task overlap of the top heads</h2>" + _div(figs, "overlap"))
-    parts.extend(which_heads_parts(run_dir))
+    parts.extend(heads_parts)
     parts.append(
         generations_section(run.get("generations"), run.get("records"), run.get("prompts"))
     )
@@ -111,7 +113,7 @@ def build_report(
     parts += ["<h2>Provenance</h2>", provenance_table(manifest)]
     doc = (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
-        f"<title>{html.escape(title)}</title><style>{CSS}</style>"
+        f"<title>{esc(title)}</title><style>{CSS}</style>"
         # the figures' shared copy of plotly.js, beside the page: offline, and loaded once
         f"<script type='text/javascript' src='{PLOTLY_SRC}'></script></head><body>"
         + "\n".join(p for p in parts if p)
@@ -144,8 +146,7 @@ def _attribution_sections(run: dict, figs: dict) -> list[str]:
         n = min(max(10, k), 32)
         table = top_heads_table(attr, task, n, kinds)
         cells.append(
-            f"<div>{_div(figs, name)}</div><div><h3>{html.escape(task)}: top {n} heads</h3>"
-            f"{table}</div>"
+            f"<div>{_div(figs, name)}</div><div><h3>{esc(task)}: top {n} heads</h3>{table}</div>"
         )
     return [
         "<h2>Head attribution per task</h2>",
@@ -227,9 +228,17 @@ def _breakdown_tasks(run: dict, figs: dict) -> list[tuple[str, str]]:
 
 
 def _plotlyjs_file(figures: Path) -> Path:
-    """``figures/plotly.min.js`` (the figures' shared script), rewritten atomically when damaged."""
+    """``figures/plotly.min.js`` (the figures' shared script), rewritten atomically unless its
+    bytes are exactly the script's (a file of the right size but other content is damaged too)."""
     path = figures / "plotly.min.js"
-    js = _plotlyjs()
-    if not path.is_file() or path.stat().st_size != len(js.encode()):
+    js = _plotlyjs().encode()
+    if path.is_symlink() or not path.is_file() or _sha256(path) != hashlib.sha256(js).digest():
         write_atomic(path, js)
     return path
+
+
+def _sha256(path: Path) -> bytes:
+    try:
+        return hashlib.sha256(path.read_bytes()).digest()
+    except OSError:
+        return b""

@@ -8,11 +8,12 @@ names the step that finished last. Manifests without ``steps`` (older runs) show
 
 from __future__ import annotations
 
-import html
 import os
 import shlex
 import urllib.parse
 from pathlib import Path
+
+from interp_heads.figures.escape import esc, esc_num
 
 # which step writes which saved piece of a run (``load_run``'s keys)
 WRITTEN_BY = {
@@ -64,10 +65,12 @@ def status_line(manifest: dict) -> str:
         status += f" (finished: {done}" + (f"; not run: {', '.join(todo)})" if todo else ")")
     else:
         status = str(manifest.get("status", "?"))
+    if manifest.get("status") == "failed":
+        status += f"; stopped by an error: {manifest.get('error', '?')}"
     total = (manifest.get("timings") or {}).get("total")
-    when = f", {total:.0f} s" if isinstance(total, int | float) else ""
-    digest = html.escape(str(manifest.get("config_digest", "?")))
-    return f'<p class="note">Status: {html.escape(status)}{when}; config digest {digest}.</p>'
+    when = f", {esc_num(total, '.0f')} s" if isinstance(total, int | float) else ""
+    digest = esc(manifest.get("config_digest", "?"))
+    return f'<p class="note">Status: {esc(status)}{when}; config digest {digest}.</p>'
 
 
 def next_command(manifest: dict, run_dir: str) -> str:
@@ -88,8 +91,8 @@ def next_command(manifest: dict, run_dir: str) -> str:
 
 def _para(text: str, argv: list[str] | str) -> str:
     line = shlex.join(argv) if isinstance(argv, list) else argv
-    code = f"<pre>{html.escape(line)}</pre>" if line else ""
-    return f'<p class="note">{html.escape(text)}</p>{code}'
+    code = f"<pre>{esc(line)}</pre>" if line else ""
+    return f'<p class="note">{esc(text)}</p>{code}'
 
 
 def relative_href(target: str | os.PathLike, run_dir: str | os.PathLike) -> str:
@@ -116,14 +119,14 @@ def ranking_section(manifest: dict, run_dir: str | os.PathLike = ".") -> str:
     top = ", ".join(labels[:16]) + (" ..." if len(labels) > 16 else "")
     if source:
         href = relative_href(str(ranking.get("path") or source), run_dir)
-        what = f'ranking <a href="{html.escape(href, quote=True)}">{html.escape(str(source))}</a>'
+        what = f'ranking <a href="{esc(href)}">{esc(str(source))}</a>'
         prov = ranking.get("info") or {}
         if prov:
-            what += " (" + html.escape(", ".join(f"{k} {v}" for k, v in prov.items())) + ")"
+            what += " (" + esc(", ".join(f"{k} {v}" for k, v in prov.items())) + ")"
     else:
         what = "heads given with --heads"
     return (f"<h2>Ranking masked</h2><p>Masked heads from {what}; order: "
-            f"{html.escape(top) or 'none'}.</p>")  # fmt: skip
+            f"{esc(top) or 'none'}.</p>")  # fmt: skip
 
 
 def outline_k(manifest: dict, n_total: int) -> int:
@@ -182,8 +185,7 @@ def files_section(run_dir: str | os.PathLike) -> str:
         (f.manifest, "config, digest, splits, versions, timings"),
     ]
     items = [
-        f'<li><a href="{html.escape(urllib.parse.quote(path.name), quote=True)}">'
-        f"{html.escape(path.name)}</a>: {html.escape(what)}</li>"
+        f'<li><a href="{esc(urllib.parse.quote(path.name))}">{esc(path.name)}</a>: {esc(what)}</li>'
         for path, what in files
         if path.is_file()
     ]

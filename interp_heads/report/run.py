@@ -17,6 +17,7 @@ from interp_heads.figures.notebook import _figure, _table
 from interp_heads.report import page
 from interp_heads.report.which_heads import known_markers
 from interp_heads.store import atomic
+from interp_heads.store.csv_cells import read_csv
 from interp_heads.store.folder import RunFolder
 
 
@@ -79,12 +80,12 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     return LoadedRun(
         {
             "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
-            "baseline": opt(folder.baseline_csv, pd.read_csv),
+            "baseline": opt(folder.baseline_csv, read_csv),
             "attribution": opt(folder.attribution_parquet, pd.read_parquet),
-            "known": opt(folder.known_csv, pd.read_csv),
+            "known": opt(folder.known_csv, read_csv),
             "summary": opt(folder.summary_parquet, pd.read_parquet),
             "records": opt(folder.sweep_parquet, pd.read_parquet),
-            "significance": opt(folder.significance_csv, pd.read_csv),
+            "significance": opt(folder.significance_csv, read_csv),
             "generations": opt(
                 folder.generations, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
             ),

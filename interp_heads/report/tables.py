@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import html
 import json
 
 import pandas as pd
 
+from interp_heads.figures.escape import esc, esc_table
 from interp_heads.interventions.selections import RandomK, TopK, display_names
 from interp_heads.sweep import stats
 from interp_heads.vocab import BASELINE
@@ -15,20 +15,12 @@ TOPK, RANDOMK = TopK.display, RandomK.display
 
 
 def _none(what: str) -> str:
-    return f'<p class="note">No {html.escape(what)}.</p>'
+    return f'<p class="note">No {esc(what)}.</p>'
 
 
 def _table(frame: pd.DataFrame, multiline: bool = False) -> str:
-    if not multiline:
-        return frame.to_html(index=False, escape=True, border=0, na_rep="")
-    # pandas would print a newline as a literal "\n": escape each cell ourselves, newlines -> <br>
-    cells = frame.apply(
-        lambda col: col.map(
-            lambda v: "" if v is None else html.escape(str(v)).replace("\n", "<br>")
-        )
-    )
-    cells.columns = [html.escape(str(c)) for c in frame.columns]
-    return cells.to_html(index=False, escape=False, border=0, na_rep="")
+    """Every cell and header escaped (``figures.escape``); ``multiline``: newlines as ``<br>``."""
+    return esc_table(frame, newlines=multiline)
 
 
 def baseline_table(frame: pd.DataFrame | None) -> str:
@@ -166,7 +158,7 @@ def provenance_table(manifest: dict | None) -> str:
         if isinstance(v, int | float)
     ]
     table = _table(pd.DataFrame(rows, columns=["item", "value"]))
-    full = html.escape(json.dumps(manifest, indent=1, default=str))
+    full = esc(json.dumps(manifest, indent=1, default=str))
     return table + f"<details><summary>manifest.json</summary><pre>{full}</pre></details>"
 
 

@@ -5,11 +5,11 @@ Each is empty when its numbers are absent."""
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.figures.escape import esc, esc_num
 from interp_heads.heads import head_label
 
 
@@ -52,8 +52,8 @@ def known_kinds_parts(run: dict) -> list[str]:
     for r in known_kinds_rows(attribution, known, k):
         names = ", ".join(f"{lab} ({kind}, rank {rank})" for lab, kind, rank in r["heads"])
         cells.append(
-            f"<tr><td>{html.escape(r['task'])}</td><td>{len(r['heads'])} of {k}</td>"
-            f"<td>{html.escape(names) or 'none'}</td></tr>"
+            f"<tr><td>{esc(r['task'])}</td><td>{len(r['heads'])} of {k}</td>"
+            f"<td>{esc(names) or 'none'}</td></tr>"
         )
     counts = {kind: len(h) for kind, h in known_markers(known).items()}
     note = ", ".join(f"{kind}: {n}" for kind, n in counts.items()) or "none"
@@ -62,7 +62,7 @@ def known_kinds_parts(run: dict) -> list[str]:
         '<p class="note">Previous-token, duplicate-token and induction scores on repeated random '
         "tokens, successor scores from the OV circuit (<code>known_heads.csv</code>); a head is of a "
         f"kind when it reaches the kind's threshold. Heads of each kind in the model: "
-        f"{html.escape(note)}. They are marked on the heatmaps above.</p>",
+        f"{esc(note)}. They are marked on the heatmaps above.</p>",
         "<table><tr><th>task</th><th>known-kind heads in TopK</th><th>heads (kind, rank)</th></tr>"
         + "".join(cells)
         + "</table>",
@@ -73,21 +73,22 @@ def stability_parts(manifest: dict) -> list[str]:
     """Every ranking's split-half agreement at the run's k values, in words
     (``attribution.stability.verdict``: too few examples to decide, unstable, partly stable,
     stable)."""
-    from interp_heads.attribution.stability import verdict
 
     entries = manifest.get("stability") or {}
     rows = []
     for task, e in entries.items():
         if "jaccard" not in e:
-            why = html.escape(str(e.get("skipped", "not measured")))
-            rows.append(f"<tr><td>{html.escape(task)}</td><td>{e.get('n_examples')}</td>"
+            why = esc(e.get("skipped", "not measured"))
+            rows.append(f"<tr><td>{esc(task)}</td><td>{esc(e.get('n_examples'))}</td>"
                         f"<td colspan='4'>{why}</td></tr>")  # fmt: skip
             continue
+        halves = "/".join(map(str, e.get("n_half") or []))
         for k, j in e["jaccard"].items():
             rows.append(
-                f"<tr><td>{html.escape(task)}</td><td>{e['n_examples']} ({'/'.join(map(str, e['n_half']))})"
-                f"</td><td>{k}</td><td>{j:.2f} ({e['shared'][k]} shared)</td>"
-                f"<td>{e['spearman']:.2f}</td><td>{_marked(verdict(e, k))}</td></tr>"
+                f"<tr><td>{esc(task)}</td><td>{esc(e.get('n_examples'))} ({esc(halves)})</td>"
+                f"<td>{esc(k)}</td><td>{esc_num(j, '.2f')} ({esc((e.get('shared') or {}).get(k))}"
+                f" shared)</td><td>{esc_num(e.get('spearman'), '.2f')}</td>"
+                f"<td>{_marked(_verdict(e, k))}</td></tr>"
             )
     if not rows:
         return []
@@ -106,13 +107,23 @@ def stability_parts(manifest: dict) -> list[str]:
 
 def _marked(words: str) -> str:
     """A verdict, escaped, its first word in bold when it is ``unstable``."""
-    text = html.escape(words)
+    text = esc(words)
     return "<b>unstable</b>" + text[len("unstable") :] if words.startswith("unstable") else text
+
+
+def _verdict(entry: dict, k) -> str:
+    """The stability verdict in words; a hand-edited entry it cannot read says so."""
+    from interp_heads.attribution.stability import verdict
+
+    try:
+        return verdict(entry, k)
+    except (TypeError, ValueError, KeyError, AttributeError):
+        return "unreadable entry"
 
 
 def stability_html(frame: pd.DataFrame) -> str:
     """Split-half agreement per task and k, in words (an unstable row in bold)."""
-    from interp_heads.attribution.stability import too_few, verdict
+    from interp_heads.attribution.stability import too_few
 
     rows = []
     for r in frame.sort_values(["task", "k"]).itertuples():
@@ -123,9 +134,9 @@ def stability_html(frame: pd.DataFrame) -> str:
         entry = {"jaccard": {str(r.k): r.jaccard}, "shared": {str(r.k): int(shared)}}
         entry |= {"too_few": too_few(n_half)} if too_few(n_half) else {}
         rows.append(
-            f"<tr><td>{html.escape(str(r.task))}</td><td>{r.n_examples} ({r.n_half})</td>"
-            f"<td>{r.k}</td><td>{r.jaccard:.2f}</td><td>{r.spearman:.2f}</td>"
-            f"<td>{_marked(verdict(entry, r.k))}</td></tr>"
+            f"<tr><td>{esc(r.task)}</td><td>{esc(r.n_examples)} ({esc(r.n_half)})</td>"
+            f"<td>{esc(r.k)}</td><td>{esc_num(r.jaccard, '.2f')}</td>"
+            f"<td>{esc_num(r.spearman, '.2f')}</td><td>{_marked(_verdict(entry, r.k))}</td></tr>"
         )
     head = (
         "<tr><th>task</th><th>rank examples (per half)</th><th>k</th><th>TopK Jaccard</th>"
@@ -135,9 +146,11 @@ def stability_html(frame: pd.DataFrame) -> str:
 
 
 def which_heads_parts(run_dir: str | Path) -> list[str]:
-    """HTML parts for the report (nothing when ``make_heads`` has not run on this folder)."""
-    from interp_heads.analysis.specificity import drop_heatmap
+    """HTML parts for the report (nothing when ``make_heads`` has not run on this folder).
 
+    Raises:
+        InputError: a ``heads/*.csv`` that is not the table ``make_heads`` writes (names it).
+    """
     store = Path(run_dir) / "heads"
     parts: list[str] = []
     if (store / "stability.csv").is_file():
@@ -147,13 +160,28 @@ def which_heads_parts(run_dir: str | Path) -> list[str]:
             "(each with its own mean ablation value); unstable: the halves share under half of "
             "their top k (Jaccard &lt; 1/3).</p>"
         )
-        parts.append(stability_html(pd.read_csv(store / "stability.csv")))
+        parts.append(_from_table(store / "stability.csv", stability_html))
     if (store / "specificity.csv").is_file():
-        matrix = pd.read_csv(store / "specificity.csv")
         parts.append(
             "<h2>Cross-task specificity: one task's TopK masked, every task evaluated</h2>"
         )
-        for k in sorted(matrix.k.unique()):
-            fig = drop_heatmap(matrix, int(k))
-            parts.append(fig.to_html(full_html=False, include_plotlyjs=False))
+        parts.append(_from_table(store / "specificity.csv", _specificity_html))
     return parts
+
+
+def _specificity_html(matrix: pd.DataFrame) -> str:
+    from interp_heads.analysis.specificity import drop_heatmap
+
+    figs = [drop_heatmap(matrix, int(k)) for k in sorted(matrix.k.unique())]
+    return "".join(fig.to_html(full_html=False, include_plotlyjs=False) for fig in figs)
+
+
+def _from_table(path: Path, render) -> str:
+    """``render`` of the CSV at ``path``; a damaged or hand-made table is named in one line."""
+    from interp_heads.errors import InputError, one_line
+    from interp_heads.store.csv_cells import read_csv
+
+    try:
+        return render(read_csv(path))
+    except Exception as exc:  # pandas and plotly raise many types for a table not theirs
+        raise InputError(f"{path}: unreadable ({type(exc).__name__}: {one_line(exc)})") from None

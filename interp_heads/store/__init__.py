@@ -16,6 +16,8 @@ from interp_heads.store.atomic import (
     digest,
     read_entry,
     schema_problem,
+    temp_path,
+    temp_pid,
     write_atomic,
     write_entry,
 )
@@ -49,6 +51,8 @@ __all__ = [
     "release",
     "releases_locks",
     "schema_problem",
+    "temp_path",
+    "temp_pid",
     "write_atomic",
     "write_entry",
 ]

@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,8 @@ from pathlib import Path
 from interp_heads.store import faults
 
 CHECKSUM = "_sha256"
+TEMP_MARK = ".interp-heads-tmp"  # a temporary file of the tool: ``.NAME.interp-heads-tmpPID``
+_TEMP = re.compile(r"^\..+" + re.escape(TEMP_MARK) + r"(\d+)$")
 
 
 class StoreWarning(UserWarning):
@@ -29,10 +32,25 @@ class StoreWarning(UserWarning):
 
 
 # --------------------------------------------------------------------------- atomic writes
+def temp_path(path: str | os.PathLike) -> Path:
+    """The temporary file beside ``path`` this process writes before renaming it onto ``path``.
+
+    Its name (``.NAME.interp-heads-tmpPID``) says whose it is, so the clean-up of killed writes
+    (:func:`temp_pid`) never mistakes a user's ``.notes.tmp123`` for one of the tool's."""
+    path = Path(path)
+    return path.with_name(f".{path.name}{TEMP_MARK}{os.getpid()}")
+
+
+def temp_pid(name: str) -> int | None:
+    """The pid of the process that made the temporary file ``name`` (:func:`temp_path`), else None."""
+    m = _TEMP.match(name)
+    return int(m.group(1)) if m else None
+
+
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file, ``fsync`` and a rename."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp = temp_path(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(data.encode() if isinstance(data, str) else data)
@@ -67,7 +85,7 @@ def atomic(path: str | os.PathLike) -> Iterator[Path]:
             frame.to_parquet(tmp)
     """
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp = temp_path(path)
     try:
         yield tmp
         faults.point(f"write:{path.parent.name}/{path.name}")
@@ -140,6 +158,9 @@ def read_entry(
         return None
     except json.JSONDecodeError as exc:
         _warn(path, f"truncated or not JSON ({exc.msg} at byte {exc.pos} of {len(raw)})")
+        return None
+    except RecursionError:
+        _warn(path, "JSON nested too deeply")
         return None
     if not isinstance(obj, dict):
         _warn(path, f"expected a JSON object, found {type(obj).__name__}")

@@ -20,6 +20,7 @@ Nothing else in the package spells a file name of a run folder. Layout::
     heads/specificity.csv      cross-task drop matrix (``analyses``); heads/cross/<task>/: its sweeps
     heads/stability.csv        each ranking re-ranked on two halves of its examples (``analyses``)
     figures/*.html, index.html the report
+    scores/<metric>.csv        answer metrics scored afterwards (``interp-heads score``)
     .interp_heads-run          the marker that says the folder is an interp-heads run folder
 
 Task names become file names only through :func:`interp_heads.store.names.safe_name`. A folder is taken
@@ -44,12 +45,13 @@ import pandas as pd
 from interp_heads import store
 from interp_heads.errors import PipelineError
 from interp_heads.store.created import note_created
+from interp_heads.store.csv_cells import write_csv
 from interp_heads.store.names import safe_name
 
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
 CONFIG_NAME = "config.json"  # conditions/config.json: the sweep config its entries belong to
 MARKER = ".interp_heads-run"
-SUBFOLDERS = ("baseline", "attribution", "conditions", "figures", "unmasked", "heads")
+SUBFOLDERS = ("baseline", "attribution", "conditions", "figures", "unmasked", "scores", "heads")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,8 @@ class RunFolder:
         """The resumable sweep of one task's TopK on every task (``analyses``: specificity)."""
         return self.root / "heads" / "cross" / safe_name(source)
 
+    scores = property(lambda self: self.root / "scores")  # ``interp-heads score``: <metric>.csv
+
     def baseline_entry(self, task: str) -> Path:
         return self.root / "baseline" / f"{safe_name(task)}.json"
 
@@ -102,6 +106,9 @@ class RunFolder:
     @staticmethod
     def condition_entry_in(conditions: Path, key: str) -> Path:
         return conditions / f"{key}.json"
+
+    def score_file(self, metric: str) -> Path:
+        return self.scores / f"{safe_name(metric)}.csv"
 
     def figure(self, name: str) -> Path:
         return self.figures / f"{safe_name(name)}.html"
@@ -149,13 +156,14 @@ class RunFolder:
         return True
 
     def clean_temps(self) -> None:
-        """Delete temporary files that killed writes of dead processes left (``.NAME.tmpPID``)."""
+        """Delete the temporary files killed writes of dead processes left: only names the tool
+        makes (``store.temp_path``: ``.NAME.interp-heads-tmpPID``), never a user's ``.x.tmp1``."""
         for where in (self.root, *(self.root / n for n in SUBFOLDERS)):
             if not where.is_dir() or where.is_symlink():
                 continue
-            for p in where.glob(".*.tmp*"):
-                pid = p.name.rpartition(".tmp")[2]
-                if pid.isdigit() and int(pid) != os.getpid() and not store._pid_alive(int(pid)):
+            for p in where.iterdir():
+                pid = store.temp_pid(p.name)
+                if pid is not None and pid != os.getpid() and not store._pid_alive(pid):
                     self.delete(p)
 
     def listed(self, kind: str) -> list[str]:
@@ -179,7 +187,7 @@ class RunFolder:
             out_dir.mkdir(parents=True, exist_ok=True)
             if top is not None:  # made by this invocation: removed again if it stays unused
                 note_created(out_dir, top)
-            probe = out_dir / f".write-probe-{os.getpid()}"
+            probe = store.temp_path(out_dir / "write-probe")
             probe.write_text("")
             probe.unlink()
         except OSError as exc:
@@ -234,7 +242,7 @@ class RunFolder:
         """The manifest as a dict; ``{}`` when absent or unreadable."""
         try:
             d = json.loads(self.manifest.read_text())
-        except (OSError, ValueError):  # absent, truncated, invalid UTF-8
+        except (OSError, ValueError, RecursionError):  # absent, truncated, not UTF-8, too deep
             return {}
         return d if isinstance(d, dict) else {}
 
@@ -256,12 +264,13 @@ class RunFolder:
 
     # ------------------------------------------------------------------ tables
     def write_frame(self, path: Path, frame: pd.DataFrame) -> None:
-        """``frame`` to ``path`` (``.csv`` or ``.parquet``), atomically."""
+        """``frame`` to ``path`` (``.csv`` or ``.parquet``), atomically; a CSV's text cells
+        through ``store.csv_cells.csv_safe``."""
         with store.atomic(path) as tmp:
             if path.suffix == ".parquet":
                 frame.to_parquet(tmp, index=False)
-            else:
-                frame.to_csv(tmp, index=False)
+            else:  # text cells a spreadsheet would run as formulas are quoted
+                write_csv(frame, tmp)
 
     def write_rankings(self, rankings: dict) -> pd.DataFrame:
         """``attribution.parquet`` and ``ranking.csv`` from ``{task: HeadScores}``; the frame."""

@@ -1,8 +1,10 @@
 """A run folder's life around the steps: how a run starts, and what the tool removes on its own.
 
 * **Start.** Before the first step runs, :func:`start` writes this invocation's manifest (its
-  config, ``plan``, and ``steps = []``: nothing finished yet), so from then on ``report DIR``
-  shows only what this config's finished steps wrote (``report.page``).
+  config, its task files' sha256 (``data``), ``plan``, and ``steps = []``: nothing finished
+  yet), so from then on ``report DIR`` shows only what this config's finished steps wrote
+  (``report.page``). A run that fails after a step finished is recorded as ``"failed"`` with
+  its error; the same command resumes it.
 * **Retire.** When the folder held another config (``--force``), the outputs its manifest lists as
   the tool's (``files.outputs``: tables, figures, ``index.html``) become ``files.retiring``: the
   earlier page is moved aside at the start, and once a step of the new run has finished the
@@ -29,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from interp_heads import store
+from interp_heads.errors import PipelineError, one_line
 from interp_heads.store.created import created
 from interp_heads.store.folder import SUBFOLDERS, RunFolder
 
@@ -36,16 +39,27 @@ from interp_heads.store.folder import SUBFOLDERS, RunFolder
 # --------------------------------------------------------------------------- start and retire
 @contextlib.contextmanager
 def started(exp, plan: list[str]) -> Iterator[None]:
-    """Run the block as a started run (:func:`start`); if it fails (an exception, not an
-    interrupt) before any step finished, the folder gets back its earlier manifest and page."""
+    """Run the block as a started run (:func:`start`). If it fails (an exception, not an
+    interrupt) before any step finished, the folder gets back its earlier manifest and page;
+    after a step finished, the manifest says ``status = "failed"`` and the error's one line
+    (its config stays: rerunning the same command resumes after the finished steps)."""
     undo = start(exp, plan)
     try:
         yield
-    except Exception:
-        if not exp.manifest.get("steps"):
-            with contextlib.suppress(OSError):
+    except Exception as exc:
+        with contextlib.suppress(OSError):
+            if not exp.manifest.get("steps"):
                 _restore(exp.folder, undo)
+            else:
+                exp.write_manifest("failed", error=_error_line(exc))
         raise
+
+
+def _error_line(exc: Exception) -> str:
+    """The error as the CLI prints it: bad input as its message, anything else with its type."""
+    if isinstance(exc, PipelineError):
+        return one_line(exc)
+    return f"{type(exc).__name__}: {one_line(exc)}"
 
 
 def start(exp, plan: list[str]) -> dict:
@@ -62,12 +76,22 @@ def start(exp, plan: list[str]) -> dict:
         files["retiring"] = sorted({*(files.get("retiring") or []), *files["outputs"]})
         files["outputs"] = []
     exp.manifest.update(plan=list(plan), steps=[], files=files)
+    exp.manifest.setdefault("data", _task_files(exp.tasks))  # what a ranking was made on
     exp.write_manifest("started")  # from here on, the folder's tables are hidden until rewritten
     undo = {"manifest": earlier_bytes, "index": False}
     if folder.index.name in files.get("retiring", []) and _plain(folder.index):
         os.replace(folder.index, folder.retired_index)  # no stale page to open meanwhile
         undo["index"] = True
     return undo
+
+
+def _task_files(tasks: dict) -> dict:
+    """Each task's file (source, sha256) and examples used: ``ablate --ranking`` compares the
+    ranking's task file with its own by this sha256."""
+    return {
+        name: {"source": t.source, "sha256": t.sha256, "n_examples": len(t)}
+        for name, t in (tasks or {}).items()
+    }
 
 
 def finish_retiring(exp) -> None:
@@ -169,7 +193,7 @@ def holds_nothing_needed(folder: RunFolder) -> bool:
 
 def _own_temp(name: str) -> bool:
     """A temporary file of this process (an atomic write or the lock being taken)."""
-    return name.endswith((f".tmp{os.getpid()}", f"{store.LOCK_NAME}.{os.getpid()}"))
+    return store.temp_pid(name) == os.getpid()
 
 
 def remove_unused(root: Path, top: Path) -> bool:

@@ -10,6 +10,7 @@ warning. Locks taken inside :func:`held_locks` (or a function decorated with
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import json
 import os
@@ -18,7 +19,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from interp_heads.store.atomic import StoreWarning
+from interp_heads.store.atomic import StoreWarning, temp_path
 
 LOCK_NAME = ".interp_heads.lock"
 
@@ -75,6 +76,10 @@ def _read_lock(lock: Path) -> dict | None:
 def acquire(out_dir: str | os.PathLike) -> Path:
     """Take the lock of ``out_dir`` (which must exist) for this process; returns the lock file.
 
+    A free lock is taken with ``os.link`` (atomic: one process wins). A stale one is taken over
+    under an exclusive ``flock`` of the folder (:func:`_take_over`), so of several processes
+    that find the same stale lock, exactly one takes it; the others then find it live.
+
     Raises:
         RunFolderBusy: a live process (or one on another host) holds it.
     """
@@ -83,37 +88,24 @@ def acquire(out_dir: str | os.PathLike) -> Path:
         _held[lock] += 1
         return lock
     me = {"pid": os.getpid(), "host": socket.gethostname(), "started": _started(os.getpid())}
-    tmp = lock.with_name(f"{LOCK_NAME}.{os.getpid()}")
+    tmp = temp_path(lock)
     tmp.write_text(json.dumps(me))
     try:
-        for _ in range(3):
+        for _ in range(5):
             try:
                 os.link(tmp, lock)  # atomic: fails when a lock exists, never leaves it half-written
                 break
             except FileExistsError:
                 pass
             theirs = _read_lock(lock)
-            if (
-                theirs is not None
-                and theirs["pid"] == me["pid"]
-                and theirs.get("host") == me["host"]
-            ):
+            if theirs is None and not os.path.lexists(lock):
+                continue  # released meanwhile: try again
+            if _is_mine(theirs, me):
                 break  # ours, left behind by an earlier call in this process
-            if theirs is not None and theirs.get("host") != me["host"]:
-                raise RunFolderBusy(
-                    f"run folder {str(out_dir)!r} in use by pid {theirs['pid']} on host {theirs.get('host')!r} "
-                    f"(delete {lock} if that process is gone)"
-                )
-            if theirs is not None and _holder_alive(theirs):
-                raise RunFolderBusy(
-                    f"run folder {str(out_dir)!r} in use by pid {theirs['pid']} (if no "
-                    f"interp-heads process is running there, delete {lock})"
-                )
-            what = f"of pid {theirs['pid']} (no longer running)" if theirs else "(unreadable)"
-            warnings.warn(f"{lock}: stale lock {what} taken over", StoreWarning, stacklevel=2)
-            os.replace(tmp, lock)
-            tmp.write_text(json.dumps(me))
-            if (_read_lock(lock) or {}).get("pid") == me["pid"]:
+            _refuse_live(theirs, out_dir, lock)
+            if _take_over(lock, tmp, theirs):
+                what = f"of pid {theirs['pid']} (no longer running)" if theirs else "(unreadable)"
+                warnings.warn(f"{lock}: stale lock {what} taken over", StoreWarning, stacklevel=2)
                 break
         else:
             raise RunFolderBusy(f"run folder {str(out_dir)!r} in use (could not take {lock})")
@@ -122,6 +114,46 @@ def acquire(out_dir: str | os.PathLike) -> Path:
             tmp.unlink()
     _held[lock] = 1
     return lock
+
+
+def _is_mine(theirs: dict | None, me: dict) -> bool:
+    return theirs is not None and theirs["pid"] == me["pid"] and theirs.get("host") == me["host"]
+
+
+def _refuse_live(theirs: dict | None, out_dir, lock: Path) -> None:
+    """``RunFolderBusy`` when the lock's writer is on another host or still running."""
+    if theirs is not None and theirs.get("host") != socket.gethostname():
+        raise RunFolderBusy(
+            f"run folder {str(out_dir)!r} in use by pid {theirs['pid']} on host {theirs.get('host')!r} "
+            f"(delete {lock} if that process is gone)"
+        )
+    if theirs is not None and _holder_alive(theirs):
+        raise RunFolderBusy(
+            f"run folder {str(out_dir)!r} in use by pid {theirs['pid']} (if no "
+            f"interp-heads process is running there, delete {lock})"
+        )
+
+
+def _take_over(lock: Path, tmp: Path, seen: dict | None) -> bool:
+    """Replace the stale lock ``seen`` by ours (``tmp``); False when the lock changed meanwhile.
+
+    Under an exclusive ``flock`` of the folder, so the check that the lock is still the stale
+    one and its replacement are one step for every process taking over; a process taking a free
+    lock (``os.link``) cannot slip in between either, as ours is linked, never copied over."""
+    fd = os.open(lock.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if _read_lock(lock) != seen:
+            return False  # taken over or released by another process: look again
+        with contextlib.suppress(FileNotFoundError):
+            lock.unlink()
+        try:
+            os.link(tmp, lock)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        os.close(fd)  # releases the flock
 
 
 def release(lock: Path) -> None:

@@ -220,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.dump:
         import pandas as pd
 
-        pd.concat(frames).to_csv(args.dump, index=False)
+        from interp_heads.store.csv_cells import write_csv
+
+        write_csv(pd.concat(frames), args.dump)
     return 0
 
 

@@ -250,12 +250,23 @@ def build_all(
     }
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose error is the CLI's one line (``interp-heads: error: ...``, exit 2)."""
+
+    def error(self, message):
+        self.exit(2, f"interp-heads: error: {message} (see {self.prog} --help)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """``interp-heads tasks build [--out DIR] [--seed N] [-n N]``; a bad flag is one error line."""
+    parser = _Parser(prog="interp-heads tasks build", description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=None, help="output folder (default: data/tasks)")
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("-n", type=int, default=N_EXAMPLES, help="examples per task")
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or the one error line already printed
+        return int(exc.code or 0)
     for name, path in build_all(args.out, args.seed, args.n).items():
         print(f"{name}: {path}")
     return 0

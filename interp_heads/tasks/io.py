@@ -1,8 +1,10 @@
 """Reading and writing task files: the built-in JSONL suites and users' own JSONL or CSV files.
 
 A task file has one example per JSONL line (or CSV row) with at least ``prompt`` and ``answer``;
-``question`` defaults to the prompt, ``id`` to the line number, ``task`` to the file stem,
-``aliases`` to none (a JSON list, or ``|``-separated in CSV). ``corrupted_prompt`` and
+``question`` defaults to the prompt, ``id`` to the line number, ``aliases`` to none (a JSON list,
+or ``|``-separated in CSV). The task's name is the file stem (a built-in task's name); a ``task``
+field, when given, must be the same on every row and is kept on each example, but never renames
+the task. ``corrupted_prompt`` and
 ``corrupted_answer`` are optional, and so are ``distractors`` (wrong candidates that the prompt
 contains: an answer naming one is wrong; a JSON list, or ``|``-separated in CSV) and ``meta`` (a
 JSON object of per-row facts for breakdowns). The prompt format may be declared by the file: a
@@ -48,6 +50,8 @@ BUILTIN_FORMAT = "plain"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+MAX_TEXT_CHARS = 1_000_000  # one field; no model here reads a prompt of ~250,000 tokens
+MAX_FILE_BYTES = 512 * 2**20  # a task file; the largest built-in one is 1.3 MB
 
 
 class TaskFormatError(ValueError):
@@ -91,6 +95,8 @@ def _example(row: object, lineno: int, default_task: str, where: str) -> Example
             f"answer {row['answer']!r} has no letter or digit (nothing to check a generation against)"
         )
     for key in _STRING_FIELDS:
+        if isinstance(row.get(key), str) and len(row[key]) > MAX_TEXT_CHARS:
+            fail(f"field '{key}' is {len(row[key]):,} characters; at most {MAX_TEXT_CHARS:,}")
         if isinstance(row.get(key), str) and _SURROGATE.search(row[key]):
             fail(f"field '{key}' holds a lone surrogate (not valid Unicode text)")
     lists = {}
@@ -141,20 +147,30 @@ def _rows_jsonl(text: str, where: str):
             yield lineno, json.loads(line)
         except json.JSONDecodeError as e:
             raise TaskFormatError(f"{where}:{lineno}: invalid JSON ({e.msg})") from None
+        except RecursionError:
+            raise TaskFormatError(f"{where}:{lineno}: JSON nested too deeply") from None
 
 
 def _rows_csv(text: str, where: str):
+    if csv.field_size_limit() < MAX_TEXT_CHARS + 1:  # a longer field: csv.Error, refused below
+        csv.field_size_limit(MAX_TEXT_CHARS + 1)
     reader = csv.DictReader(io.StringIO(text))
-    if reader.fieldnames is None:
-        raise TaskFormatError(f"{where}:1: empty CSV file (a header row is required)")
-    twice = sorted({c for c in reader.fieldnames if reader.fieldnames.count(c) > 1})
-    if twice:
-        raise TaskFormatError(f"{where}:1: the header names column {twice[0]!r} twice")
-    for row in reader:
-        lineno = reader.line_num
-        if None in row:
-            raise TaskFormatError(f"{where}:{lineno}: more values than header columns")
-        yield lineno, {k: v for k, v in row.items() if v is not None}
+    try:
+        if reader.fieldnames is None:
+            raise TaskFormatError(f"{where}:1: empty CSV file (a header row is required)")
+        twice = sorted({c for c in reader.fieldnames if reader.fieldnames.count(c) > 1})
+        if twice:
+            raise TaskFormatError(f"{where}:1: the header names column {twice[0]!r} twice")
+        for row in reader:
+            lineno = reader.line_num
+            if None in row:
+                raise TaskFormatError(f"{where}:{lineno}: more values than header columns")
+            yield lineno, {k: v for k, v in row.items() if v is not None}
+    except csv.Error as exc:  # e.g. a field over the limit: more than MAX_TEXT_CHARS
+        raise TaskFormatError(
+            f"{where}:{reader.line_num}: unreadable CSV ({exc}; a field holds at most "
+            f"{MAX_TEXT_CHARS:,} characters)"
+        ) from None
 
 
 def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
@@ -220,6 +236,11 @@ def _read(path: Path, where: str) -> bytes:
         raise TaskFormatError(f"{where}:0: not a regular file ({path})")
     if not path.is_file():
         raise TaskFormatError(f"{where}:0: no such file ({path})")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise TaskFormatError(
+            f"{where}:0: {size:,} bytes; a task file holds at most {MAX_FILE_BYTES:,}"
+        )
     return path.read_bytes()
 
 

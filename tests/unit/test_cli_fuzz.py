@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import warnings
 from pathlib import Path
@@ -51,6 +52,19 @@ TASKS: dict[str, bytes | tuple[str, bytes]] = {
     "csv with semicolons": (".csv", b"prompt;answer\nRepeat: cat;cat\n"),
     "task is a folder": ("/", b""),
     "task is /dev/null": ("/dev/null", b""),
+    # values a careless or hostile file holds: too deep, too long
+    "meta nested too deeply": (
+        b'{"id": "a", "prompt": "Repeat: cat", "answer": "cat", "meta": {"x": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}}\n"
+    ),
+    "csv field over 131072 characters": (".csv", b"prompt,answer\n" + b"x" * 200_000 + b",cat\n"),
+    "csv field over the 1,000,000 cap": (".csv", b"prompt,answer\n" + b"x" * 1_000_001 + b",cat\n"),
+    "prompt of 20 MB": json.dumps({**ROW, "prompt": "x " * 10_000_000}).encode(),
+    "prompt of 500,000 characters": json.dumps({**ROW, "prompt": "xy " * 166_667}).encode(),
+    "task is a FIFO": ("|fifo", b""),
+    "task is /dev/zero": ("/dev/zero", b""),
 }
 
 CONFIGS: dict[str, str] = {
@@ -101,6 +115,20 @@ CONFIGS: dict[str, str] = {
         'attribution = "atp"', 'attribution = "auto"'
     ).replace('ablation = "mean"', 'ablation = "zero"')
     + "exact_layers = 1\n",
+    # numbers that are no setting, files that are no checkpoint, nothing at all
+    "scale_factor nan": CONFIG.replace('ablation = "mean"', 'ablation = "scale"')
+    + "scale_factor = nan\n",
+    "scale_factor inf": CONFIG.replace('ablation = "mean"', 'ablation = "scale"')
+    + "scale_factor = inf\n",
+    "scale_factor -inf": CONFIG + "scale_factor = -inf\n",
+    "scaled_ks nan": CONFIG + "scaled_ks = [nan]\n",
+    "seed 2**64": CONFIG + "seed = 18446744073709551616\n",
+    "empty config": "",
+    "only an empty table": "[sweep]\n",
+    "nested too deeply": "a = " + "[" * 100_000 + "]" * 100_000 + "\n",
+    "comet_model /etc/passwd": CONFIG.replace('"chrf"', '"comet"')
+    + 'comet_model = "/etc/passwd"\n',
+    "comet_model a folder": CONFIG.replace('"chrf"', '"comet"') + f'comet_model = "{DATA}"\n',
 }
 
 # issue 24: flags (argv after ``interp-heads``; RUN is the finished folder)
@@ -120,6 +148,21 @@ ARGV: dict[str, list[str]] = {
     "report of a user folder": ["report", "USER"],
     "exact layers not a number": ["attribute", "--model", "tiny", "--task", TASK, "--exact-layers", "one", "--out", "RUN"],
     "ranking task unknown": ["ablate", "--model", "tiny", "--task", TASK, "--ranking", "RUN", "--ranking-task", "nope", "--k", "1", "--no-filter", "--out", "RUN"],
+    # NEW: a fresh folder, so only the check itself can refuse (and the folder is never made)
+    "scale factor nan": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--ablation", "scale", "--scale-factor", "nan", "--no-filter", "--out", "NEW"],
+    "scale factor inf": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--ablation", "scale", "--scale-factor", "inf", "--no-filter", "--out", "NEW"],
+    "heads and ranking together": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--ranking", "RUN", "--no-filter", "--out", "NEW"],
+    "ranking of another model": ["ablate", "--model", "tiny", "--task", TASK, "--ranking", "OTHERMODEL", "--k", "1", "--no-filter", "--out", "NEW"],
+    "ranking of another file of the task": ["ablate", "--model", "tiny", "--task", "SAMENAME", "--ranking", "RUN", "--k", "1", "--no-filter", "--out", "NEW"],
+    "ranking is /dev/zero": ["ablate", "--model", "tiny", "--task", TASK, "--ranking", "/dev/zero", "--k", "1", "--no-filter", "--out", "NEW"],
+    "ranking is a FIFO": ["ablate", "--model", "tiny", "--task", TASK, "--ranking", "FIFO", "--k", "1", "--no-filter", "--out", "NEW"],
+    "model /dev/zero": ["ablate", "--model", "/dev/zero", "--task", TASK, "--heads", "L0H0", "--no-filter", "--out", "NEW"],
+    "config is a folder": ["run", "--config", "USER", "--out", "NEW"],
+    "config is a FIFO": ["run", "--config", "FIFO", "--out", "NEW"],
+    "config is /dev/zero": ["run", "--config", "/dev/zero", "--out", "NEW"],
+    "tasks build --bogus": ["tasks", "build", "--bogus"],
+    "tasks build --seed x": ["tasks", "build", "--seed", "x"],
+    "score through a linked scores folder": ["score", "LINKEDSCORES", "--metrics", "chrf"],
 }  # fmt: skip
 
 RANKINGS: dict[str, tuple[str, bytes]] = {
@@ -136,6 +179,16 @@ RANKINGS: dict[str, tuple[str, bytes]] = {
     "other task only": ("r.csv", b"task,rank,label\na,1,L0H0\nb,1,L0H1\n"),
     "junk parquet": ("r.parquet", JUNK),
     "empty parquet": ("r.parquet", b""),
+    "non-numeric rank": ("r.csv", b"rank,label\n1,L0H0\nfirst,L0H1\n"),
+    "empty rank": ("r.csv", b"rank,label\n,L0H0\n2,L0H1\n"),
+    "fractional rank": ("r.csv", b"rank,label\n1.5,L0H0\n2,L0H1\n"),
+    "infinite rank": ("r.csv", b"rank,label\ninf,L0H0\n2,L0H1\n"),
+    "duplicate rank": ("r.csv", b"rank,label\n1,L0H0\n1,L0H1\n"),
+    "label disagrees with layer and head": (
+        "r.csv",
+        b"rank,label,layer,head\n1,L0H0,1,2\n2,L0H1,0,1\n",
+    ),
+    "layer not a number": ("r.csv", b"rank,label,layer,head\n1,L0H0,zero,0\n"),
 }
 
 DAMAGED: dict[str, tuple[str, bytes]] = {
@@ -144,6 +197,13 @@ DAMAGED: dict[str, tuple[str, bytes]] = {
     "manifest.json junk": ("manifest.json", JUNK),
     "baseline.csv junk": ("baseline.csv", JUNK),
     "generations.jsonl junk": ("generations.jsonl", b'{"task": "t", "k":\n'),
+    "manifest.json nested too deeply": (
+        "manifest.json",
+        b'{"a": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    ),
+    "heads/stability.csv junk": ("heads/stability.csv", JUNK),
+    "heads/stability.csv of other columns": ("heads/stability.csv", b"a,b\n1,2\n"),
+    "heads/specificity.csv junk": ("heads/specificity.csv", b"source,task\nx,y\n"),
 }
 
 
@@ -181,7 +241,9 @@ def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:
         (tmp / "outside").mkdir()
         (linked / "conditions").symlink_to(tmp / "outside", target_is_directory=True)
         subst = {"RUN": str(run), "USER": str(tmp / "user"), "OTHER": str(tmp / "other.csv")}
-        subst.update(FILE=str(tmp / "notes.txt"), LINKED=str(linked))
+        subst.update(FILE=str(tmp / "notes.txt"), LINKED=str(linked), NEW=str(tmp / "new"))
+        subst.update(OTHERMODEL=_other_model(run, tmp), SAMENAME=_same_name(tmp))
+        subst.update(FIFO=_fifo(tmp), LINKEDSCORES=_linked_scores(run, tmp))
         return [subst.get(a, a) for a in ARGV[name]], run
     if kind == "task":
         data = TASKS[name]
@@ -190,6 +252,8 @@ def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:
         if suffix == "/":
             path = tmp / "folder.jsonl"
             path.mkdir()
+        elif suffix == "|fifo":
+            path = Path(_fifo(tmp))
         elif suffix.startswith("/dev/"):
             path = Path(suffix)
         else:
@@ -227,8 +291,49 @@ def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:
             str(run),
         ], run
     fname, data = DAMAGED[name]
+    (run / fname).parent.mkdir(exist_ok=True)
     (run / fname).write_bytes(data)
     return ["report", str(run)], run
+
+
+def _fifo(tmp: Path) -> str:
+    """A named pipe nobody writes to: reading it would block forever."""
+    path = tmp / "pipe.jsonl"
+    if not path.exists():
+        os.mkfifo(path)
+    return str(path)
+
+
+def _other_model(run: Path, tmp: Path) -> str:
+    """A copy of the run whose ranking records another model (its scores file removed, so the
+    manifest is what records the model)."""
+    other = tmp / "other_model"
+    shutil.copytree(run, other)
+    shutil.rmtree(other / "attribution")
+    manifest = json.loads((other / "manifest.json").read_text())
+    manifest["model"] = {"spec": "smollm2-135m", "sha256": "f" * 64, "n_layers": 30, "n_heads": 9}
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    return str(other)
+
+
+def _same_name(tmp: Path) -> str:
+    """Another file named like the run's task (``tiny_echo.jsonl``), one answer changed."""
+    rows = [json.loads(line) for line in Path(TASK).read_text().splitlines()]
+    rows[0]["answer"] = "changed"
+    (tmp / "same").mkdir()
+    path = tmp / "same" / Path(TASK).name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def _linked_scores(run: Path, tmp: Path) -> str:
+    """A copy of the run whose ``scores/`` is a link to a folder outside it."""
+    linked = tmp / "linked_scores"
+    shutil.copytree(run, linked)
+    (tmp / "elsewhere").mkdir()
+    (tmp / "elsewhere" / "chrf.csv").write_text("precious")
+    (linked / "scores").symlink_to(tmp / "elsewhere", target_is_directory=True)
+    return str(linked)
 
 
 CASES = (
@@ -256,6 +361,10 @@ def test_malformed_input_one_line_exit_2_no_damage(kind, name, finished, tmp_pat
     assert "Traceback" not in err, err
     assert shown.count("\n") == 1 and shown.startswith("interp-heads: error: "), err
     assert _snapshot(keep) == before
+    assert not (tmp_path / "new").exists(), "a refused command made its output folder"
+    if (tmp_path / "elsewhere").exists():
+        assert [p.name for p in (tmp_path / "elsewhere").iterdir()] == ["chrf.csv"]
+        assert (tmp_path / "elsewhere" / "chrf.csv").read_text() == "precious"
     named = {
         "task": "task '" if not name.startswith("task is") else "t",
         "ranking": "ranking '",
@@ -265,6 +374,6 @@ def test_malformed_input_one_line_exit_2_no_damage(kind, name, finished, tmp_pat
 
 
 def test_the_table_covers_each_kind():
-    assert len(TASKS) >= 25 and len(CONFIGS) >= 36 and len(RANKINGS) >= 10 and len(DAMAGED) >= 5
-    assert len(ARGV) >= 15
+    assert len(TASKS) >= 32 and len(CONFIGS) >= 46 and len(RANKINGS) >= 20 and len(DAMAGED) >= 9
+    assert len(ARGV) >= 29
     assert all(text != CONFIG for text in CONFIGS.values())  # every replacement applied

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from interp_heads.store import temp_pid
 from interp_heads.testing.tiny import assert_matches_golden
 
 ROOT = Path(__file__).parents[2]
@@ -44,3 +45,5 @@ def test_killed_at_point_then_rerun_equals_golden(point, tmp_path):
     rerun = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, timeout=300, text=True)
     assert rerun.returncode == 0, rerun.stderr[-500:]
     assert_matches_golden(out, DATA / "golden" / "tiny")
+    left = [p.name for p in out.rglob("*") if temp_pid(p.name) is not None]
+    assert not left, f"temporary files of the killed run left behind: {left}"

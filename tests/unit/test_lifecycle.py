@@ -27,7 +27,7 @@ import pytest
 
 import interp_heads
 from interp_heads.cli import main
-from interp_heads.store import faults
+from interp_heads.store import faults, temp_pid
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -54,7 +54,7 @@ def _snapshot(folder: Path) -> dict:
     return {
         p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and ".tmp" not in p.name and p.name != ".interp_heads.lock"
+        if p.is_file() and temp_pid(p.name) is None and p.name != ".interp_heads.lock"
     }
 
 
@@ -141,6 +141,31 @@ def test_an_interrupted_run_keeps_its_folder_only_with_a_finished_step(
     if stays:  # resume needs what the finished step stored
         assert (out / "baseline.csv").exists()
         assert json.loads((out / "manifest.json").read_text())["steps"] == ["baseline"]
+
+
+def test_a_run_that_fails_after_a_step_says_failed_and_the_same_command_resumes(
+    tmp_path, monkeypatch, capfd
+):
+    from interp_heads.testing.tiny import assert_matches_golden
+
+    def bug(name):
+        if name == "step:sweep":
+            raise RuntimeError("planted")
+
+    monkeypatch.setattr(faults, "point", bug)
+    out, argv = tmp_path / "run", ("run", "--config", _config(tmp_path), "--quiet")
+    assert _main(*argv, "--out", out) == 1
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "failed" and manifest["error"] == "RuntimeError: planted"
+    assert manifest["steps"] == ["baseline", "attribute", "known"]
+    assert _main("report", out) == 0
+    assert "stopped by an error: RuntimeError: planted" in (out / "index.html").read_text()
+    monkeypatch.setattr(faults, "point", lambda name: None)
+    capfd.readouterr()
+    assert _main(*argv, "--out", out) == 0, capfd.readouterr().err  # no --force needed
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and "error" not in manifest
+    assert_matches_golden(out, DATA / "golden" / "tiny")
 
 
 def test_an_ablate_that_fails_in_its_first_step_removes_its_new_folder(

@@ -289,17 +289,29 @@ def test_damaged_plotlyjs_and_stale_temp_files_are_repaired(xss_run, tmp_path):
     shutil.copytree(xss_run, run)
     js = run / "figures" / "plotly.min.js"
     full = js.read_bytes()
-    js.write_bytes(full[:1000])  # a disk that filled mid-write
+    for damaged in (full[:1000], b"x" * len(full)):  # a disk that filled mid-write; same size
+        js.write_bytes(damaged)
+        assert _main("report", run) == 0
+        assert js.read_bytes() == full
     stale = run / "conditions"
     stale.mkdir(exist_ok=True)
-    (stale / ".x.json.tmp999999999").write_text("half")
-    (run / ".summary.parquet.tmp999999999").write_text("half")
-    assert _main("report", run) == 0
-    assert js.read_bytes() == full
+    tool = [stale / ".x.json.interp-heads-tmp999999999", run / ".summary.parquet.interp-heads-tmp999999999"]  # fmt: skip
+    users = [run / ".mynotes.tmp4194303", stale / ".x.json.tmp999999999", run / ".a.interp-heads-tmp"]  # fmt: skip
+    for p in tool + users:
+        p.write_text("half")
     from interp_heads.store.folder import RunFolder
 
     RunFolder(run).clean_temps()
-    assert not list(run.rglob("*.tmp999999999"))
+    assert not any(p.exists() for p in tool)
+    assert all(p.read_text() == "half" for p in users)  # not names the tool makes
+
+
+def test_force_into_a_user_folder_keeps_files_that_look_like_temporaries(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / ".mine.tmp77777").write_text("mine")
+    assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet", "--force") == 0
+    assert (out / ".mine.tmp77777").read_text() == "mine"
 
 
 def test_a_full_disk_names_the_file(tmp_path, monkeypatch):
@@ -535,3 +547,106 @@ def test_a_prompt_spelling_a_special_token_is_refused(tiny):
     task = Task(name="t", examples=[Example(id="1", task="t", prompt="Say <|im_end|>", answer="x")])
     with pytest.raises(PipelineError, match="special token '<\\|im_end\\|>'"):
         check_special_tokens(tiny, task)
+
+
+# --------------------------------------------------------------------------- rankings of other inputs
+def _ablate_argv(task, ranking, out, *extra) -> list:
+    return ["ablate", "--model", "tiny", "--task", task, "--ranking", ranking, "--k", 1, "--seeds", 1, "--no-filter", "--metrics", "accuracy", "--out", out, "--quiet", *extra]  # fmt: skip
+
+
+def test_ablate_refuses_a_ranking_of_another_file_of_the_same_task(tmp_path, capfd):
+    assert _attribute(TASK, tmp_path / "R") == 0
+    data = json.loads((tmp_path / "R" / "manifest.json").read_text())["data"]
+    assert (
+        data["tiny_echo"]["sha256"] == __import__("hashlib").sha256(TASK.read_bytes()).hexdigest()
+    )
+    other = _task_file(tmp_path / "other" / TASK.name, [{**ROWS[0], "answer": "new"}, *ROWS[1:]])
+    capfd.readouterr()
+    assert _main(*_ablate_argv(other, tmp_path / "R", tmp_path / "A")) == 2
+    err = capfd.readouterr().err
+    assert "was made on another file of task 'tiny_echo'" in err and "--allow-other-task" in err
+    assert not (tmp_path / "A").exists()
+    assert _main(*_ablate_argv(other, tmp_path / "R", tmp_path / "A", "--allow-other-task")) == 0
+    assert _main(*_ablate_argv(TASK, tmp_path / "R", tmp_path / "B")) == 0  # its own file
+
+
+def test_ablate_refuses_a_ranking_whose_scores_record_another_model(tmp_path, capfd):
+    from interp_heads.store import write_entry
+
+    assert _attribute(TASK, tmp_path / "R") == 0
+    entry = tmp_path / "R" / "attribution" / "tiny_echo.json"
+    scores = json.loads(entry.read_text())
+    scores["provenance"].update(model={"spec": "gpt2", "sha256": None}, n_layers=12, n_heads=12)
+    write_entry(entry, scores, indent=1)
+    capfd.readouterr()
+    for ranking in (tmp_path / "R", tmp_path / "R" / "ranking.csv"):
+        assert _main(*_ablate_argv(TASK, ranking, tmp_path / "A")) == 2
+        err = capfd.readouterr().err
+        assert "was made on model 'gpt2' (12x12 heads), not on this 'tiny' (3x4 heads)" in err
+    assert _main(*_ablate_argv(TASK, tmp_path / "R", tmp_path / "A", "--allow-other-model")) == 0
+
+
+def test_ablate_refuses_heads_and_a_ranking_together(tmp_path, capfd):
+    argv = _ablate_argv(TASK, tmp_path, tmp_path / "A", "--heads", "L0H0")
+    assert _main(*argv) == 2
+    assert "give --heads or --ranking, not both" in capfd.readouterr().err
+
+
+# --------------------------------------------------------------------------- CSV cells and names
+def test_a_formula_task_name_is_quoted_in_csvs_and_a_bidi_control_leaves_the_title(tmp_path):
+    import csv
+
+    name = '=HYPERLINK("x.example","click")\u202eevil'
+    task = _task_file(tmp_path / f"{name}.jsonl")
+    assert _attribute(task, tmp_path / "R") == 0
+    rows = list(csv.reader((tmp_path / "R" / "ranking.csv").open()))
+    text = [c for r in rows[1:] for c in r if c and not _number(c)]
+    assert text and not [c for c in text if c[0] in "=+-@"], text[:5]
+    scores = [r[rows[0].index("score")] for r in rows[1:]]
+    assert all(_number(v) for v in scores) and min(map(float, scores)) < 0  # numbers stay numbers
+    assert rows[1][0] == "'" + name
+    page = (tmp_path / "R" / "index.html").read_text()
+    title = page.split("<title>")[1].split("</title>")[0]
+    assert "\u202e" not in title and "HYPERLINK" in title
+    out = tmp_path / "A"  # the ranking's task name survives the quoting
+    assert _main(*_ablate_argv(task, tmp_path / "R" / "ranking.csv", out)) == 0
+    summary = list(csv.reader((out / "summary.csv").open()))
+    assert {r[0] for r in summary[1:]} == {"'" + name}
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+# --------------------------------------------------------------------------- score
+def test_score_writes_only_plain_files_inside_the_run_and_atomically(xss_run, tmp_path, capfd):
+    run = tmp_path / "run"
+    assert _main("run", "--config", _config(tmp_path), "--out", run, "--quiet") == 0
+    outside = tmp_path / "outside.csv"
+    outside.write_text("precious")
+    (run / "scores").mkdir()
+    (run / "scores" / "chrf.csv").symlink_to(outside)
+    assert _main("score", run, "--metrics", "chrf") == 2
+    assert "symbolic link" in capfd.readouterr().err and outside.read_text() == "precious"
+    (run / "scores" / "chrf.csv").unlink()
+    (run / "scores" / "chrf.csv").write_text("earlier scores")
+
+    class Killed(BaseException):
+        pass
+
+    def kill(name):
+        if name == "write:scores/chrf.csv":
+            raise Killed
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(faults, "point", kill)
+        with pytest.raises(Killed):
+            main(["score", str(run), "--metrics", "chrf"])
+    assert (run / "scores" / "chrf.csv").read_text() == "earlier scores"  # never half-written
+    assert _main("score", run, "--metrics", "chrf") == 0
+    scores = pd.read_csv(run / "scores" / "chrf.csv")
+    assert len(scores) == len(pd.read_json(run / "generations.jsonl", lines=True))

@@ -1,0 +1,59 @@
+"""The one way a value reaches a page: :func:`esc`, for every text the report shows.
+
+A run folder is shared between people, and anything in it (``manifest.json``, the CSV and parquet
+tables, ``generations.jsonl``, ``heads/*.csv``) may have been edited by hand. So every value read
+from it is text, never markup: the page's modules (``report.html``, ``page``, ``tables``,
+``which_heads`` and the notebook display) build their HTML from constant markup and values passed
+through :func:`esc` (one value), :func:`esc_num` (a number, formatted, or else escaped text) or
+:func:`esc_table` (a table). :func:`esc` also drops the Unicode bidirectional controls, so a name
+holding U+202E cannot reverse the text of a title or a table cell.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pandas as pd
+
+# embeddings and overrides of the text direction: U+200E/F, U+202A-U+202E, U+2066-U+2069
+BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_bidi(text: str) -> str:
+    """``text`` without the Unicode bidirectional control characters."""
+    return BIDI.sub("", text)
+
+
+def esc(value, newlines: bool = False) -> str:
+    """``value`` as HTML text: ``str(value)`` with ``& < > " '`` escaped and bidi controls dropped.
+
+    ``None`` is ``""``; ``newlines``: a newline becomes ``<br>`` (multi-line answers).
+    """
+    text = html.escape(strip_bidi("" if value is None else str(value)), quote=True)
+    return text.replace("\n", "<br>") if newlines else text
+
+
+def esc_num(value, spec: str = "") -> str:
+    """A number formatted by ``spec`` (``".2f"``); anything else (a hand-edited manifest's
+    string) as escaped text, so a damaged value shows instead of breaking the page."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return format(value, spec)
+    return esc(value)
+
+
+def esc_table(frame: pd.DataFrame, newlines: bool = False) -> str:
+    """``frame`` as an HTML table: every header and text cell through :func:`esc`, numbers as
+    pandas prints them (they cannot hold markup)."""
+    cells = frame.copy()
+    for col in cells.columns:
+        if not (
+            pd.api.types.is_numeric_dtype(cells[col]) or pd.api.types.is_bool_dtype(cells[col])
+        ):
+            cells[col] = cells[col].map(lambda v: "" if _missing(v) else esc(v, newlines))
+    cells.columns = [esc(c) for c in frame.columns]
+    return cells.to_html(index=False, escape=False, border=0, na_rep="")
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
