@@ -15,13 +15,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([*ROOT.glob("docs/*.md"), ROOT / "README.md", *ROOT.glob("notebooks/*.md")])
-DOTTED = re.compile(r"\binterp_heads(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-PATH = re.compile(r"`([A-Za-z0-9_./-]+\.(?:py|toml|md|jsonl|ipynb))`")
+DOTTED = re.compile(r"(?<![.\w])interp_heads(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+PATH = re.compile(r"`([A-Za-z0-9_./-]+\.(?:py|toml|md|ipynb))`")  # the repository's files
 SHORT = re.compile(r"`([a-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")  # `execution.packed.auto_pack_rows`
 PACKAGES = {
     p.name for p in (ROOT / "interp_heads").iterdir() if p.is_dir() and p.name != "__pycache__"
 }
 PACKAGES |= {p.stem for p in (ROOT / "interp_heads").glob("*.py")} - {"__init__"}
+FILE_TYPES = {"py", "parquet", "csv", "json", "jsonl", "html", "md", "toml", "txt", "ipynb", "png", "svg", "gguf"}  # fmt: skip
 # modules of 0.1 that the docs named after they moved (CHANGELOG 0.2.0 says where to)
 RETIRED = {"ablation", "packing", "batched_mask", "testing_planted", "runfolder", "sweep_checks",
            "model_cache", "ray_executor", "config_flags", "config_sections", "known_run"}  # fmt: skip
@@ -79,7 +80,9 @@ def test_every_name_the_docs_give_exists(page):
     names = {Path(f).name for f in files}
     missing = [d for d in sorted(set(DOTTED.findall(text))) if not _resolves(d)]
     for short in sorted(set(SHORT.findall(text))):
-        head = short.split(".")[0]
+        head, tail = short.split(".")[0], short.rsplit(".", 1)[-1]
+        if tail in FILE_TYPES:
+            continue  # a file name (`sweep.parquet`), checked as a path
         if head in RETIRED or (head in PACKAGES and not _resolves(f"interp_heads.{short}")):
             missing.append(short)
     for path in sorted(set(PATH.findall(text))):
