@@ -26,8 +26,7 @@ test-fast: setup
 
 demo: setup
 	$(BIN)/interp-heads run --config configs/seed_figure.toml --out runs/demo
-	$(BIN)/interp-heads run --config configs/seed_figure_scaled.toml --out runs/demo_scaled
-	$(BIN)/python docs/make_results.py runs/demo runs/demo_scaled
+	$(BIN)/python docs/make_results.py runs/demo
 
 # Which heads (docs/heads.md): exclusive TopK, cross-task matrix, known heads, retrieval heads,
 # split-half stability; two resumable runs, then the page (about 20 min on 2 CPU cores).

@@ -53,7 +53,7 @@ ATTRIBUTE = ["baseline", "attribute", "known", "attention", "report"]  # rank th
 def plan_steps(config: RunConfig) -> list[str]:
     """The steps a whole run takes: rank the heads (or mask a given ranking), sweep, tables, the
     ``analyses`` asked for, report."""
-    ranking = [] if config.given_ranking else ["attribute", "known", "attention"]
+    ranking = [] if config.given_ranking else ["attribute", "known"]
     return ["baseline", *ranking, "sweep", "tables", *config.analyses, "report"]
 
 

@@ -206,6 +206,7 @@ def _sweep_sections(run: dict, figs: dict) -> list[str]:
     return [
         "<h2>TopK vs random heads while generating (the Cognitive Mirrors figure)</h2>",
         _div(figs, "seed_figure") if "seed_figure" in figs else "",
+        _div(figs, "seed_figure_scaled") if "seed_figure_scaled" in figs else "",
         '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads; dash-dotted: exclusive TopK. '
         "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>",
         "<h2>TopK vs RandomK at each k</h2>",

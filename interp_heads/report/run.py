@@ -97,6 +97,27 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     )
 
 
+def k_grids(manifest: dict) -> dict[str, tuple[str, list[int] | None]]:
+    """The figures' k grids: ``{"seed_figure": (title suffix, ks or None for all)}``, and with
+    ``scaled_ks`` beside ``ks`` in the config, the literal grid and the scaled one
+    (``seed_figure_scaled``: the same fractions of this model's heads) apart."""
+    cfg, model = manifest.get("config") or {}, manifest.get("model") or {}
+    literal, scaled = cfg.get("ks") or [], cfg.get("scaled_ks") or []
+    try:
+        n_total = int(model["n_layers"]) * int(model["n_heads"])
+        fractions = [float(f) for f in scaled]
+        literal = [int(k) for k in literal]
+    except (KeyError, TypeError, ValueError):
+        return {"seed_figure": ("", None)}
+    if not scaled or not literal:
+        return {"seed_figure": ("", None)}
+    scaled_ks = sorted({max(1, round(f * n_total)) for f in fractions})
+    return {
+        "seed_figure": (": k as given", literal),
+        "seed_figure_scaled": (f": k scaled to this model's {n_total} heads", scaled_ks),
+    }
+
+
 def make_figures(run: dict) -> dict:
     """``{name: plotly Figure}``: the Cognitive Mirrors figure (``seed_figure``), one heatmap per
     task, cross-task overlap, needle breakdowns."""
@@ -106,9 +127,12 @@ def make_figures(run: dict) -> dict:
 
     figs = {}
     summary = run.get("summary")
-    if summary is not None and len(summary):
-        fig = plot_sweep(summary, title="Masking TopK vs random heads while generating")
-        n_tasks, n_metrics = summary["task"].nunique(), summary["metric"].nunique()
+    for name, (title, ks) in k_grids(run.get("manifest") or {}).items():
+        grid = summary if summary is None or ks is None else summary[summary.k.isin([0, *ks])]
+        if grid is None or not len(grid):
+            continue
+        fig = plot_sweep(grid, title=f"Masking TopK vs random heads while generating{title}")
+        n_tasks, n_metrics = grid["task"].nunique(), grid["metric"].nunique()
         plot = 280 * n_metrics
         fig.update_layout(
             width=max(900, 330 * n_tasks),
@@ -117,7 +141,7 @@ def make_figures(run: dict) -> dict:
             legend={"orientation": "h", "y": -110 / plot, "yanchor": "top", "x": 0.5,
                     "xanchor": "center"},
         )  # fmt: skip
-        figs["seed_figure"] = fig
+        figs[name] = fig
     figs.update(_breakdowns(run))
     attr = run.get("attribution")
     if attr is not None and len(attr):
