@@ -1,11 +1,13 @@
-"""One registry per extension point: ablation kinds, attribution methods, metrics, executors.
+"""One registry per extension point: ablation kinds, attribution methods, metrics, executors,
+model backends (and the model families of the hooked backend).
 
 A :class:`Registry` maps a name to the object that implements it (SAELens' ``register_sae_class``,
 one object per variant). Each built-in entry registers itself in its own file, and the package
 that owns the registry imports those files, so importing the package registers them (the files
 import the registry's ``base`` module, never the package: no import circle). A user's variant
-does the same with ``KINDS.register(...)`` (or ``METHODS``, ``METRICS``, ``EXECUTORS``) and is
-then accepted by the config, the CLI and every code path that resolves the name.
+does the same with ``KINDS.register(...)`` (or ``METHODS``, ``METRICS``, ``EXECUTORS``,
+``BACKENDS``; ``@BACKENDS.register`` above a class with a ``name`` registers it under that name)
+and is then accepted by the config, the CLI and every code path that resolves the name.
 Names are matched case-insensitively with ``-`` and ``_`` equal, as ``vocab`` parses its values.
 """
 
@@ -32,8 +34,21 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._aliases: dict[str, str] = {}
 
-    def register(self, name: str, obj: T, *, aliases: tuple[str, ...] = (), replace=False) -> T:
-        """Add ``obj`` under ``name``; a second registration of a name needs ``replace=True``."""
+    def register(
+        self, name: str | T, obj: T | None = None, *, aliases: tuple[str, ...] = (), replace=False
+    ) -> T:
+        """Add ``obj`` under ``name``; a second registration of a name needs ``replace=True``.
+
+        With one argument, ``name`` is the object itself (a class or an instance with a ``name``
+        attribute), so ``@REGISTRY.register`` above a class registers it under its ``name``.
+        Returns the object registered.
+        """
+        if obj is None:
+            obj, name = name, getattr(name, "name", None)
+            if not isinstance(name, str) or not name:
+                raise TypeError(
+                    f"register({obj!r}): pass a name and an object, or an object with a `name`"
+                )
         key = _key(name)
         if key in self._items and not replace and self._items[key] is not obj:
             raise ValueError(f"{self.what} {name!r} is already registered")
