@@ -1,10 +1,11 @@
 """One registry per extension point: ablation kinds, attribution methods, metrics, executors,
-selections and model backends, all of one shape.
+selections and model backends (and the hooked backend's model families), all of one shape.
 
 A :class:`Registry` maps a name to the *class* that implements it (SAELens' ``register_sae_class``:
 one class per variant, in its own file). The class names itself: its ``name`` class attribute is
 the registered name and ``aliases`` (optional) are other spellings, so a registration is one
-decorator line and never repeats the name::
+decorator line and never repeats the name (a model family, a record rather than a class,
+registers the same way: an object with ``name`` and ``aliases``)::
 
     @KINDS.register
     class FirstPromptMean(Ablation):
@@ -47,10 +48,8 @@ class Registry(Generic[T]):
         if cls is None:
             return lambda c: self.register(c, replace=replace)
         name = getattr(cls, "name", None)
-        if not isinstance(cls, type) or not isinstance(name, str) or not name:
-            raise TypeError(
-                f"{self.what}: register a class whose `name` class attribute names it, got {cls!r}"
-            )
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{self.what}: register a class whose `name` names it, got {cls!r}")
         key = _key(name)
         if key in self._items and not replace and self._items[key] is not cls:
             raise ValueError(f"{self.what} {name!r} is already registered")

@@ -9,9 +9,9 @@ to their strings, so ``"mean" == AblationKind.MEAN`` and TOML/CLI strings work u
 - :class:`MaskPositions`: where a mask acts (``positions =``): ``all`` or ``last``.
 - :class:`SelectionName`: which heads a condition masks (each selection's table name is its
   class's ``display``).
-- :class:`PromptFormat`, :class:`MetricName` and :class:`ExecutorName`.
+- :class:`PromptFormat`, :class:`MetricName`, :class:`ExecutorName` and :class:`BackendName`.
 
-The extension points (kinds, methods, metrics, executors) are registries whose built-in names
+The extension points (kinds, methods, metrics, executors, backends) are registries whose built-in names
 are these enums (``interp_heads.registry``).
 
 Words: a *head label* is ``"L{layer}H{head}"`` (``heads.head_label``); a *metric label* is the
@@ -117,6 +117,13 @@ class ExecutorName(_Choice):
     RAY = "ray"
 
 
+class BackendName(_Choice):
+    """Which model classes run the model (``models.backends.BACKENDS``)."""
+
+    HOOKED = "hooked"
+    BRIDGE = "bridge"
+
+
 _WHAT = {
     "AttributionMethod": "attribution method",
     "AblationKind": "ablation kind",
@@ -125,4 +132,5 @@ _WHAT = {
     "PromptFormat": "prompt format",
     "MetricName": "metric",
     "ExecutorName": "executor",
+    "BackendName": "backend",
 }

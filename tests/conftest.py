@@ -28,9 +28,9 @@ def tiny():
         from interp_heads.testing.tiny import tiny_model
 
         return tiny_model()
-    from interp_heads.models.tiny import tiny_bridge_model
+    from interp_heads.models.specs import load_any_model
 
-    return tiny_bridge_model()
+    return load_any_model("tiny", backend="bridge")
 
 
 @pytest.fixture(scope="session")

@@ -37,10 +37,7 @@ def answer_token(model: HookedTransformer, answer: str, *, chat: bool, prompt: s
     text = answer.strip()
     if not chat and not (prompt and prompt[-1].isspace()):
         text = " " + text
-    if backend_of(model) == "bridge":  # transformers 5 tokenizers may put BOS before any text
-        toks = model.tokenizer(text, add_special_tokens=False)["input_ids"]
-    else:
-        toks = model.to_tokens(text, prepend_bos=False, move_to_device=False)[0]
+    toks = backend_of(model).text_tokens(model, text)  # some tokenizers put BOS before any text
     if len(toks) == 0:
         raise InputError(f"answer {answer!r} has no tokens")
     return int(toks[0])

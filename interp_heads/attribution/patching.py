@@ -5,7 +5,8 @@ For a head in layer ``l``, nothing below ``l`` changes, so the base run's residu
 per slice of a batch ``n_heads x batch``, running only blocks ``l..L-1``. Positions before the
 first one where the source and base runs differ are identical in both runs, and stay identical in
 every later layer, so they are not recomputed either: their keys and values are handed to
-TransformerLens as a frozen KV cache. Only the last position is unembedded.
+TransformerLens as a frozen KV cache (on a backend that takes one, ``Backend.frozen_prefix``;
+``Backend.prefix_cache`` builds it). Only the last position is unembedded.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from interp_heads.attribution.inputs import (
 )
 from interp_heads.heads import Head, all_heads, hook_z
 from interp_heads.models.backends import backend_of
-from interp_heads.models.tl_compat import HookedTransformer, HookedTransformerKeyValueCacheEntry
+from interp_heads.models.tl_compat import HookedTransformer
 
 # metric(logits [n_patches, batch, d_vocab]) -> [n_patches, batch]
 PatchMetric = Callable[[torch.Tensor], torch.Tensor]
@@ -58,7 +59,7 @@ def patch_heads(
         base_cache: the base run's activations named by :func:`base_names`, if already computed.
     """
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
-    if backend_of(model) == "bridge":  # HF's KV cache takes no frozen prefix: recompute it
+    if not backend_of(model).frozen_prefix:  # no frozen prefix cache: recompute the prefix
         start_pos = 0
     batch = base_tokens.shape[0]
     out = torch.full((n_layers, n_heads, batch), float("nan"))
@@ -107,12 +108,10 @@ def run_cached(
     """One forward pass: the named activations and the logits at the last position only."""
     cache: dict[str, torch.Tensor] = {}
 
-    def keep(x, hook, name=None):
-        cache[name or hook.name] = x.detach()
+    def keep(x, name):
+        cache[name] = x.detach()
 
-    hooks = [(lambda n: n in names, keep)]
-    if backend_of(model) == "bridge":  # hook_z is an alias there: hook.name is the canonical name
-        hooks = [(n, lambda x, hook, n=n: keep(x, hook, n)) for n in names]
+    hooks = backend_of(model).caching_hooks(names, keep)  # stored under the names asked for
     with model.hooks(fwd_hooks=hooks):
         resid = model(tokens, attention_mask=attention_mask, stop_at_layer=model.cfg.n_layers)
     return cache, final_logits(model, resid)
@@ -121,13 +120,8 @@ def run_cached(
 def _run_patched(model, layer, hs, src, resid, cache, attention_mask, start_pos, metric):
     n, batch = len(hs), resid.shape[0]
     kv = None
-    if start_pos > 0:
-        kv = [None] * model.cfg.n_layers
-        for i in range(layer, model.cfg.n_layers):
-            k = _cache_keys(model, i, cache[f"blocks.{i}.attn.hook_k"][:, :start_pos])
-            k = k.repeat(n, 1, 1, 1)
-            v = cache[f"blocks.{i}.attn.hook_v"][:, :start_pos].repeat(n, 1, 1, 1)
-            kv[i] = HookedTransformerKeyValueCacheEntry(k, v, frozen=True)
+    if start_pos > 0:  # the base run's keys and values of the shared prefix, frozen
+        kv = backend_of(model).prefix_cache(model, layer, cache, start_pos, n)
     final = patched_resid(model, layer, hs, src, resid, attention_mask, kv=kv)
     logits = final_logits(model, final)
     return metric(logits.view(n, batch, -1))
@@ -146,9 +140,7 @@ def patched_resid(model, layer, hs, src, resid, attention_mask, *, stop=None, kv
         return z
 
     mask = attention_mask.repeat(n, 1) if attention_mask is not None else None
-    extra = {}
-    if backend_of(model) == "bridge" and mask is not None:  # no positions from a residual input
-        extra["position_ids"] = (mask.cumsum(-1) - 1).clamp(min=0)
+    extra = backend_of(model).resid_input_kwargs(mask)  # e.g. positions from the mask
     with model.hooks(fwd_hooks=[(hook_z(layer), hook)]):
         return model(
             resid.repeat(n, 1, 1),
@@ -158,15 +150,6 @@ def patched_resid(model, layer, hs, src, resid, attention_mask, *, stop=None, kv
             past_kv_cache=kv,
             **extra,
         )
-
-
-def _cache_keys(model: HookedTransformer, layer: int, k: torch.Tensor) -> torch.Tensor:
-    """Keys as TransformerLens' KV cache holds them: ``hook_k`` fires before the q/k norm of
-    families that have one (Qwen3, Gemma 3), the cache stores them after it."""
-    attn = model.blocks[layer].attn
-    if model.cfg.use_qk_norm:
-        return attn._apply_qk_norm(k, attn.k_norm)
-    return k
 
 
 @torch.no_grad()

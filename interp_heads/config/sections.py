@@ -32,6 +32,7 @@ from interp_heads.execution.registry import EXECUTORS
 from interp_heads.interventions.kinds import KINDS
 from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.metrics.registry import METRICS
+from interp_heads.models.backends import BACKENDS
 from interp_heads.tasks.schema import BUILTIN_TASKS
 from interp_heads.vocab import (
     SCALE_FACTOR,
@@ -72,7 +73,7 @@ class ModelSection(_Section):
     threads: Pos | None = Field(
         None, description="torch CPU threads (None: cores shared among running interp-heads)"
     )
-    backend: Literal["hooked", "bridge"] = Field(
+    backend: Annotated[str, _registered(BACKENDS)] = Field(
         "hooked",
         description="hooked (HookedTransformer, TransformerLens 2.18) or bridge "
         "(TransformerBridge around the HF model, TransformerLens 4: make setup-tl4)",

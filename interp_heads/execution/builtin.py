@@ -62,5 +62,6 @@ class Ray:
             n_workers=settings.n_workers,
             address=settings.ray_address,
             n_devices=settings.n_devices,
+            backend=settings.backend,
             fingerprint=model_fingerprint(model),
         )

@@ -45,7 +45,14 @@ def import_ray():
 class Worker:
     """An actor's state: one model, the task contexts it has seen. Wrapped by ``ray.remote``."""
 
-    def __init__(self, model_spec: str, device: str | None, n_threads: int, n_devices: int = 1):
+    def __init__(
+        self,
+        model_spec: str,
+        device: str | None,
+        n_threads: int,
+        n_devices: int = 1,
+        backend: str = "hooked",
+    ):
         os.environ.update(WORKER_ENV)  # also in the runtime env; set before transformers loads
         import torch
 
@@ -53,7 +60,7 @@ class Worker:
         from interp_heads.models.specs import load_any_model
 
         with contextlib.redirect_stdout(io.StringIO()):  # "Moving model to device ..."
-            self.model = load_any_model(model_spec, device, n_devices=n_devices)
+            self.model = load_any_model(model_spec, device, n_devices=n_devices, backend=backend)
         self.contexts: dict[str, object] = {}
 
     def info(self) -> dict:
@@ -88,6 +95,7 @@ class RayExecutor:
         n_workers: actors to start (None: every GPU group, else every CPU of the cluster).
         address: cluster to join (None: ``RAY_ADDRESS`` if set, else a new local instance).
         n_devices: GPUs per actor (layers split over them by TransformerLens).
+        backend: the model backend each actor loads ``model_spec`` on (``models.backends``).
         cpus_per_worker: CPUs (and torch threads) per CPU actor.
         fingerprint: the driver's ``store.resume.model_fingerprint``; every actor must match it.
         on_submit: test hook, called as ``on_submit(executor, worker_index, unit)`` after a unit
@@ -102,6 +110,7 @@ class RayExecutor:
         n_workers: int | None = None,
         address: str | None = None,
         n_devices: int = 1,
+        backend: str = "hooked",
         cpus_per_worker: int = 1,
         fingerprint: dict | None = None,
         max_restarts: int = 4,
@@ -114,6 +123,7 @@ class RayExecutor:
             n_workers=n_workers,
             address=address,
             n_devices=n_devices,
+            backend=backend,
             cpus_per_worker=cpus_per_worker,
             fingerprint=fingerprint,
             max_restarts=max_restarts,
@@ -168,7 +178,8 @@ class RayExecutor:
             **options,
         )
         self.actors = [
-            actor.remote(model_spec, worker_device, threads, n_devices) for _ in range(n_workers)
+            actor.remote(model_spec, worker_device, threads, n_devices, s["backend"])
+            for _ in range(n_workers)
         ]
         try:
             self.info = ray.get([a.info.remote() for a in self.actors])  # waits for the models

@@ -9,23 +9,14 @@ from interp_heads.models.tl_compat import HookedTransformer
 
 
 def final_logits(model: HookedTransformer, resid: torch.Tensor) -> torch.Tensor:
-    """Logits ``[batch, d_vocab]`` at the last position, from the final residual stream.
+    """Logits ``[batch, d_vocab]`` at the last position, from the output of a forward with
+    ``stop_at_layer=n_layers`` (the model's backend, ``models.backends``, knows what that is).
 
     Unembedding every prompt position costs about a fifth of a SmolLM2 forward pass (49k-token
     vocabulary); Hugging Face's ``generate`` skips it too. Hooks on ``ln_final`` still fire; the
-    config's output soft cap (Gemma 2) is applied as TransformerLens does. On the bridge backend a
-    forward with ``stop_at_layer=n_layers`` already returns the (soft-capped) logits.
+    config's output soft cap (Gemma 2) is applied as TransformerLens does.
     """
-    if backend_of(model) == "bridge":
-        return resid[:, -1]
-    x = resid[:, -1:, :]
-    if model.cfg.normalization_type is not None:
-        x = model.ln_final(x)
-    logits = model.unembed(x)[:, 0]
-    cap = getattr(model.cfg, "output_logits_soft_cap", 0.0)
-    if cap and cap > 0:
-        logits = cap * torch.tanh(logits / cap)
-    return logits
+    return backend_of(model).final_logits(model, resid)
 
 
 def last_logits(

@@ -46,7 +46,8 @@ def _versions() -> dict[str, str]:
     return versions(("torch", "transformers", "transformer-lens", "gguf"))
 
 
-def _entry_dir(source_hash: str) -> Path:
+def entry_dir(source_hash: str) -> Path:
+    """The cache folder of a source's converted weights (its hash and the library versions)."""
     key = hashlib.sha256(
         json.dumps(
             {"src": source_hash, "v": _versions(), "fmt": CACHE_FORMAT}, sort_keys=True

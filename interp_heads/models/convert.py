@@ -29,9 +29,34 @@ def config_from_hf(hf_config, dtype: torch.dtype = torch.float32) -> HookedTrans
     return HookedTransformerConfig(**fields, original_architecture=family.architecture, dtype=dtype)
 
 
+def convert_checkpoint(source, gguf_file: str | None, dtype: torch.dtype):
+    """``(cfg, state_dict, tokenizer)`` of a local HF folder or GGUF, loaded with transformers and
+    converted to TransformerLens weights (the hooked backend)."""
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+
+    kw = {"gguf_file": gguf_file} if gguf_file else {}
+    where = str(source)
+    try:
+        hf_config = AutoConfig.from_pretrained(where, local_files_only=True, **kw)
+        cfg = config_from_hf(hf_config, dtype)
+        tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, **kw)
+        hf_model = AutoModelForCausalLM.from_pretrained(
+            where, local_files_only=True, torch_dtype=torch.float32, **kw
+        )
+    except ModelLoadError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        raise ModelLoadError(
+            f"cannot load {source / (gguf_file or '')}: {exc}".splitlines()[0]
+        ) from exc
+    state_dict = state_dict_from_hf(hf_model, cfg)
+    tokenizer = prepare_tokenizer(tokenizer, cfg.original_architecture)
+    return cfg, state_dict, tokenizer
+
+
 def state_dict_from_hf(hf_model, cfg: HookedTransformerConfig) -> dict[str, torch.Tensor]:
     """Convert HF weights with TransformerLens' own conversion function for the family."""
-    sd = FAMILIES[cfg.original_architecture].convert(hf_model, cfg)
+    sd = FAMILIES.get(cfg.original_architecture).convert(hf_model, cfg)
     return {k: v.detach().to(cfg.dtype).contiguous().clone() for k, v in sd.items()}
 
 

@@ -6,13 +6,17 @@ from hub names (its local-folder path calls the hub for tokenizers and fails for
 the mapping is written out here, field by field, from the HF config alone; the converted weights are
 checked against the HF model's logits and hooks in ``tests/unit/test_families.py``.
 
-Adding a family is one mapping function and one :func:`register` line.
+Adding a family is one mapping function and one :func:`register` line; the families live in
+:data:`FAMILIES`, an ``interp_heads.registry.Registry`` like every other extension point, each under
+its architecture with its model type as an alias.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from interp_heads.registry import Registry
 
 MAX_CTX = 2048  # TransformerLens allocates an n_ctx x n_ctx causal mask per layer
 
@@ -43,6 +47,16 @@ class Family:
     architecture: str
     config: Callable[[object], dict]
     converter: str  # name in transformer_lens.pretrained.weight_conversions
+    model_type: str = ""  # the HF config's ``model_type`` (a GGUF's config names only this)
+
+    @property
+    def name(self) -> str:
+        """The registry's name of the family: its HF architecture."""
+        return self.architecture
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        return (self.model_type,) if self.model_type else ()
 
     def convert(self, hf_model, cfg) -> dict:
         from transformer_lens.pretrained import weight_conversions
@@ -50,19 +64,22 @@ class Family:
         return getattr(weight_conversions, self.converter)(hf_model, cfg)
 
 
-FAMILIES: dict[str, Family] = {}
-MODEL_TYPES: dict[str, str] = {}  # HF model_type -> architecture
+FAMILIES: Registry[Family] = Registry("model family")
 
 
 def register(architecture: str, model_type: str, converter: str):
-    """Decorator: register a config mapping under its architecture and model type."""
+    """Decorator: register a config mapping under its architecture, its model type an alias."""
 
     def wrap(fn: Callable[[object], dict]) -> Callable[[object], dict]:
-        FAMILIES[architecture] = Family(architecture, fn, converter)
-        MODEL_TYPES[model_type] = architecture
+        FAMILIES.register(Family(architecture, fn, converter, model_type))
         return fn
 
     return wrap
+
+
+def architectures() -> list[str]:
+    """The registered families' architectures, sorted."""
+    return sorted(FAMILIES.get(name).architecture for name in FAMILIES)
 
 
 # Families whose HF implementation TransformerLens 2.18 has no component for.
@@ -76,11 +93,12 @@ def family_of(hf_config) -> Family:
     """The registered family of a transformers config; one-line :class:`FamilyError` otherwise."""
     arch = (getattr(hf_config, "architectures", None) or [""])[0]
     model_type = getattr(hf_config, "model_type", "")
-    arch = arch if arch in FAMILIES else MODEL_TYPES.get(model_type, arch or model_type)
-    if arch in FAMILIES:
-        return FAMILIES[arch]
+    for name in (arch, model_type):  # the model type alone (a GGUF's config) names it too
+        if name and name in FAMILIES:
+            return FAMILIES.get(name)
+    arch = arch or model_type
     why = UNSERVED.get(arch)
-    served = ", ".join(sorted(FAMILIES))
+    served = ", ".join(architectures())
     from interp_heads.models.tl_compat import BRIDGE_ENV
 
     bridge = f"; the bridge backend serves it ({BRIDGE_ENV})" if arch in BRIDGE_FAMILIES else ""

@@ -8,26 +8,24 @@ from interp_heads.errors import PipelineError, one_line
 def load_any_model(
     spec: str, device: str | None = None, n_devices: int = 1, backend: str = "hooked"
 ):
-    """``load_model(spec)``; ``"tiny"`` is the random test model (hidden, for tests), on ``device`` too.
+    """``load_model(spec)``; ``"tiny"`` is the backend's random test model (hidden, for tests).
 
-    The tiny model is built on the CPU and then moved, so its weights do not depend on the device.
-    ``n_devices > 1`` splits the layers over that many GPUs (``load_model``); ``backend`` is
-    ``load_model``'s (the tiny model on the bridge is a random Llama checkpoint of its shapes).
+    ``n_devices > 1`` splits the layers over that many GPUs (``load_model``); ``backend`` is a
+    name in ``models.backends.BACKENDS`` (``load_model``'s): each backend builds its own tiny
+    model (``Backend.tiny``; on the bridge a random Llama checkpoint of the tiny model's shapes).
     """
-    if spec == "tiny" and n_devices == 1 and backend == "bridge":
-        from interp_heads.models.tiny import tiny_bridge_model
-
-        return tiny_bridge_model(device=device or "cpu")
-    if spec == "tiny" and n_devices == 1 and backend == "hooked":
-        from interp_heads.models.tiny import tiny_model
-
-        model = tiny_model()
-        if device is not None:
-            model.to(device, print_details=False)
-        model.interp_heads_source = {"spec": "tiny", "sha256": None}
-        return model
     from interp_heads.models.load import ModelLoadError, load_model
 
+    if spec == "tiny" and n_devices == 1:
+        from interp_heads.models.backends import get_backend
+        from interp_heads.models.tl_compat import BackendError
+
+        try:
+            chosen = get_backend(backend)
+            chosen.check_available()
+            return chosen.tiny(device)
+        except (BackendError, ModelLoadError) as exc:
+            raise PipelineError(one_line(exc)) from None
     try:
         return load_model(spec, device=device, n_devices=n_devices, backend=backend)
     except ModelLoadError as exc:

@@ -2,19 +2,19 @@
 
 ``tiny_model()`` is a 3-layer Llama-style HookedTransformer with grouped-query attention
 (4 query heads sharing 2 key/value heads) and a byte-level tokenizer made on the spot. The model
-spec ``"tiny"`` (``models.specs.load_any_model``) loads it. ``tiny_bridge_model()`` has the same
-shapes as a random Llama checkpoint on the bridge backend (TransformerLens 4 has no
-HookedTransformer): ``"tiny"`` with ``backend = "bridge"``.
+spec ``"tiny"`` (``models.specs.load_any_model``) loads it on the hooked backend.
+``tiny_llama_checkpoint()`` saves the same shapes as a random Llama checkpoint, the tiny model of
+the bridge backend (TransformerLens 4 has no HookedTransformer): ``"tiny"`` with
+``backend = "bridge"`` (``models.backends.bridge``).
 """
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 import torch
 
-from interp_heads.models.load import attach_tokenizer
+from interp_heads.models.convert import attach_tokenizer
 from interp_heads.models.tl_compat import HookedTransformer, HookedTransformerConfig
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -79,9 +79,6 @@ def tiny_model(seed: int = 0, **overrides) -> HookedTransformer:
     return attach_tokenizer(model, byte_tokenizer())
 
 
-_BRIDGE_FOLDERS: dict[int, Path] = {}
-
-
 def random_hf_model(hf_config, seed: int = 0):
     """A random-weight HF causal LM of ``hf_config`` (eager attention), its norms and biases
     perturbed too, so that a wrong weight mapping shows."""
@@ -122,14 +119,3 @@ def tiny_llama_checkpoint(folder: str | Path, seed: int = 0) -> Path:
         initializer_range=0.2,  # larger than HF's 0.02, so greedy tokens vary and a wrong mask shows
     )
     return save_checkpoint(random_hf_model(cfg, seed), folder)
-
-
-def tiny_bridge_model(seed: int = 0, device: str = "cpu"):
-    """The tiny model's shapes on the bridge backend (its checkpoint saved once per process)."""
-    from interp_heads.models.load import load_model
-
-    if seed not in _BRIDGE_FOLDERS or not _BRIDGE_FOLDERS[seed].is_dir():
-        _BRIDGE_FOLDERS[seed] = tiny_llama_checkpoint(tempfile.mkdtemp(prefix="tiny_llama_"), seed)
-    model = load_model(str(_BRIDGE_FOLDERS[seed]), device=device, backend="bridge", use_cache=False)
-    model.interp_heads_source = {"spec": "tiny", "sha256": None, "backend": "bridge"}
-    return model

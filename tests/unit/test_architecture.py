@@ -155,7 +155,9 @@ def test_no_module_is_over_300_lines():
     assert not long, long
 
 
-@pytest.mark.parametrize("registry", ["kinds", "methods", "metrics", "executors", "selections"])
+@pytest.mark.parametrize(
+    "registry", ["kinds", "methods", "metrics", "executors", "selections", "backends"]
+)
 def test_every_builtin_name_is_registered_and_nothing_else_is_builtin(registry):
     """Every registry holds classes that name themselves (one shape), the vocabulary's built-ins."""
     from interp_heads.attribution.methods import METHODS
@@ -163,9 +165,11 @@ def test_every_builtin_name_is_registered_and_nothing_else_is_builtin(registry):
     from interp_heads.interventions.kinds import KINDS
     from interp_heads.interventions.selections import SELECTIONS
     from interp_heads.metrics.registry import METRICS
+    from interp_heads.models.backends import BACKENDS
     from interp_heads.vocab import (
         AblationKind,
         AttributionMethod,
+        BackendName,
         ExecutorName,
         MetricName,
         SelectionName,
@@ -177,6 +181,7 @@ def test_every_builtin_name_is_registered_and_nothing_else_is_builtin(registry):
         "metrics": (METRICS, MetricName),
         "executors": (EXECUTORS, ExecutorName),
         "selections": (SELECTIONS, SelectionName),
+        "backends": (BACKENDS, BackendName),
     }[registry]
     expected = set(vocab.values()) - {"auto"}  # auto picks a method per task
     assert set(reg.names()) == expected
@@ -199,3 +204,72 @@ def test_a_config_and_the_registries_are_read_without_torch():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+BACKENDS_PACKAGE = ("models", "backends")
+# modules that name a backend for a reason other than its behaviour
+NOT_BEHAVIOUR = {
+    "models/tl_compat": "defines the stand-in model classes of an environment without one",
+    "store/resume": "the fingerprint leaves the default backend out (older folders resume)",
+}
+
+
+def _calls_backend_of(node) -> bool:
+    return isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "backend_of"
+
+
+# what asking which backend a model has looks like: a comparison of a backend's name or of
+# backend_of(...), or an isinstance check against a backend's model class
+BACKEND_TESTS = {
+    "a backend name compared": lambda node: (
+        isinstance(node, ast.Compare)
+        and any(
+            isinstance(c, ast.Constant) and c.value in ("hooked", "bridge")
+            for c in (node.left, *node.comparators)
+        )
+    ),
+    "backend_of(...) compared": lambda node: (
+        isinstance(node, ast.Compare)
+        and any(
+            _calls_backend_of(c) or (isinstance(c, ast.Attribute) and _calls_backend_of(c.value))
+            for c in (node.left, *node.comparators)
+        )
+    ),
+    "isinstance of a backend's model class": lambda node: (
+        isinstance(node, ast.Call)
+        and getattr(node.func, "id", "") == "isinstance"
+        and any(
+            "TransformerBridge" in ast.unparse(arg) or "HookedTransformer" in ast.unparse(arg)
+            for arg in node.args[1:]
+        )
+    ),
+}
+
+
+def test_no_backend_test_outside_the_backends_package():
+    """Code outside ``models/backends/`` asks ``backend_of(model)`` for a behaviour; it never
+    tests which backend a model has (``== "bridge"``, ``backend_of(...) ==``, ``isinstance(model,
+    TransformerBridge)``), so a new backend is one file there."""
+    found = []
+    for path, parts in _modules():
+        if parts[:2] == BACKENDS_PACKAGE or "/".join(parts) in NOT_BEHAVIOUR:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            found += [
+                f"{'/'.join(parts)}:{node.lineno}: {what}: {ast.unparse(node)}"
+                for what, test in BACKEND_TESTS.items()
+                if test(node)
+            ]
+    assert not found, "\n".join(found)
+
+
+def test_the_backend_check_finds_what_it_looks_for():
+    """The check above can fail: each pattern is found in a line written to match it."""
+    lines = [
+        'backend_of(model) == "bridge"',
+        "backend_of(model).name != name",
+        "isinstance(model, TransformerBridge)",
+    ]
+    for line, what in zip(lines, BACKEND_TESTS, strict=True):
+        nodes = ast.walk(ast.parse(line))
+        assert any(BACKEND_TESTS[what](n) for n in nodes), (line, what)

@@ -58,13 +58,14 @@ def test_masked_answers_equal_hf_generate_with_zeroed_o_proj_slices(bridge_run):
     from transformers import AutoModelForCausalLM
 
     from interp_heads.generation.decode import stop_token_ids
-    from interp_heads.models.tiny import _BRIDGE_FOLDERS, tiny_bridge_model
+    from interp_heads.models.backends.bridge import tiny_checkpoint
+    from interp_heads.models.specs import load_any_model
     from interp_heads.pipeline.loading import load_any_task
     from interp_heads.tasks.prompts import render
     from interp_heads.testing.checkpoints import zero_head_pre_hook
 
-    model = tiny_bridge_model()  # the run's weights: the same seed, the same saved folder
-    hf = AutoModelForCausalLM.from_pretrained(_BRIDGE_FOLDERS[0], attn_implementation="eager")
+    model = load_any_model("tiny", backend="bridge")  # the run's weights: the same saved folder
+    hf = AutoModelForCausalLM.from_pretrained(tiny_checkpoint(), attn_implementation="eager")
     hf.eval().generation_config.eos_token_id = sorted(stop_token_ids(model))
     task = {e.id: e for e in load_any_task(str(DATA / "tiny_echo.jsonl"))}
     gens = pd.read_json(bridge_run / "generations.jsonl", lines=True)

@@ -1,6 +1,6 @@
 """The worked examples of docs/extending.md: a toy attribution method, ablation kind, metric,
-executor and selection, each defined here and registered with one decorator call, then run
-through ``run`` on the tiny model. Each is checked against something computed independently of the toolkit's code path."""
+executor, selection and model backend, each defined here and registered with one decorator call,
+then run through ``run`` on the tiny model. Each is checked against something computed independently of the toolkit's code path."""
 
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from interp_heads.interventions.kinds import KINDS, Ablation
 from interp_heads.interventions.selections import SELECTIONS, Selection
 from interp_heads.metrics.base import Metric
 from interp_heads.metrics.registry import METRICS
+from interp_heads.models.backends import BACKENDS
+from interp_heads.models.backends.hooked import HookedBackend
 from interp_heads.pipeline.experiment import RunConfig, run_pipeline
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -194,6 +196,54 @@ def test_a_new_executor(registered, tmp_path):
     for table in ("sweep.parquet", "summary.parquet"):
         a, b = pd.read_parquet(mine / table), pd.read_parquet(local / table)
         pd.testing.assert_frame_equal(a, b)
+
+
+# ----------------------------------------------------------------------------- a model backend
+class CountingHooked(HookedBackend):
+    """A toy backend: the hooked backend, counting the model's forward passes."""
+
+    name = "counting"
+    forwards = 0
+
+    def load(self, spec, device, dtype, **kwargs):
+        return self.counted(super().load(spec, device, dtype, **kwargs))
+
+    def tiny(self, device=None):
+        return self.counted(super().tiny(device))
+
+    def counted(self, model):
+        forward = model.forward
+
+        def counting(*args, **kwargs):
+            CountingHooked.forwards += 1
+            return forward(*args, **kwargs)
+
+        model.forward = counting
+        model.interp_heads_source["backend"] = self.name  # backend_of(model) finds this backend
+        return model
+
+
+def test_a_new_model_backend(registered, tmp_path):
+    from interp_heads.models.tl_compat import HookedTransformer
+
+    registered(BACKENDS, CountingHooked)
+    CountingHooked.forwards = 0
+    calls = []  # the reference: torch's own count of calls of a whole model
+    handle = torch.nn.modules.module.register_module_forward_pre_hook(
+        lambda module, args: calls.append(1) if isinstance(module, HookedTransformer) else None
+    )
+    try:
+        mine = _run(tmp_path / "counting", backend="counting")
+    finally:
+        handle.remove()
+    hooked = _run(tmp_path / "hooked")
+    assert CountingHooked.forwards == len(calls) > 0
+    manifest = json.loads((mine / "manifest.json").read_text())
+    assert manifest["config"]["backend"] == "counting"
+    assert manifest["model"]["backend"] == "counting"  # so it never resumes a hooked run
+    for table in ("ranking.csv", "sweep.parquet", "summary.parquet"):
+        read = pd.read_csv if table.endswith(".csv") else pd.read_parquet
+        pd.testing.assert_frame_equal(read(mine / table), read(hooked / table))
 
 
 # ----------------------------------------------------------------------------- a selection

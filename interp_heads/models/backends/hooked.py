@@ -1,0 +1,199 @@
+"""The ``hooked`` backend: TransformerLens 2.18's ``HookedTransformer`` with converted weights.
+
+Loads the embedded SmolLM2 (its GGUF de-quantised and converted once, then cached), a local
+Hugging Face folder or ``.gguf`` file of a registered family (``models.families``), or a
+TransformerLens official model name. The forward ends in TransformerLens' own unembedding and
+KV cache; a cache entry can be *frozen*, so exact patching hands it the shared prompt prefix.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from interp_heads.models.backends.base import BACKENDS, Backend
+
+log = logging.getLogger(__name__)
+
+
+@BACKENDS.register
+class HookedBackend(Backend):
+    """HookedTransformer (TransformerLens 2.18, the default environment)."""
+
+    name = "hooked"
+    frozen_prefix = True
+
+    def check_available(self) -> None:
+        from interp_heads.models.tl_compat import HAS_HOOKED, no_hooked
+
+        if not HAS_HOOKED:
+            raise no_hooked("backend 'hooked'")
+
+    def owns(self, model) -> bool:
+        from interp_heads.models.tl_compat import HAS_HOOKED, HookedTransformer
+
+        return HAS_HOOKED and isinstance(model, HookedTransformer)
+
+    # ----------------------------------------------------------------------------- loading
+    def load(self, spec, device, dtype, *, use_cache=True, n_devices=1):
+        from interp_heads.models.convert import ModelLoadError
+        from interp_heads.models.sources import EMBEDDED, embedded_gguf_path, is_embedded
+        from interp_heads.models.tl_compat import get_official_model_name
+
+        if is_embedded(spec):
+            model = _load_local(embedded_gguf_path(), device, dtype, use_cache, n_devices)
+            model.interp_heads_source["spec"] = EMBEDDED
+            return model
+        path = Path(spec).expanduser()
+        if path.exists():
+            return _load_local(path, device, dtype, use_cache, n_devices)
+        try:
+            official = get_official_model_name(spec)
+        except ValueError:
+            raise ModelLoadError(
+                f"unknown model {spec!r}: pass {EMBEDDED!r} (embedded, offline), a TransformerLens "
+                "official model name (e.g. 'gpt2', 'Qwen/Qwen2.5-0.5B'), a local Hugging Face model "
+                "folder or a local .gguf file"
+            ) from None
+        model = _load_official(official, device, dtype, n_devices)
+        model.interp_heads_source = {"spec": official, "sha256": None}
+        return model
+
+    def tiny(self, device=None):
+        """``models.tiny.tiny_model()``: random TransformerLens weights (built on the CPU, then
+        moved, so they do not depend on the device)."""
+        from interp_heads.models.tiny import tiny_model
+
+        model = tiny_model()
+        if device is not None:
+            model.to(device, print_details=False)
+        model.interp_heads_source = {"spec": "tiny", "sha256": None}
+        return model
+
+    # ----------------------------------------------------------------------------- running
+    def final_logits(self, model, resid):
+        """Final norm and unembedding of the last position only (unembedding every prompt
+        position costs about a fifth of a SmolLM2 forward pass); the config's output soft cap
+        (Gemma 2) is applied as TransformerLens does."""
+        import torch
+
+        x = resid[:, -1:, :]
+        if model.cfg.normalization_type is not None:
+            x = model.ln_final(x)
+        logits = model.unembed(x)[:, 0]
+        cap = getattr(model.cfg, "output_logits_soft_cap", 0.0)
+        if cap and cap > 0:
+            logits = cap * torch.tanh(logits / cap)
+        return logits
+
+    def kv_cache(self, model, batch):
+        return _HookedCache(self, model, batch)
+
+    def text_tokens(self, model, text):
+        toks = model.to_tokens(text, prepend_bos=False, move_to_device=False)[0]
+        return [int(t) for t in toks]
+
+    # ----------------------------------------------------------------------------- patching
+    def prefix_cache(self, model, layer, acts, start_pos, copies):
+        from interp_heads.models.tl_compat import HookedTransformerKeyValueCacheEntry as Entry
+
+        kv = [None] * model.cfg.n_layers
+        for i in range(layer, model.cfg.n_layers):
+            k = _cache_keys(model, i, acts[f"blocks.{i}.attn.hook_k"][:, :start_pos])
+            v = acts[f"blocks.{i}.attn.hook_v"][:, :start_pos]
+            kv[i] = Entry(k.repeat(copies, 1, 1, 1), v.repeat(copies, 1, 1, 1), frozen=True)
+        return kv
+
+    def caching_hooks(self, names, keep):
+        """One filter over every hook point; ``hook.name`` is the name asked for."""
+        return [(lambda n: n in names, lambda x, hook: keep(x, hook.name))]
+
+
+class _HookedCache:
+    """TransformerLens' KV cache of one batch; each step runs the new positions only."""
+
+    def __init__(self, backend: HookedBackend, model, batch: int):
+        from interp_heads.models.tl_compat import HookedTransformerKeyValueCache
+
+        self.backend, self.model = backend, model
+        self.cache = HookedTransformerKeyValueCache.init_cache(model.cfg, model.cfg.device, batch)
+
+    def step(self, new_tokens, new_mask, full_mask):
+        resid = self.model(
+            new_tokens,
+            attention_mask=new_mask,
+            past_kv_cache=self.cache,
+            stop_at_layer=self.model.cfg.n_layers,
+        )
+        return self.backend.final_logits(self.model, resid)
+
+
+def _cache_keys(model, layer: int, k):
+    """Keys as TransformerLens' KV cache holds them: ``hook_k`` fires before the q/k norm of
+    families that have one (Qwen3, Gemma 3), the cache stores them after it."""
+    attn = model.blocks[layer].attn
+    if model.cfg.use_qk_norm:
+        return attn._apply_qk_norm(k, attn.k_norm)
+    return k
+
+
+def _load_local(path: Path, device, dtype, use_cache: bool, n_devices: int = 1):
+    """A local ``.gguf`` file or HF folder, converted (or read from the converted-weights cache)."""
+    from interp_heads.models.cache import entry_dir, file_sha256, load_entry, save_entry
+    from interp_heads.models.convert import (
+        ModelLoadError,
+        build_hooked,
+        convert_checkpoint,
+        prepare_tokenizer,
+    )
+    from interp_heads.models.sources import folder_sha256
+
+    if not path.is_file() and not path.is_dir():
+        raise ModelLoadError(
+            f"{path} is neither a model folder nor a regular file (a device, FIFO or socket); "
+            "pass a model folder or a .gguf file"
+        )
+    if path.is_file():
+        if path.suffix != ".gguf":
+            raise ModelLoadError(
+                f"{path} is a file but not a .gguf; pass a .gguf or a model folder"
+            )
+        source_dir, gguf_file, digest = path.parent, path.name, file_sha256(path)
+    else:
+        source_dir, gguf_file, digest = path, None, folder_sha256(path)
+    entry = entry_dir(f"{digest}:{dtype}")
+    cached = load_entry(entry) if use_cache else None
+    if cached is None:
+        cfg, state_dict, tokenizer = convert_checkpoint(source_dir, gguf_file, dtype)
+        if use_cache:
+            try:
+                save_entry(
+                    entry,
+                    cfg,
+                    state_dict,
+                    tokenizer,
+                    {"source": str(path), "source_sha256": digest},
+                )
+            except OSError as exc:
+                log.warning("could not write model cache %s: %s", entry, exc)
+    else:
+        cfg, state_dict, tokenizer = cached
+        tokenizer = prepare_tokenizer(tokenizer, cfg.original_architecture)
+    model = build_hooked(cfg, state_dict, tokenizer, device, n_devices)
+    model.interp_heads_source = {"spec": str(path), "sha256": digest}
+    return model
+
+
+def _load_official(name: str, device, dtype, n_devices: int = 1):
+    from interp_heads.models.convert import ModelLoadError
+    from interp_heads.models.tl_compat import HookedTransformer
+
+    try:
+        return HookedTransformer.from_pretrained_no_processing(
+            name, device=device, dtype=dtype, n_devices=n_devices
+        )
+    except OSError as exc:
+        raise ModelLoadError(
+            f"could not download {name!r}: the network (Hugging Face hub) is unreachable; "
+            "pass a local model folder or .gguf file instead"
+        ) from exc
