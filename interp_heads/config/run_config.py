@@ -20,11 +20,10 @@ from typing import Any
 from pydantic import PrivateAttr, ValidationError
 
 from interp_heads.attribution.methods import METHODS, check_method
+from interp_heads.config.digest import DIGEST_IF_SET, NOT_IN_DIGEST, digest_of
 from interp_heads.config.flags import cli_flag
 from interp_heads.config.sections import (
-    DIGEST_IF_SET,
     MAX_SEEDS,
-    NOT_IN_DIGEST,
     SECTIONS,
     AblationSection,
     AnalysisSection,
@@ -39,15 +38,14 @@ from interp_heads.config.sections import (
     _Section,
 )
 from interp_heads.errors import PipelineError
-from interp_heads.store import config_digest
 from interp_heads.tasks.schema import BUILTIN_TASKS
 
 MAX_CONFIG_BYTES = 2**20  # a config is a few hundred bytes; a larger file is the wrong file
 
 __all__ = [
     "DIGEST_IF_SET",
-    "MAX_SEEDS",
     "NOT_IN_DIGEST",
+    "MAX_SEEDS",
     "SECTIONS",
     "AblationSection",
     "AnalysisSection",
@@ -250,12 +248,8 @@ class RunConfig(
         return self.model_dump(mode="json")
 
     def digest(self) -> str:
-        d = {
-            k: v
-            for k, v in self.to_dict().items()
-            if k not in NOT_IN_DIGEST and not (k in DIGEST_IF_SET and v == DIGEST_IF_SET[k])
-        }
-        return config_digest(d)
+        """The run folder's ``config_digest`` (``config.digest``: the keys it leaves out)."""
+        return digest_of(self.to_dict())
 
 
 def check_ks(ks, n_total_heads: int | None = None) -> None:

@@ -17,8 +17,7 @@ section         keys
 
 Each field carries its type, bounds, default and one-line help; :class:`~interp_heads.config.run_config.RunConfig`
 is their union and the CLI's flags are built from the same fields (``config.flags.cli_flag``).
-Which keys the config digest leaves out (:data:`NOT_IN_DIGEST`, :data:`DIGEST_IF_SET`) is fixed
-here too: changing it would make existing run folders refuse to resume.
+Which keys the config digest leaves out is fixed in :mod:`interp_heads.config.digest`.
 """
 
 from __future__ import annotations
@@ -282,36 +281,6 @@ SECTIONS: dict[str, type[_Section]] = {
     "generation": GenerationSection,
     "metrics": MetricsSection,
     "placement": PlacementSection,
-}
-# speed, placement and checks only: the results do not depend on them (``verify`` adds a check of
-# the ranking and changes no result table; ``known_heads`` only marks heads on the page)
-NOT_IN_DIGEST = {"threads", "verify", "known_heads", *PlacementSection.model_fields}
-# Keys added after run folders existed: left out of the digest at their default value, so that
-# those folders keep resuming (a non-default value is a different config).
-DIGEST_IF_SET = {
-    "exclude_top": False,
-    "exact_layers": None,
-    "rivals": 0,
-    "lookahead": 0,
-    "positions": "all",
-    "scale_factor": SCALE_FACTOR,
-    "backend": "hooked",
-    "probe_position": "answer",
-    "probe_kind": "mlp",
-    "probe_epochs": 40,
-    "reference": "gold",
-    "free_form": False,
-    "elbow": False,
-    "skip": 0,
-    "baseline": "all",
-    "ranking": None,
-    "ranking_task": None,
-    "heads": None,
-    "allow_overlap": False,
-    "allow_other_model": False,
-    "allow_other_task": False,
-    "analyses": [],
-    "stability_ks": None,
 }
 # every field of every section by name (the CLI's flags look their field up here)
 FIELDS = {name: info for s in SECTIONS.values() for name, info in s.model_fields.items()}

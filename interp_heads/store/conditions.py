@@ -11,7 +11,8 @@ import os
 import warnings
 
 from interp_heads.store import StoreWarning, read_entry, write_entry
-from interp_heads.store.folder import CONFIG_NAME, RunFolder
+from interp_heads.store.folder import RunFolder
+from interp_heads.store.layout import CONFIG_NAME
 from interp_heads.store.names import safe_name
 
 

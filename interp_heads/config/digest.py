@@ -1,0 +1,52 @@
+"""The config digest: which keys a run folder's ``config_digest`` leaves out, and the digest.
+
+Fixed once keys exist: changing it would make existing run folders refuse to resume (a digest
+differs, so ``--force`` is needed; resume keys still decide what is reused).
+"""
+
+from __future__ import annotations
+
+from interp_heads.config.sections import PLACEMENT
+from interp_heads.store import config_digest
+from interp_heads.vocab import SCALE_FACTOR
+
+# speed, placement and checks only: the results do not depend on them (``verify`` adds a check of
+# the ranking and changes no result table; ``known_heads`` only marks heads on the page)
+NOT_IN_DIGEST = {"threads", "verify", "known_heads", *PLACEMENT}
+# Keys added after run folders existed: left out of the digest at their default value, so that
+# those folders keep resuming (a non-default value is a different config).
+DIGEST_IF_SET = {
+    "exclude_top": False,
+    "exact_layers": None,
+    "rivals": 0,
+    "lookahead": 0,
+    "positions": "all",
+    "scale_factor": SCALE_FACTOR,
+    "backend": "hooked",
+    "probe_position": "answer",
+    "probe_kind": "mlp",
+    "probe_epochs": 40,
+    "reference": "gold",
+    "free_form": False,
+    "elbow": False,
+    "skip": 0,
+    "baseline": "all",
+    "ranking": None,
+    "ranking_task": None,
+    "heads": None,
+    "allow_overlap": False,
+    "allow_other_model": False,
+    "allow_other_task": False,
+    "analyses": [],
+    "stability_ks": None,
+}
+
+
+def digest_of(config: dict) -> str:
+    """The digest of a config's plain values (``RunConfig.to_dict``), keys above left out."""
+    kept = {
+        k: v
+        for k, v in config.items()
+        if k not in NOT_IN_DIGEST and not (k in DIGEST_IF_SET and v == DIGEST_IF_SET[k])
+    }
+    return config_digest(kept)
