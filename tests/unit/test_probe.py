@@ -155,9 +155,12 @@ def test_bad_inputs_are_refused(planted, tiny):
 def test_new_settings_keep_todays_digest():
     from interp_heads.config.run_config import RunConfig
 
-    base = RunConfig(model="tiny")
-    assert RunConfig(model="tiny", probe_kind="mlp", probe_epochs=40).digest() == base.digest()
-    assert RunConfig(model="tiny", probe_position="last").digest() != base.digest()
+    probe = {"model": "tiny", "attribution": "probe", "tasks": ["retrieval", "inference"]}
+    base = RunConfig(**probe)
+    assert RunConfig(**probe, probe_kind="mlp", probe_epochs=40).digest() == base.digest()
+    assert RunConfig(**probe, probe_position="last").digest() != base.digest()
+    with pytest.raises(ValueError, match="probe_position needs attribution 'probe'"):
+        RunConfig(model="tiny", probe_position="last")  # another method's option: refused
 
 
 @pytest.mark.skipif(not HAS_HOOKED, reason="a planted HookedTransformer (no TL 4 twin)")
