@@ -102,6 +102,7 @@ class PromptFormat(_Choice):
     AUTO = "auto"
     CHAT = "chat"
     PLAIN = "plain"
+    COGNITIVE_MIRRORS = "cognitive_mirrors"  # the study's template, JSON answers
 
 
 class MetricName(_Choice):
