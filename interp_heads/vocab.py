@@ -111,6 +111,9 @@ class MetricName(_Choice):
     MINILM_COSINE = "minilm_cosine"
     CHRF = "chrf"
     BLEU_ROUGE_COSINE = "bleu_rouge_cosine"
+    COGNITIVE_MIRRORS_ACCURACY = "cognitive_mirrors_accuracy"
+    COGNITIVE_MIRRORS_ACCURACY_GOLD = "cognitive_mirrors_accuracy_gold"
+    COGNITIVE_MIRRORS_COMET = "cognitive_mirrors_comet"
 
     @property
     def aliases(self) -> tuple[str, ...]:
