@@ -90,7 +90,7 @@ class RunConfig(
         except PipelineError as exc:
             raise PipelineError(f"config: {exc}") from None
         multi = self.attribution != "auto" and METHODS.get(self.attribution).multi_task
-        if multi and len(set(self.tasks)) < 2:
+        if multi and len(set(self.tasks)) < 2 and not _names_skills(self.tasks):
             raise PipelineError(
                 "config: attribution 'probe' predicts the task from the heads: it needs two or "
                 "more tasks"
@@ -211,3 +211,10 @@ def _one_line(exc: ValidationError) -> str:
     msg = err["msg"].replace("Value error, ", "").replace("Input should be", "must be")
     more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return f"{where} = {err.get('input')!r}: {msg}{more}"
+
+
+def _names_skills(specs: list[str]) -> bool:
+    """Whether a spec names a whole CogQA file (one task per skill, so maybe several)."""
+    from interp_heads.tasks.cogqa import is_cogqa, split_spec
+
+    return any(is_cogqa(t) and split_spec(t)[1] is None for t in specs)
