@@ -3,13 +3,15 @@
     python docs/make_compare.py runs/compare [--phase seed causal positions_all mean_ablation
                                               gold_reference page | all]
 
-``seed`` is ``configs/cognitive_mirrors.toml`` (the Cognitive Mirrors protocol); ``causal`` is the
-same tasks, splits and k under this toolkit's protocol (``ablation_atp`` ranking, mean ablation at
-every position, first-line answers, gold reference, three RandomK draws); the other three runs
-change one of the seed's choices alone (positions last -> all, scale -> mean, reference unmasked ->
-gold). Each run is an ordinary resumable run folder under the given directory, so the phases can
-be separate commands (each <= ~10 min on 2 cores). ``page`` needs no model: every number on the
-page is read from those folders.
+``seed`` is ``configs/cognitive_mirrors.toml`` (the Cognitive Mirrors protocol, on the four
+built-in tasks in the study's prompt format); ``causal`` is the same tasks (the built-in rows in
+their plain completion format, filtered to the correctly answered ones), splits and k under this
+toolkit's protocol (``ablation_atp`` ranking, mean ablation at every position, first-line answers,
+gold reference, three RandomK draws); the other three runs change one of the seed's choices alone
+(positions last -> all, scale -> mean, the accuracy rule's references -> all gold). Each run is
+an ordinary resumable run folder under the given directory, so the phases can be separate
+commands (each <= ~10 min on 2 cores). ``page`` needs no model: every number on the page is read
+from those folders.
 """
 
 from __future__ import annotations
@@ -23,16 +25,18 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_CONFIG = ROOT / "configs" / "cognitive_mirrors.toml"
+# the built-in tasks in their plain completion format (the seed runs them in the study's format)
 CAUSAL = dict(
     attribution="ablation_atp", ablation="mean", positions="all", free_form=False,
     max_new_tokens=6, reference="gold", metrics=["accuracy", "comet"], seeds=3, elbow=False,
+    tasks=["retrieval", "knowledge_recall", "math_calculation", "inference"], filter_correct=True,
 )  # fmt: skip
 VARIANTS = {
     "seed": {},
     "causal": CAUSAL,
     "positions_all": {"positions": "all"},
     "mean_ablation": {"ablation": "mean"},
-    "gold_reference": {"reference": "gold"},
+    "gold_reference": {"metrics": ["cognitive_mirrors_accuracy_gold"]},
 }
 CHANGED = {
     "seed": "the seed's protocol (configs/cognitive_mirrors.toml)",
@@ -40,7 +44,8 @@ CHANGED = {
     "first line of 6 tokens, gold reference, 3 RandomK draws)",
     "positions_all": "seed protocol, mask at every position (positions = all)",
     "mean_ablation": "seed protocol, mean ablation instead of the 1e-4 scale",
-    "gold_reference": "seed protocol, COMET against the gold answer instead of the unmasked one",
+    "gold_reference": "seed protocol, every part of the accuracy rule against the gold answer "
+    "(cognitive_mirrors_accuracy_gold; no COMET)",
 }
 
 

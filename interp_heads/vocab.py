@@ -94,6 +94,7 @@ class PromptFormat(_Choice):
     AUTO = "auto"
     CHAT = "chat"
     PLAIN = "plain"
+    COGNITIVE_MIRRORS = "cognitive_mirrors"  # the study's template, JSON answers
 
 
 class MetricName(_Choice):
@@ -102,6 +103,9 @@ class MetricName(_Choice):
     MINILM_COSINE = "minilm_cosine"
     CHRF = "chrf"
     BLEU_ROUGE_COSINE = "bleu_rouge_cosine"
+    COGNITIVE_MIRRORS_ACCURACY = "cognitive_mirrors_accuracy"
+    COGNITIVE_MIRRORS_ACCURACY_GOLD = "cognitive_mirrors_accuracy_gold"
+    COGNITIVE_MIRRORS_COMET = "cognitive_mirrors_comet"
 
     @property
     def aliases(self) -> tuple[str, ...]:

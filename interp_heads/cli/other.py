@@ -10,7 +10,7 @@ from pathlib import Path
 from interp_heads.config.run_config import RunConfig
 from interp_heads.config.sections import PLACEMENT
 from interp_heads.errors import PipelineError
-from interp_heads.pipeline.loading import load_any_task
+from interp_heads.pipeline.loading import load_any_task, load_any_tasks
 from interp_heads.store.folder import RunFolder
 
 
@@ -31,6 +31,8 @@ def cmd_tasks(args) -> int:
     if args.action == "show":
         if not args.name:
             raise PipelineError("tasks show needs a task name or file")
+        if _show_skills(args.name):
+            return 0
         task = load_any_task(args.name)
         print(
             f"{task.name}: {len(task)} examples, sha256 {task.sha256[:16] or '-'}, source {task.source or '-'}"
@@ -42,6 +44,17 @@ def cmd_tasks(args) -> int:
     from interp_heads.tasks import builder
 
     return int(builder.main(args.rest + ([] if args.n is None else ["-n", str(args.n)])) or 0)
+
+
+def _show_skills(spec: str) -> bool:
+    """A whole CogQA file: print each cognitive skill with its count (True when printed)."""
+    from interp_heads.tasks.cogqa import describe, is_cogqa, split_spec
+
+    if not is_cogqa(spec) or split_spec(spec)[1] is not None:
+        return False
+    load_any_tasks(spec)  # bad input: one line, exit status 2
+    print("\n".join(describe(spec)))
+    return True
 
 
 def cmd_run(args) -> int:

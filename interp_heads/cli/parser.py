@@ -120,7 +120,9 @@ def _tasks(sub, cmds) -> None:
         epilog="tasks build passes any further arguments to python -m interp_heads.tasks.builder",
     )
     t.add_argument("action", choices=["list", "show", "build"])
-    t.add_argument("name", nargs="?", help="task name or JSONL file (show)")
+    t.add_argument(
+        "name", nargs="?", help="task name, JSONL file or CogQA .json file (show: its skills)"
+    )
     t.add_argument(
         "-n",
         type=validation.positive_int,

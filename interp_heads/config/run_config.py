@@ -13,7 +13,6 @@ choices and help come from there, so they cannot drift apart.
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from pydantic import PrivateAttr, ValidationError
 from interp_heads.attribution.methods import METHODS, check_method
 from interp_heads.config.digest import DIGEST_IF_SET, NOT_IN_DIGEST, digest_of
 from interp_heads.config.flags import cli_flag
+from interp_heads.config.reading import check_ks, flatten, names_skills, one_line, read_toml
 from interp_heads.config.sections import (
     MAX_SEEDS,
     SECTIONS,
@@ -39,8 +39,6 @@ from interp_heads.config.sections import (
 )
 from interp_heads.errors import PipelineError
 from interp_heads.tasks.schema import BUILTIN_TASKS
-
-MAX_CONFIG_BYTES = 2**20  # a config is a few hundred bytes; a larger file is the wrong file
 
 __all__ = [
     "DIGEST_IF_SET",
@@ -87,7 +85,7 @@ class RunConfig(
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise PipelineError(f"config: {_one_line(exc)}") from None
+            raise PipelineError(f"config: {one_line(exc)}") from None
         from interp_heads.config import validation
 
         validation.check_device(self.device)
@@ -97,7 +95,12 @@ class RunConfig(
             raise PipelineError(f"config: {exc}") from None
         self._check_ranking_source()
         multi = self.attribution != "auto" and METHODS.get(self.attribution).multi_task
-        if multi and not self.given_ranking and len(set(self.tasks)) < 2:
+        if (
+            multi
+            and not self.given_ranking
+            and len(set(self.tasks)) < 2
+            and not names_skills(self.tasks)
+        ):
             raise PipelineError(
                 "config: attribution 'probe' predicts the task from the heads: it needs two or "
                 "more tasks"
@@ -184,7 +187,7 @@ class RunConfig(
     @classmethod
     def from_dict(cls, d: dict, source: str = "config") -> RunConfig:
         """Build from a flat or sectioned mapping, refusing unknown keys and bad values."""
-        flat = _flatten(d, source)
+        flat = flatten(d, source)
         unknown = sorted(set(flat) - set(cls.model_fields))
         if unknown:
             raise PipelineError(
@@ -198,24 +201,8 @@ class RunConfig(
     @classmethod
     def from_toml(cls, path: str | os.PathLike) -> RunConfig:
         """Read a TOML file (flat keys, sections, or everything under a ``[run]`` table)."""
-        from interp_heads.config.validation import check_regular_file
-
         path = Path(path)
-        check_regular_file(path, f"config file {str(path)!r}", MAX_CONFIG_BYTES)
-        try:
-            d = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM is fine
-        except FileNotFoundError:
-            raise PipelineError(f"config file {str(path)!r} not found") from None
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
-            raise PipelineError(f"malformed config {str(path)!r}: {_msg(exc)}") from None
-        if set(d) == {"run"} and isinstance(d["run"], dict):
-            d = d["run"]
-        if not _flatten(d, str(path)):  # the defaults alone: every built-in task, ~30 min
-            raise PipelineError(
-                f"config {str(path)!r} sets nothing; a config must set at least one key, e.g. "
-                'its tasks (tasks = ["retrieval"]): the defaults alone run every built-in task'
-            )
-        config = cls.from_dict(d, source=str(path))
+        config = cls.from_dict(read_toml(path), source=str(path))
         config._base_dir = path.resolve().parent
         return config
 
@@ -250,46 +237,3 @@ class RunConfig(
     def digest(self) -> str:
         """The run folder's ``config_digest`` (``config.digest``: the keys it leaves out)."""
         return digest_of(self.to_dict())
-
-
-def check_ks(ks, n_total_heads: int | None = None) -> None:
-    """Every k must be in ``1..n_total_heads``."""
-    if not ks:
-        raise PipelineError("ks is empty")
-    for k in ks:
-        if k <= 0:
-            raise PipelineError(f"k={k} must be > 0")
-        if n_total_heads is not None and k > n_total_heads:
-            raise PipelineError(f"k={k} exceeds the number of heads ({n_total_heads})")
-
-
-def _flatten(d: dict, source: str) -> dict:
-    flat: dict = {}
-    for key, value in d.items():
-        if key in SECTIONS and isinstance(value, dict):  # no field takes a table as its value
-            allowed = SECTIONS[key].model_fields
-            for sub, v in value.items():
-                if sub not in allowed:
-                    raise PipelineError(
-                        f"{source}: [{key}] has no key {sub!r}; it holds {', '.join(allowed)}"
-                    )
-                if sub in flat:
-                    raise PipelineError(f"{source}: {sub} given twice")
-                flat[sub] = v
-        elif key in flat:
-            raise PipelineError(f"{source}: {key} given twice")
-        else:
-            flat[key] = value
-    return flat
-
-
-def _msg(exc: Exception) -> str:
-    return "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-
-
-def _one_line(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
-    msg = err["msg"].replace("Value error, ", "").replace("Input should be", "must be")
-    more = f" (+{exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-    return f"{where} = {err.get('input')!r}: {msg}{more}"

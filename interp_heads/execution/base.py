@@ -28,20 +28,26 @@ from interp_heads.interventions.means import HeadValues
 
 @dataclass(frozen=True)
 class Generation:
-    """How a sweep generates: greedy, ``max_new_tokens``, the first-line stop, ``batch_size``."""
+    """How a sweep generates: greedy, ``max_new_tokens``, the first-line stop, ``batch_size``;
+    ``stop_after``: a vocabulary token that ends an answer and is kept (``"]"`` in the
+    ``cognitive_mirrors`` prompt format), None for none."""
 
     max_new_tokens: int
     batch_size: int = 32
     stop_at_newline: bool = True
+    stop_after: str | None = None
 
     def key(self) -> dict:
-        """These settings as resume keys hold them."""
-        return {
+        """These settings as resume keys hold them (``stop_after`` only when set)."""
+        key = {
             "max_new_tokens": self.max_new_tokens,
             "decoding": "greedy",
             "stop_at_newline": self.stop_at_newline,
             "batch_size": self.batch_size,
         }
+        if self.stop_after is not None:
+            key["stop_after"] = self.stop_after
+        return key
 
     def run(self, model, prompts: Sequence[str]) -> list[str]:
         return generate(
@@ -50,6 +56,7 @@ class Generation:
             self.max_new_tokens,
             batch_size=self.batch_size,
             stop_at_newline=self.stop_at_newline,
+            stop_after=self.stop_after,
         )
 
 

@@ -178,6 +178,7 @@ class PackedExecutor:
                 first.generation.max_new_tokens,
                 pack_rows=rows,
                 stop_at_newline=first.generation.stop_at_newline,
+                stop_after=first.generation.stop_after,
                 positions=first.positions,
             )
             t_gen = time.perf_counter() - t0

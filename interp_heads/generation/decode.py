@@ -35,6 +35,16 @@ def stop_token_ids(model: HookedTransformer) -> set[int]:
     return ids
 
 
+def vocab_token_id(model: HookedTransformer, text: str) -> int:
+    """Id of the vocabulary token spelled ``text`` (``tokenizer.convert_tokens_to_ids``, as the
+    Cognitive Mirrors study finds its ``"]"`` stop); ``InputError`` when the vocabulary has none."""
+    tok = model.tokenizer
+    tid = tok.convert_tokens_to_ids(text)
+    if tid is None or (tid == tok.unk_token_id and text != tok.unk_token):
+        raise InputError(f"the tokenizer has no token {text!r} to stop generation at")
+    return int(tid)
+
+
 def newline_tables(model: HookedTransformer) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per-token booleans over the vocabulary: has a newline, has text, has text before a newline.
 
@@ -82,6 +92,7 @@ def generate_tokens(
     use_cache: bool = True,
     stop_at_eos: bool = True,
     stop_at_newline: bool = False,
+    stop_after: str | None = None,
     prepend_bos: bool | None = None,
     on_batch: Callable[[list[int]], None] | None = None,
     fast_attention: bool | None = None,
@@ -89,7 +100,9 @@ def generate_tokens(
     """Greedy continuations (token ids, stop token excluded) for each prompt, in input order.
 
     ``stop_at_newline`` ends a row once its first non-empty line is complete (the newline token is
-    kept); answers are scored on that line only, so the rest would be wasted work. ``on_batch`` is
+    kept); answers are scored on that line only, so the rest would be wasted work. ``stop_after``
+    ends a row after the vocabulary token of that text, which is kept (``"]"``: the Cognitive
+    Mirrors format's JSON answer; :func:`vocab_token_id`). ``on_batch`` is
     called with the prompt indices of each batch, in row order, before the batch runs (a per-row
     mask such as ``interp_heads.interventions.row_masks.mask_rows`` learns its rows there). ``fast_attention``
     computes ``z`` with PyTorch's fused attention (``interp_heads.generation.fast_attention``; hooks on
@@ -99,6 +112,7 @@ def generate_tokens(
     if max_new_tokens < 1:
         raise InputError("max_new_tokens must be at least 1")
     stops = stop_token_ids(model) if stop_at_eos else set()
+    after = {vocab_token_id(model, stop_after)} if stop_after is not None else set()
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
     out: list[list[int] | None] = [None] * len(prompts)
     device = model.cfg.device
@@ -111,18 +125,20 @@ def generate_tokens(
                 on_batch(idx)
             tokens, mask = tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos)
             nl = newline_tables(model) if stop_at_newline else None
-            rows = _greedy(
-                model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl
-            )
+            tokens, mask = tokens.to(device), mask.to(device)
+            rows = _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl, after)
             for i, row in zip(idx, rows, strict=True):
                 out[i] = row
     return out  # type: ignore[return-value]
 
 
-def _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl=None) -> list[list[int]]:
+def _greedy(
+    model, tokens, mask, max_new_tokens, stops, use_cache, nl=None, after=()
+) -> list[list[int]]:
     batch, device = tokens.shape[0], tokens.device
     cache = KVCache(model, batch) if use_cache else None
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=device)
+    after_tensor = torch.tensor(sorted(after), dtype=torch.long, device=device)
     if nl is not None:
         has_nl, has_text, text_then_nl = (t.to(device) for t in nl)
     seen_text = torch.zeros(batch, dtype=torch.bool, device=device)
@@ -146,6 +162,10 @@ def _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl=None) -> l
             length = torch.where(line_end, step + 1, length)  # newline token kept
             seen_text = seen_text | has_text[nxt]
             newly = newly | line_end
+        if len(after):
+            kept_end = torch.isin(nxt, after_tensor) & ~done & ~newly  # the token is kept
+            length = torch.where(kept_end, step + 1, length)
+            newly = newly | kept_end
         done = done | newly
         if bool(done.all()):
             break
@@ -166,7 +186,7 @@ def generate(
     """Greedy continuations as text (special tokens dropped), one per prompt, in input order.
 
     Keyword arguments are those of :func:`generate_tokens` (``batch_size``, ``fwd_hooks``,
-    ``use_cache``, ``stop_at_eos``, ``prepend_bos``).
+    ``use_cache``, ``stop_at_eos``, ``stop_at_newline``, ``stop_after``, ``prepend_bos``).
     """
     rows = generate_tokens(model, prompts, max_new_tokens, **kwargs)
     return [model.tokenizer.decode(r, skip_special_tokens=True) for r in rows]

@@ -1,8 +1,10 @@
-"""Metrics on generated answers: accuracy, COMET, and offline stand-ins (MiniLM cosine, chrF)."""
+"""Metrics on generated answers: accuracy, COMET, offline stand-ins (MiniLM cosine, chrF) and the
+Cognitive Mirrors rule."""
 
 from interp_heads.metrics.accuracy import Accuracy
 from interp_heads.metrics.base import Metric, MetricItem, MetricUnavailable
 from interp_heads.metrics.cache import MetricCache
+from interp_heads.metrics.cognitive_mirrors import CognitiveMirrorsAccuracy, CognitiveMirrorsComet
 from interp_heads.metrics.comet_metric import CometMetric
 from interp_heads.metrics.comet_offline import build_offline_comet_checkpoint
 from interp_heads.metrics.embedding import ChrF, MiniLMCosine
@@ -14,6 +16,8 @@ __all__ = [
     "Accuracy",
     "BleuRougeCosine",
     "ChrF",
+    "CognitiveMirrorsAccuracy",
+    "CognitiveMirrorsComet",
     "CometMetric",
     "Metric",
     "MetricCache",

@@ -27,7 +27,7 @@ from interp_heads.errors import one_line
 from interp_heads.execution import threads
 from interp_heads.models.specs import load_any_model
 from interp_heads.pipeline.given import check_ks_fit, given_rankings, manifest_record
-from interp_heads.pipeline.loading import PipelineError, load_any_task
+from interp_heads.pipeline.loading import PipelineError, load_any_task, load_any_tasks
 from interp_heads.pipeline.steps import Experiment, baseline, run_steps, task_hash
 from interp_heads.store import releases_locks
 from interp_heads.store.folder import RunFolder
@@ -94,11 +94,11 @@ def _model(config: RunConfig):
 def _tasks(config: RunConfig) -> dict:
     tasks = {}
     for spec in config.tasks:
-        task = load_any_task(config.task_path(spec))
-        task = task.split(config.skip)[1].subset(n=config.max_examples)
-        if task.name in tasks:
-            raise PipelineError(f"task {task.name!r} is listed twice")
-        tasks[task.name] = task
+        for task in load_any_tasks(config.task_path(spec)):  # a CogQA file: one per skill
+            task = task.split(config.skip)[1].subset(n=config.max_examples)
+            if task.name in tasks:
+                raise PipelineError(f"task {task.name!r} is listed twice")
+            tasks[task.name] = task
     return tasks
 
 

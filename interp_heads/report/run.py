@@ -184,8 +184,10 @@ def _breakdowns(run: dict) -> dict:
         or "n_sentences" not in gens.columns
     ):
         return {}
-    # correctness: accuracy, else the Cognitive Mirrors rule (a run may score only that)
-    metric = next((m for m in ("accuracy", "bleu_rouge_cosine") if m in set(records.metric)), None)
+    # correctness: accuracy, else a Cognitive Mirrors rule (a run may score only that)
+    rules = ("accuracy", "cognitive_mirrors_accuracy_gold", "bleu_rouge_cosine")
+    rules += ("cognitive_mirrors_accuracy",)
+    metric = next((m for m in rules if m in set(records.metric)), None)
     if metric is None:
         return {}
     figs = {}

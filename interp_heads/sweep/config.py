@@ -9,7 +9,8 @@ from interp_heads.errors import InputError
 from interp_heads.execution.base import Generation
 from interp_heads.interventions.kinds import KINDS, get_kind
 from interp_heads.store import config_digest
-from interp_heads.vocab import SCALE_FACTOR, MaskPositions
+from interp_heads.tasks.cognitive_mirrors import STOP_TOKEN
+from interp_heads.vocab import SCALE_FACTOR, MaskPositions, PromptFormat
 
 
 @dataclass
@@ -21,7 +22,9 @@ class SweepConfig:
     ``positions`` is the mask's scope (``all`` or ``last``), ``scale_factor`` the option of the
     ``scale`` kind (:meth:`kind` builds the kind with the options it declares). ``reference`` is what COMET, MiniLM and chrF score against
     (``gold`` or ``unmasked``: ``interp_heads.metrics.reference``); ``free_form`` generates
-    without the first-line stop and scores whole answers.
+    without the first-line stop and scores whole answers. With ``fmt = "cognitive_mirrors"``
+    (:attr:`json_answers`) generation stops after ``]`` instead and answers are scored as
+    generated, for the metrics that read their JSON block (``metrics.cognitive_mirrors``).
     """
 
     ks: list[int]
@@ -71,8 +74,15 @@ class SweepConfig:
                 del d[key]
         return d
 
+    @property
+    def json_answers(self) -> bool:
+        """Whether the prompts are the Cognitive Mirrors template (answers as JSON blocks)."""
+        return self.fmt == PromptFormat.COGNITIVE_MIRRORS
+
     def generation(self, batch_size: int) -> Generation:
         """How this sweep generates at ``batch_size`` rows per batch."""
+        if self.json_answers:
+            return Generation(self.max_new_tokens, batch_size, False, STOP_TOKEN)
         return Generation(self.max_new_tokens, batch_size, not self.free_form)
 
     def generation_key(self, batch_size: int) -> dict:

@@ -110,7 +110,8 @@ def run_sweep(
     for name, task in tasks.items():
         if len(task) == 0:
             raise InputError(f"task {name!r} has no examples to evaluate")
-    if config.reference == "unmasked":
+        _check_format(config, name, task)
+    if config.reference == "unmasked" or any(getattr(m, "needs_unmasked", 0) for m in metrics):
         tasks = attach_unmasked(model, tasks, config, batch_size, out_dir)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     plans = {
@@ -144,6 +145,16 @@ def run_sweep(
     }
     _sanity(result)
     return result
+
+
+def _check_format(config: SweepConfig, name: str, task) -> None:
+    """A task in the ``cognitive_mirrors`` format needs the sweep's ``fmt`` to say so: its ``]``
+    stop and whole-text scoring are one setting per sweep (``SweepConfig.json_answers``)."""
+    if getattr(task, "fmt", None) == "cognitive_mirrors" and config.fmt is None:
+        raise InputError(
+            f"task {name!r} is in the cognitive_mirrors format: set the sweep's fmt to "
+            "'cognitive_mirrors' (every task of the sweep must then be in it)"
+        )
 
 
 def _prepare(run: SweepRun) -> None:
@@ -207,7 +218,7 @@ def _run_pending(run: SweepRun, executor, units: list[SweepUnit], cache, progres
     """Hand ``units`` to ``executor``; score and store each group as it comes back."""
     if not units:
         return
-    free_form = run.config.free_form
+    free_form = run.config.free_form and not run.config.json_answers  # JSON answers: as generated
     bar = _progress(len(units), progress)
     for group in executor.run(units):
         group = [(u, outs, t) for u, outs, t in group if u.key not in run.done]  # a retried unit

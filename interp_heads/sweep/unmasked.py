@@ -1,9 +1,11 @@
 """The unmasked model's answer to every evaluated prompt, generated once and kept in the run folder.
 
 ``reference = "unmasked"`` scores each masked answer against the unmasked model's answer to the
-same prompt (``interp_heads.metrics.reference``). Those answers are generated here under the
-sweep's own generation settings (greedy, ``max_new_tokens``, first-line stop unless free-form, the
-sweep's batch size), so they are the answers of the sweep's unmasked baseline condition. Each task's
+same prompt (``interp_heads.metrics.reference``), and so do the Cognitive Mirrors metrics
+(``needs_unmasked``). Those answers are generated here under the sweep's own generation settings
+(greedy, ``max_new_tokens``, first-line stop unless free-form, or the ``]`` stop of the
+``cognitive_mirrors`` format, the sweep's batch size), so they are the answers of the sweep's
+unmasked baseline condition. Each task's
 answers are stored in ``<run>/unmasked/<task>.json`` with a resume key over the model, the rendered
 rows and those settings; a rerun reuses them, any change regenerates them.
 """
@@ -24,6 +26,11 @@ SCHEMA = {"key": str, "ids": list, "generations": list}
 def reference_text(generation: str, free_form: bool) -> str:
     """What an answer is scored as: its first line, or (free-form) all of it on one line."""
     return " ".join(generation.split()) if free_form else first_line(generation)
+
+
+def _as_scored(generation: str, config) -> str:
+    """The unmasked answer as the metrics see it: whole and unchanged for JSON answers."""
+    return generation if config.json_answers else reference_text(generation, config.free_form)
 
 
 def unmasked_key(model, task: Task, prompts: list[str], config, batch_size: int) -> str:
@@ -56,7 +63,7 @@ def attach_unmasked(
                 path.parent.mkdir(parents=True, exist_ok=True)
                 write_entry(path, entry)
         examples = [
-            dataclasses.replace(e, meta={**e.meta, "unmasked": reference_text(o, config.free_form)})
+            dataclasses.replace(e, meta={**e.meta, "unmasked": _as_scored(o, config)})
             for e, o in zip(task, entry["generations"], strict=True)
         ]
         out[name] = dataclasses.replace(task, examples=examples)

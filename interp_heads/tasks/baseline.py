@@ -6,6 +6,7 @@ import logging
 from dataclasses import dataclass, field
 
 from interp_heads.generation.decode import generate
+from interp_heads.tasks import cognitive_mirrors
 from interp_heads.tasks.checking import is_correct
 from interp_heads.tasks.prompts import PromptFormat, render
 from interp_heads.tasks.schema import Task
@@ -63,22 +64,27 @@ def evaluate_baseline(
 
     ``fmt=None`` uses the task's own format (``task.fmt``: ``"plain"`` for the built-in tasks).
     With ``corrupted=True`` the corrupted prompts (when the task has them) are scored too,
-    against ``corrupted_answer``.
+    against ``corrupted_answer``. In the ``cognitive_mirrors`` format generation stops after
+    ``]`` and the answer checked is the one extracted from the JSON block.
     """
     fmt = fmt or task.fmt
     exs = task.examples
+    json_answers = fmt == PromptFormat.COGNITIVE_MIRRORS
+    opts = {"stop_after": cognitive_mirrors.STOP_TOKEN} if json_answers else {}
+    checked = cognitive_mirrors.answer_text if json_answers else str
     gens = generate(
         model,
         render(model, [e.prompt for e in exs], fmt=fmt),
         max_new_tokens,
         batch_size=batch_size,
+        **opts,
     )
     result = BaselineResult(
         task=task.name,
         ids=[e.id for e in exs],
         generations=gens,
         correct=[
-            is_correct(g, e.answer, e.aliases, e.distractors)
+            is_correct(checked(g), e.answer, e.aliases, e.distractors)
             for g, e in zip(gens, exs, strict=True)
         ],
         fmt=fmt,
@@ -90,10 +96,11 @@ def evaluate_baseline(
             render(model, [e.corrupted_prompt for e in exs], fmt=fmt),
             max_new_tokens,
             batch_size=batch_size,
+            **opts,
         )
         result.corrupted_generations = cgens
         result.corrupted_correct = [
-            is_correct(g, e.corrupted_answer) for g, e in zip(cgens, exs, strict=True)
+            is_correct(checked(g), e.corrupted_answer) for g, e in zip(cgens, exs, strict=True)
         ]
     log.info("baseline %s: accuracy %.3f on %d examples", task.name, result.accuracy, result.n)
     return result

@@ -8,9 +8,10 @@ the task. ``corrupted_prompt`` and
 ``corrupted_answer`` are optional, and so are ``distractors`` (wrong candidates that the prompt
 contains: an answer naming one is wrong; a JSON list, or ``|``-separated in CSV) and ``meta`` (a
 JSON object of per-row facts for breakdowns). The prompt format may be declared by the file: a
-``fmt`` field (``chat`` or ``plain``, the same on every row) or a header line ``{"fmt": "plain"}``
-before the first example (JSONL). Every problem raises :class:`TaskFormatError` with a one-line
-message ``<file>:<line>: <reason>``. See ``docs/tasks.md``.
+``fmt`` field (``chat``, ``plain`` or ``cognitive_mirrors``, the same on every row) or a header
+line ``{"fmt": "plain"}`` before the first example (JSONL). Every problem raises
+:class:`TaskFormatError` with a one-line message ``<file>:<line>: <reason>``. See
+``docs/tasks.md``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ FIELDS = (
     "id", "task", "prompt", "question", "answer", "aliases", "corrupted_prompt", "corrupted_answer",
     "distractors", "meta",
 )  # fmt: skip
-FORMATS = ("chat", "plain")
+FORMATS = ("chat", "plain", "cognitive_mirrors")
 HEADER_KEYS = {"fmt", "name", "description"}
 REQUIRED = ("prompt", "answer")
 _STRING_FIELDS = (

@@ -3,7 +3,9 @@
 Task files store the task text (``prompt``); what the model actually sees is
 ``render(model, prompt)``: with ``fmt="auto"`` the tokenizer's chat template wraps it as one user
 turn followed by the assistant header, when the tokenizer has a template; otherwise the text is
-used as is (plain few-shot for base models).
+used as is (plain few-shot for base models). ``fmt="cognitive_mirrors"`` gives the Cognitive
+Mirrors study's template, raw as the study feeds it (``tasks.cognitive_mirrors.wrap``: a prompt
+already in the template is kept).
 """
 
 from __future__ import annotations
@@ -31,6 +33,10 @@ def render(
     """The exact strings the model sees for task prompts (always a list)."""
     if isinstance(prompts, str):
         prompts = [prompts]
+    if fmt == PromptFormat.COGNITIVE_MIRRORS:
+        from interp_heads.tasks.cognitive_mirrors import wrap
+
+        return [wrap(text) for text in prompts]
     use_chat = fmt == "chat" or (fmt == "auto" and has_chat_template(model))
     if not use_chat:
         return list(prompts)

@@ -109,8 +109,8 @@ def test_attribute_heads_takes_rivals(tiny):
 
 
 def test_config_takes_rivals_only_for_ablation_atp_and_keeps_old_digests():
-    from interp_heads.config.run_config import RunConfig
     from interp_heads.config.digest import DIGEST_IF_SET
+    from interp_heads.config.run_config import RunConfig
     from interp_heads.errors import PipelineError
 
     # folders made before the option existed ranked by plain first order: rivals = 0 is left out
