@@ -36,7 +36,7 @@ import pandas as pd
 import torch
 
 from interp_heads.attribution import HeadScores, attribute_heads, make_batches, mean_ablation_scores
-from interp_heads.attribution.patching import _z_names, base_names, run_cached
+from interp_heads.attribution.patching import base_names, run_cached, z_hook_names
 from interp_heads.attribution.verify import verify_ranking
 from interp_heads.models.load import load_model
 from interp_heads.pipeline.loading import load_any_task
@@ -123,7 +123,7 @@ def _reference(model, task, batches, cache: Path, args) -> tuple[torch.Tensor, f
         t0 = time.perf_counter()
         for b in batches:
             run_cached(
-                model, b.clean, b.mask, _z_names(model) | base_names(model, range(n_layers), 0)
+                model, b.clean, b.mask, z_hook_names(model) | base_names(model, range(n_layers), 0)
             )
         seconds -= (calls - 1) * (time.perf_counter() - t0)
     return ref, seconds

@@ -26,7 +26,7 @@ from enum import StrEnum
 from interp_heads.errors import InputError
 
 
-class _Choice(StrEnum):
+class Choice(StrEnum):
     @classmethod
     def parse(cls, value: str, what: str | None = None):
         """The member for ``value`` (case, ``-`` and ``_`` ignored; aliases allowed), else ValueError."""
@@ -43,7 +43,7 @@ class _Choice(StrEnum):
         return tuple(m.value for m in cls)
 
 
-class AttributionMethod(_Choice):
+class AttributionMethod(Choice):
     AUTO = "auto"
     EXACT = "exact"
     ATP = "atp"
@@ -56,7 +56,7 @@ class AttributionMethod(_Choice):
     PROBE = "probe"
 
 
-class AblationKind(_Choice):
+class AblationKind(Choice):
     ZERO = "zero"
     MEAN = "mean"
     RESAMPLE = "resample"
@@ -66,14 +66,14 @@ class AblationKind(_Choice):
 SCALE_FACTOR = 1e-4  # ablation "scale": the Cognitive Mirrors mask, the head's o_proj input x 1e-4
 
 
-class MaskPositions(_Choice):
+class MaskPositions(Choice):
     """Where a mask acts: every position, or only the last position of each forward pass."""
 
     ALL = "all"
     LAST = "last"
 
 
-class SelectionName(_Choice):
+class SelectionName(Choice):
     """Which heads a condition masks (``interventions.selections.SELECTIONS``; each selection
     class holds its table name, ``display``)."""
 
@@ -90,14 +90,14 @@ class SelectionName(_Choice):
 BASELINE = "baseline"  # the selection column of the unmasked condition (k = 0)
 
 
-class PromptFormat(_Choice):
+class PromptFormat(Choice):
     AUTO = "auto"
     CHAT = "chat"
     PLAIN = "plain"
     COGNITIVE_MIRRORS = "cognitive_mirrors"  # the study's template, JSON answers
 
 
-class MetricName(_Choice):
+class MetricName(Choice):
     ACCURACY = "accuracy"
     COMET = "comet"
     MINILM_COSINE = "minilm_cosine"
@@ -112,7 +112,7 @@ class MetricName(_Choice):
         return ("minilm",) if self is MetricName.MINILM_COSINE else ()
 
 
-class ExecutorName(_Choice):
+class ExecutorName(Choice):
     """Where a sweep's generations run (``execution.registry.EXECUTORS``)."""
 
     LOCAL = "local"
@@ -121,7 +121,7 @@ class ExecutorName(_Choice):
     RAY = "ray"
 
 
-class BackendName(_Choice):
+class BackendName(Choice):
     """Which model classes run the model (``models.backends.BACKENDS``)."""
 
     HOOKED = "hooked"

@@ -18,7 +18,7 @@ from interp_heads.attribution.inputs import (
     frozen_params,
     logit_diff,
 )
-from interp_heads.attribution.patching import _denominator, _z_names, run_cached
+from interp_heads.attribution.patching import logit_diff_denominator, run_cached, z_hook_names
 from interp_heads.heads import hook_z
 from interp_heads.interventions.kinds import linear_kind
 from interp_heads.models.tl_compat import HookedTransformer
@@ -117,7 +117,7 @@ def atp_scores(
     ld_clean = ld_corr = 0.0
     n, rows = 0, []
     for b in batches:
-        clean_z, clean_logits = run_cached(model, b.clean, b.mask, _z_names(model))
+        clean_z, clean_logits = run_cached(model, b.clean, b.mask, z_hook_names(model))
         ld_clean += float(logit_diff(clean_logits, b).sum())
         zs, grads, vals = z_gradients(
             model, b.corrupted, lambda lg, b=b: logit_diff(lg, b), attention_mask=b.mask
@@ -130,7 +130,7 @@ def atp_scores(
         _accumulate(total, terms, rows if per_example is not None else None)
         n += len(b)
     ld_clean, ld_corr = ld_clean / n, ld_corr / n
-    den = _denominator(ld_clean, ld_corr)
+    den = logit_diff_denominator(ld_clean, ld_corr)
     if per_example is not None:
         per_example.append(torch.cat(rows) / den)
     return total / n / den

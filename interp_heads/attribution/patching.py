@@ -198,13 +198,13 @@ def exact_scores(
         rows.append(res.permute(2, 0, 1))
         n += len(b)
     ld_clean, ld_corr = ld_clean / n, ld_corr / n
-    den = _denominator(ld_clean, ld_corr)
+    den = logit_diff_denominator(ld_clean, ld_corr)
     if per_example is not None:
         per_example.append((torch.cat(rows) - ld_corr) / den)
     return (total / n - ld_corr) / den
 
 
-def _denominator(ld_clean: float, ld_corr: float) -> float:
+def logit_diff_denominator(ld_clean: float, ld_corr: float) -> float:
     den = ld_clean - ld_corr
     if abs(den) < 1e-6:
         raise ValueError(
@@ -213,11 +213,11 @@ def _denominator(ld_clean: float, ld_corr: float) -> float:
     return den
 
 
-def _z_names(model) -> set[str]:
+def z_hook_names(model) -> set[str]:
     return {hook_z(layer) for layer in range(model.cfg.n_layers)}
 
 
-def _mean_from(model, cache: dict[str, torch.Tensor], mask) -> tuple[torch.Tensor, int]:
+def masked_z_sums(model, cache: dict[str, torch.Tensor], mask) -> tuple[torch.Tensor, int]:
     stacked = torch.stack([cache[hook_z(layer)] for layer in range(model.cfg.n_layers)])
     m = mask.to(stacked.dtype)[None, :, :, None, None]
     return (stacked * m).sum(dim=(1, 2)), int(mask.sum())
@@ -246,11 +246,11 @@ def mean_ablation_scores(
         raise ValueError(f"objective must be 'auto' or 'logprob', got {objective!r}")
     use_ld = objective == "auto" and all(b.corrupted is not None for b in batches)
     metric_fn = logit_diff if use_ld else answer_logprob
-    names = _z_names(model) | base_names(model, range(n_layers), 0)
+    names = z_hook_names(model) | base_names(model, range(n_layers), 0)
     total, count, bases, base_caches = 0.0, 0, [], []
     for b in batches:  # one clean pass: means, base metric and the sweep's cache
         cache, logits = run_cached(model, b.clean, b.mask, names)
-        s, c = _mean_from(model, cache, b.mask)
+        s, c = masked_z_sums(model, cache, b.mask)
         total, count = total + s, count + c
         bases.append(metric_fn(logits, b).float().cpu())
         base_caches.append({k: v for k, v in cache.items() if not k.endswith("hook_z")})
@@ -274,7 +274,7 @@ def mean_ablation_scores(
         scores += (base[None, None] - res).sum(-1)
         rows.append((base[None, None] - res).permute(2, 0, 1))
         n += len(b)
-    den = _denominator(float(torch.cat(bases).mean()), corr_sum / n) if use_ld else 1.0
+    den = logit_diff_denominator(float(torch.cat(bases).mean()), corr_sum / n) if use_ld else 1.0
     if per_example is not None:
         per_example.append(torch.cat(rows) / den)
     if use_ld:

@@ -25,7 +25,7 @@ from jaxtyping import Float
 
 from interp_heads.attribution.gradients import z_gradients
 from interp_heads.attribution.inputs import Batch, answer_logprob
-from interp_heads.attribution.patching import _mean_from, _z_names, run_cached
+from interp_heads.attribution.patching import masked_z_sums, run_cached, z_hook_names
 from interp_heads.models.tl_compat import HookedTransformer
 
 
@@ -35,8 +35,8 @@ def task_means(
     """Each head's mean ``hook_z`` over all non-pad positions of the batches' clean prompts."""
     total, count = 0.0, 0
     for b in batches:
-        cache, _ = run_cached(model, b.clean, b.mask, _z_names(model))
-        s, c = _mean_from(model, cache, b.mask)
+        cache, _ = run_cached(model, b.clean, b.mask, z_hook_names(model))
+        s, c = masked_z_sums(model, cache, b.mask)
         total, count = total + s, count + c
     return total / count
 

@@ -36,7 +36,7 @@ from jaxtyping import Float, Int
 from torch import nn
 
 from interp_heads.attribution.inputs import uses_chat
-from interp_heads.attribution.patching import _z_names, run_cached
+from interp_heads.attribution.patching import run_cached, z_hook_names
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.errors import InputError
 from interp_heads.heads import hook_z
@@ -141,7 +141,7 @@ def _batch_features(model, rows, n_answer, position: str) -> torch.Tensor:
     if position == "answer":  # the last n_answer positions of each left-padded row
         chosen = attn * (torch.arange(width)[None, :] >= width - torch.tensor(n_answer)[:, None])
     device = model.cfg.device
-    cache, _ = run_cached(model, tokens.to(device), attn.to(device), _z_names(model))
+    cache, _ = run_cached(model, tokens.to(device), attn.to(device), z_hook_names(model))
     z = torch.stack([cache[hook_z(layer)] for layer in range(model.cfg.n_layers)], 1).float().cpu()
     if position == "last":
         return z[:, :, -1]

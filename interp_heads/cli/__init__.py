@@ -26,9 +26,9 @@ _LAZY = {
     "ranking_provenance": "interp_heads.pipeline.rankings",
     "cmd_ablate": "interp_heads.cli.ablate",
     "cmd_attribute": "interp_heads.cli.attribute",
-    "cmd_report": "interp_heads.cli.other",
-    "cmd_run": "interp_heads.cli.other",
-    "cmd_tasks": "interp_heads.cli.other",
+    "cmd_report": "interp_heads.cli.run",
+    "cmd_run": "interp_heads.cli.run",
+    "cmd_tasks": "interp_heads.cli.tasks",
     "cmd_score": "interp_heads.cli.score",
 }
 
@@ -39,11 +39,11 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'interp_heads.cli' has no attribute {name!r}")
 
 
-from interp_heads.cli.parser import MAX_MESSAGE, _cut, build_parser  # noqa: E402, F401
+from interp_heads.cli.parser import MAX_MESSAGE, build_parser, cut_line  # noqa: E402, F401
 
 
 def _one_line_warning(message, category, filename, lineno, line=None) -> str:
-    return f"interp-heads: warning: {_cut(str(message), 2 * MAX_MESSAGE)}\n"
+    return f"interp-heads: warning: {cut_line(str(message), 2 * MAX_MESSAGE)}\n"
 
 
 class _Signalled(KeyboardInterrupt):
@@ -127,20 +127,20 @@ def _main(argv: list[str] | None) -> int:
             return args.func(args)
     except bad as exc:
         msg = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
-        print(f"interp-heads: error: {_cut(msg) or type(exc).__name__}", file=sys.stderr)
+        print(f"interp-heads: error: {cut_line(msg) or type(exc).__name__}", file=sys.stderr)
         return 2
     except (BrokenPipeError, KeyboardInterrupt):
         raise
     except OSError as exc:  # the machine, not the input: disk full, permissions, I/O
         if debug:
             raise
-        print(f"interp-heads: error: {_cut(str(exc)) or type(exc).__name__}", file=sys.stderr)
+        print(f"interp-heads: error: {cut_line(str(exc)) or type(exc).__name__}", file=sys.stderr)
         return 1
     except Exception as exc:  # a bug, not bad input: one line, the traceback on request
         if debug:
             raise
         print(
-            f"interp-heads: internal error: {type(exc).__name__}: {_cut(str(exc))} "
+            f"interp-heads: internal error: {type(exc).__name__}: {cut_line(str(exc))} "
             "(INTERP_HEADS_DEBUG=1 shows the traceback)",
             file=sys.stderr,
         )

@@ -18,11 +18,11 @@ import sys
 
 MAX_MESSAGE = 300  # characters of an error line; longer messages are cut
 COMMANDS = {  # sub-command -> the module whose cmd_<name> runs it
-    "tasks": "interp_heads.cli.other",
+    "tasks": "interp_heads.cli.tasks",
     "attribute": "interp_heads.cli.attribute",
     "ablate": "interp_heads.cli.ablate",
-    "run": "interp_heads.cli.other",
-    "report": "interp_heads.cli.other",
+    "run": "interp_heads.cli.run",
+    "report": "interp_heads.cli.run",
     "score": "interp_heads.cli.score",
 }
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
@@ -88,7 +88,7 @@ class _Parser(argparse.ArgumentParser):
         return super().add_argument(*args, **kwargs)
 
     def error(self, message):
-        self.exit(2, f"interp-heads: error: {_cut(message)} (see {self.prog} --help)\n")
+        self.exit(2, f"interp-heads: error: {cut_line(message)} (see {self.prog} --help)\n")
 
 
 def _version() -> str:
@@ -271,7 +271,7 @@ def _formats_arg(value: str) -> list[str]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-def _cut(msg: str, limit: int = MAX_MESSAGE) -> str:
+def cut_line(msg: str, limit: int = MAX_MESSAGE) -> str:
     """First line of ``msg``, at most ``limit`` characters."""
     line = msg.strip().splitlines()[0] if msg.strip() else ""
     return line if len(line) <= limit else line[: limit - 15] + f" ... [{len(line)} chars]"

@@ -10,7 +10,7 @@ import typing
 from typing import Literal
 
 from interp_heads.config.sections import FIELDS
-from interp_heads.vocab import _Choice
+from interp_heads.vocab import Choice
 
 
 def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
@@ -67,7 +67,7 @@ def _registry_of(info):
 
 def _enum_of(annotation):
     return next(
-        (a for a in _walk(annotation) if isinstance(a, type) and issubclass(a, _Choice)), None
+        (a for a in _walk(annotation) if isinstance(a, type) and issubclass(a, Choice)), None
     )
 
 

@@ -33,9 +33,9 @@ from interp_heads.config.sections import (
     ModelSection,
     PlacementSection,
     RankingSection,
+    Section,
     SweepSection,
     TasksSection,
-    _Section,
 )
 from interp_heads.errors import PipelineError
 from interp_heads.tasks.schema import BUILTIN_TASKS
@@ -215,7 +215,7 @@ class RunConfig(
         there = base / spec
         return str(there) if there.exists() or not Path(spec).exists() else spec
 
-    def section(self, name: str) -> _Section:
+    def section(self, name: str) -> Section:
         """One section (``"model"``, ``"sweep"``...) as its own typed object."""
         cls = SECTIONS[name]
         return cls(**{k: getattr(self, k) for k in cls.model_fields})

@@ -58,13 +58,13 @@ NonNeg = Annotated[int, Field(ge=0)]
 Fraction = Annotated[float, Field(gt=0, le=1)]
 
 
-class _Section(BaseModel):
+class Section(BaseModel):
     model_config = ConfigDict(
         extra="forbid", validate_assignment=True, strict=True, allow_inf_nan=False
     )  # nan or inf (TOML allows both) is never a setting
 
 
-class ModelSection(_Section):
+class ModelSection(Section):
     model: str = Field(
         "smollm2-135m", min_length=1, description="model spec (smollm2-135m: the embedded SmolLM2)"
     )
@@ -79,7 +79,7 @@ class ModelSection(_Section):
     )
 
 
-class PlacementSection(_Section):
+class PlacementSection(Section):
     """Where work runs, not what it computes: not part of the config digest."""
 
     executor: Annotated[str, _registered(EXECUTORS)] = Field(
@@ -94,7 +94,7 @@ class PlacementSection(_Section):
     n_devices: Pos = Field(1, description="GPUs the model's layers are split over")
 
 
-class TasksSection(_Section):
+class TasksSection(Section):
     tasks: list[str] = Field(
         default_factory=lambda: list(BUILTIN_TASKS),
         min_length=1,
@@ -115,7 +115,7 @@ class TasksSection(_Section):
     )
 
 
-class RankingSection(_Section):
+class RankingSection(Section):
     """A ranking made elsewhere (``attribute``, an earlier run, or heads by hand): the run masks
     its heads instead of ranking them itself."""
 
@@ -143,7 +143,7 @@ class RankingSection(_Section):
     )
 
 
-class AttributionSection(_Section):
+class AttributionSection(Section):
     attribution: Annotated[str, _registered(METHODS)] = Field(
         AttributionMethod.AUTO.value,
         description="auto (atp with corrupted prompts, else ablation_atp), exact, atp, "
@@ -187,7 +187,7 @@ class AttributionSection(_Section):
     probe_epochs: Pos = Field(40, description="probe: training epochs")
 
 
-class AblationSection(_Section):
+class AblationSection(Section):
     ablation: Annotated[str, _registered(KINDS)] = Field(
         AblationKind.MEAN.value,
         description="ablation kind: what a masked head's hook_z becomes (zero, mean, resample, "
@@ -203,7 +203,7 @@ class AblationSection(_Section):
     )
 
 
-class SweepSection(_Section):
+class SweepSection(Section):
     ks: list[Pos] = Field(
         default_factory=lambda: [16, 32, 64, 128],
         min_length=1,
@@ -231,7 +231,7 @@ class SweepSection(_Section):
     )
 
 
-class AnalysisSection(_Section):
+class AnalysisSection(Section):
     """Which heads, beyond the sweep: steps a run adds after its tables (``make heads``)."""
 
     analyses: list[Literal["specificity", "stability"]] = Field(
@@ -244,7 +244,7 @@ class AnalysisSection(_Section):
     )
 
 
-class GenerationSection(_Section):
+class GenerationSection(Section):
     max_new_tokens: Pos = Field(16, description="tokens generated per answer")
     batch_size: Pos = Field(16, description="examples per forward pass")
     seed: int = Field(
@@ -256,7 +256,7 @@ class GenerationSection(_Section):
     )
 
 
-class MetricsSection(_Section):
+class MetricsSection(Section):
     metrics: list[Annotated[str, _registered(METRICS)]] = Field(
         default_factory=lambda: [MetricName.ACCURACY.value, MetricName.COMET.value],
         min_length=1,
@@ -270,7 +270,7 @@ class MetricsSection(_Section):
     )
 
 
-SECTIONS: dict[str, type[_Section]] = {
+SECTIONS: dict[str, type[Section]] = {
     "model": ModelSection,
     "tasks": TasksSection,
     "ranking": RankingSection,

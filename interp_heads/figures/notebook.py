@@ -14,13 +14,13 @@ from interp_heads.figures.escape import esc, esc_table
 ROWS = 10  # table rows shown in a cell
 
 
-def _table(frame: pd.DataFrame, caption: str) -> str:
+def table_html(frame: pd.DataFrame, caption: str) -> str:
     more = f" (first {ROWS} of {len(frame)})" if len(frame) > ROWS else ""
     body = esc_table(frame.head(ROWS))
     return f"<div><b>{esc(caption)}</b>{esc(more)}{body}</div>"
 
 
-def _figure(fig) -> str:
+def figure_html(fig) -> str:
     return fig._repr_html_() or ""
 
 
@@ -28,7 +28,7 @@ def scores_html(scores) -> str:
     """The top heads of a ``HeadScores`` and its layer x head heatmap."""
     frame = scores.to_frame().sort_values("rank")[["rank", "label", "score", "refined"]]
     title = f"HeadScores: {scores.task}, {scores.method}, {scores.n_layers}x{scores.n_heads} heads"
-    return _table(frame, title) + _figure(scores.heatmap())
+    return table_html(frame, title) + figure_html(scores.heatmap())
 
 
 def sweep_html(result) -> str:
@@ -37,4 +37,4 @@ def sweep_html(result) -> str:
     cols = [
         c for c in ("task", "selection", "k", "metric", "mean", "ci_low", "ci_high") if c in summary
     ]
-    return _table(summary[cols], "Sweep summary") + _figure(result.figure())
+    return table_html(summary[cols], "Sweep summary") + figure_html(result.figure())

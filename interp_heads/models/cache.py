@@ -41,7 +41,7 @@ def file_sha256(path: str | os.PathLike, chunk: int = 1 << 22) -> str:
     return h.hexdigest()
 
 
-def _versions() -> dict[str, str]:
+def cache_versions() -> dict[str, str]:
     """The library versions a cache entry is keyed by (a conversion may change with any)."""
     return versions(("torch", "transformers", "transformer-lens", "gguf"))
 
@@ -50,13 +50,13 @@ def entry_dir(source_hash: str) -> Path:
     """The cache folder of a source's converted weights (its hash and the library versions)."""
     key = hashlib.sha256(
         json.dumps(
-            {"src": source_hash, "v": _versions(), "fmt": CACHE_FORMAT}, sort_keys=True
+            {"src": source_hash, "v": cache_versions(), "fmt": CACHE_FORMAT}, sort_keys=True
         ).encode()
     ).hexdigest()[:24]
     return cache_root() / "models" / key
 
 
-def _cfg_to_json(cfg: HookedTransformerConfig) -> dict:
+def cfg_to_json(cfg: HookedTransformerConfig) -> dict:
     keep = {}
     for f in dataclasses.fields(cfg):
         v = getattr(cfg, f.name)
@@ -67,7 +67,7 @@ def _cfg_to_json(cfg: HookedTransformerConfig) -> dict:
     return keep
 
 
-def _cfg_from_json(d: dict) -> HookedTransformerConfig:
+def cfg_from_json(d: dict) -> HookedTransformerConfig:
     d = dict(d)
     d["dtype"] = getattr(torch, d.get("dtype", "float32"))
     fields = {f.name for f in dataclasses.fields(HookedTransformerConfig)}
@@ -87,7 +87,7 @@ def save_entry(entry: Path, cfg, state_dict, tokenizer, meta: dict) -> None:
         save_file({k: v.contiguous() for k, v in state_dict.items()}, tmp / "weights.safetensors")
         tokenizer.save_pretrained(tmp / "tokenizer")
         meta = dict(
-            meta, weights_sha256=file_sha256(tmp / "weights.safetensors"), cfg=_cfg_to_json(cfg)
+            meta, weights_sha256=file_sha256(tmp / "weights.safetensors"), cfg=cfg_to_json(cfg)
         )
         (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
         if entry.exists():
@@ -113,7 +113,7 @@ def load_entry(entry: Path):
             raise ValueError("weights checksum mismatch")
         state_dict = load_file(weights)
         tokenizer = AutoTokenizer.from_pretrained(entry / "tokenizer")
-        cfg = _cfg_from_json(meta["cfg"])
+        cfg = cfg_from_json(meta["cfg"])
     except Exception as exc:  # noqa: BLE001 - any failure means: rebuild
         log.warning("cache entry %s is corrupt (%s); rebuilding", entry, exc)
         shutil.rmtree(entry, ignore_errors=True)

@@ -20,10 +20,10 @@ import torch
 from interp_heads.models.backends import get_backend
 from interp_heads.models.cache import (  # noqa: F401 (re-exported: the cache's public names)
     CACHE_FORMAT,
-    _cfg_from_json,
-    _cfg_to_json,
-    _versions,
     cache_root,
+    cache_versions,
+    cfg_from_json,
+    cfg_to_json,
     entry_dir,
     file_sha256,
     load_entry,

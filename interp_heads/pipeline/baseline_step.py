@@ -13,7 +13,7 @@ import warnings
 import pandas as pd
 
 from interp_heads.errors import PipelineError
-from interp_heads.pipeline.state import Experiment, _bar
+from interp_heads.pipeline.state import Experiment, progress_bar
 from interp_heads.store import StoreWarning, resume
 from interp_heads.store.folder import RunFolder
 from interp_heads.tasks.schema import Task
@@ -33,7 +33,7 @@ def baseline_step(exp: Experiment) -> pd.DataFrame | None:
     n_eval = cfg.n_eval if "sweep" in exp.plan else 0
     n_examples = sum(len(t) for t in exp.tasks.values())
     bars = exp.quiet or not cfg.filter_correct or cfg.baseline != "all"
-    with _bar(n_examples, "baseline examples", bars) as bar:
+    with progress_bar(n_examples, "baseline examples", bars) as bar:
         for name, task in exp.tasks.items():
             t = time.perf_counter()
             pool = _left_out(exp, name, task)
@@ -130,7 +130,7 @@ def _baseline_of(exp: Experiment, name: str, task: Task) -> tuple[dict, list[str
         return {"task": name, "n_examples": len(task)}, [e.id for e in task], None
     key = resume.baseline_key(
         resume.model_fingerprint(exp.model),
-        _rows(exp.model, task, fmt),
+        rows_key(exp.model, task, fmt),
         max_new_tokens=cfg.max_new_tokens,
         batch_size=cfg.batch_size,
         decoding="greedy",
@@ -178,7 +178,7 @@ def _check_attribution_inputs(cfg, name: str, rank: Task) -> None:
     cfg.method_options(has_corrupted=rank.has_corrupted, task=name)
 
 
-def _rows(model, task: Task, fmt: str) -> str:
+def rows_key(model, task: Task, fmt: str) -> str:
     """Digest of a task's rows and of the prompts the model sees (part of every resume key)."""
     from interp_heads.tasks.prompts import render
 

@@ -49,7 +49,7 @@ def known_step(exp) -> pd.DataFrame | None:
     with ``known_heads = false`` (``--no-known-heads``), shown with a progress bar otherwise."""
     from interp_heads.analysis.known_heads import known_head_scores
     from interp_heads.attribution import HeadScores
-    from interp_heads.pipeline.state import _bar
+    from interp_heads.pipeline.state import progress_bar
     from interp_heads.store import resume
 
     if not getattr(exp.config, "known_heads", True):
@@ -64,7 +64,7 @@ def known_step(exp) -> pd.DataFrame | None:
         scores = {k: HeadScores.from_dict(v) for k, v in entry["scores"].items()}
     else:
         try:
-            with _bar(1 + model.cfg.n_layers, "known heads", exp.quiet) as bar:
+            with progress_bar(1 + model.cfg.n_layers, "known heads", exp.quiet) as bar:
                 scores = known_head_scores(model, N_SEQS, half, SEED, progress=bar.update)
         except (ValueError, RuntimeError, AttributeError) as exc:  # e.g. a model without tokenizer
             exp.manifest["known_heads"] = {"skipped": one_line(exc)}

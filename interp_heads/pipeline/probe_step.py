@@ -24,7 +24,7 @@ from interp_heads.store import resume
 def probe_attribute_step(exp) -> dict:
     """Train the probe on every task's rank split (or reuse it) and rank the heads per task."""
     from interp_heads.attribution.probe import ProbeSettings, probe_heads
-    from interp_heads.pipeline.baseline_step import _rows
+    from interp_heads.pipeline.baseline_step import rows_key
 
     cfg, t = exp.config, time.perf_counter()
     names = list(exp.splits)
@@ -33,7 +33,7 @@ def probe_attribute_step(exp) -> dict:
     key = resume.attribution_key(
         resume.model_fingerprint(exp.model),
         "|".join(
-            f"{n}:{_rows(exp.model, r, exp.fmts[n])}" for n, r in zip(names, ranks, strict=True)
+            f"{n}:{rows_key(exp.model, r, exp.fmts[n])}" for n, r in zip(names, ranks, strict=True)
         ),
         method="probe",
         position=str(cfg.probe_position),

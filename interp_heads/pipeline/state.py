@@ -88,7 +88,7 @@ class Experiment:
 Step = Callable[[Experiment], Any]
 
 
-def _bar(total: int, desc: str, quiet: bool):
+def progress_bar(total: int, desc: str, quiet: bool):
     from tqdm.auto import tqdm
 
     return tqdm(total=total, desc=desc, disable=quiet, leave=False)

@@ -24,7 +24,7 @@ from typing import Any
 from interp_heads.attribution.scores import load_stored
 from interp_heads.pipeline.analysis_steps import specificity_step, stability_step
 from interp_heads.pipeline.attention_step import attention_step
-from interp_heads.pipeline.baseline_step import _rows, baseline, baseline_step  # noqa: F401
+from interp_heads.pipeline.baseline_step import baseline, baseline_step, rows_key  # noqa: F401
 from interp_heads.pipeline.known_step import known_step
 from interp_heads.pipeline.ranking_checks import (
     needs_verification,
@@ -33,7 +33,7 @@ from interp_heads.pipeline.ranking_checks import (
     verify_stored,
 )
 from interp_heads.pipeline.ranking_stability import halves_for_stored, record_stability
-from interp_heads.pipeline.state import Experiment, Step, _bar
+from interp_heads.pipeline.state import Experiment, Step, progress_bar
 from interp_heads.store import faults, resume
 from interp_heads.tasks.schema import Task
 
@@ -52,7 +52,7 @@ def attribute_step(exp: Experiment) -> dict:
         from interp_heads.pipeline.probe_step import probe_attribute_step
 
         return probe_attribute_step(exp)
-    with _bar(len(exp.splits), "attribution", exp.quiet) as bar:
+    with progress_bar(len(exp.splits), "attribution", exp.quiet) as bar:
         for name, (rank, _) in exp.splits.items():
             t = time.perf_counter()
             settings = cfg.attribution_settings(exp.fmts[name])
@@ -61,7 +61,7 @@ def attribute_step(exp: Experiment) -> dict:
             settings |= {k: own[k] for k in OPTIONAL_KEYS if k in own}
             fp = resume.model_fingerprint(exp.model)
             keyed = {k: v for k, v in settings.items() if v or k not in OPTIONAL_KEYS}
-            key = resume.attribution_key(fp, _rows(exp.model, rank, exp.fmts[name]), **keyed)
+            key = resume.attribution_key(fp, rows_key(exp.model, rank, exp.fmts[name]), **keyed)
             scores = load_stored(
                 exp.folder.attribution_entry(name), key
             )  # None: absent, damaged or other inputs

@@ -13,7 +13,7 @@ import os
 import pandas as pd
 
 from interp_heads.errors import InputError, one_line
-from interp_heads.figures.notebook import _figure, _table
+from interp_heads.figures.notebook import figure_html, table_html
 from interp_heads.report import page
 from interp_heads.report.which_heads import known_markers
 from interp_heads.store import atomic
@@ -217,10 +217,10 @@ def run_html(run: dict) -> str:
             for c in ("task", "selection", "k", "metric", "mean", "ci_low", "ci_high")
             if c in summary
         ]
-        parts.append(_table(summary[cols], "Sweep summary"))
+        parts.append(table_html(summary[cols], "Sweep summary"))
     elif attr is not None and len(attr):
         parts.append(
-            _table(
+            table_html(
                 attr.sort_values(["task", "rank"])[["task", "rank", "label", "score"]], "Ranking"
             )
         )
@@ -229,5 +229,5 @@ def run_html(run: dict) -> str:
         (f for n, f in figs.items() if n.startswith("heatmap_")), None
     )
     if main is not None:
-        parts.append(_figure(main))
+        parts.append(figure_html(main))
     return "".join(parts)

@@ -24,11 +24,11 @@ from interp_heads.store.atomic import (
 from interp_heads.store.locks import (
     LOCK_NAME,
     RunFolderBusy,
-    _pid_alive,
     acquire,
     drop,
     held_locks,
     holds,
+    pid_alive,
     release,
     releases_locks,
 )
@@ -38,7 +38,7 @@ __all__ = [
     "LOCK_NAME",
     "RunFolderBusy",
     "StoreWarning",
-    "_pid_alive",
+    "pid_alive",
     "acquire",
     "drop",
     "atomic",

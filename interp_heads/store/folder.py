@@ -82,7 +82,7 @@ class RunFolder(FolderLayout):
                 continue
             for p in where.iterdir():
                 pid = store.temp_pid(p.name)
-                if pid is not None and pid != os.getpid() and not store._pid_alive(pid):
+                if pid is not None and pid != os.getpid() and not store.pid_alive(pid):
                     self.delete(p)
 
     def listed(self, kind: str) -> list[str]:

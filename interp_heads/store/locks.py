@@ -32,7 +32,7 @@ class RunFolderBusy(ValueError):
 _held: dict[Path, int] = {}  # lock file -> nesting depth, in this process
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -59,7 +59,7 @@ def _started(pid: int) -> str | None:
 
 def _holder_alive(theirs: dict) -> bool:
     """Whether the writer named by a lock is still running (not merely its pid, reused)."""
-    if not _pid_alive(theirs["pid"]):
+    if not pid_alive(theirs["pid"]):
         return False
     started = theirs.get("started")
     return started is None or _started(theirs["pid"]) in (None, started)

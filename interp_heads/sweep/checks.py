@@ -19,7 +19,7 @@ class SweepWarning(UserWarning):
     """Something in the sweep looks wrong (mask without effect, empty answers, low baseline...)."""
 
 
-def _check_plan(plan, task: str) -> None:
+def check_plan(plan, task: str) -> None:
     top = {(k): set(h) for name, k, _, h in plan if name == TopK.display}
     random = set(display_names(random=True))
     for name, k, seed, heads in plan:
@@ -43,7 +43,7 @@ def _mask_has_effect(model, prompts, heads, kind, values, positions="all") -> bo
     return not torch.allclose(base, masked)
 
 
-def _check_mask_effect(model, name, prompts, plan, kind, values, positions="all") -> None:
+def check_mask_effect(model, name, prompts, plan, kind, values, positions="all") -> None:
     """Warn when the task's biggest mask changes no logits (hooks not firing); ``kind`` is the
     ablation kind object, ``positions`` the mask's scope."""
     biggest = max(plan, key=lambda c: len(c[3]))
@@ -55,7 +55,7 @@ def _check_mask_effect(model, name, prompts, plan, kind, values, positions="all"
         )
 
 
-def _sanity(result) -> None:
+def check_results(result) -> None:
     gens = result.generations
     if len(gens):
         empty = (

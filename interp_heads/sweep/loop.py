@@ -29,7 +29,7 @@ from interp_heads.errors import InputError
 from interp_heads.execution.base import Executor, SweepUnit, TaskContext
 from interp_heads.store.conditions import ConditionStore, entry_name
 from interp_heads.store.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
-from interp_heads.sweep.checks import SweepWarning, _check_mask_effect, _check_plan, _sanity
+from interp_heads.sweep.checks import SweepWarning, check_mask_effect, check_plan, check_results
 from interp_heads.sweep.config import SweepConfig
 from interp_heads.sweep.plan import plan_conditions
 from interp_heads.sweep.records import collect_records, condition_payload, metric_items
@@ -143,7 +143,7 @@ def run_sweep(
         name: dict(zip([e.id for e in task], run.contexts[name].prompts, strict=True))
         for name, task in run.tasks.items()
     }
-    _sanity(result)
+    check_results(result)
     return result
 
 
@@ -184,7 +184,7 @@ def _pending(run: SweepRun) -> list[SweepUnit]:
     kind = cfg.kind()
     for name, task in run.tasks.items():
         context, plan = run.contexts[name], run.plans[name]
-        _check_plan(plan, name)
+        check_plan(plan, name)
         ids, checked = [e.id for e in task], False
         for sel, k, seed, heads in plan:
             key = entry_name(name, sel, k, seed)
@@ -194,7 +194,7 @@ def _pending(run: SweepRun) -> list[SweepUnit]:
                 run.done[key] = done
                 continue
             if not checked:  # once per task that has work
-                _check_mask_effect(
+                check_mask_effect(
                     run.model, name, context.prompts, plan, kind, context.values, cfg.positions
                 )
                 checked = True

@@ -273,3 +273,18 @@ def test_the_backend_check_finds_what_it_looks_for():
     for line, what in zip(lines, BACKEND_TESTS, strict=True):
         nodes = ast.walk(ast.parse(line))
         assert any(BACKEND_TESTS[what](n) for n in nodes), (line, what)
+
+
+def test_no_module_imports_another_modules_private_name():
+    """A name with a leading underscore is its module's own: another module that needs it gets
+    a public name (tests may reach in; the package may not)."""
+    found = []
+    for path, parts in _modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("interp_heads"):
+                private = [a.name for a in node.names if a.name.startswith("_")]
+                if private and node.module != "__future__":
+                    found.append(
+                        f"{'/'.join(parts)}: from {node.module} import {', '.join(private)}"
+                    )
+    assert not found, "\n".join(found)

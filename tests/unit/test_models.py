@@ -113,7 +113,7 @@ def test_local_hf_folder_loads_and_matches_hf_logits(tmp_path, cache_dir):
 
 def test_config_json_round_trip():
     cfg = tiny_model().cfg
-    back = models._cfg_from_json(json.loads(json.dumps(models._cfg_to_json(cfg))))
+    back = models.cfg_from_json(json.loads(json.dumps(models.cfg_to_json(cfg))))
     for name in (
         "n_layers",
         "n_heads",
