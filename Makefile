@@ -26,19 +26,23 @@ test-fast: setup
 
 demo: setup
 	$(BIN)/interp-heads run --config configs/seed_figure.toml --out runs/demo
-	$(BIN)/python docs/make_results.py runs/demo
+	$(BIN)/python -m interp_heads.report.results_page runs/demo
 
 # Which heads (docs/heads.md): exclusive TopK, cross-task matrix, known heads, retrieval heads,
 # split-half stability; two resumable runs, then the page (about 20 min on 2 CPU cores).
 heads: setup
 	$(BIN)/interp-heads run --config configs/heads.toml --out runs/heads
 	$(BIN)/interp-heads run --config configs/heads_retrieval.toml --out runs/heads_retrieval
-	$(BIN)/python docs/make_heads.py runs/heads runs/heads_retrieval
+	$(BIN)/python -m interp_heads.report.heads_inputs runs/heads runs/heads_retrieval
 
 # The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
 # under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page.
 compare: setup
-	$(BIN)/python docs/make_compare.py runs/compare
+	$(BIN)/interp-heads run --config configs/cognitive_mirrors.toml --out runs/compare/seed
+	for v in causal positions_all mean_ablation gold_reference; do \
+	  $(BIN)/interp-heads run --config configs/compare/$$v.toml --out runs/compare/$$v || exit 1; \
+	done
+	$(BIN)/python -m interp_heads.report.compare_page runs/compare
 
 # The second environment: TransformerLens 4.3 + transformers 5 (the bridge backend, no COMET;
 # docs/models.md). make test-tl4 runs the backend, masking, attribution and golden tests there.

@@ -1,6 +1,6 @@
 """Report sections on which heads: every ranking's split-half stability (from the manifest), the
 known-head kinds among each task's TopK (``known_heads.csv``), and, from ``<run>/heads/`` (written
-by ``docs/make_heads.py``), the re-ranked split halves and the cross-task specificity heatmaps.
+by ``make heads``: the run's ``analyses``), the re-ranked split halves and the cross-task specificity heatmaps.
 Each is empty when its numbers are absent."""
 
 from __future__ import annotations
@@ -146,10 +146,10 @@ def stability_html(frame: pd.DataFrame) -> str:
 
 
 def which_heads_parts(run_dir: str | Path) -> list[str]:
-    """HTML parts for the report (nothing when ``make_heads`` has not run on this folder).
+    """HTML parts for the report (nothing when the run has no ``analyses``).
 
     Raises:
-        InputError: a ``heads/*.csv`` that is not the table ``make_heads`` writes (names it).
+        InputError: a ``heads/*.csv`` that is not the table the ``analyses`` steps write (names it).
     """
     store = Path(run_dir) / "heads"
     parts: list[str] = []

@@ -84,7 +84,7 @@ def test_the_papers_figure_is_named_after_the_paper():
     said = re.compile(r"seed[ -]figure|seed protocol|seed paper|the seed's|seed's control", re.I)
     for name, text in _helps().items():
         assert not said.search(text.replace("seed_figure", "")), name
-    others = {"compare.md", "make_compare.py"}  # the compare page has its own helper
+    others = {"compare.md", "compare_page.py"}  # the compare page has its own helper
     files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
              *sorted((ROOT / "docs").glob("*.py")), *sorted((ROOT / "interp_heads").rglob("*.py"))]  # fmt: skip
     hits = [

@@ -1,39 +1,39 @@
-"""docs/make_compare.py: each variant changes one of the seed's choices alone; the page's
-agreement and figure tables match hand computations on small frames."""
+"""``interp_heads.report.compare_page`` (docs/compare.md): each variant's config changes one of the
+study's choices alone; the page's agreement and figure tables match hand computations."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pandas as pd
 import pytest
+
+from interp_heads.report import compare_page
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def mc():
-    spec = importlib.util.spec_from_file_location("make_compare", ROOT / "docs" / "make_compare.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return compare_page
+
+
+def _config(name: str) -> dict:
+    from interp_heads.config.run_config import RunConfig
+
+    return RunConfig.from_toml(ROOT / compare_page.VARIANTS[name]).to_dict()
 
 
 def test_each_variant_changes_one_choice_alone(mc):
-    from interp_heads.config.run_config import RunConfig
-
-    seed = mc.config_of("seed").to_dict()
-    assert seed == RunConfig.from_toml(mc.SEED_CONFIG).to_dict()
-    assert mc.config_of("seed").digest() == RunConfig.from_toml(mc.SEED_CONFIG).digest()
+    seed = _config("seed")
     for name, key, value in [
         ("positions_all", "positions", "all"),
         ("mean_ablation", "ablation", "mean"),
         ("gold_reference", "metrics", ["cognitive_mirrors_accuracy_gold"]),
     ]:
-        d = mc.config_of(name).to_dict()
+        d = _config(name)
         assert {k for k in d if d[k] != seed[k]} == {key} and d[key] == value
-    causal = mc.config_of("causal").to_dict()
+    causal = _config("causal")
     # the same rows: the built-in tasks, which the seed runs in the study's prompt format
     assert [Path(t).stem for t in seed["tasks"]] == causal["tasks"]
     assert causal["n_rank"] == seed["n_rank"]

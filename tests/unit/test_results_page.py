@@ -1,18 +1,15 @@
-"""docs/make_results.py keeps the section docs/make_heads.py writes into docs/results.md."""
+"""``interp_heads.report.results_page`` (docs/results.md): it keeps the section ``make heads``
+writes, words verdicts at small n, links its static figures and splits one run's two k grids."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
-DOCS = Path(__file__).parents[2] / "docs"
+from interp_heads.report import results_page
 
 
 def _make_results():
-    spec = importlib.util.spec_from_file_location("make_results", DOCS / "make_results.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return results_page
 
 
 def test_heads_block_is_inserted_before_the_notes_replaced_and_read_back():
@@ -73,7 +70,7 @@ def test_results_page_links_its_static_figures(tmp_path, monkeypatch):
         pytest.skip("needs kaleido and a Chromium")
     run = _run(tmp_path)
     out, figs = tmp_path / "docs" / "results.md", tmp_path / "docs" / "figures"
-    argv = ["make_results.py", str(run), str(run), "--out", str(out), "--figures", str(figs)]
+    argv = ["results_page", str(run), str(run), "--out", str(out), "--figures", str(figs)]
     monkeypatch.setattr(sys, "argv", [*argv, "--notes", str(tmp_path / "none.md")])
     _make_results().main()
     page = out.read_text()
@@ -82,3 +79,23 @@ def test_results_page_links_its_static_figures(tmp_path, monkeypatch):
         svg = (figs / name).read_text()
         assert svg.lstrip().startswith("<svg") and len(svg) < 300_000  # small enough to commit
     assert "runs/demo/index.html` for the interactive page" not in page
+
+
+def test_one_run_with_both_k_grids_gives_each_its_tables():
+    """``make demo`` is one run with ``ks`` and ``scaled_ks``: the literal grid's view holds its
+    k only, the scaled grid's the model's fractions (4, 8 of 270 heads here), both the unmasked."""
+    import pandas as pd
+
+    manifest = {
+        "config": {"ks": [16, 32], "scaled_ks": [0.015625, 0.03125]},
+        "model": {"n_layers": 30, "n_heads": 9},
+        "ks": [4, 8, 16, 32],
+    }
+    ks = [0, 4, 8, 16, 32]
+    frame = pd.DataFrame({"k": ks, "task": "t", "selection": "TopK"})
+    run = {"manifest": manifest, "summary": frame, "sig": frame}
+    literal, scaled = results_page.grid_views(run)
+    assert sorted(literal["summary"].k) == [0, 16, 32] and literal["manifest"]["ks"] == [16, 32]
+    assert sorted(scaled["summary"].k) == [0, 4, 8] and scaled["manifest"]["ks"] == [4, 8]
+    one = {**run, "manifest": {**manifest, "config": {"ks": [16, 32]}}}
+    assert results_page.grid_views(one) == (one, None)

@@ -2,14 +2,14 @@
 
     interp-heads run --config configs/heads.toml --out runs/heads
     interp-heads run --config configs/heads_retrieval.toml --out runs/heads_retrieval
-    python docs/make_heads.py runs/heads runs/heads_retrieval
+    python -m interp_heads.report.heads_inputs runs/heads runs/heads_retrieval
 
 The first run ranks the four built-in tasks, masks TopK, ExclusiveTopK and RandomK, and adds the
 cross-task matrix and the split-half re-ranking (``analyses``: ``heads/specificity.csv``,
 ``heads/stability.csv``); its known-head step stores the detectors' scores
 (``known_heads.json``). The second ranks the retrieval task by retrieval score on the same
 examples and masks those heads. This script only reads the two folders; it also writes the
-"Which heads" section of docs/results.md (``--results``), which ``make_results.py`` keeps.
+"Which heads" section of docs/results.md (``--results``), which ``make demo`` keeps.
 """
 
 from __future__ import annotations
@@ -55,20 +55,20 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", type=Path)
     ap.add_argument("retrieval_run", type=Path)
-    ap.add_argument("--out", type=Path, default=Path(__file__).with_name("heads.md"))
-    ap.add_argument("--results", type=Path, default=Path(__file__).with_name("results.md"))
+    ap.add_argument("--out", type=Path, default=Path("docs/heads.md"))
+    ap.add_argument("--results", type=Path, default=Path("docs/results.md"))
     args = ap.parse_args(argv)
     for run, config in ((args.run, "heads"), (args.retrieval_run, "heads_retrieval")):
         if not (run / "ranking.csv").is_file():
             raise SystemExit(f"error: {run} has no ranking.csv: run configs/{config}.toml first")
     inp = Inputs(args.run, args.retrieval_run)
     store = args.run / "heads"
-    from heads_page import write_page  # docs/heads_page.py
+    from interp_heads.report.heads_page import write_page
 
     write_page(inp, store, args.out)
     print(f"wrote {args.out}")
-    from heads_results import results_block  # docs/heads_results.py
-    from make_results import with_heads_block
+    from interp_heads.report.heads_results import results_block
+    from interp_heads.report.results_page import with_heads_block
 
     text = args.results.read_text() if args.results.exists() else ""
     args.results.write_text(with_heads_block(text, results_block(inp, store)))

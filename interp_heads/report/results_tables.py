@@ -1,0 +1,127 @@
+"""The tables of docs/results.md (``report.results_page``): the claim at one k, the k grid of
+each metric, the setup. Every number comes from a run folder's tables; the marks are computed
+here from the Cognitive Mirrors figure's claim (:data:`CLAIM_RATIO`)."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from interp_heads.sweep import stats
+
+CLAIM_RATIO = 3.0  # TopK's accuracy drop at least this many times RandomK's
+
+
+def claim_rows(r: dict, k: int) -> list[dict]:
+    s, sig = r["summary"], r["sig"]
+    acc = s[s.metric == "accuracy"]
+    out = []
+    for task in dict.fromkeys(acc.task):
+        cell = acc[(acc.task == task) & (acc.k == k)].set_index("selection")
+        row = sig[
+            (sig.task == task)
+            & (sig.k == k)
+            & (sig.metric == "accuracy")
+            & (sig.control == "RandomK")
+        ]
+        if "TopK" not in cell.index or "RandomK" not in cell.index or row.empty:
+            continue
+        t, rnd, g = cell.loc["TopK"], cell.loc["RandomK"], row.iloc[0]
+        few = stats.too_few(g.n_examples, g.n_draws)
+        ratio_ok = g.control_drop <= 0 < g.top_drop or (
+            g.control_drop > 0 and g.top_drop / g.control_drop >= CLAIM_RATIO
+        )
+        ok = ratio_ok and t.ci_high < rnd.ci_low
+        out.append({
+            "task": task, "k": k,
+            "unmasked": f"{g.baseline:.2f}",
+            "TopK": f"{t['mean']:.2f} [{t.ci_low:.2f}, {t.ci_high:.2f}]",
+            "RandomK": f"{rnd['mean']:.2f} [{rnd.ci_low:.2f}, {rnd.ci_high:.2f}]",
+            "TopK drop": f"{g.top_drop:.2f}", "RandomK drop": f"{g.control_drop:.2f}",
+            "ratio": stats.drops_text(g.top_drop, g.control_drop),
+            "TopK - RandomK [95% CI], p": f"{g['diff']:+.2f} [{g.diff_low:+.2f}, {g.diff_high:+.2f}]"
+            + ("" if few else f", p {stats.format_p(g.p_value)}"),
+            "claim holds": few or ("yes" if ok else "**no**"),
+        })  # fmt: skip
+    return out
+
+
+def grid_table(r: dict, metric: str) -> pd.DataFrame:
+    s = r["summary"]
+    s = s[(s.metric == metric) & (s.selection != "baseline")]
+    sig = r["sig"]
+    rows = sig[(sig.metric == metric) & (sig.control == "RandomK")]
+    marked = {(r.task, int(r.k)) for r in rows.itertuples() if stats.decided(r)}
+    s = s.assign(
+        cell=[
+            f"{m:.2f} [{lo:.2f}, {hi:.2f}]"
+            + (" *" if sel == "TopK" and (t, int(k)) in marked else "")
+            for m, lo, hi, sel, t, k in zip(
+                s["mean"], s.ci_low, s.ci_high, s.selection, s.task, s.k, strict=True
+            )
+        ]
+    )
+    wide = s.pivot_table(
+        index=["task", "k"], columns="selection", values="cell", aggfunc="first"
+    ).reset_index()
+    wide.columns.name = None
+    order = {t: i for i, t in enumerate(dict.fromkeys(s.task))}
+    return wide.sort_values(["task", "k"], key=lambda c: c.map(order) if c.name == "task" else c)
+
+
+def md(frame: pd.DataFrame | list[dict]) -> str:
+    frame = pd.DataFrame(frame)
+    if frame.empty:
+        return "(no rows: the run has no TopK and RandomK at this k)"
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "|" + "---|" * len(frame.columns)
+    body = [
+        "| " + " | ".join("" if v != v else str(v) for v in row) + " |"
+        for row in frame.itertuples(index=False)
+    ]
+    return "\n".join([head, rule, *body])
+
+
+def _exact_note(r: dict) -> str:
+    """The layers ablation_atp scored exactly, as its attribution entries record them."""
+    if r["manifest"]["config"]["attribution"] != "ablation_atp":
+        return ""
+    entries = sorted((r["dir"] / "attribution").glob("*.json"))
+    ns = {json.loads(p.read_text())["provenance"].get("exact_layers") or 0 for p in entries}
+    if len(ns) != 1:
+        return f" (exact layers per task: {sorted(ns)})"
+    n = ns.pop()
+    if not n:
+        return " (first-order estimate only)"
+    layers = "layer 0" if n == 1 else f"layers 0-{n - 1}"
+    return f" (heads of {layers}: their exact mean-ablation drop)"
+
+
+def setup_table(r: dict) -> str:
+    c, m = r["manifest"]["config"], r["manifest"]
+    n_heads = m["model"]["n_layers"] * m["model"]["n_heads"]
+    rows = [
+        ("model", f"{c['model']} ({m['model']['n_layers']} layers x {m['model']['n_heads']} heads = {n_heads} heads)"),
+        ("tasks", ", ".join(c["tasks"])),
+        ("prompt format", ", ".join(f"{t}: {f}" for t, f in (m.get("fmt") or {}).items()) if isinstance(m.get("fmt"), dict) else str(m.get("fmt"))),
+        ("attribution", f"{c['attribution']}{_exact_note(r)} on the first {c['n_rank']} correctly answered examples per task"),
+        ("evaluation", f"up to {c['n_eval']} further correctly answered examples per task (disjoint from the rank set)"),
+        ("ablation", f"{c['ablation']} on hook_z"),
+        (
+            "selections",
+            ", ".join(c["selections"])
+            + f"; {c['seeds']} random draws per k"
+            + (
+                "; RandomK draws from the heads outside TopK of the same k (`exclude_top`)"
+                if c.get("exclude_top")
+                else "; RandomK draws from all heads"
+            ),
+        ),
+        ("ks", ", ".join(map(str, m["ks"])) + " (" + ", ".join(f"{k / n_heads:.1%}" for k in m["ks"]) + " of the heads)"),
+        ("metrics", "; ".join(m.get("metrics", {}).values())),
+        ("greedy generation", f"at most {c['max_new_tokens']} new tokens, stopped at the end of the first line"),
+        ("run time", f"{m['timings'].get('total', float('nan')) / 60:.1f} min (sweep {m['timings'].get('sweep', float('nan')) / 60:.1f} min)"),
+        ("commit", str(m.get("git"))),
+    ]  # fmt: skip
+    return md(pd.DataFrame(rows, columns=["item", "value"]))
