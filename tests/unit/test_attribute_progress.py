@@ -26,9 +26,9 @@ def _main(*argv) -> int:
 def test_attribute_bar_has_a_total_and_names_each_step(tmp_path, capsys):
     assert _main(*ARGV, "--out", tmp_path / "a") == 0
     err = capsys.readouterr().err.replace("\r", "\n")
-    for step in ("attribution", "known heads", "attention patterns", "report"):
+    for step in ("examples", "attribution", "known heads", "attention patterns", "report"):
         assert f"{step}:" in err, err[-2000:]
-    assert "4/4 [" in err and "forward passes" in err  # total: the command's four steps
+    assert "5/5 [" in err and "forward passes" in err  # total: the command's five steps
     assert f"/{1 + 3} [" in err  # the known heads' bar: 1 forward pass + 3 layers (tiny model)
 
 

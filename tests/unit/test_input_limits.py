@@ -70,8 +70,8 @@ def test_configs_refuse_non_finite_numbers_and_seeds_torch_cannot_take(kw):
 def test_the_sweep_config_refuses_a_non_finite_scale():
     from interp_heads.sweep.config import SweepConfig
 
-    with pytest.raises(ValueError, match="scale must be a finite number"):
-        SweepConfig(ks=[1], scale=float("nan"))
+    with pytest.raises(ValueError, match="scale_factor must be a finite number"):
+        SweepConfig(ks=[1], scale_factor=float("nan"))
 
 
 # --------------------------------------------------------------------------- files

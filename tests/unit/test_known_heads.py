@@ -105,7 +105,9 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     from interp_heads.store.folder import RunFolder
 
     folder = RunFolder(tmp_path)
-    exp = Experiment(config={}, folder=folder, model=planted_model())
+    from interp_heads.config.run_config import RunConfig
+
+    exp = Experiment(config=RunConfig(model="tiny"), folder=folder, model=planted_model())
     table = known_step(exp)
     marked = {k: v for k, v in PLANTED.items() if k != "duplicate_token"}  # it scores 0.27 < 0.3
     for kind, head in PLANTED.items():
