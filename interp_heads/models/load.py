@@ -17,10 +17,13 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import logging
+import os
 from pathlib import Path
 
 import torch
 
+from interp_heads.config.validation import check_device
+from interp_heads.errors import InputError
 from interp_heads.models import backends
 from interp_heads.models.cache import (  # noqa: F401 (re-exported: the cache's public names)
     CACHE_FORMAT,
@@ -154,9 +157,52 @@ def _load_local(
     return model
 
 
+def hub_reachable(timeout: float = 5.0) -> bool:
+    """Whether the Hugging Face hub answers one request (no retries); False when offline mode
+    (``HF_HUB_OFFLINE``) is set. Any HTTP answer counts: the server is there."""
+    import urllib.error
+    import urllib.request
+
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").upper() in (
+        "1",
+        "ON",
+        "YES",
+        "TRUE",
+    ):
+        return False
+    try:
+        urllib.request.urlopen(
+            urllib.request.Request(constants.ENDPOINT, method="HEAD"), timeout=timeout
+        )
+    except urllib.error.HTTPError:
+        return True
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def _cached_on_disk(name: str) -> bool:
+    """Whether the official model's config is in the local Hugging Face cache."""
+    from huggingface_hub import try_to_load_from_cache
+
+    from interp_heads.models.tl_compat import get_official_model_name
+
+    try:
+        return isinstance(try_to_load_from_cache(get_official_model_name(name), "config.json"), str)
+    except Exception:  # noqa: BLE001 (a cache it cannot read is a cache it does not have)
+        return False
+
+
 def _load_official(
     name: str, device: str, dtype: torch.dtype, n_devices: int = 1
 ) -> HookedTransformer:
+    if not _cached_on_disk(name) and not hub_reachable():  # fail fast, not after 5 retries
+        raise ModelLoadError(
+            f"could not download {name!r}: the network (Hugging Face hub) is unreachable; "
+            "pass a local model folder or .gguf file instead"
+        )
     try:
         return HookedTransformer.from_pretrained_no_processing(
             name, device=device, dtype=dtype, n_devices=n_devices
@@ -169,7 +215,7 @@ def _load_official(
 
 
 def load_model(
-    spec: str = EMBEDDED,
+    spec: str | os.PathLike = EMBEDDED,
     device: str | None = None,
     dtype: torch.dtype | str | None = None,
     *,
@@ -182,8 +228,10 @@ def load_model(
     Args:
         spec: ``"smollm2-135m"`` (the embedded default, no network), a TransformerLens official model
             name such as ``"gpt2"``, a local Hugging Face model folder, or a local ``.gguf`` file
-            (Llama-family or GPT-2 architecture).
-        device: ``"cpu"``, ``"cuda"``...; CUDA when present by default.
+            (Llama-family or GPT-2 architecture); ``"tiny"``: the tiny random test model, as
+            ``--model tiny`` (``models.tiny``).
+        device: ``"cpu"``, ``"cuda"``...; CUDA when present by default (a device this machine
+            does not have is refused in one line).
         dtype: parameter dtype (default float32).
         use_cache: read/write the converted-weights cache (``$INTERP_HEADS_CACHE``).
         n_devices: split the layers over this many GPUs of this machine (models too large for
@@ -193,7 +241,16 @@ def load_model(
 
     Raises:
         ModelLoadError: one-line message saying what is accepted or how to fix it.
+        ValueError: ``spec`` is not a non-empty string or path, or ``device`` is unknown or absent.
     """
+    spec = _check_spec(spec)
+    check_device(device)
+    if spec == "tiny":
+        from interp_heads.models.tiny import load_tiny
+
+        if n_devices != 1:
+            raise ModelLoadError("the tiny model runs on one device; use n_devices=1")
+        return load_tiny(device, backends.check_backend(backend))
     device = device or default_device()
     if isinstance(dtype, str):
         dtype = getattr(torch, dtype)
@@ -226,6 +283,21 @@ def load_model(
     model = _load_official(official, device, dtype, n_devices)
     model.interp_heads_source = {"spec": official, "sha256": None}
     return model
+
+
+def _check_spec(spec) -> str:
+    """``spec`` as a string: a name or a path; an empty one would load the current folder."""
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
+        raise InputError(
+            f"load_model: spec must be a model name or a path (a string), got {type(spec).__name__}"
+        )
+    if not spec.strip():
+        raise InputError(
+            f"load_model: spec is empty; name a model ({EMBEDDED!r}, 'gpt2', 'tiny') or a folder"
+        )
+    return spec
 
 
 def _load_bridge(spec: str, device: str, dtype: torch.dtype, n_devices: int):

@@ -13,7 +13,11 @@ def load_any_model(
     The tiny model is built on the CPU and then moved, so its weights do not depend on the device.
     ``n_devices > 1`` splits the layers over that many GPUs (``load_model``); ``backend`` is
     ``load_model``'s (the tiny model on the bridge is a random Llama checkpoint of its shapes).
+    A device this machine does not have is a one-line PipelineError, as on the command line.
     """
+    from interp_heads.config.validation import check_device
+
+    check_device(device)
     if spec == "tiny" and n_devices == 1 and backend == "bridge":
         from interp_heads.models.tiny import tiny_bridge_model
 

@@ -133,3 +133,16 @@ def tiny_bridge_model(seed: int = 0, device: str = "cpu"):
     model = load_model(str(_BRIDGE_FOLDERS[seed]), device=device, backend="bridge", use_cache=False)
     model.interp_heads_source = {"spec": "tiny", "sha256": None, "backend": "bridge"}
     return model
+
+
+def load_tiny(device: str | None = None, backend: str = "hooked"):
+    """``load_model("tiny")`` (and ``--model tiny``): the tiny random model, built on the CPU and
+    then moved to ``device`` (so its weights do not depend on the device); on the bridge backend
+    the random Llama checkpoint of the same shapes."""
+    if backend == "bridge":
+        return tiny_bridge_model(device=device or "cpu")
+    model = tiny_model()
+    if device is not None:
+        model.to(device, print_details=False)
+    model.interp_heads_source = {"spec": "tiny", "sha256": None}
+    return model

@@ -58,12 +58,13 @@ def evaluate_baseline(
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     batch_size: int = 32,
     corrupted: bool = False,
+    progress: bool = False,
 ) -> BaselineResult:
     """Greedy generations and correctness (``is_correct``) on every example of ``task``.
 
     ``fmt=None`` uses the task's own format (``task.fmt``: ``"plain"`` for the built-in tasks).
     With ``corrupted=True`` the corrupted prompts (when the task has them) are scored too,
-    against ``corrupted_answer``.
+    against ``corrupted_answer``. ``progress`` shows a bar over the prompts.
     """
     fmt = fmt or task.fmt
     exs = task.examples
@@ -72,6 +73,7 @@ def evaluate_baseline(
         render(model, [e.prompt for e in exs], fmt=fmt),
         max_new_tokens,
         batch_size=batch_size,
+        progress=progress,
     )
     result = BaselineResult(
         task=task.name,
@@ -90,6 +92,7 @@ def evaluate_baseline(
             render(model, [e.corrupted_prompt for e in exs], fmt=fmt),
             max_new_tokens,
             batch_size=batch_size,
+            progress=progress,
         )
         result.corrupted_generations = cgens
         result.corrupted_correct = [
@@ -108,6 +111,7 @@ def filter_correct(
     batch_size: int = 32,
     require_corrupted: bool = False,
     result: BaselineResult | None = None,
+    progress: bool = False,
 ) -> Task:
     """The examples the unablated model answers correctly (a new ``Task``).
 
@@ -115,6 +119,10 @@ def filter_correct(
         fmt: prompt format; ``None`` uses ``task.fmt``.
         require_corrupted: also require the corrupted prompt to be answered correctly.
         result: a baseline already computed for ``task`` (with the same options), to reuse.
+        progress: show a progress bar over the generated answers.
+
+    Every example is generated once: filter a subset (``task.subset(n=40)``) when a few dozen
+    correct examples are enough, or use :func:`take_correct`, which stops once it has ``n``.
 
     The counts go to ``meta["filter"]`` of the returned task and to the log.
     """
@@ -127,6 +135,7 @@ def filter_correct(
             max_new_tokens=max_new_tokens,
             batch_size=batch_size,
             corrupted=need_corrupted,
+            progress=progress,
         )
     keep = list(result.correct)
     if need_corrupted:
@@ -159,6 +168,7 @@ def take_correct(
     fmt: PromptFormat | str | None = None,
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     batch_size: int = 32,
+    progress: bool = False,
 ) -> Task:
     """The first ``n`` examples (in task order) that the unmasked model answers correctly.
 
@@ -172,7 +182,12 @@ def take_correct(
             task.name, task.examples[done : done + chunk], task.source, task.sha256, dict(task.meta)
         )
         res = evaluate_baseline(
-            model, part, fmt=fmt, max_new_tokens=max_new_tokens, batch_size=batch_size
+            model,
+            part,
+            fmt=fmt,
+            max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
+            progress=progress,
         )
         kept += [e for e, ok in zip(part.examples, res.correct, strict=True) if ok]
         done += len(part)
