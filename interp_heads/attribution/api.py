@@ -111,7 +111,7 @@ def _forward_counter(model, enabled: bool):
     """A progress bar counting the model's forward passes (methods differ in how many they run)."""
     from tqdm.auto import tqdm
 
-    with tqdm(desc="attribute_heads", unit=" forward", disable=not enabled, leave=False) as bar:
+    with tqdm(desc="attribute_heads", unit=" forward", disable=not enabled) as bar:
 
         def count(*_) -> None:  # a forward hook returning a value would replace the output
             bar.update(1)

@@ -8,12 +8,10 @@ as it was. The ``*_arg`` functions are ``argparse`` types.
 from __future__ import annotations
 
 import argparse
-import re
 from collections import Counter
 
 from interp_heads.errors import PipelineError
-
-DEVICE = re.compile(r"^(cpu|cuda|mps|xpu|meta)(:\d+)?$")
+from interp_heads.models.devices import DEVICE, check_device  # noqa: F401 (re-exported)
 
 
 # --------------------------------------------------------------------------- argparse types
@@ -80,32 +78,6 @@ def names_arg(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- values
-def check_device(device: str | None) -> None:
-    """A known device name that this machine has (``None``: the default, always fine)."""
-    if device is None:
-        return
-    if not DEVICE.match(device):
-        raise PipelineError(f"unknown device {device!r}; use cpu, cuda, cuda:N or mps")
-    import torch
-
-    kind, _, index = device.partition(":")
-    if kind == "cuda":
-        if not torch.cuda.is_available():
-            raise PipelineError(
-                f"device {device!r} requested but CUDA is not available on this machine"
-            )
-        if index and int(index) >= torch.cuda.device_count():
-            raise PipelineError(
-                f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
-            )
-    elif kind == "mps" and not (
-        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
-    ):
-        raise PipelineError(f"device {device!r} requested but MPS is not available on this machine")
-    elif kind in ("xpu", "meta"):
-        raise PipelineError(f"device {device!r} is not supported; use cpu, cuda or mps")
-
-
 def check_unique_heads(heads, source: str) -> None:
     """No head twice (it would be masked once but counted twice in k)."""
     from interp_heads.heads import head_label

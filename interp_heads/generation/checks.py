@@ -8,7 +8,7 @@ answer, an empty prompt, a batch size of 0 are refused with a line naming the ar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from interp_heads.errors import InputError
 
@@ -21,15 +21,17 @@ def positive_int(value, name: str) -> int:
 
 
 def prompt_list(prompts) -> list[str]:
-    """``prompts`` as a list of strings (a lone string is refused here: the caller unwraps it)."""
-    if isinstance(prompts, str) or not isinstance(prompts, Sequence):
+    """``prompts`` (a list, tuple, pandas column ... of strings) as a list; the caller unwraps a
+    lone string first."""
+    if isinstance(prompts, str | bytes) or not isinstance(prompts, Iterable):
         raise InputError(
             f"prompts must be a string or a list of strings, got {type(prompts).__name__}"
         )
+    prompts = list(prompts)
     for i, p in enumerate(prompts):
         if not isinstance(p, str):
             raise InputError(f"prompts[{i}] must be a string, got {type(p).__name__}")
-    return list(prompts)
+    return prompts
 
 
 def check_fits(

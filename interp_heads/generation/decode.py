@@ -152,7 +152,7 @@ def _progress(total: int, enabled: bool):
     """A progress bar over prompts (a no-op bar when disabled)."""
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc="generate", unit=" prompt", disable=not enabled, leave=False)
+    return tqdm(total=total, desc="generate", unit=" prompt", disable=not enabled)
 
 
 def _greedy(

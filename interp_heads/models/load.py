@@ -22,7 +22,6 @@ from pathlib import Path
 
 import torch
 
-from interp_heads.config.validation import check_device
 from interp_heads.errors import InputError
 from interp_heads.models import backends
 from interp_heads.models.cache import (  # noqa: F401 (re-exported: the cache's public names)
@@ -45,6 +44,7 @@ from interp_heads.models.convert import (  # noqa: F401 (the loaders' building b
     prepare_tokenizer,
     state_dict_from_hf,
 )
+from interp_heads.models.devices import check_device
 from interp_heads.models.families import FAMILIES
 from interp_heads.models.tl_compat import (
     HAS_HOOKED,

@@ -15,7 +15,7 @@ def load_any_model(
     ``load_model``'s (the tiny model on the bridge is a random Llama checkpoint of its shapes).
     A device this machine does not have is a one-line PipelineError, as on the command line.
     """
-    from interp_heads.config.validation import check_device
+    from interp_heads.models.devices import check_device
 
     check_device(device)
     if spec == "tiny" and n_devices == 1 and backend == "bridge":

@@ -90,3 +90,24 @@ def test_load_run_refuses_a_missing_folder(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match="no sweep summary"):
         interp_heads.load_run(tmp_path / "empty").summary()
+
+
+def test_sweep_result_repr_is_one_line():
+    from interp_heads.sweep.config import SweepConfig
+    from interp_heads.sweep.result import SweepResult
+
+    rows = [
+        {"task": "t", "selection": sel, "seed": seed, "k": k, "metric": "accuracy", "value": 1.0}
+        for sel, k, seed in [
+            ("baseline", 0, 0),
+            ("TopK", 4, 0),
+            ("RandomK", 4, 0),
+            ("RandomK", 4, 1),
+        ]
+        for _ in range(3)  # three examples each
+    ]
+    result = SweepResult(pd.DataFrame(rows), pd.DataFrame(), SweepConfig(ks=[4]))
+    assert repr(result) == (
+        "SweepResult(tasks=['t'], 4 conditions, 12 records, ks=[4], "
+        "selections=['baseline', 'TopK', 'RandomK'], metrics=['accuracy'])"
+    )
