@@ -14,8 +14,12 @@ from interp_heads.errors import PipelineError
 DEVICE = re.compile(r"^(cpu|cuda|mps|xpu|meta)(:\d+)?$")
 
 
-def check_device(device: str | None) -> None:
-    """A known device name that this machine has (``None``: the default, always fine)."""
+def check_device(device: str | None, allow_meta: bool = False) -> None:
+    """A known device name that this machine has (``None``: the default, always fine).
+
+    ``allow_meta``: the Python API also takes ``"meta"`` (shapes without memory, as tests use it);
+    the command line does not.
+    """
     if device is None:
         return
     if not DEVICE.match(device):
@@ -36,5 +40,7 @@ def check_device(device: str | None) -> None:
         getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
     ):
         raise PipelineError(f"device {device!r} requested but MPS is not available on this machine")
+    elif kind == "meta" and allow_meta:
+        return
     elif kind in ("xpu", "meta"):
         raise PipelineError(f"device {device!r} is not supported; use cpu, cuda or mps")

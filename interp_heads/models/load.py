@@ -46,6 +46,7 @@ from interp_heads.models.convert import (  # noqa: F401 (the loaders' building b
 )
 from interp_heads.models.devices import check_device
 from interp_heads.models.families import FAMILIES
+from interp_heads.models.official import _load_official, hub_reachable  # noqa: F401 (re-exported)
 from interp_heads.models.tl_compat import (
     HAS_HOOKED,
     BackendError,
@@ -157,63 +158,6 @@ def _load_local(
     return model
 
 
-def hub_reachable(timeout: float = 5.0) -> bool:
-    """Whether the Hugging Face hub answers one request (no retries); False when offline mode
-    (``HF_HUB_OFFLINE``) is set. Any HTTP answer counts: the server is there."""
-    import urllib.error
-    import urllib.request
-
-    from huggingface_hub import constants
-
-    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").upper() in (
-        "1",
-        "ON",
-        "YES",
-        "TRUE",
-    ):
-        return False
-    try:
-        urllib.request.urlopen(
-            urllib.request.Request(constants.ENDPOINT, method="HEAD"), timeout=timeout
-        )
-    except urllib.error.HTTPError:
-        return True
-    except (OSError, ValueError):
-        return False
-    return True
-
-
-def _cached_on_disk(name: str) -> bool:
-    """Whether the official model's config is in the local Hugging Face cache."""
-    from huggingface_hub import try_to_load_from_cache
-
-    from interp_heads.models.tl_compat import get_official_model_name
-
-    try:
-        return isinstance(try_to_load_from_cache(get_official_model_name(name), "config.json"), str)
-    except Exception:  # noqa: BLE001 (a cache it cannot read is a cache it does not have)
-        return False
-
-
-def _load_official(
-    name: str, device: str, dtype: torch.dtype, n_devices: int = 1
-) -> HookedTransformer:
-    if not _cached_on_disk(name) and not hub_reachable():  # fail fast, not after 5 retries
-        raise ModelLoadError(
-            f"could not download {name!r}: the network (Hugging Face hub) is unreachable; "
-            "pass a local model folder or .gguf file instead"
-        )
-    try:
-        return HookedTransformer.from_pretrained_no_processing(
-            name, device=device, dtype=dtype, n_devices=n_devices
-        )
-    except OSError as exc:
-        raise ModelLoadError(
-            f"could not download {name!r}: the network (Hugging Face hub) is unreachable; "
-            "pass a local model folder or .gguf file instead"
-        ) from exc
-
-
 def load_model(
     spec: str | os.PathLike = EMBEDDED,
     device: str | None = None,
@@ -244,7 +188,7 @@ def load_model(
         ValueError: ``spec`` is not a non-empty string or path, or ``device`` is unknown or absent.
     """
     spec = _check_spec(spec)
-    check_device(device)
+    check_device(device, allow_meta=True)
     if spec == "tiny":
         from interp_heads.models.tiny import load_tiny
 

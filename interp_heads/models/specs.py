@@ -17,7 +17,7 @@ def load_any_model(
     """
     from interp_heads.models.devices import check_device
 
-    check_device(device)
+    check_device(device, allow_meta=True)
     if spec == "tiny" and n_devices == 1 and backend == "bridge":
         from interp_heads.models.tiny import tiny_bridge_model
 

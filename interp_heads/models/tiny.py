@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from interp_heads.models.load import attach_tokenizer
+from interp_heads.models.convert import attach_tokenizer
 from interp_heads.models.tl_compat import HookedTransformer, HookedTransformerConfig
 
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -126,11 +126,12 @@ def tiny_llama_checkpoint(folder: str | Path, seed: int = 0) -> Path:
 
 def tiny_bridge_model(seed: int = 0, device: str = "cpu"):
     """The tiny model's shapes on the bridge backend (its checkpoint saved once per process)."""
-    from interp_heads.models.load import load_model
+    from interp_heads.models import backends
 
     if seed not in _BRIDGE_FOLDERS or not _BRIDGE_FOLDERS[seed].is_dir():
         _BRIDGE_FOLDERS[seed] = tiny_llama_checkpoint(tempfile.mkdtemp(prefix="tiny_llama_"), seed)
-    model = load_model(str(_BRIDGE_FOLDERS[seed]), device=device, backend="bridge", use_cache=False)
+    # as load_model(folder, backend="bridge") loads it (this module is below models.load)
+    model = backends.load_bridge(_BRIDGE_FOLDERS[seed], device, torch.float32)
     model.interp_heads_source = {"spec": "tiny", "sha256": None, "backend": "bridge"}
     return model
 
