@@ -97,21 +97,23 @@ def test_positions_on_a_plain_forward_pass_with_left_padding(tiny):
         got = tiny(tokens, attention_mask=mask)
     pads = (mask == 0).sum(1).tolist()
 
-    def hook(z, hook):
-        z = z.clone()
-        for b, pad in enumerate(pads):
-            if pad + 1 < z.shape[1]:
-                for layer, h in HEADS:
-                    if hook.name == f"blocks.{layer}.attn.hook_z":
+    def make(layer):
+        def hook(z, hook):  # the bridge names its hook points otherwise: the layer is bound here
+            z = z.clone()
+            for b, pad in enumerate(pads):
+                for lay, h in HEADS:
+                    if lay == layer and pad + 1 < z.shape[1]:
                         z[b, pad + 1, h] = 0.0
-        return z
+            return z
+
+        return hook
 
     layers = sorted({layer for layer, _ in HEADS})
     with torch.no_grad():
         want = tiny.run_with_hooks(
             tokens,
             attention_mask=mask,
-            fwd_hooks=[(f"blocks.{layer}.attn.hook_z", hook) for layer in layers],
+            fwd_hooks=[(f"blocks.{layer}.attn.hook_z", make(layer)) for layer in layers],
         )
     real = mask.bool()
     assert torch.allclose(got[real], want[real], atol=1e-5)
