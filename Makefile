@@ -68,6 +68,8 @@ TL4_TESTS := tests/unit/test_bridge.py tests/unit/test_bridge_run.py tests/unit/
 	tests/unit/test_ablation.py tests/unit/test_mask_positions.py tests/unit/test_known_heads.py \
 	tests/unit/test_retrieval_score.py tests/unit/test_probe.py tests/unit/test_lookahead.py \
 	tests/unit/test_ablation_softmax.py tests/unit/test_backend_parity.py \
+	tests/unit/test_ablation_softmax.py tests/unit/test_mask_chosen_positions.py \
+	tests/unit/test_mask_api.py tests/unit/test_generate_api.py \
 	tests/integration/test_golden_smollm.py
 
 test-tl4: setup-tl4

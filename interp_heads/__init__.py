@@ -23,6 +23,7 @@ _HOME = {
     "head_means": "interp_heads.interventions.means",
     "load_model": "interp_heads.models.load",
     "mask_heads": "interp_heads.interventions.masks",
+    "mask_hooks": "interp_heads.interventions.masks",
     "parse_heads": "interp_heads.heads",
     "render": "interp_heads.tasks.prompts",
     # heavier pieces, not in __all__
@@ -33,6 +34,9 @@ _HOME = {
     "plot_sweep": "interp_heads.figures.curves",
     "load_task": "interp_heads.tasks",
     "filter_correct": "interp_heads.tasks",
+    "take_correct": "interp_heads.tasks",
+    "Task": "interp_heads.tasks",
+    "load_run": "interp_heads.report.run",
     "resolve_metrics": "interp_heads.metrics",
 }
 
@@ -46,6 +50,7 @@ __all__ = [
     "head_means",
     "load_model",
     "mask_heads",
+    "mask_hooks",
     "parse_heads",
     "render",
 ]

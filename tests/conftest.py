@@ -19,6 +19,17 @@ def _seed_everything():
 
 
 @pytest.fixture
+def untyped():
+    """Annotations unchecked (no beartype), as a user calls the API: a wrong argument type then
+    reaches the function's own check, whose one-line error is what the test looks at."""
+    import jaxtyping
+
+    jaxtyping.config.update("jaxtyping_disable", True)
+    yield
+    jaxtyping.config.update("jaxtyping_disable", False)
+
+
+@pytest.fixture
 def tiny():
     """The tiny random model: a HookedTransformer, or in the tl4 environment (no hooked backend)
     the same shapes as a random Llama checkpoint on the bridge, so the same tests run there."""

@@ -7,6 +7,7 @@ method, re-scores the top heads exactly when asked (``refine``) and records the 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import time
 
@@ -20,7 +21,7 @@ from interp_heads.attribution.verify import verify_ranking
 from interp_heads.errors import InputError
 from interp_heads.models.tl_compat import HookedTransformer
 from interp_heads.store.provenance import versions
-from interp_heads.tasks.schema import Task
+from interp_heads.tasks.schema import Example, Task
 
 EXACT_TARGET = (
     "normalised logit diff (clean=1, corrupted=0) after patching the clean head into the "
@@ -35,7 +36,7 @@ def default_method(task: Task) -> str:
 
 def attribute_heads(
     model: HookedTransformer,
-    task: Task,
+    task: Task | list[Example],
     method: str = "auto",
     *,
     n_examples: int | None = None,
@@ -43,13 +44,15 @@ def attribute_heads(
     refine: int | None = None,
     fmt: str | None = None,
     verify: int | None = None,
+    progress: bool = False,
     **options,
 ) -> HeadScores:
     """Score every head ``(layer, head)`` of ``model`` on ``task`` (all methods act on ``hook_z``).
 
     Args:
         model: a HookedTransformer (grouped-query attention is fine: ``hook_z`` is per query head).
-        task: the task; ``exact``, ``atp`` and ``refine`` (of those) need corrupted prompts.
+        task: the task (or a list of its examples); ``exact``, ``atp`` and ``refine`` (of
+            those) need corrupted prompts.
         method: a name in ``attribution.methods.METHODS``: ``exact`` (activation patching,
             clean -> corrupted), ``atp`` (attribution patching), ``ablation_atp`` (attribution
             patching against the ablation baseline, clean only: estimates the sweep's own
@@ -67,6 +70,7 @@ def attribute_heads(
         verify: check the finished ranking's top ``verify`` heads and ``verify`` random others
             by their exact mean-ablation drop (``attribution.verify``), reusing the exact scores
             already made; the result is ``provenance["verification"]``.
+        progress: show a progress bar counting the model's forward passes.
         options: the common fields of ``methods.Options``: ``ablation`` (the kind
             ``ablation_atp`` estimates), ``seed`` (its resample partners), ``max_rows`` (heads x
             examples per patched forward pass), and the method's own (its ``Options`` class:
@@ -77,6 +81,51 @@ def attribute_heads(
         HeadScores with ``provenance`` (model, examples, versions, seconds, date).
     """
     start = time.perf_counter()
+    task = _checked_task(task)
+    for name, value in (("batch_size", batch_size), ("n_examples", n_examples)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise InputError(f"attribute_heads: {name} must be an integer >= 1, got {value!r}")
+    with _forward_counter(model, progress):
+        return _attribute(
+            model, task, method, n_examples, batch_size, refine, fmt, verify, options, start
+        )
+
+
+def _checked_task(task) -> Task:
+    """A ``Task`` with examples (a list of ``Example`` objects is made one)."""
+    if isinstance(task, list | tuple) and all(isinstance(e, Example) for e in task):
+        task = Task(task[0].task if task else "examples", list(task))
+    if not isinstance(task, Task):
+        raise InputError(
+            "attribute_heads: task must be a Task (interp_heads.load_task(...)) or a list of "
+            f"Examples, got {type(task).__name__}"
+        )
+    if not len(task):
+        raise InputError(f"attribute_heads: task {task.name!r} has no examples")
+    return task
+
+
+@contextlib.contextmanager
+def _forward_counter(model, enabled: bool):
+    """A progress bar counting the model's forward passes (methods differ in how many they run)."""
+    from tqdm.auto import tqdm
+
+    with tqdm(desc="attribute_heads", unit=" forward", disable=not enabled) as bar:
+
+        def count(*_) -> None:  # a forward hook returning a value would replace the output
+            bar.update(1)
+
+        handle = model.register_forward_hook(count)
+        try:
+            yield
+        finally:
+            handle.remove()
+
+
+def _attribute(model, task, method, n_examples, batch_size, refine, fmt, verify, options, start):
+    """The body of :func:`attribute_heads`, its arguments checked."""
     fmt = fmt or getattr(task, "fmt", None) or "auto"
     chosen = resolve(method, task.has_corrupted)
     if chosen.multi_task:

@@ -57,6 +57,19 @@ class HeadScores:
         if self.refined is not None:
             self.refined = torch.as_tensor(self.refined).bool().cpu()
 
+    def __repr__(self) -> str:
+        """One line: method, task, shape, the top heads with their scores (not the tensor)."""
+        top = ", ".join(
+            f"{head_label(layer, head)} {float(self.scores[layer, head]):.3g}"
+            for layer, head in self.top(5)
+        )
+        n = self.provenance.get("n_examples")
+        on = f", {n} examples" if n is not None else ""
+        return (
+            f"HeadScores(method={self.method!r}, task={self.task!r}, "
+            f"{self.n_layers}x{self.n_heads} heads{on}, rank_by={self.rank_by!r}, top: {top})"
+        )
+
     def _repr_html_(self) -> str:
         """A notebook cell shows the top heads and the heatmap (``interp_heads.figures.notebook``)."""
         from interp_heads.figures.notebook import scores_html

@@ -10,14 +10,12 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import re
 import stat
 from collections import Counter
 from pathlib import Path
 
 from interp_heads.errors import PipelineError
-
-DEVICE = re.compile(r"^(cpu|cuda|mps|xpu|meta)(:\d+)?$")
+from interp_heads.models.devices import DEVICE, check_device  # noqa: F401 (re-exported)
 
 
 # --------------------------------------------------------------------------- argparse types
@@ -112,32 +110,6 @@ def check_regular_file(path: str | os.PathLike, what: str, max_bytes: int | None
         raise PipelineError(
             f"{what} is {st.st_size:,} bytes; at most {max_bytes:,} are read (is it the right file?)"
         )
-
-
-def check_device(device: str | None) -> None:
-    """A known device name that this machine has (``None``: the default, always fine)."""
-    if device is None:
-        return
-    if not DEVICE.match(device):
-        raise PipelineError(f"unknown device {device!r}; use cpu, cuda, cuda:N or mps")
-    import torch
-
-    kind, _, index = device.partition(":")
-    if kind == "cuda":
-        if not torch.cuda.is_available():
-            raise PipelineError(
-                f"device {device!r} requested but CUDA is not available on this machine"
-            )
-        if index and int(index) >= torch.cuda.device_count():
-            raise PipelineError(
-                f"device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s)"
-            )
-    elif kind == "mps" and not (
-        getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()
-    ):
-        raise PipelineError(f"device {device!r} requested but MPS is not available on this machine")
-    elif kind in ("xpu", "meta"):
-        raise PipelineError(f"device {device!r} is not supported; use cpu, cuda or mps")
 
 
 def check_unique_heads(heads, source: str) -> None:

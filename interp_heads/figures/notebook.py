@@ -1,8 +1,9 @@
 """How results show in a Jupyter cell: a compact HTML table and the figure (``_repr_html_``).
 
 ``HeadScores``, ``SweepResult`` and a loaded run folder (``report.load_run``) end a notebook cell
-the way pandas and Plotly objects do: the top of the table (escaped: ``figures.escape``) and the figure
-through Plotly's own notebook repr, so no extra call is needed to look at a result.
+the way pandas and Plotly objects do: the top of the table (escaped: ``figures.escape``) and the
+figure, so no extra call is needed to look at a result. The figure carries plotly.js inline
+(about 4.6 MB per figure) rather than a link to a CDN, so it draws offline too.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ def table_html(frame: pd.DataFrame, caption: str) -> str:
 
 
 def figure_html(fig) -> str:
-    return fig._repr_html_() or ""
+    """The figure as HTML with plotly.js inlined: it draws offline, in any notebook front end."""
+    return fig.to_html(full_html=False, include_plotlyjs=True)
 
 
 def scores_html(scores) -> str:

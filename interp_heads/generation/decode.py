@@ -1,10 +1,15 @@
-"""Batched greedy generation with a KV cache, hooks active on every step.
+"""Batched greedy generation with a KV cache, hooks active on every step (sampling on request).
 
 TransformerLens' ``HookedTransformer.generate`` re-runs hooks awkwardly and is slow; here prompts
 are sorted by length, left-padded into batches, run once through the model to fill a
 ``HookedTransformerKeyValueCache``, then extended one token at a time. Hooks passed as
 ``fwd_hooks`` (or added by a context manager such as ``interp_heads.interventions.masks.mask_heads``) fire on
 the prompt pass and on every generated token, so a head mask holds for the whole answer.
+
+``generate(model, "1 + 1 = ")`` with one string returns one string, as TransformerLens'
+``model.generate`` does; a list of prompts returns a list. Arguments are checked first
+(``generation.checks``): a prompt that does not fit the model's context with ``max_new_tokens``,
+an empty prompt or a batch size below 1 is refused in one line.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from collections.abc import Callable, Sequence
 import torch
 
 from interp_heads.errors import InputError
+from interp_heads.generation import checks
 from interp_heads.generation.fast_attention import fast_attention as fused_attention
 from interp_heads.generation.kv_cache import KVCache
 from interp_heads.generation.logits import final_logits, last_logits  # noqa: F401 (re-exported)
+from interp_heads.generation.sampling import Sampling
 from interp_heads.models.tl_compat import HookedTransformer
 
 # Fused attention by default only where measured not slower, with the same greedy tokens
@@ -84,7 +91,7 @@ def tokenize_left_padded(
 @torch.inference_mode()
 def generate_tokens(
     model: HookedTransformer,
-    prompts: Sequence[str],
+    prompts: str | Sequence[str],
     max_new_tokens: int = 10,
     *,
     batch_size: int = 32,
@@ -96,21 +103,41 @@ def generate_tokens(
     prepend_bos: bool | None = None,
     on_batch: Callable[[list[int]], None] | None = None,
     fast_attention: bool | None = None,
-) -> list[list[int]]:
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    seed: int | None = None,
+    progress: bool = False,
+) -> list[list[int]] | list[int]:
     """Greedy continuations (token ids, stop token excluded) for each prompt, in input order.
 
-    ``stop_at_newline`` ends a row once its first non-empty line is complete (the newline token is
-    kept); answers are scored on that line only, so the rest would be wasted work. ``stop_after``
-    ends a row after the vocabulary token of that text, which is kept (``"]"``: the Cognitive
-    Mirrors format's JSON answer; :func:`vocab_token_id`). ``on_batch`` is
-    called with the prompt indices of each batch, in row order, before the batch runs (a per-row
-    mask such as ``interp_heads.interventions.row_masks.mask_rows`` learns its rows there). ``fast_attention``
-    computes ``z`` with PyTorch's fused attention (``interp_heads.generation.fast_attention``; hooks on
-    ``hook_z`` and q/k/v still fire, a hook on the pattern or scores switches a layer back);
-    ``None``: :data:`FAST_ATTENTION_DEFAULT` for the model's device type.
+    One string gives one list of ids. ``stop_at_newline`` ends a row once its first non-empty
+    line is complete (the newline token is kept); answers are scored on that line only, so the
+    rest would be wasted work. ``stop_after`` ends a row after the vocabulary token of that text,
+    which is kept (``"]"``: the Cognitive Mirrors format's JSON answer; :func:`vocab_token_id`).
+    ``on_batch`` is called with the prompt indices of each batch, in row order, before the batch
+    runs (a per-row mask such as ``interp_heads.interventions.row_masks.mask_rows`` learns its
+    rows there). ``fast_attention`` computes ``z`` with PyTorch's fused attention
+    (``interp_heads.generation.fast_attention``; hooks on ``hook_z`` and q/k/v still fire, a hook
+    on the pattern or scores switches a layer back); ``None``: :data:`FAST_ATTENTION_DEFAULT`
+    for the model's device type. ``temperature > 0`` samples instead of taking the arg-max
+    (``top_p``: nucleus sampling; ``seed``: reproducible draws; ``generation.sampling``).
+    ``progress`` shows a bar over prompts.
     """
-    if max_new_tokens < 1:
-        raise InputError("max_new_tokens must be at least 1")
+    if isinstance(prompts, str):
+        return generate_tokens(
+            model, [prompts], max_new_tokens, batch_size=batch_size, fwd_hooks=fwd_hooks,
+            use_cache=use_cache, stop_at_eos=stop_at_eos, stop_at_newline=stop_at_newline,
+            stop_after=stop_after, prepend_bos=prepend_bos, on_batch=on_batch,
+            fast_attention=fast_attention,
+            temperature=temperature, top_p=top_p, seed=seed, progress=progress,
+        )[0]  # fmt: skip
+    prompts = checks.prompt_list(prompts)
+    checks.positive_int(max_new_tokens, "max_new_tokens")
+    checks.positive_int(batch_size, "batch_size")
+    sampling = Sampling(temperature, top_p, seed)
+    if prepend_bos is None:
+        prepend_bos = model.cfg.default_prepend_bos
+    checks.check_fits(model, prompts, max_new_tokens, prepend_bos)
     stops = stop_token_ids(model) if stop_at_eos else set()
     after = {vocab_token_id(model, stop_after)} if stop_after is not None else set()
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
@@ -118,22 +145,34 @@ def generate_tokens(
     device = model.cfg.device
     if fast_attention is None:
         fast_attention = FAST_ATTENTION_DEFAULT.get(torch.device(model.cfg.device).type, False)
-    with model.hooks(fwd_hooks=list(fwd_hooks)), fused_attention(model, fast_attention):
+    generator = sampling.generator(device)
+    bar = _progress(len(prompts), progress)
+    with model.hooks(fwd_hooks=list(fwd_hooks)), fused_attention(model, fast_attention), bar:
         for start in range(0, len(order), batch_size):
             idx = order[start : start + batch_size]
             if on_batch is not None:
                 on_batch(idx)
             tokens, mask = tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos)
             nl = newline_tables(model) if stop_at_newline else None
-            tokens, mask = tokens.to(device), mask.to(device)
-            rows = _greedy(model, tokens, mask, max_new_tokens, stops, use_cache, nl, after)
+            rows = _greedy(
+                model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl,
+                after, pick=lambda logits: sampling.pick(logits, generator),
+            )  # fmt: skip
             for i, row in zip(idx, rows, strict=True):
                 out[i] = row
+            bar.update(len(idx))
     return out  # type: ignore[return-value]
 
 
+def _progress(total: int, enabled: bool):
+    """A progress bar over prompts (a no-op bar when disabled)."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="generate", unit=" prompt", disable=not enabled)
+
+
 def _greedy(
-    model, tokens, mask, max_new_tokens, stops, use_cache, nl=None, after=()
+    model, tokens, mask, max_new_tokens, stops, use_cache, nl=None, after=(), pick=None
 ) -> list[list[int]]:
     batch, device = tokens.shape[0], tokens.device
     cache = KVCache(model, batch) if use_cache else None
@@ -152,7 +191,8 @@ def _greedy(
             logits = cache.step(step_input, step_mask, mask)
         else:
             logits = last_logits(model, tokens, mask)
-        nxt = torch.where(done, torch.full((batch,), pad, device=device), logits.argmax(dim=-1))
+        best = logits.argmax(dim=-1) if pick is None else pick(logits)
+        nxt = torch.where(done, torch.full((batch,), pad, device=device), best)
         steps.append(nxt)
         ends = torch.isin(nxt, stop_tensor) & ~done  # stop token: not part of the answer
         length = torch.where(ends, step, length)
@@ -179,14 +219,24 @@ def _greedy(
 
 def generate(
     model: HookedTransformer,
-    prompts: Sequence[str],
+    prompts: str | Sequence[str],
     max_new_tokens: int = 10,
     **kwargs,
-) -> list[str]:
-    """Greedy continuations as text (special tokens dropped), one per prompt, in input order.
+) -> list[str] | str:
+    """Greedy continuations as text (special tokens dropped): one string for one string, else
+    one per prompt, in input order.
 
     Keyword arguments are those of :func:`generate_tokens` (``batch_size``, ``fwd_hooks``,
-    ``use_cache``, ``stop_at_eos``, ``stop_at_newline``, ``stop_after``, ``prepend_bos``).
+    ``use_cache``, ``stop_at_eos``, ``stop_at_newline``, ``stop_after``, ``prepend_bos``,
+    ``temperature``, ``top_p``, ``seed``, ``progress``).
+
+    Example:
+        >>> generate(model, "1 + 1 = ", 3)
+        '2'
+        >>> generate(model, ["Paris is in", "Rome is in"], 3, temperature=0.8, seed=0)
+        [' France', ' Italy']
     """
     rows = generate_tokens(model, prompts, max_new_tokens, **kwargs)
+    if isinstance(prompts, str):
+        return model.tokenizer.decode(rows, skip_special_tokens=True)
     return [model.tokenizer.decode(r, skip_special_tokens=True) for r in rows]

@@ -19,22 +19,33 @@ Mask positions (``positions``):
     ``last``: only position -1 of each forward pass, as the Cognitive Mirrors code does. Under the
         KV cache that is the last prompt token, then every generated token; without the cache each
         step recomputes the whole sequence and masks only its last token, so the two differ.
+    a list of positions or a token predicate: see ``interventions.positions``.
+
+``mask_hooks`` gives the same mask as TransformerLens ``fwd_hooks`` for ``run_with_hooks``.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 
 import torch
 
-from interp_heads.heads import Head, hook_z, parse_heads
+from interp_heads.errors import InputError
+from interp_heads.heads import Head, hook_z
 from interp_heads.interventions.kinds import Ablation, Rewrite, get_kind
 from interp_heads.interventions.means import HeadValues
+from interp_heads.interventions.positions import (
+    PositionSpec,
+    TokenPositions,
+    blend,
+    parse_positions,
+)
+from interp_heads.interventions.targets import mask_targets
 from interp_heads.models.tl_compat import HookedTransformer
-from interp_heads.vocab import SCALE_FACTOR, MaskPositions
+from interp_heads.vocab import SCALE_FACTOR
 
 
 class MaskNotFiring(UserWarning):
@@ -59,44 +70,30 @@ def rewrites(
     return out
 
 
-@contextmanager
-def mask_heads(
-    model: HookedTransformer,
-    heads: Sequence[Head | str],
-    kind: str | Ablation = "zero",
-    *,
-    values: HeadValues | list[HeadValues] | None = None,
-    seed: int = 0,
-    warn_if_idle: bool = True,
-    positions: MaskPositions | str = "all",
-    scale_factor: float = SCALE_FACTOR,
-) -> Iterator[dict]:
-    """Mask query heads on ``hook_z`` for every forward pass inside the block.
+def _values(model, ablation: Ablation, values):
+    """``values`` as the kind uses them: prompts are turned into the kind's values (head means)."""
+    kind = ablation.name
+    if isinstance(values, str):
+        values = [values]
+    if isinstance(values, list | tuple) and values and all(isinstance(v, str) for v in values):
+        return ablation.values(model, list(values))
+    if values is None and type(ablation).values is not Ablation.values:
+        raise InputError(
+            f"mask_heads: kind={kind!r} (the default, as in the CLI and configs) needs values: "
+            f"the prompts to average each head's z over (values=prompts) or "
+            f"head_means(model, prompts); kind='zero' needs none"
+        )
+    return values
 
-    Args:
-        model: the model; hooks are removed on exit, also on error.
-        heads: ``(layer, head)`` pairs or ``"L{l}H{h}"`` labels.
-        kind: the ablation kind: a name in ``interventions.kinds.KINDS`` (``"zero"``, ``"mean"``,
-            ``"resample"``, ``"scale"`` or a registered one) or an ``Ablation`` object.
-        values: for ``mean``, ``head_means(model, prompts)``; for ``resample``,
-            ``head_means(model, prompts, per_prompt=True)``.
-        seed: seeds which reference prompt each head is resampled from.
-        warn_if_idle: warn (``MaskNotFiring``) if no forward pass ran through the hooks.
-        positions: ``"all"`` or ``"last"`` (position -1 of each forward pass only).
-        scale_factor: for ``scale``, what ``z`` is multiplied by (a kind's option: ignored by
-            kinds without it).
 
-    Yields:
-        A dict with ``calls``: how many times the hooks fired.
-
-    Example:
-        >>> with mask_heads(model, ["L3H2", (5, 0)], "mean", values=head_means(model, prompts)):
-        ...     answers = generate(model, prompts)
-    """
-    parsed = parse_heads(heads, model.cfg.n_layers, model.cfg.n_heads)
+def _hooks(model, heads, kind, values, seed, where, scale_factor, k) -> tuple[list, dict]:
+    """The mask's ``(hook_name, fn)`` pairs and the dict their calls are counted in."""
+    parsed = mask_targets(heads, model.cfg.n_layers, model.cfg.n_heads, k)
     ablation = get_kind(kind, scale_factor=scale_factor)
+    values = _values(model, ablation, values) if parsed else values
     plan = rewrites(parsed, ablation, values, seed)
-    last = MaskPositions.parse(positions) == "last"
+    last = where == "last"
+    chosen = where if isinstance(where, TokenPositions) else None
     stats = {"calls": 0, "heads": parsed, "kind": ablation.name}
 
     def make_hook(hs: list[int], rewrite: Rewrite):
@@ -109,17 +106,92 @@ def mask_heads(
             stats["calls"] += 1
             if idx.device != z.device:  # layers split over GPUs (n_devices > 1)
                 idx = idx.to(z.device)
+            sel, unmasked = (chosen.current(z), z) if chosen is not None else (None, None)
             z = z.clone()
             at = slice(-1, None) if last else slice(None)
             z[:, at, idx, :] = rewrite.apply(z[:, at, idx, :])
-            return z
+            return z if sel is None else blend(unmasked, z, sel)
 
         return hook
 
     fwd = [(hook_z(layer), make_hook(hs, rw)) for layer, (hs, rw) in sorted(plan.items())]
-    with model.hooks(fwd_hooks=fwd):
+    return fwd, stats
+
+
+def mask_hooks(
+    model: HookedTransformer,
+    heads,
+    kind: str | Ablation = "mean",
+    *,
+    values=None,
+    seed: int = 0,
+    positions: PositionSpec = "all",
+    scale_factor: float = SCALE_FACTOR,
+    k: int | None = None,
+) -> list[tuple[str, Callable]]:
+    """The mask of :func:`mask_heads` as TransformerLens ``fwd_hooks``: ``[(hook_name, fn), ...]``.
+
+    They compose with ``model.run_with_hooks(tokens, fwd_hooks=...)``, ``model.hooks(...)`` and
+    ``generate(..., fwd_hooks=...)`` and give the same logits as the ``mask_heads`` block. Positions
+    are ``"all"`` or ``"last"`` here: chosen positions need the model's forward pre-hook that
+    only the ``mask_heads`` block attaches.
+    """
+    where = parse_positions(positions)
+    if not isinstance(where, str):
+        raise InputError(
+            "mask_hooks: positions must be 'all' or 'last'; a list of positions or a predicate "
+            "needs the per-pass token positions that only `with mask_heads(...)` resolves"
+        )
+    return _hooks(model, heads, kind, values, seed, where, scale_factor, k)[0]
+
+
+@contextmanager
+def mask_heads(
+    model: HookedTransformer,
+    heads,
+    kind: str | Ablation = "mean",
+    *,
+    values=None,
+    seed: int = 0,
+    warn_if_idle: bool = True,
+    positions: PositionSpec = "all",
+    scale_factor: float = SCALE_FACTOR,
+    k: int | None = None,
+) -> Iterator[dict]:
+    """Mask query heads on ``hook_z`` for every forward pass inside the block.
+
+    Args:
+        model: the model; hooks are removed on exit, also on error.
+        heads: ``(layer, head)`` pairs or ``"L{l}H{h}"`` labels (each once), or a ``HeadScores``
+            with ``k`` (its top ``k`` heads); see ``interventions.targets``.
+        kind: the ablation kind: a name in ``interventions.kinds.KINDS`` (``"mean"``, the
+            default as in the CLI and configs, ``"zero"``, ``"resample"``, ``"scale"`` or a
+            registered one) or an ``Ablation`` object.
+        values: for ``mean`` and ``resample``, the reference prompts to average over (``values=
+            prompts``: the kind computes them), or precomputed ``head_means(model, prompts)``
+            (``per_prompt=True`` for ``resample``). ``zero`` and ``scale`` need none.
+        seed: seeds which reference prompt each head is resampled from.
+        warn_if_idle: warn (``MaskNotFiring``) if no forward pass ran through the hooks.
+        positions: ``"all"``, ``"last"`` (position -1 of each forward pass), a list of positions
+            (negative ones count from the end of each pass) or a predicate on a token's text
+            (``interventions.positions``).
+        scale_factor: for ``scale``, what ``z`` is multiplied by (a kind's option: ignored by
+            kinds without it).
+        k: with a ``HeadScores`` as ``heads``, how many of its top heads to mask.
+
+    Yields:
+        A dict with ``calls``: how many times the hooks fired.
+
+    Example:
+        >>> with mask_heads(model, ["L3H2", (5, 0)], "mean", values=prompts):
+        ...     answers = generate(model, prompts)
+    """
+    where = parse_positions(positions)
+    fwd, stats = _hooks(model, heads, kind, values, seed, where, scale_factor, k)
+    chosen = where.attach(model) if isinstance(where, TokenPositions) else nullcontext()
+    with chosen, model.hooks(fwd_hooks=fwd):
         yield stats
-    if warn_if_idle and parsed and stats["calls"] == 0:
+    if warn_if_idle and stats["heads"] and stats["calls"] == 0:
         warnings.warn(
             "mask_heads: no forward pass ran inside the block; the mask changed nothing",
             MaskNotFiring,

@@ -25,8 +25,10 @@ def head_means(
 
     Returns ``{layer: [n_heads, d_head]}``; with ``per_prompt=True`` one such dict per prompt.
     """
+    from interp_heads.generation.checks import positive_int
     from interp_heads.generation.decode import tokenize_left_padded
 
+    positive_int(batch_size, "batch_size")
     names = [hook_z(layer) for layer in range(model.cfg.n_layers)]
     sums: dict[int, torch.Tensor] = {}
     count = 0

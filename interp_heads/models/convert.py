@@ -127,7 +127,7 @@ def build_hooked(
     if n_devices > 1:
         model.move_model_modules_to_device()
     else:
-        model.to(device)
+        model.to(device, print_details=False)  # no "Moving model to device" on stdout
     model.eval()
     attach_tokenizer(model, tokenizer)
     return model

@@ -15,8 +15,11 @@ carries the SHA-256 of its weights; a truncated or corrupt entry is detected and
 
 from __future__ import annotations
 
+import os
+
 import torch
 
+from interp_heads.errors import InputError
 from interp_heads.models.backends import get_backend
 from interp_heads.models.cache import (  # noqa: F401 (re-exported: the cache's public names)
     CACHE_FORMAT,
@@ -39,6 +42,7 @@ from interp_heads.models.convert import (  # noqa: F401 (the loaders' building b
     prepare_tokenizer,
     state_dict_from_hf,
 )
+from interp_heads.models.devices import check_device
 from interp_heads.models.families import architectures
 from interp_heads.models.sources import (  # noqa: F401 (re-exported: where a spec points)
     EMBEDDED,
@@ -59,7 +63,7 @@ def default_device() -> str:
 
 
 def load_model(
-    spec: str = EMBEDDED,
+    spec: str | os.PathLike = EMBEDDED,
     device: str | None = None,
     dtype: torch.dtype | str | None = None,
     *,
@@ -72,8 +76,10 @@ def load_model(
     Args:
         spec: ``"smollm2-135m"`` (the embedded default, no network), a TransformerLens official model
             name such as ``"gpt2"``, a local Hugging Face model folder, or a local ``.gguf`` file
-            (Llama-family or GPT-2 architecture).
-        device: ``"cpu"``, ``"cuda"``...; CUDA when present by default.
+            (Llama-family or GPT-2 architecture); ``"tiny"``: the tiny random test model, as
+            ``--model tiny`` (each backend builds its own: ``Backend.tiny``).
+        device: ``"cpu"``, ``"cuda"``...; CUDA when present by default (a device this machine
+            does not have is refused in one line).
         dtype: parameter dtype (default float32).
         use_cache: read/write the converted-weights cache (``$INTERP_HEADS_CACHE``).
         n_devices: split the layers over this many GPUs of this machine (models too large for
@@ -84,7 +90,12 @@ def load_model(
 
     Raises:
         ModelLoadError: one-line message saying what is accepted or how to fix it.
+        ValueError: ``spec`` is not a non-empty string or path, or ``device`` is unknown or absent.
     """
+    spec = _check_spec(spec)
+    check_device(device, allow_meta=True)
+    if spec == "tiny" and n_devices != 1:
+        raise ModelLoadError("the tiny model runs on one device; use n_devices=1")
     device = device or default_device()
     if isinstance(dtype, str):
         dtype = getattr(torch, dtype)
@@ -95,7 +106,24 @@ def load_model(
         chosen.check_available()
     except BackendError as exc:
         raise ModelLoadError(str(exc)) from None
+    if spec == "tiny":
+        return chosen.tiny(device)
     return chosen.load(spec, device, dtype, use_cache=use_cache, n_devices=n_devices)
+
+
+def _check_spec(spec) -> str:
+    """``spec`` as a string: a name or a path; an empty one would load the current folder."""
+    if isinstance(spec, os.PathLike):
+        spec = os.fspath(spec)
+    if not isinstance(spec, str):
+        raise InputError(
+            f"load_model: spec must be a model name or a path (a string), got {type(spec).__name__}"
+        )
+    if not spec.strip():
+        raise InputError(
+            f"load_model: spec is empty; name a model ({EMBEDDED!r}, 'gpt2', 'tiny') or a folder"
+        )
+    return spec
 
 
 def check_n_devices(n_devices: int, device: str | None) -> None:

@@ -56,14 +56,54 @@ def write_sweep_outputs(
 
 
 class LoadedRun(dict):
-    """The saved pieces of a run folder (a dict); a notebook cell shows its table and figure."""
+    """The saved pieces of a run folder, a dict (``run["summary"]``, ``run["manifest"]`` ...;
+    ``None`` for a piece the folder lacks). :meth:`summary` is the sweep's summary table,
+    :meth:`figure` its TopK vs random curves; a notebook cell shows both."""
+
+    path: str = ""
+
+    def __repr__(self) -> str:
+        manifest = self.get("manifest") or {}
+        cfg = manifest.get("config") or {}
+        model = cfg.get("model") or (manifest.get("model") or {}).get("spec") or "?"
+        pieces = [k for k, v in page.current(self).items() if v is not None and k != "manifest"]
+        return (
+            f"LoadedRun({self.path!r}, status={_status(manifest)!r}, model={model!r}, "
+            f"tasks={page.task_names(manifest, self)}, pieces={pieces})"
+        )
+
+    def summary(self) -> pd.DataFrame:
+        """The sweep's summary: one row per task, selection, k and metric (mean, 95% CI, ...)."""
+        summary = page.current(self).get("summary")
+        if summary is None:
+            raise InputError(
+                f"{self.path}: no sweep summary here (an attribute-only or unfinished run)"
+            )
+        return summary
+
+    def figure(self):
+        """The score-vs-k curves of TopK and random heads per task (a Plotly figure)."""
+        self.summary()
+        return make_figures({"summary": page.current(self).get("summary")})["seed_figure"]
 
     def _repr_html_(self) -> str:
         return run_html(self)
 
 
+def _status(manifest: dict) -> str:
+    """``complete``, ``incomplete`` (steps left to run) or the manifest's own status."""
+    steps, plan = manifest.get("steps"), manifest.get("plan")
+    if isinstance(steps, list) and isinstance(plan, list):
+        todo = [s for s in plan if s != "report" and s not in steps]
+        return "incomplete" if todo else "complete"
+    return str(manifest.get("status", "unknown"))
+
+
 def load_run(run_dir: str | os.PathLike) -> LoadedRun:
-    """The saved pieces of a run directory (``None`` for the missing ones)."""
+    """The saved pieces of a run directory (``None`` for the missing ones), as a
+    :class:`LoadedRun` (``interp_heads.load_run``)."""
+    if not os.path.isdir(run_dir):
+        raise InputError(f"{os.fspath(run_dir)}: no such run folder")
     folder = RunFolder(run_dir)
 
     def opt(path, reader):
@@ -77,7 +117,7 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
             msg = one_line(exc)
             raise InputError(f"{path}: unreadable ({msg})") from None
 
-    return LoadedRun(
+    run = LoadedRun(
         {
             "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
             "baseline": opt(folder.baseline_csv, read_csv),
@@ -95,6 +135,8 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
             "attention": opt(folder.attention, lambda p: json.loads(p.read_text())),
         }
     )
+    run.path = str(run_dir)
+    return run
 
 
 def k_grids(manifest: dict) -> dict[str, tuple[str, list[int] | None]]:

@@ -23,6 +23,17 @@ class SweepResult:
     )  # MetricCache.stats(): look-ups, scored, hit_rate
     prompts: dict = field(default_factory=dict)  # task -> {example id: the prompt as rendered}
 
+    def __repr__(self) -> str:
+        """One line: tasks, conditions, records, ks, selections and metrics (not the tables)."""
+        r = self.records
+        conditions = r[["task", "selection", "k", "seed"]].drop_duplicates() if len(r) else r
+        return (
+            f"SweepResult(tasks={list(dict.fromkeys(r.get('task', [])))}, "
+            f"{len(conditions)} conditions, {len(r)} records, ks={self.config.ks}, "
+            f"selections={list(dict.fromkeys(r.get('selection', [])))}, "
+            f"metrics={list(dict.fromkeys(r.get('metric', [])))})"
+        )
+
     def to_frame(self) -> pd.DataFrame:
         return self.records
 

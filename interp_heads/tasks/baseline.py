@@ -59,13 +59,15 @@ def evaluate_baseline(
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     batch_size: int = 32,
     corrupted: bool = False,
+    progress: bool = False,
 ) -> BaselineResult:
     """Greedy generations and correctness (``is_correct``) on every example of ``task``.
 
     ``fmt=None`` uses the task's own format (``task.fmt``: ``"plain"`` for the built-in tasks).
     With ``corrupted=True`` the corrupted prompts (when the task has them) are scored too,
     against ``corrupted_answer``. In the ``cognitive_mirrors`` format generation stops after
-    ``]`` and the answer checked is the one extracted from the JSON block.
+    ``]`` and the answer checked is the one extracted from the JSON block. ``progress`` shows a
+    bar over the prompts.
     """
     fmt = fmt or task.fmt
     exs = task.examples
@@ -78,6 +80,7 @@ def evaluate_baseline(
         max_new_tokens,
         batch_size=batch_size,
         **opts,
+        progress=progress,
     )
     result = BaselineResult(
         task=task.name,
@@ -97,6 +100,7 @@ def evaluate_baseline(
             max_new_tokens,
             batch_size=batch_size,
             **opts,
+            progress=progress,
         )
         result.corrupted_generations = cgens
         result.corrupted_correct = [
@@ -115,6 +119,7 @@ def filter_correct(
     batch_size: int = 32,
     require_corrupted: bool = False,
     result: BaselineResult | None = None,
+    progress: bool = False,
 ) -> Task:
     """The examples the unablated model answers correctly (a new ``Task``).
 
@@ -122,6 +127,10 @@ def filter_correct(
         fmt: prompt format; ``None`` uses ``task.fmt``.
         require_corrupted: also require the corrupted prompt to be answered correctly.
         result: a baseline already computed for ``task`` (with the same options), to reuse.
+        progress: show a progress bar over the generated answers.
+
+    Every example is generated once: filter a subset (``task.subset(n=40)``) when a few dozen
+    correct examples are enough, or use :func:`take_correct`, which stops once it has ``n``.
 
     The counts go to ``meta["filter"]`` of the returned task and to the log.
     """
@@ -134,6 +143,7 @@ def filter_correct(
             max_new_tokens=max_new_tokens,
             batch_size=batch_size,
             corrupted=need_corrupted,
+            progress=progress,
         )
     keep = list(result.correct)
     if need_corrupted:
@@ -166,6 +176,7 @@ def take_correct(
     fmt: PromptFormat | str | None = None,
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     batch_size: int = 32,
+    progress: bool = False,
 ) -> Task:
     """The first ``n`` examples (in task order) that the unmasked model answers correctly.
 
@@ -179,7 +190,12 @@ def take_correct(
             task.name, task.examples[done : done + chunk], task.source, task.sha256, dict(task.meta)
         )
         res = evaluate_baseline(
-            model, part, fmt=fmt, max_new_tokens=max_new_tokens, batch_size=batch_size
+            model,
+            part,
+            fmt=fmt,
+            max_new_tokens=max_new_tokens,
+            batch_size=batch_size,
+            progress=progress,
         )
         kept += [e for e, ok in zip(part.examples, res.correct, strict=True) if ok]
         done += len(part)

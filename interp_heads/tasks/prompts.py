@@ -30,7 +30,11 @@ def render(
     fmt: PromptFormat | str = "auto",
     system: str | None = DEFAULT_SYSTEM,
 ) -> list[str]:
-    """The exact strings the model sees for task prompts (always a list)."""
+    """The exact strings the model sees for task prompts (always a list).
+
+    ``fmt`` is ``"auto"``, ``"chat"`` or ``"plain"`` (``PromptFormat``); anything else is refused.
+    """
+    fmt = PromptFormat.parse(fmt, "prompt format (fmt)")
     if isinstance(prompts, str):
         prompts = [prompts]
     if fmt == PromptFormat.COGNITIVE_MIRRORS:

@@ -55,6 +55,9 @@ class Example:
         return d
 
 
+_NOT_COLS = ("task", "meta")  # the task's name is the frame's own column; meta is spread out
+
+
 @dataclass
 class Task:
     """A named, ordered list of examples plus where they came from."""
@@ -73,6 +76,32 @@ class Task:
 
     def __getitem__(self, i):
         return self.examples[i]
+
+    def __repr__(self) -> str:
+        ids = [e.id for e in self.examples[:3]]
+        more = ", ..." if len(self.examples) > 3 else ""
+        shown = ", ".join(repr(i) for i in ids)
+        return (
+            f"Task({self.name!r}, {len(self)} examples, fmt={self.fmt!r}, "
+            f"corrupted={self.has_corrupted}, ids=[{shown}{more}])"
+        )
+
+    def to_frame(self):
+        """Tidy ``pandas.DataFrame``, one row per example: task, id, prompt, answer, question,
+        aliases, corrupted prompt and answer, distractors, then each ``meta`` key as a column
+        (``meta_<key>`` where a key is also a field's name)."""
+        import pandas as pd
+
+        fields = ["task", *(f.name for f in dataclasses.fields(Example) if f.name not in _NOT_COLS)]
+        rows = []
+        for e in self.examples:
+            row = {
+                "task": self.name,
+                **{k: v for k, v in e.to_dict().items() if k not in _NOT_COLS},
+            }
+            row.update({(f"meta_{k}" if k in row else k): v for k, v in e.meta.items()})
+            rows.append(row)
+        return pd.DataFrame(rows, columns=None if rows else fields)
 
     @property
     def title(self) -> str:

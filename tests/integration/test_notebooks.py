@@ -1,4 +1,8 @@
-"""Execute the notebooks end to end (quick sizes, the embedded SmolLM2) with nbclient."""
+"""Execute the notebooks end to end (quick sizes, the embedded SmolLM2) with nbclient.
+
+``tests/unit/test_notebooks_saved.py`` checks the committed copies (outputs saved, no warning
+filters, the README's entry points); ``python notebooks/execute.py`` rewrites those outputs.
+"""
 
 from __future__ import annotations
 
@@ -27,6 +31,8 @@ def test_notebook_runs(path, monkeypatch, tmp_path):
     client.execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
+    streams = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+    assert "IProgress not found" not in streams  # ipywidgets (dev extra): tqdm draws a widget
     assert any(
         "application/vnd.plotly.v1+json" in o.get("data", {}) or "text/html" in o.get("data", {})
         for o in outputs

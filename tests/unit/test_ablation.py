@@ -56,7 +56,7 @@ def test_masking_only_touches_chosen_query_heads_under_gqa(tiny):
     assert tiny.cfg.n_key_value_heads == 2
     tokens, mask = tokenize_left_padded(tiny, PROMPTS)
     _, clean = tiny.run_with_cache(tokens, attention_mask=mask)
-    with mask_heads(tiny, [(1, 0)]):
+    with mask_heads(tiny, [(1, 0)], "zero"):
         _, masked = tiny.run_with_cache(tokens, attention_mask=mask)
     z0, z1 = clean[hook_z(1)], masked[hook_z(1)]
     assert torch.all(z1[:, :, 0] == 0)
@@ -80,7 +80,7 @@ def test_masked_generation_with_cache_equals_without(tiny, method):
 
 def test_hooks_removed_on_exit_and_on_error(tiny):
     with pytest.raises(RuntimeError):
-        with mask_heads(tiny, [(0, 0)]):
+        with mask_heads(tiny, [(0, 0)], "zero"):
             tiny(tiny.to_tokens("abc"))
             raise RuntimeError("boom")
     assert all(not hp.fwd_hooks for hp in tiny.hook_dict.values())
@@ -88,7 +88,7 @@ def test_hooks_removed_on_exit_and_on_error(tiny):
 
 def test_idle_mask_warns(tiny):
     with pytest.warns(MaskNotFiring):
-        with mask_heads(tiny, [(0, 0)]):
+        with mask_heads(tiny, [(0, 0)], "zero"):
             pass
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -98,7 +98,7 @@ def test_idle_mask_warns(tiny):
 
 def test_bad_heads_and_method(tiny):
     with pytest.raises(ValueError, match="layer must be in 0..2"):
-        with mask_heads(tiny, ["L99H1"]):
+        with mask_heads(tiny, ["L99H1"], "zero"):
             pass
     with pytest.raises(ValueError, match="unknown ablation kind"):
         with mask_heads(tiny, [(0, 0)], "noise"):

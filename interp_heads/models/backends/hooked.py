@@ -55,7 +55,9 @@ class HookedBackend(Backend):
                 "official model name (e.g. 'gpt2', 'Qwen/Qwen2.5-0.5B'), a local Hugging Face model "
                 "folder or a local .gguf file"
             ) from None
-        model = _load_official(official, device, dtype, n_devices)
+        from interp_heads.models.official import load_official
+
+        model = load_official(official, device, dtype, n_devices)
         model.interp_heads_source = {"spec": official, "sha256": None}
         return model
 
@@ -182,18 +184,3 @@ def _load_local(path: Path, device, dtype, use_cache: bool, n_devices: int = 1):
     model = build_hooked(cfg, state_dict, tokenizer, device, n_devices)
     model.interp_heads_source = {"spec": str(path), "sha256": digest}
     return model
-
-
-def _load_official(name: str, device, dtype, n_devices: int = 1):
-    from interp_heads.models.convert import ModelLoadError
-    from interp_heads.models.tl_compat import HookedTransformer
-
-    try:
-        return HookedTransformer.from_pretrained_no_processing(
-            name, device=device, dtype=dtype, n_devices=n_devices
-        )
-    except OSError as exc:
-        raise ModelLoadError(
-            f"could not download {name!r}: the network (Hugging Face hub) is unreachable; "
-            "pass a local model folder or .gguf file instead"
-        ) from exc
