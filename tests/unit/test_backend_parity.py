@@ -54,8 +54,9 @@ HEADS = [(0, 1), (1, 2), (2, 0), (2, 3)]  # masked in the greedy runs (the tiny 
 # is 13x the worst of these, and the smallest gap between two heads' sorted scores is at least
 # 2e-3 of the scale (20x the bound): scores within it rank the heads in the same order.
 TOL = 1e-4
-# Within one backend (a stored file against a live run): float32 reductions on another CPU.
-SAME_BACKEND_TOL = 1e-5
+# Within one backend (a stored file against a live run): float32 reductions on another CPU or
+# thread count (measured: atp 2.1e-6 / 0.21 = 1.0e-5 with 2 threads against the stored file).
+SAME_BACKEND_TOL = 5e-5
 
 
 def weights_digest(folder: Path) -> str:

@@ -19,6 +19,7 @@ from interp_heads.attribution import HeadScores
 from interp_heads.cli import main
 from interp_heads.figures.curves import plot_sweep
 from interp_heads.figures.heatmaps import ROW_PX, head_heatmap
+from interp_heads.pipeline.rankings import ranking_provenance
 from interp_heads.report import build_report, load_run, page
 from interp_heads.report.generations import generations_section
 
@@ -78,7 +79,8 @@ def test_ablate_page_shows_prompts_marks_links_and_loads_plotly_once(folders):
     text = (abl / "index.html").read_text()
     prompts = pd.read_json(abl / "prompts.jsonl", lines=True, dtype={"example_id": str})
     given = {t["id"]: t["prompt"] for t in map(json.loads, Path(TASK).read_text().splitlines())}
-    evaluated = json.loads((abl / "manifest.json").read_text())["config"]["eval_ids"]
+    ranked_on = set(ranking_provenance(str(folders / "attr"), "tiny_echo")["example_ids"])
+    evaluated = [i for i in given if i not in ranked_on]  # in the file's order
     assert list(prompts.example_id) == evaluated and len(evaluated) == 10  # 16 - 6 ranked on
     assert all(given[r.example_id] == r.prompt for r in prompts.itertuples())
     for p in prompts.prompt:  # every evaluated example, the prompt itself (not the question)

@@ -80,6 +80,16 @@ def _table(name: str, column: str, *, header: bool = False, **where):
     return plant
 
 
+def _without_prompts(plant):
+    """An older folder: no ``prompts.jsonl``, so the page shows each question instead."""
+
+    def older(run: Path, value: str) -> None:
+        (run / "prompts.jsonl").unlink()
+        plant(run, value)
+
+    return older
+
+
 def _heads_csv(name: str, column: str):
     rows = {
         "stability.csv": {"task": "t", "k": 2, "n_examples": 4, "n_half": 2, "jaccard": 0.5,
@@ -114,6 +124,7 @@ def _ablate(m: dict, v: str) -> None:
     m["config"]["heads"] = [[v, v], [0, 1]]
 
 
+OLDER = "generations.jsonl question (a folder without prompts.jsonl)"
 VECTORS = {
     "manifest config.model": _manifest(lambda m, v: m["config"].update(model=v)),
     "manifest config_digest": _manifest(lambda m, v: m.update(config_digest=v)),
@@ -163,7 +174,8 @@ VECTORS = {
     "significance.csv label": _table("significance.csv", "label"),
     "baseline.csv task": _table("baseline.csv", "task"),
     "baseline.csv a column's name": _table("baseline.csv", "n_eval", header=True),
-    "generations.jsonl question": _table("generations.jsonl", "question"),
+    "prompts.jsonl prompt": _table("prompts.jsonl", "prompt"),
+    OLDER: _without_prompts(_table("generations.jsonl", "question")),
     "generations.jsonl answer": _table("generations.jsonl", "answer"),
     "generations.jsonl generation": _table("generations.jsonl", "generation"),
     "generations.jsonl task": _table("generations.jsonl", "task"),
@@ -232,8 +244,11 @@ def test_no_planted_script_runs_in_headless_chromium(finished, tmp_path):
                                                 "manifest attribute next command",
                                                 "manifest status without steps",
                                                 "manifest stability skipped",
-                                                "manifest verification skipped")],
-        "ablate": ["manifest ablate ranking", "summary.parquet task", "generations.jsonl answer"],
+                                                "manifest verification skipped",
+                                                OLDER, "prompts.jsonl prompt")],
+        "prompts": ["prompts.jsonl prompt"],  # the run group renames the tasks
+        "ablate": ["manifest ablate ranking", "summary.parquet task", "generations.jsonl answer",
+                   OLDER],
         "attribute": ["manifest attribute next command", "manifest status without steps",
                       "manifest stability skipped", "manifest verification skipped"],
     }  # fmt: skip
