@@ -79,7 +79,7 @@ lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 bench: setup
-	$(BIN)/python bench/bench_load.py && $(BIN)/python bench/bench_generation.py && $(BIN)/python bench/bench_attribution.py
+	$(BIN)/python -m bench.speed.bench_load && $(BIN)/python -m bench.speed.bench_generation && $(BIN)/python -m bench.speed.bench_attribution
 
 clean:
 	rm -rf $(VENV) runs

@@ -5,7 +5,7 @@ the queried name). Times ``atp`` and ``exact`` (median of a few repeats) and Tra
 ``patching.get_act_patch_attn_head_out_all_pos`` (once: ~5 minutes), asserts that exact equals
 TransformerLens' result, writes bench/results/attribution.json. Run by hand, not in CI:
 
-    .venv/bin/python bench/bench_attribution.py [--repeats 3] [--skip-tl] [--tl-heads 270]
+    .venv/bin/python -m bench.speed.bench_attribution [--repeats 3] [--skip-tl] [--tl-heads 270]
 """
 
 from __future__ import annotations
@@ -14,50 +14,19 @@ import argparse
 import datetime as dt
 import json
 import os
-import random
 import statistics
 import time
-from pathlib import Path
 
 import pandas as pd
 import torch
 from transformer_lens import patching
 
+from bench.common import bench_task, result_path
 from interp_heads.attribution import atp_scores, exact_scores, make_batches
 from interp_heads.attribution.inputs import logit_diff
 from interp_heads.models.load import load_model
-from interp_heads.tasks.schema import Example, Task
 
-OUT = Path(__file__).parent / "results" / "attribution.json"
-NAMES = ["Anna", "Ben", "Carl", "Dana", "Emma", "Frank", "Grace", "Henry"]
-CITIES = ["Paris", "Rome", "Tokyo", "Cairo", "Lima", "Oslo", "Berlin", "Madrid"]
-
-
-def bench_task(n: int = 8, seed: int = 0) -> Task:
-    """``n`` examples: seven name-city facts, then a question about one name (corrupted: another)."""
-    rng = random.Random(seed)
-    examples = []
-    for i in range(n):
-        names, cities = rng.sample(NAMES, 7), rng.sample(CITIES, 7)
-        facts = "Facts: " + " ".join(
-            f"{a} lives in {c}." for a, c in zip(names, cities, strict=True)
-        )
-        q, r = rng.sample(range(7), 2)
-
-        def prompt(j, facts=facts, names=names):
-            return f"{facts} Question: where does {names[j]} live? Answer: {names[j]} lives in"
-
-        examples.append(
-            Example(
-                f"b{i}",
-                "bench",
-                prompt(q),
-                cities[q],
-                corrupted_prompt=prompt(r),
-                corrupted_answer=cities[r],
-            )
-        )
-    return Task("bench", examples)
+OUT = result_path("attribution.json")
 
 
 def timed(fn, repeats: int) -> tuple[list[float], object]:

@@ -1,6 +1,6 @@
 """How far can a ranking of all heads be checked at all? The exact reference's own sample noise.
 
-``bench/ablation_agreement.py`` compares each estimate with exact mean ablation on the same 24
+``bench/studies/ablation_agreement.py`` compares each estimate with exact mean ablation on the same 24
 examples, over all 270 heads. This bench asks how much of that reference's order is a property
 of the task and how much of those 24 examples. Per task (the same examples as there), with the
 per-example exact drops (``mean_ablation_scores(..., per_example=...)``, every example ablated
@@ -19,7 +19,7 @@ and with layer 0 exact and one rival (the default). Their per-example rows are a
 ``ablation_atp_scores`` / ``ablation_softmax_scores`` and the exact layer-0 rows, and their means
 are checked against ``attribute_heads`` with the same options before anything is reported.
 
-    .venv/bin/python bench/reference_reliability.py [--tasks knowledge_recall,...]
+    .venv/bin/python -m bench.studies.reference_reliability [--tasks knowledge_recall,...]
 
 The per-example reference is cached (``--cache``); retrieval's takes about 17 min on 2 cores,
 so it is not in the default task list. Writes bench/results/reference_reliability.json.
@@ -36,14 +36,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
-from ablation_agreement import cache_root, task_examples
 
+from bench.common import cache_root, result_path, task_examples
 from interp_heads.attribution import attribute_heads, mean_ablation_scores
 from interp_heads.attribution.gradients import ablation_atp_scores
 from interp_heads.attribution.softmax_atp import ablation_softmax_scores
 from interp_heads.models.load import load_model
 
-OUT = Path(__file__).parent / "results" / "reference_reliability.json"
+OUT = result_path("reference_reliability.json")
 TASKS = ("knowledge_recall", "math_calculation", "inference", "antonyms")
 # tag -> (options of attribute_heads, rivals of the assembled rows, layer 0 exact)
 ESTIMATES = {

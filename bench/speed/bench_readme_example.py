@@ -14,8 +14,8 @@ when it started. The development machine is shared: under a high load average th
 grows while the CPU seconds stay about the same, so on an idle 2-core machine the wall time is
 roughly between half the CPU seconds (both cores busy) and all of them.
 
-    python bench/bench_readme_example.py            # cold, then warm
-    python bench/bench_readme_example.py --warm     # warm only (uses $INTERP_HEADS_CACHE)
+    python -m bench.speed.bench_readme_example            # cold, then warm
+    python -m bench.speed.bench_readme_example --warm     # warm only (uses $INTERP_HEADS_CACHE)
 """
 
 from __future__ import annotations
@@ -28,12 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from interp_heads.testing.readme import readme_example  # noqa: E402
+from bench.common import ROOT, result_path
+from interp_heads.testing.readme import readme_example
 
 
 def once(cache: str | None) -> dict:
@@ -74,7 +71,7 @@ def main(argv: list[str] | None = None) -> None:
         with tempfile.TemporaryDirectory() as cache:
             result["cold"] = once(cache)
             result["warm"] = once(cache)
-    path = ROOT / "bench" / "results" / "readme_example.json"
+    path = result_path("readme_example.json")
     path.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(result, indent=1))
 

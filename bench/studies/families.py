@@ -7,21 +7,28 @@ projection's input zeroed by a forward-pre-hook, KV cache vs none, fused attenti
 patching vs TransformerLens' ``patching.get_act_patch_attn_head_out_all_pos``. Writes
 bench/results/families.json and the table between the markers in docs/models.md.
 
-    .venv/bin/python bench/families.py
+    .venv/bin/python -m bench.studies.families
 """
 
 from __future__ import annotations
 
 import json
-import re
-import tempfile
 import time
-from pathlib import Path
 
 import torch
 
+from bench.common import (
+    FAMILY_NEW_TOKENS,
+    FAMILY_PROMPTS,
+    ROOT,
+    family_checkpoint,
+    logits_vs_hf,
+    replace_between_markers,
+    result_path,
+    token_share,
+)
 from interp_heads.attribution import exact_scores, make_batches
-from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
+from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.fast_attention import fast_attention
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.models import load as models
@@ -29,9 +36,7 @@ from interp_heads.tasks.schema import Task
 from interp_heads.testing.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
 from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
-ROOT = Path(__file__).resolve().parents[1]
-PROMPTS = ["Hello there, my", "The cat sat on the", "a b", "Once upon a time, in"]
-N_NEW = 16
+PROMPTS, N_NEW = FAMILY_PROMPTS, FAMILY_NEW_TOKENS
 TASK = Task("t", PATCHING_EXAMPLES[:1])
 
 
@@ -41,26 +46,15 @@ def _tl_patching(model):
     return float(((ours - ref).abs() / ref.abs().clamp(min=1)).max())
 
 
-def _same(a, b) -> float:
-    pairs = [(x, y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True)]
-    return sum(x == y for x, y in pairs) / len(pairs)
-
-
 def measure(spec) -> dict:
-    from transformers import AutoModelForCausalLM
-
-    folder = spec.save(Path(tempfile.mkdtemp(prefix=spec.name)))
-    hf = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    folder, hf = family_checkpoint(spec)
     start = time.perf_counter()
     try:
         model = models.load_model(str(folder), device="cpu", use_cache=False)
     except models.ModelLoadError as exc:
         return {"family": spec.name, "hooked": "refused", "error": str(exc)}
     load_s = time.perf_counter() - start
-    tokens, mask = tokenize_left_padded(model, PROMPTS)
-    pos = (mask.cumsum(-1) - 1).clamp(min=0)
-    ours = model(tokens, attention_mask=mask)
-    ref = hf(tokens, attention_mask=mask, position_ids=pos).logits
+    tokens, mask, ours, ref = logits_vs_hf(model, hf)
     with fast_attention(model) as n_fused:
         fused = model(tokens, attention_mask=mask)
     hf_tokens = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, (1, 2), model, N_NEW)
@@ -76,11 +70,11 @@ def measure(spec) -> dict:
         "hooked": "yes",
         "gqa": model.cfg.n_key_value_heads is not None,
         "max_abs_logit_diff_vs_hf": float((ours - ref).abs()[valid].max()),
-        "masked_greedy_tokens_equal_hf_pre_hook": _same(cached, hf_tokens),
-        "cached_equals_uncached": _same(cached, uncached),
+        "masked_greedy_tokens_equal_hf_pre_hook": token_share(cached, hf_tokens),
+        "cached_equals_uncached": token_share(cached, uncached),
         "fused_layers": n_fused,
         "fused_max_abs_logit_diff": float((fused - ours).abs()[valid].max()),
-        "fused_greedy_tokens_equal": _same(fast, cached),
+        "fused_greedy_tokens_equal": token_share(fast, cached),
         "exact_vs_tl_patching_rel_diff": _tl_patching(model),
         "load_s": round(load_s, 2),
     }
@@ -114,17 +108,8 @@ def _table(rows: list[dict]) -> str:
 def main() -> None:
     torch.set_grad_enabled(False)
     rows = [measure(spec) for spec in FAMILY_SPECS.values()]
-    out = ROOT / "bench" / "results" / "families.json"
-    out.write_text(json.dumps(rows, indent=1) + "\n")
-    doc = ROOT / "docs" / "models.md"
-    text = doc.read_text()
-    text = re.sub(
-        r"(<!-- families-table -->\n).*?(<!-- /families-table -->)",
-        lambda m: m.group(1) + _table(rows) + m.group(2),
-        text,
-        flags=re.S,
-    )
-    doc.write_text(text)
+    result_path("families.json").write_text(json.dumps(rows, indent=1) + "\n")
+    replace_between_markers(ROOT / "docs" / "models.md", "families-table", _table(rows))
     print(_table(rows))
 
 

@@ -8,7 +8,7 @@ that every Ray run's tables and generations equal the local run's
 from ``manifest.json`` and the ratio ray / local. Writes bench/results/executor_<device>.json.
 Run it on a quiet machine (nothing else on the cores).
 
-    .venv/bin/python bench/bench_executor.py [--config configs/quick.toml] [--workers 2]
+    .venv/bin/python -m bench.speed.bench_executor [--config configs/quick.toml] [--workers 2]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from bench.common import ROOT, result_path
 
 
 def run(config: str, out: Path, extra: list[str]) -> tuple[float, dict]:
@@ -94,7 +94,7 @@ def main() -> None:
         "tables_equal": True,
         "runs": runs,
     }
-    out = Path(args.out or ROOT / "bench" / "results" / f"executor_{args.device}.json")
+    out = Path(args.out or result_path(f"executor_{args.device}.json"))
     out.write_text(json.dumps(result, indent=1))
     print(
         f"local {med['local']['wall_s']:.1f} s, ray ({args.workers} workers) {med['ray']['wall_s']:.1f} s: "

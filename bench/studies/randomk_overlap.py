@@ -1,7 +1,7 @@
 """How many of the task's own top heads does each RandomK draw contain, and does that predict its
 accuracy? Reads a finished run folder (no model).
 
-    .venv/bin/python bench/randomk_overlap.py runs/demo
+    .venv/bin/python -m bench.studies.randomk_overlap runs/demo
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ stops after ``--budget-s`` seconds of reference work and is simply run again unt
 there (``--one-call``: in one call, for the short tasks). Its time is the sum of the calls' times,
 less the repeated clean passes of per-layer calls (measured).
 
-    .venv/bin/python bench/ablation_agreement.py --n 24 --tasks inference [--budget-s 480]
+    .venv/bin/python -m bench.studies.ablation_agreement --n 24 --tasks inference [--budget-s 480]
 
 Merges its rows into bench/results/ablation_agreement.json and prints a markdown table.
 """
@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import hashlib
 import json
 import os
 import time
@@ -35,16 +34,14 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from interp_heads.attribution import HeadScores, attribute_heads, make_batches, mean_ablation_scores
+from bench.common import cache_root, result_path, task_examples
+from interp_heads.attribution import HeadScores, attribute_heads, mean_ablation_scores
 from interp_heads.attribution.patching import base_names, run_cached, z_hook_names
 from interp_heads.attribution.verify import verify_ranking
 from interp_heads.models.load import load_model
-from interp_heads.pipeline.loading import load_any_task
-from interp_heads.tasks import filter_correct, resolve_format
 from interp_heads.tasks.schema import BUILTIN_TASKS
 
-OUT = Path(__file__).parent / "results" / "ablation_agreement.json"
-USER_TASK = str(Path(__file__).parents[1] / "data" / "user_tasks" / "antonyms.jsonl")
+OUT = result_path("ablation_agreement.json")
 TASKS = (*BUILTIN_TASKS, "antonyms")
 # tag -> (method, attribute_heads options); methods that need corrupted prompts are skipped without
 METHODS: dict[str, tuple[str, dict]] = {
@@ -151,23 +148,6 @@ def _merge(rows: list[dict], n: int) -> None:
     }
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(result, indent=1) + "\n")
-
-
-def cache_root() -> Path:
-    """Where the benches keep their references (``$INTERP_HEADS_CACHE/bench``)."""
-    return Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache/interp_heads")) / "bench"
-
-
-def task_examples(model, name: str, n: int, batch_size: int = 8):
-    """``(task, fmt, batches, ids)``: the first ``n`` correctly answered of the task's first 64
-    examples, in its own format (declared or built-in; else the measured one, as the CLI picks),
-    and a digest of their ids (names the cached references)."""
-    task = load_any_task(USER_TASK if name == "antonyms" else name)
-    fmt = resolve_format(model, task)[0]
-    task = filter_correct(model, task.subset(n=64), fmt=fmt).subset(n=n)
-    batches = make_batches(model, task, batch_size=batch_size, corrupted=False, fmt=fmt)
-    ids = hashlib.sha256(" ".join(i for b in batches for i in b.ids).encode()).hexdigest()[:12]
-    return task, fmt, batches, ids
 
 
 def run_task(model, name: str, args) -> list[dict]:

@@ -5,7 +5,7 @@ without the per-example collection that split-half stability reads (``per_exampl
 interleaved, median of a few repeats, and checks that the scores are bitwise the same either way;
 times ``known_head_scores`` (the run's known step). Writes bench/results/stability.json. By hand:
 
-    .venv/bin/python bench/bench_stability.py [--repeats 3] [--n 24] [--tasks retrieval inference]
+    .venv/bin/python -m bench.speed.bench_stability [--repeats 3] [--n 24] [--tasks retrieval inference]
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import datetime as dt
 import json
 import statistics
 import time
-from pathlib import Path
 
 import torch
 
+from bench.common import result_path
 from interp_heads.analysis.known_heads import known_head_scores
 from interp_heads.attribution import make_batches
 from interp_heads.attribution.gradients import ablation_atp_scores, atp_scores
@@ -26,7 +26,7 @@ from interp_heads.attribution.patching import mean_ablation_scores
 from interp_heads.models.load import load_model
 from interp_heads.tasks import load_task
 
-OUT = Path(__file__).parent / "results" / "stability.json"
+OUT = result_path("stability.json")
 
 
 def methods(model, batches, layer0):

@@ -6,7 +6,7 @@ first token) under mean ablation of each head in the first ``--layers`` layers (
 passes, ``mean_ablation_scores(heads=...)``). Prints, per task, the layer's heads with both numbers,
 the rank each would give the head among all 270, and the cost of the exact scores.
 
-    .venv/bin/python bench/layer0_check.py [--n 24] [--layers 2]
+    .venv/bin/python -m bench.checks.layer0_check [--n 24] [--layers 2]
 
 Writes bench/results/layer0_check.json.
 """
@@ -17,14 +17,14 @@ import argparse
 import datetime as dt
 import json
 import time
-from pathlib import Path
 
+from bench.common import result_path
 from interp_heads.attribution import attribute_heads, make_batches, mean_ablation_scores
 from interp_heads.models.load import load_model
 from interp_heads.tasks import filter_correct, load_task
 from interp_heads.tasks.schema import BUILTIN_TASKS
 
-OUT = Path(__file__).parent / "results" / "layer0_check.json"
+OUT = result_path("layer0_check.json")
 
 
 def _rank(scores, value: float) -> int:

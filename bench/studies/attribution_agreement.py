@@ -7,7 +7,7 @@ Spearman correlation of each method's importance (|score|) with exact's, the sig
 how many of exact's top-k heads (k = 32) each method's top-k contains. Tasks whose data is missing
 are skipped with a note; ``--synthetic`` adds the bench's name -> city retrieval task.
 
-    .venv/bin/python bench/attribution_agreement.py [--n 16] [--k 32] [--tasks retrieval,...] [--synthetic]
+    .venv/bin/python -m bench.studies.attribution_agreement [--n 16] [--k 32] [--tasks retrieval,...] [--synthetic]
 
 Writes bench/results/attribution_agreement.json and prints a markdown table.
 """
@@ -17,17 +17,16 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import sys
 import time
-from pathlib import Path
 
 import pandas as pd
 
+from bench.common import bench_task, result_path
 from interp_heads.attribution import METHODS, attribute_heads
 from interp_heads.models.load import load_model
 from interp_heads.tasks.schema import BUILTIN_TASKS, Task
 
-OUT = Path(__file__).parent / "results" / "attribution_agreement.json"
+OUT = result_path("attribution_agreement.json")
 CHEAP = [m for m in METHODS if m != "exact"]
 
 
@@ -63,9 +62,6 @@ def load_tasks(
             continue
         tasks[name] = task.subset(n=n)
     if synthetic:
-        sys.path.insert(0, str(Path(__file__).parent))
-        from bench_attribution import bench_task
-
         tasks["synthetic_retrieval"] = bench_task(n, seed=1)
         notes["synthetic_retrieval"] = "bench name->city task (plain format)"
     return tasks, notes

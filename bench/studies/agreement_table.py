@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-SOURCE = Path(__file__).parent / "results" / "ablation_agreement.json"
+from bench.common import result_path
+
+SOURCE = result_path("ablation_agreement.json")
 TASKS = ("retrieval", "knowledge_recall", "math_calculation", "inference", "antonyms")
 
 

@@ -1,6 +1,6 @@
 """Families x backends: the bridge backend measured on random-weight checkpoints (tl4 environment).
 
-The sibling of bench/families.py (the hooked backend, default environment), run in the tl4
+The sibling of bench/studies/families.py (the hooked backend, default environment), run in the tl4
 environment (``make setup-tl4``). For each family of :mod:`interp_heads.testing.checkpoints`: save a tiny
 random checkpoint, load it with ``load_model(folder, backend="bridge")`` and measure against the HF
 model itself: max |logit difference|, greedy tokens with one head masked on ``hook_z`` vs HF
@@ -10,22 +10,29 @@ TransformerLens 4's ``patching.get_act_patch_attn_head_out_all_pos``. Writes
 bench/results/families_bridge.json and, from both JSON files, the families x backends table between
 the markers in docs/models.md.
 
-    .venv-tl4/bin/python bench/families_bridge.py
+    .venv-tl4/bin/python -m bench.studies.families_bridge
 """
 
 from __future__ import annotations
 
 import json
-import re
-import tempfile
 import time
-from pathlib import Path
 
 import torch
 
+from bench.common import (
+    FAMILY_NEW_TOKENS,
+    FAMILY_PROMPTS,
+    ROOT,
+    family_checkpoint,
+    logits_vs_hf,
+    replace_between_markers,
+    result_path,
+    token_share,
+)
 from interp_heads.attribution import exact_scores, make_batches
 from interp_heads.execution.packed import PackedJob, generate_packed
-from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
+from interp_heads.generation.decode import generate_tokens
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
 from interp_heads.models import load as models
@@ -33,15 +40,8 @@ from interp_heads.tasks.schema import Task
 from interp_heads.testing.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
 from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
-ROOT = Path(__file__).resolve().parents[1]
-PROMPTS = ["Hello there, my", "The cat sat on the", "a b", "Once upon a time, in"]
-N_NEW = 16
+PROMPTS, N_NEW = FAMILY_PROMPTS, FAMILY_NEW_TOKENS
 TASK = Task("t", PATCHING_EXAMPLES[:1])
-
-
-def _same(a, b) -> float:
-    pairs = [(x, y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True)]
-    return sum(x == y for x, y in pairs) / len(pairs)
 
 
 def _packed_equal(model) -> float:
@@ -59,20 +59,14 @@ def _packed_equal(model) -> float:
 
 
 def measure(spec) -> dict:
-    from transformers import AutoModelForCausalLM
-
-    folder = spec.save(Path(tempfile.mkdtemp(prefix=spec.name)))
-    hf = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    folder, hf = family_checkpoint(spec)
     start = time.perf_counter()
     try:
         model = models.load_model(str(folder), device="cpu", backend="bridge")
     except models.ModelLoadError as exc:
         return {"family": spec.name, "bridge": "refused", "error": str(exc)}
     load_s = time.perf_counter() - start
-    tokens, mask = tokenize_left_padded(model, PROMPTS)
-    pos = (mask.cumsum(-1) - 1).clamp(min=0)
-    ours = model(tokens, attention_mask=mask)
-    ref = hf(tokens, attention_mask=mask, position_ids=pos).logits
+    tokens, mask, ours, ref = logits_vs_hf(model, hf)
     hf_tokens = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, (1, 2), model, N_NEW)
     with mask_heads(model, [(1, 2)], "zero"):
         cached = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False)
@@ -85,8 +79,8 @@ def measure(spec) -> dict:
         "bridge": "yes",
         "gqa": model.cfg.n_key_value_heads not in (None, model.cfg.n_heads),
         "max_abs_logit_diff_vs_hf": float((ours - ref).abs()[mask.bool()].max()),
-        "masked_greedy_tokens_equal_hf_pre_hook": _same(cached, hf_tokens),
-        "cached_equals_uncached": _same(cached, uncached),
+        "masked_greedy_tokens_equal_hf_pre_hook": token_share(cached, hf_tokens),
+        "cached_equals_uncached": token_share(cached, uncached),
         "packed_equals_plain": _packed_equal(model),
         "exact_vs_tl_patching_rel_diff": float(
             ((exact - tl_ref).abs() / tl_ref.abs().clamp(min=1)).max()
@@ -128,19 +122,10 @@ def backends_table(hooked: list[dict], bridge: list[dict]) -> str:
 def main() -> None:
     torch.set_grad_enabled(False)
     rows = [measure(spec) for spec in FAMILY_SPECS.values()]
-    results = ROOT / "bench" / "results"
-    (results / "families_bridge.json").write_text(json.dumps(rows, indent=1) + "\n")
-    hooked = json.loads((results / "families.json").read_text())
+    result_path("families_bridge.json").write_text(json.dumps(rows, indent=1) + "\n")
+    hooked = json.loads(result_path("families.json").read_text())
     table = backends_table(hooked, rows)
-    doc = ROOT / "docs" / "models.md"
-    doc.write_text(
-        re.sub(
-            r"(<!-- backends-table -->\n).*?(<!-- /backends-table -->)",
-            lambda m: m.group(1) + table + m.group(2),
-            doc.read_text(),
-            flags=re.S,
-        )
-    )
+    replace_between_markers(ROOT / "docs" / "models.md", "backends-table", table)
     print(table)
 
 

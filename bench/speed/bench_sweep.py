@@ -12,7 +12,7 @@ fixed head order instead of attribution) on the embedded model; without it, that
 from the packed rate.
 Writes bench/results/sweep_<device>_<shape>.json.
 
-    .venv/bin/python bench/bench_sweep.py [--device cuda] [--shape smollm2|llama-1b|llama-8b]
+    .venv/bin/python -m bench.speed.bench_sweep [--device cuda] [--shape smollm2|llama-1b|llama-8b]
 """
 
 from __future__ import annotations
@@ -27,13 +27,15 @@ from pathlib import Path
 
 import torch
 
+from bench.common import ROOT, result_path
+
 SHAPES = {  # d_model, n_layers, n_heads, n_kv_heads, d_head, d_mlp, d_vocab, rope base, tied
     "smollm2": (576, 30, 9, 3, 64, 1536, 49152, 1e5, True),
     "llama-1b": (2048, 16, 32, 8, 64, 8192, 128256, 5e5, True),
     "llama-8b": (4096, 32, 32, 8, 128, 14336, 128256, 5e5, False),
 }
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
-SEED_FIGURE_CONFIG = Path(__file__).resolve().parents[1] / "configs" / "seed_figure.toml"
+SEED_FIGURE_CONFIG = ROOT / "configs" / "seed_figure.toml"
 
 
 def random_models(shape: str, device: str, dtype: torch.dtype, tokenizer):
@@ -334,11 +336,7 @@ def main(argv=None):
         print(
             f"Cognitive Mirrors figure sweep ({s['rows']} rows): {s['seconds']:.1f} s {'measured' if s['measured'] else 'estimated'}"
         )
-    path = (
-        Path(args.out)
-        if args.out
-        else Path(__file__).parent / "results" / f"sweep_{args.device}_{args.shape}.json"
-    )
+    path = Path(args.out) if args.out else result_path(f"sweep_{args.device}_{args.shape}.json")
     path.write_text(json.dumps(out, indent=1))
 
 

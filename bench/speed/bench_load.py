@@ -12,7 +12,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
+
+from bench.common import result_path
 
 CODE = (
     "import time; t=time.perf_counter(); from interp_heads.models.load import load_model; "
@@ -39,7 +40,7 @@ def main() -> None:
         "warm_load_s_all": [w[0] for w in warm],
         "import_s_median": statistics.median(w[1] for w in warm),
     }
-    (Path(__file__).parent / "results" / "load.json").write_text(json.dumps(result, indent=1))
+    result_path("load.json").write_text(json.dumps(result, indent=1))
     print(json.dumps(result, indent=1))
 
 

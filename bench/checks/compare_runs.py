@@ -9,8 +9,8 @@ heads, example ids). Used to show that a refactor changed no result:
     for c in quick_zero demo_small cm_small; do
       (cd /tmp/before && PYTHONPATH=. python -m interp_heads.cli run --threads 2 \\
          --config $OLDPWD/bench/equivalence/$c.toml --out /tmp/runs/before/$c)
-      interp-heads run --threads 2 --config bench/equivalence/$c.toml --out /tmp/runs/after/$c
-      python bench/compare_runs.py /tmp/runs/before/$c /tmp/runs/after/$c
+      interp-heads run --threads 2 --config bench/checks/equivalence/$c.toml --out /tmp/runs/after/$c
+      python -m bench.checks.compare_runs /tmp/runs/before/$c /tmp/runs/after/$c
     done
 
 Fix the torch threads (``--threads``): with another thread count the float sums of attribution

@@ -4,7 +4,7 @@ Same model weights (the embedded SmolLM2, HF de-quantised from the same GGUF), s
 about 40 tokens, 10 new tokens, greedy, no early stop; runs are interleaved so both see the same
 machine load. Reports medians and ratios and writes bench/results/generation.json.
 
-    .venv/bin/python bench/bench_generation.py [--repeats 5] [--out bench/results/generation.json]
+    .venv/bin/python -m bench.speed.bench_generation [--repeats 5] [--out bench/results/generation.json]
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from pathlib import Path
 
 import torch
 
+from bench.common import result_path
 from interp_heads.generation.decode import generate_tokens, tokenize_left_padded
 from interp_heads.generation.fast_attention import fast_attention
 from interp_heads.interventions.masks import mask_heads
@@ -131,7 +132,7 @@ def main(argv=None):
         "machine": platform.platform(),
         "torch": torch.__version__,
     }
-    out = Path(args.out) if args.out else Path(__file__).parent / "results" / "generation.json"
+    out = Path(args.out) if args.out else result_path("generation.json")
     out.write_text(json.dumps(result, indent=1))
     for name, v in med.items():
         print(f"{name:34s} {v:6.2f} s   throughput vs HF {med['hf_generate'] / v:.2f}x")
