@@ -8,7 +8,6 @@ import json
 import shutil
 import sys
 import warnings
-from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
@@ -16,8 +15,8 @@ import pytest
 from interp_heads.cli import main
 from interp_heads.errors import InputError
 from interp_heads.figures.static import StaticExportError, parse_formats, write_static
+from tests.helpers import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 BROWSER = (
     shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 )

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from interp_heads.cli import main
+from tests.helpers import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 TASK = str(DATA / "tiny_echo.jsonl")
 CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
 ROW = json.loads(Path(TASK).read_text().splitlines()[0])

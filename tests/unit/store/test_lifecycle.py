@@ -28,8 +28,8 @@ import pytest
 import interp_heads
 from interp_heads.cli import main
 from interp_heads.store import faults, temp_pid
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 TASK = DATA / "tiny_echo.jsonl"
 CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")

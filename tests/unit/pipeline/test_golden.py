@@ -7,12 +7,9 @@ of results: ``interp_heads.testing.tiny.save_golden(run_dir, "tests/data/golden/
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from interp_heads.cli import main
 from interp_heads.testing.tiny import assert_matches_golden
-
-DATA = Path(__file__).parents[1] / "data"
+from tests.helpers import DATA
 
 
 def test_tiny_run_matches_golden(tmp_path):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -17,10 +16,10 @@ import torch
 from interp_heads.cli import main
 from interp_heads.heads import parse_heads
 from interp_heads.models.tl_compat import HAS_BRIDGE
+from tests.helpers import DATA
 
 pytestmark = pytest.mark.skipif(not HAS_BRIDGE, reason="the bridge backend needs TL 4 (tl4 env)")
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 EDITS = {
     'attribution = "atp"': 'attribution = "ablation_atp"',
     'ablation = "mean"': 'ablation = "zero"',

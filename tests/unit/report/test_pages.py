@@ -21,8 +21,8 @@ from interp_heads.figures.curves import plot_sweep
 from interp_heads.figures.heatmaps import ROW_PX, head_heatmap
 from interp_heads.report import build_report, load_run, page
 from interp_heads.report.generations import generations_section
+from tests.helpers import DATA, chromium, headless
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 TASK = str(DATA / "tiny_echo.jsonl")
 
 
@@ -95,9 +95,8 @@ def test_ablate_page_shows_prompts_marks_links_and_loads_plotly_once(folders):
 
 def test_generations_table_filters_in_headless_chromium(folders, tmp_path):
     """The k and row selectors work in a browser (the table's own script)."""
-    from tests.unit.test_report import _chromium, _headless
 
-    if _chromium() is None:
+    if chromium() is None:
         pytest.skip("chromium is not installed")
     run = page.current(load_run(folders / "abl"))
     section = generations_section(run["generations"], run["records"], run["prompts"])
@@ -105,7 +104,7 @@ def test_generations_table_filters_in_headless_chromium(folders, tmp_path):
               "var s=b.querySelector('.ih-show');s.value='right';ihGens(s);</script>")  # fmt: skip
     doc = tmp_path / "g.html"
     doc.write_text(f"<!DOCTYPE html><html><body>{section}{script}</body></html>")
-    dom = _headless(_chromium(), "--dump-dom", doc.resolve().as_uri()).stdout
+    dom = headless(chromium(), "--dump-dom", doc.resolve().as_uri()).stdout
     rows = re.findall(r"<tr data-t2[^>]*>", dom)
     assert len(rows) == 10 and all('style="display: none;"' in r for r in rows)  # none right
     shown = re.findall(r'<span class="ih-ans" data-k="(\d)"( style="[^"]*")?', dom)

@@ -10,6 +10,7 @@ from interp_heads.config.run_config import RunConfig
 from interp_heads.models.tl_compat import HAS_HOOKED
 from interp_heads.tasks.schema import Example, Task
 from interp_heads.testing.planted import PLANTED, planted_model
+from tests.helpers import DATA
 
 # the planted models are HookedTransformers built by hand; TransformerLens 4 (tl4 env) has none
 hooked_only = pytest.mark.skipif(
@@ -63,13 +64,12 @@ def test_run_masks_retrieval_score_heads(tmp_path):
     """``run`` with attribution = "retrieval_score": TopK masks the highest retrieval scores."""
     import json
     import warnings
-    from pathlib import Path
 
     import pandas as pd
 
     from interp_heads.cli import main
 
-    data = Path(__file__).resolve().parents[1] / "data"
+    data = DATA
     text = (data / "tiny.toml").read_text().replace("tests/data/", f"{data}/")
     text = text.replace('attribution = "atp"', 'attribution = "retrieval_score"')
     text = text.replace('selections = ["topk", "randomk", "layermatched"]', 'selections = ["topk"]')

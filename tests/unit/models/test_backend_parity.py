@@ -22,7 +22,7 @@ default environment vouches for ``hooked.json``, ``make test-tl4`` for ``bridge.
 compares a live run with the other). The weights are checked equal first (a digest of the saved
 checkpoint), so a difference in how the two transformers versions build the random checkpoint
 cannot pass for a backend difference. Regenerate a file only for an intended change of results,
-in that backend's environment: ``PYTHONPATH=. python tests/unit/test_backend_parity.py``.
+in that backend's environment: ``PYTHONPATH=. python tests/unit/models/test_backend_parity.py``.
 
 Tolerance: the hooked backend is TransformerLens' own float32 forward, the bridge Hugging Face's
 eager Llama: the same function in a different order of float32 operations. Logits and scores
@@ -42,8 +42,8 @@ import pytest
 import torch
 
 from interp_heads.models.tl_compat import HAS_BRIDGE, HAS_HOOKED
+from tests.helpers import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 STORED = DATA / "backend_parity"
 N_NEW = 8
 HEADS = [(0, 1), (1, 2), (2, 0), (2, 3)]  # masked in the greedy runs (the tiny model: 3 x 4)

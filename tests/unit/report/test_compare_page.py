@@ -9,8 +9,7 @@ import pandas as pd
 import pytest
 
 from interp_heads.report import compare_page
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
 
 
 @pytest.fixture(scope="module")

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from interp_heads.cli import main
+from tests.helpers import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 TASK = str(DATA / "tiny_echo.jsonl")
 CONFIG_TEXT = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
 

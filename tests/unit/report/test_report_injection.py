@@ -22,10 +22,10 @@ import pytest
 
 from interp_heads.cli import main
 from interp_heads.report import build_report
+from tests.helpers import DATA, ROOT, headless
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
-PACKAGE = Path(__file__).resolve().parents[2] / "interp_heads"
+PACKAGE = ROOT / "interp_heads"
 
 
 def _mark(tag: str) -> str:
@@ -225,8 +225,6 @@ def test_the_page_modules_escape_only_through_one_function():
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
 def test_no_planted_script_runs_in_headless_chromium(finished, tmp_path):
-    from tests.unit.test_report import _headless
-
     groups = {  # vectors that fit one page together (one manifest command each)
         "run": [t for t in VECTORS if t not in ("manifest ablate ranking",
                                                 "manifest attribute next command",
@@ -239,7 +237,7 @@ def test_no_planted_script_runs_in_headless_chromium(finished, tmp_path):
     }  # fmt: skip
     canary = tmp_path / "canary.html"  # the same payload unescaped: the check must see it run
     canary.write_text(f"<!DOCTYPE html><html><body>{payload('canary')}</body></html>")
-    dom = _headless("chromium", "--virtual-time-budget=10000", "--dump-dom", canary.as_uri()).stdout
+    dom = headless("chromium", "--virtual-time-budget=10000", "--dump-dom", canary.as_uri()).stdout
     assert 'data-pwned="canary"' in dom, dom[:300]
     for name, tags in groups.items():
         run = tmp_path / name
@@ -249,6 +247,6 @@ def test_no_planted_script_runs_in_headless_chromium(finished, tmp_path):
         build_report(run)
         _check_page((run / "index.html").read_text(), tags)
         url = (run / "index.html").resolve().as_uri()
-        dom = _headless("chromium", "--virtual-time-budget=10000", "--dump-dom", url).stdout
+        dom = headless("chromium", "--virtual-time-budget=10000", "--dump-dom", url).stdout
         assert "<body" in dom and 'class="plot-container plotly"' in dom, dom[:300]
         assert 'data-pwned="' not in dom and "<img" not in dom, name  # no script ran

@@ -9,14 +9,13 @@ import subprocess
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from interp_heads.pipeline.experiment import PipelineError, RunConfig, run_pipeline
+from tests.helpers import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = DATA.parents[1]
 
 

@@ -11,14 +11,13 @@ import os
 import signal
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from interp_heads.store import temp_pid
 from interp_heads.testing.tiny import assert_matches_golden
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).parents[2]
 DATA = ROOT / "tests" / "data"
 
 POINTS = [

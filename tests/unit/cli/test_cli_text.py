@@ -6,14 +6,13 @@ import os
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from interp_heads.cli import build_parser
 from interp_heads.cli.parser import plain
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 SUBCOMMANDS = ("tasks", "attribute", "ablate", "run", "report", "score")
 

@@ -16,6 +16,7 @@ from interp_heads.heads import all_heads
 from interp_heads.metrics import Accuracy, ChrF
 from interp_heads.sweep.loop import SweepConfig, run_sweep
 from interp_heads.tasks.schema import Example, Task
+from tests.helpers import DATA
 
 ray = pytest.importorskip("ray")
 pytestmark = pytest.mark.ray
@@ -127,12 +128,11 @@ def test_ray_worker_must_load_the_drivers_model(ray_cluster):
 
 
 def test_cli_run_on_ray_matches_the_tiny_golden(ray_cluster, tmp_path):
-    from pathlib import Path
 
     from interp_heads.cli import main
     from interp_heads.testing.tiny import assert_matches_golden
 
-    data = Path(__file__).parents[1] / "data"
+    data = DATA
     out = tmp_path / "run"
     argv = ["run", "--config", str(data / "tiny.toml"), "--out", str(out), "--quiet"]
     assert main([*argv, "--executor", "ray", "--n-workers", "2"]) == 0
@@ -140,11 +140,10 @@ def test_cli_run_on_ray_matches_the_tiny_golden(ray_cluster, tmp_path):
 
 
 def test_bad_placement_settings_are_one_line(tmp_path, capsys):
-    from pathlib import Path
 
     from interp_heads.cli import main
 
-    cfg = (Path(__file__).parents[1] / "data" / "tiny.toml").read_text()
+    cfg = (DATA / "tiny.toml").read_text()
     bad = tmp_path / "bad.toml"
     bad.write_text(cfg + 'executor = "dask"\n')
     assert main(["run", "--config", str(bad), "--out", str(tmp_path / "a")]) == 2
@@ -167,13 +166,12 @@ def test_a_worker_that_cannot_load_the_model_is_one_line(ray_cluster):
 
 
 def test_cli_ablate_on_ray_equals_local(ray_cluster, tmp_path):
-    from pathlib import Path
 
     import pandas as pd
 
     from interp_heads.cli import main
 
-    data = Path(__file__).parents[1] / "data" / "tiny_echo.jsonl"
+    data = DATA / "tiny_echo.jsonl"
     argv = ["ablate", "--model", "tiny", "--task", str(data), "--heads", "L0H1,L1H2,L2H3,L0H0"]
     argv += ["--k", "2,4", "--seeds", "2", "--no-filter", "--max-new-tokens", "4", "--quiet"]
     with warnings.catch_warnings():

@@ -6,15 +6,15 @@ from __future__ import annotations
 import json
 import shutil
 import warnings
-from pathlib import Path
 
 import pytest
 import torch
 
 from interp_heads.figures.attention import attention_data, attention_figure, attention_patterns
+from tests.helpers import DATA
 
 PROMPTS = ["Repeat the word: cat\nAnswer: ", "Repeat the word: dog dog\nAnswer: "]
-TASK = str(Path(__file__).resolve().parents[1] / "data" / "tiny_echo.jsonl")
+TASK = str(DATA / "tiny_echo.jsonl")
 
 
 def test_patterns_are_the_cache_of_hook_pattern(tiny):

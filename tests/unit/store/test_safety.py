@@ -25,8 +25,8 @@ from interp_heads.execution import threads
 from interp_heads.report import build_report
 from interp_heads.store import faults
 from interp_heads.store.names import safe_name
+from tests.helpers import DATA, chromium, headless
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 TASK = DATA / "tiny_echo.jsonl"
 CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
 ROWS = [json.loads(line) for line in TASK.read_text().splitlines()]
@@ -92,17 +92,8 @@ def test_task_name_is_not_raw_in_ids_or_script(xss_run):
     assert f'id="fig-heatmap_{safe_name(XSS_STEM)}"' in page or "fig-heatmap_" in page
 
 
-def _chromium() -> str | None:
-    return (
-        shutil.which("chromium")
-        or shutil.which("chromium-browser")
-        or shutil.which("google-chrome")
-    )
-
-
-@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed")
+@pytest.mark.skipif(chromium() is None, reason="chromium is not installed")
 def test_task_name_injects_nothing_in_headless_chromium(xss_run, tmp_path):
-    from tests.unit.test_report import _headless
 
     # also a name that tries to end the script tag, planted in the saved table
     attr = pd.read_parquet(xss_run / "attribution.parquet")
@@ -113,7 +104,7 @@ def test_task_name_injects_nothing_in_headless_chromium(xss_run, tmp_path):
     build_report(other)
     for run in (xss_run, other):
         url = (run / "index.html").resolve().as_uri()
-        dom = _headless(_chromium(), "--virtual-time-budget=10000", "--dump-dom", url).stdout
+        dom = headless(chromium(), "--virtual-time-budget=10000", "--dump-dom", url).stdout
         assert "<body" in dom and 'class="plot-container plotly"' in dom, dom[:300]
         assert 'data-pwned="yes"' not in dom and "<img" not in dom
 

@@ -21,8 +21,8 @@ import pytest
 
 from interp_heads.cli import main
 from interp_heads.store import LOCK_NAME, StoreWarning
+from tests.helpers import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 ROOT = DATA.parents[1]
 TASK = str(DATA / "tiny_echo.jsonl")
 CONFIG_TEXT = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import tempfile
 import warnings
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from interp_heads.pipeline.experiment import RunConfig, run_pipeline
 from interp_heads.report import build_report, load_run
-
-DATA = Path(__file__).resolve().parents[1] / "data"
+from tests.helpers import DATA, chromium, headless
 
 
 @pytest.fixture(scope="module")
@@ -91,43 +87,20 @@ def test_report_tables_and_partial_runs(run_dir, tmp_path):
     assert {"mean", "ci_low", "ci_high", "baseline", "drop"} <= set(summary.columns)
 
 
-def _chromium() -> str | None:
-    return (
-        shutil.which("chromium")
-        or shutil.which("chromium-browser")
-        or shutil.which("google-chrome")
-    )
-
-
-def _headless(browser: str, *args: str) -> subprocess.CompletedProcess:
-    flags = [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={tempfile.mkdtemp()}",
-    ]
-    return subprocess.run([browser, *flags, *args], capture_output=True, text=True, timeout=180)
-
-
 @pytest.mark.skipif(
-    _chromium() is None, reason="chromium is not installed (apt-get install -y chromium)"
+    chromium() is None, reason="chromium is not installed (apt-get install -y chromium)"
 )
 def test_report_renders_offline_in_headless_chromium(run_dir, tmp_path):
-    browser = _chromium()
+    browser = chromium()
     url = (run_dir / "index.html").resolve().as_uri()
-    dom = _headless(browser, "--virtual-time-budget=10000", "--dump-dom", url).stdout
+    dom = headless(browser, "--virtual-time-budget=10000", "--dump-dom", url).stdout
     # plotly drew every figure (Cognitive Mirrors figure, 2 heatmaps, overlap) and their traces
     assert dom.count('class="plot-container plotly"') == 4, dom[:500]
     assert dom.count('class="hm"') == 3  # 2 head heatmaps + the overlap heatmap
     assert dom.count('class="trace scatter') >= 2 * 3 * 2  # 2 panels x 3 selections x 2 metrics
     assert "Layer-matched RandomK" in dom and "Jaccard" in dom
     shot = tmp_path / "report.png"
-    _headless(
+    headless(
         browser,
         "--virtual-time-budget=10000",
         f"--screenshot={shot}",

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 
 import torch
 
 from interp_heads.analysis import known_heads as kh
 from interp_heads.cli import main
 from interp_heads.config.run_config import RunConfig
+from tests.helpers import DATA
 
-TASK = str(Path(__file__).resolve().parents[1] / "data" / "tiny_echo.jsonl")
+TASK = str(DATA / "tiny_echo.jsonl")
 ARGV = ["attribute", "--model", "tiny", "--task", TASK, "--no-filter", "--n-examples", "6"]
 
 

@@ -17,8 +17,8 @@ import pandas as pd
 import pytest
 
 from interp_heads.errors import PipelineError
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
 ROW = json.loads((DATA / "tiny_echo.jsonl").read_text().splitlines()[0])
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from interp_heads.report import results_page
+from tests.helpers import DATA
 
 
 def _make_results():
@@ -32,7 +33,7 @@ def _run(tmp_path: Path) -> Path:
 
     from interp_heads.cli import main
 
-    data = Path(__file__).resolve().parents[1] / "data"
+    data = DATA
     cfg = tmp_path / "c.toml"
     cfg.write_text((data / "tiny.toml").read_text().replace("tests/data/", f"{data}/"))
     with warnings.catch_warnings():

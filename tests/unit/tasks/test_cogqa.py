@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 
 import pytest
 
@@ -13,8 +12,8 @@ from interp_heads.errors import PipelineError
 from interp_heads.pipeline.loading import load_any_task, load_any_tasks
 from interp_heads.tasks import cognitive_mirrors as cm
 from interp_heads.tasks.cogqa import is_cogqa, read_cogqa
+from tests.helpers import DATA
 
-DATA = Path(__file__).resolve().parents[1] / "data"
 SMALL = DATA / "cogqa_small.json"  # invented items, not the study's data
 
 
