@@ -11,8 +11,8 @@ with the same 24-example task mean):
   split-half agreement of the reference, the most any ranking can reach on new examples;
 - **reliable heads**: the heads whose exact drop is more than 2 standard errors (over the 24
   examples) from 0, and the Spearman over those alone;
-- **in-sample**: the Spearman over all heads against the 24-example reference (the issue 22
-  measure).
+- **in-sample**: the Spearman over all heads against the 24-example reference (the measure of
+  ``ablation_agreement.py``).
 
 Estimates: ``ablation_atp`` plain first order, with layer 0 exact (the default before one rival),
 and with layer 0 exact and one rival (the default). Their per-example rows are assembled from

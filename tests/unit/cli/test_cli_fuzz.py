@@ -38,7 +38,7 @@ TASKS: dict[str, bytes | tuple[str, bytes]] = {
     "duplicate ids": (json.dumps(ROW) + "\n" + json.dumps(ROW)).encode(),
     "truncated row": json.dumps(ROW).encode()[:40],
     "prompt too long": json.dumps({**ROW, "prompt": "x " * 400}).encode(),
-    # issue 24: answers with nothing to check, mixed tasks, special tokens, CSV headers
+    # answers with nothing to check, mixed tasks, special tokens, CSV headers
     "answer is only punctuation": json.dumps({**ROW, "answer": "..."}).encode(),
     "answer is a zero-width space": json.dumps({**ROW, "answer": "\u200b"}).encode(),
     "lone surrogate in answer": json.dumps({**ROW, "answer": "\ud800"}).encode(),
@@ -98,7 +98,7 @@ CONFIGS: dict[str, str] = {
     "seeds a bool": CONFIG.replace("seeds = 2", "seeds = true"),
     "run table not a table": "run = 3\n",
     "n_rank leaves nothing": CONFIG.replace("n_rank = 4", "n_rank = 16"),
-    # issue 24
+    # empty lists, counts out of range, missing models
     "metrics empty": CONFIG.replace('metrics = ["accuracy", "chrf"]', "metrics = []"),
     "selections empty": CONFIG.replace(
         'selections = ["topk", "randomk", "layermatched"]', "selections = []"
@@ -131,7 +131,7 @@ CONFIGS: dict[str, str] = {
     "comet_model a folder": CONFIG.replace('"chrf"', '"comet"') + f'comet_model = "{DATA}"\n',
 }
 
-# issue 24: flags (argv after ``interp-heads``; RUN is the finished folder)
+# flags (argv after ``interp-heads``; RUN is the finished folder)
 ARGV: dict[str, list[str]] = {
     "threads 99999": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--threads", "99999", "--no-filter", "--out", "RUN"],
     "heads empty": ["ablate", "--model", "tiny", "--task", TASK, "--heads", "", "--no-filter", "--out", "RUN"],

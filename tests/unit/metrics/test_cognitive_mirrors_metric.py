@@ -26,7 +26,7 @@ def _item(masked: str, unmasked: str | None, gold: str) -> MetricItem:
 
 
 # --------------------------------------------------------------------------- BLEU and ROUGE-1
-def test_13a_tokens():
+def test_tokenize_13a_splits_punctuation_and_keeps_numbers_whole():
     assert tokenize_13a('[{"answer": "Paris"}]') == [
         "[", "{", '"', "answer", '"', ":", '"', "Paris", '"', "}", "]",
     ]  # fmt: skip

@@ -1,7 +1,7 @@
 """Golden before/after test on the tiny model: the experiment layer's results must not change.
 
 ``tests/data/golden/tiny`` holds the outputs of ``interp-heads run --config tests/data/tiny.toml``
-made before the experiment layer was reshaped (issue 9). Regenerate them only for an intended change
+made before the experiment layer was reshaped. Regenerate them only for an intended change
 of results: ``interp_heads.testing.tiny.save_golden(run_dir, "tests/data/golden/tiny")``.
 """
 

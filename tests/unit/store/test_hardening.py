@@ -1,6 +1,7 @@
-"""Issue 13 on the tiny model: stale results under --force, bad input, damaged resume state, the lock.
+"""Hardening on the tiny model: stale results under --force, bad input, damaged resume state, the lock.
 
-Each test names the numbered point of the issue it covers.
+Each test names the failure it guards against, grouped by kind (wrong results, bad input, damaged
+state, bad values, Ctrl-C and two writers, threads, what the command line says).
 """
 
 from __future__ import annotations
@@ -93,8 +94,8 @@ def runs(tmp_path_factory):
     return root
 
 
-# --------------------------------------------------------------------------- 1. wrong results
-def test_1_ablate_force_with_other_heads_recomputes(runs, tmp_path):
+# --------------------------------------------------------------------------- wrong results
+def test_ablate_force_with_other_heads_recomputes(runs, tmp_path):
     out, fresh = tmp_path / "abl", tmp_path / "fresh"
     shutil.copytree(runs / "abl", out)
     assert _main(*ABLATE, "--heads", "L1H2,L1H3", "--force", "--out", out) == 0
@@ -107,7 +108,7 @@ def test_1_ablate_force_with_other_heads_recomputes(runs, tmp_path):
     pd.testing.assert_frame_equal(gens, _gens(fresh))
 
 
-def test_1_run_force_after_method_change_matches_a_fresh_run(runs, tmp_path):
+def test_run_force_after_method_change_matches_a_fresh_run(runs, tmp_path):
     out, fresh = tmp_path / "run", tmp_path / "fresh"
     shutil.copytree(runs / "run", out)
     other = _config(
@@ -130,7 +131,7 @@ def test_1_run_force_after_method_change_matches_a_fresh_run(runs, tmp_path):
     assert top != _gens(runs / "run").query("selection == 'TopK' and k == 2").heads.iloc[0]
 
 
-def test_1_model_fingerprint_follows_the_weights():
+def test_model_fingerprint_follows_the_weights():
     import gc
 
     import torch
@@ -148,7 +149,7 @@ def test_1_model_fingerprint_follows_the_weights():
     assert model_fingerprint(model) != first
 
 
-def test_1_conditions_of_another_model_are_not_reused(tmp_path):
+def test_conditions_of_another_model_are_not_reused(tmp_path):
     from interp_heads.metrics import Accuracy
     from interp_heads.sweep.loop import SweepConfig, run_sweep
     from interp_heads.tasks import load_task
@@ -172,8 +173,8 @@ def test_1_conditions_of_another_model_are_not_reused(tmp_path):
     assert res.generations.generation.tolist() == ref.generations.generation.tolist()
 
 
-# --------------------------------------------------------------------------- 2. bad input destroys nothing
-def test_2_bad_selection_with_force_leaves_the_folder_intact(runs, tmp_path, capsys):
+# --------------------------------------------------------------------------- bad input destroys nothing
+def test_bad_selection_with_force_leaves_the_folder_intact(runs, tmp_path, capsys):
     out = tmp_path / "abl"
     shutil.copytree(runs / "abl", out)
     before = _snapshot(out)
@@ -188,7 +189,7 @@ def test_2_bad_selection_with_force_leaves_the_folder_intact(runs, tmp_path, cap
 
 
 @pytest.mark.parametrize("flag", ["--max-new-tokens", "--batch-size"])
-def test_2_zero_count_writes_nothing_and_the_corrected_command_runs(flag, tmp_path, capsys):
+def test_zero_count_writes_nothing_and_the_corrected_command_runs(flag, tmp_path, capsys):
     out = tmp_path / "new"
     assert _main(*ABLATE, "--heads", "L0H0", flag, 0, "--out", out) == 2
     assert "must be > 0" in _err(capsys)
@@ -196,7 +197,7 @@ def test_2_zero_count_writes_nothing_and_the_corrected_command_runs(flag, tmp_pa
     assert _main(*ABLATE, "--heads", "L0H0", "--out", out) == 0
 
 
-# --------------------------------------------------------------------------- 3. damaged resume state
+# --------------------------------------------------------------------------- damaged resume state
 def _cut_in_utf8(p: Path) -> None:
     text = p.read_text()
     p.write_bytes((text[:-20] + "é").encode()[:-1])
@@ -233,7 +234,7 @@ DAMAGE = {
 
 
 @pytest.mark.parametrize("case", list(DAMAGE))
-def test_3_damaged_entry_is_named_dropped_and_recomputed(case, runs, tmp_path, capsys):
+def test_damaged_entry_is_named_dropped_and_recomputed(case, runs, tmp_path, capsys):
     out = tmp_path / "run"
     shutil.copytree(runs / "run", out)
     name, damage = DAMAGE[case]
@@ -271,7 +272,7 @@ def _content(path: Path) -> dict:
     return d
 
 
-def test_3_entries_of_an_older_version_warn_once_per_folder(tmp_path):
+def test_entries_of_an_older_version_warn_once_per_folder(tmp_path):
     from interp_heads.store import read_entry
 
     for i in range(3):
@@ -287,7 +288,7 @@ def test_3_entries_of_an_older_version_warn_once_per_folder(tmp_path):
     assert [str(w.message).split(":")[0] for w in caught] == [str(tmp_path)]
 
 
-def test_3_damaged_baseline_cache_is_ignored(tmp_path):
+def test_damaged_baseline_cache_is_ignored(tmp_path):
     from interp_heads.pipeline.baseline_step import _verified_baseline
     from interp_heads.store.folder import RunFolder
     from interp_heads.tasks import load_task
@@ -303,7 +304,7 @@ def test_3_damaged_baseline_cache_is_ignored(tmp_path):
     assert _verified_baseline(folder, "b", task)["ok"] == ["t0"]
 
 
-def test_3_headscores_save_is_atomic_and_load_names_the_file(tmp_path):
+def test_headscores_save_is_atomic_and_load_names_the_file(tmp_path):
     import torch
 
     from interp_heads.attribution import HeadScores
@@ -318,7 +319,7 @@ def test_3_headscores_save_is_atomic_and_load_names_the_file(tmp_path):
             HeadScores.load(path)
 
 
-# --------------------------------------------------------------------------- 4, 5. bad values refused
+# --------------------------------------------------------------------------- bad values refused
 def _long_task(tmp_path: Path) -> Path:
     rows = [json.loads(line) for line in Path(TASK).read_text().splitlines()]
     rows[2]["prompt"] = "word " * 100  # 500 bytes: the tiny model's context is 128 tokens
@@ -425,7 +426,7 @@ def _junk(tmp_path: Path, name: str) -> Path:
 
 
 @pytest.mark.parametrize("case", list(REFUSED))
-def test_4_5_6_bad_value_is_one_line_exit_2_no_damage(case, runs, tmp_path, capsys):
+def test_bad_value_is_one_line_exit_2_no_damage(case, runs, tmp_path, capsys):
     out = tmp_path / "run"
     shutil.copytree(runs / "run", out)
     before = _snapshot(out)
@@ -440,7 +441,7 @@ def test_4_5_6_bad_value_is_one_line_exit_2_no_damage(case, runs, tmp_path, caps
     assert _snapshot(out) == before
 
 
-def test_6_cuda_without_cuda_is_one_line(tmp_path, capsys):
+def test_cuda_without_cuda_is_one_line(tmp_path, capsys):
     import torch
 
     if torch.cuda.is_available():
@@ -450,7 +451,7 @@ def test_6_cuda_without_cuda_is_one_line(tmp_path, capsys):
     assert not (tmp_path / "x").exists()
 
 
-# --------------------------------------------------------------------------- 6, 7. Ctrl-C and two writers
+# --------------------------------------------------------------------------- Ctrl-C and two writers
 def _start_run(config: Path, out: Path) -> subprocess.Popen:
     cmd = [
         sys.executable,
@@ -478,7 +479,7 @@ def _wait_for_conditions(proc, out: Path, n: int = 2) -> None:
     assert proc.poll() is None, "the run finished before the test could act"
 
 
-def test_6_7_second_writer_refused_then_ctrl_c_says_rerun(tmp_path, capsys):
+def test_second_writer_refused_then_ctrl_c_says_rerun(tmp_path, capsys):
     out = tmp_path / "run"
     config = _config(
         tmp_path, CONFIG_TEXT.replace("ks = [2, 4, 8]", "ks = [1, 2, 3, 4, 5, 6, 7, 8]")
@@ -508,7 +509,7 @@ def test_6_7_second_writer_refused_then_ctrl_c_says_rerun(tmp_path, capsys):
     assert json.loads((out / "manifest.json").read_text())["config"]["attribution"] == "atp"
 
 
-def test_7_stale_lock_of_a_dead_pid_is_taken_over(runs, tmp_path):
+def test_stale_lock_of_a_dead_pid_is_taken_over(runs, tmp_path):
     out = tmp_path / "run"
     shutil.copytree(runs / "run", out)
     dead = subprocess.run(
@@ -520,7 +521,7 @@ def test_7_stale_lock_of_a_dead_pid_is_taken_over(runs, tmp_path):
     assert not (out / LOCK_NAME).exists()
 
 
-def test_7_lock_of_a_live_process_is_refused(runs, tmp_path, capsys):
+def test_lock_of_a_live_process_is_refused(runs, tmp_path, capsys):
     out = tmp_path / "run"
     shutil.copytree(runs / "run", out)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -535,8 +536,8 @@ def test_7_lock_of_a_live_process_is_refused(runs, tmp_path, capsys):
         sleeper.wait()
 
 
-# --------------------------------------------------------------------------- 9. threads
-def test_9_threads_flag_and_fair_share(tmp_path, monkeypatch):
+# --------------------------------------------------------------------------- threads
+def test_threads_flag_and_fair_share(tmp_path, monkeypatch):
     import torch
 
     from interp_heads.execution import threads
@@ -565,8 +566,8 @@ def test_9_threads_flag_and_fair_share(tmp_path, monkeypatch):
         torch.set_num_threads(before)
 
 
-# --------------------------------------------------------------------------- 10. UX
-def test_10_version_help_defaults_and_quiet_attribute(tmp_path, capsys):
+# --------------------------------------------------------------------------- UX
+def test_version_help_defaults_and_quiet_attribute(tmp_path, capsys):
     assert _main("--version") == 0
     assert capsys.readouterr().out.startswith("interp-heads ")
     assert _main("ablate", "--help") == 0
@@ -598,13 +599,13 @@ def test_10_version_help_defaults_and_quiet_attribute(tmp_path, capsys):
     assert err.count("\n") == 1 and "--n-eval" in err
 
 
-def test_10_long_messages_are_cut(tmp_path, capsys):
+def test_long_messages_are_cut(tmp_path, capsys):
     assert _main("tasks", "show", tmp_path / ("x" * 2000)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and len(err) < 400, len(err)
 
 
-def test_10_report_keeps_newlines_and_bands_have_no_markers():
+def test_report_keeps_newlines_and_bands_have_no_markers():
     from interp_heads.figures.curves import plot_sweep
     from interp_heads.report.tables import examples_table
 
