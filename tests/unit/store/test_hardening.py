@@ -337,7 +337,7 @@ def _short_ranking(tmp_path: Path) -> Path:
 
 
 REFUSED = {
-    "4 prompt longer than the context (ablate)": (
+    "prompt longer than the context (ablate)": (
         lambda t: [
             "ablate",
             "--model",
@@ -352,11 +352,11 @@ REFUSED = {
         ],
         "row 't2'",
     ),
-    "4 prompt longer than the context (attribute)": (
+    "prompt longer than the context (attribute)": (
         lambda t: ["attribute", "--model", "tiny", "--task", _long_task(t), "--no-filter"],
         "exceeds the model context of 128",
     ),
-    "4 prompt longer than the context (run)": (
+    "prompt longer than the context (run)": (
         lambda t: [
             "run",
             "--config",
@@ -364,47 +364,47 @@ REFUSED = {
         ],
         "row 't2'",
     ),
-    "5 --n-eval -5": (
+    "--n-eval -5": (
         lambda t: [*ABLATE, "--heads", "L0H0", "--n-eval", -5],
         "--n-eval: must be > 0",
     ),
-    "5 --seeds 0": (lambda t: [*ABLATE, "--heads", "L0H0", "--seeds", 0], "--seeds: must be > 0"),
-    "5 --seeds -1": (lambda t: [*ABLATE, "--heads", "L0H0", "--seeds", -1], "--seeds: must be > 0"),
-    "5 --skip -3": (lambda t: [*ABLATE, "--heads", "L0H0", "--skip", -3], "--skip: must be >= 0"),
-    "5 --k ,": (
+    "--seeds 0": (lambda t: [*ABLATE, "--heads", "L0H0", "--seeds", 0], "--seeds: must be > 0"),
+    "--seeds -1": (lambda t: [*ABLATE, "--heads", "L0H0", "--seeds", -1], "--seeds: must be > 0"),
+    "--skip -3": (lambda t: [*ABLATE, "--heads", "L0H0", "--skip", -3], "--skip: must be >= 0"),
+    "--k ,": (
         lambda t: [*ABLATE, "--heads", "L0H0", "--k", ","],
         "--k: expected comma-separated",
     ),
-    "5 duplicate heads": (lambda t: [*ABLATE, "--heads", "L0H1,L0H1"], "L0H1 2 times"),
-    "5 k beyond the ranking": (
+    "duplicate heads": (lambda t: [*ABLATE, "--heads", "L0H1,L0H1"], "L0H1 2 times"),
+    "k beyond the ranking": (
         lambda t: [*ABLATE, "--ranking", _short_ranking(t), "--k", 8],
         "k=8 exceeds the 5 heads",
     ),
-    "5 --threads 0": (
+    "--threads 0": (
         lambda t: [*ABLATE, "--heads", "L0H0", "--threads", 0],
         "--threads: must be > 0",
     ),
-    "5 seeds = 0 in a config": (
+    "seeds = 0 in a config": (
         lambda t: ["run", "--config", _config(t, CONFIG_TEXT.replace("seeds = 2", "seeds = 0"))],
         "seeds = 0: must be greater than 0",
     ),
-    "6 --device tpu": (
+    "--device tpu": (
         lambda t: [*ABLATE, "--heads", "L0H0", "--device", "tpu"],
         "unknown device 'tpu'",
     ),
-    "6 device = tpu in a config": (
+    "device = tpu in a config": (
         lambda t: ["run", "--config", _config(t, CONFIG_TEXT + 'device = "tpu"\n')],
         "unknown device 'tpu'",
     ),
-    "6 truncated ranking.csv": (
+    "truncated ranking.csv": (
         lambda t: [*ABLATE, "--ranking", _truncated_ranking(t)],
         "truncated",
     ),
-    "6 ranking.csv of binary junk": (
+    "ranking.csv of binary junk": (
         lambda t: [*ABLATE, "--ranking", _junk(t, "ranking.csv")],
         "ranking",
     ),
-    "10 unreadable attribution.parquet": (
+    "unreadable attribution.parquet": (
         lambda t: [*ABLATE, "--ranking", _junk(t, "attribution.parquet")],
         "attribution.parquet",
     ),
