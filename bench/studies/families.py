@@ -17,16 +17,7 @@ import time
 
 import torch
 
-from bench.common import (
-    FAMILY_NEW_TOKENS,
-    FAMILY_PROMPTS,
-    ROOT,
-    family_checkpoint,
-    logits_vs_hf,
-    replace_between_markers,
-    result_path,
-    token_share,
-)
+from bench import common
 from interp_heads.attribution import exact_scores, make_batches
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.fast_attention import fast_attention
@@ -36,7 +27,7 @@ from interp_heads.tasks.schema import Task
 from interp_heads.testing.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
 from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
-PROMPTS, N_NEW = FAMILY_PROMPTS, FAMILY_NEW_TOKENS
+PROMPTS, N_NEW = common.FAMILY_PROMPTS, common.FAMILY_NEW_TOKENS
 TASK = Task("t", PATCHING_EXAMPLES[:1])
 
 
@@ -47,14 +38,14 @@ def _tl_patching(model):
 
 
 def measure(spec) -> dict:
-    folder, hf = family_checkpoint(spec)
+    folder, hf = common.family_checkpoint(spec)
     start = time.perf_counter()
     try:
         model = models.load_model(str(folder), device="cpu", use_cache=False)
     except models.ModelLoadError as exc:
         return {"family": spec.name, "hooked": "refused", "error": str(exc)}
     load_s = time.perf_counter() - start
-    tokens, mask, ours, ref = logits_vs_hf(model, hf)
+    tokens, mask, ours, ref = common.logits_vs_hf(model, hf)
     with fast_attention(model) as n_fused:
         fused = model(tokens, attention_mask=mask)
     hf_tokens = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, (1, 2), model, N_NEW)
@@ -70,11 +61,11 @@ def measure(spec) -> dict:
         "hooked": "yes",
         "gqa": model.cfg.n_key_value_heads is not None,
         "max_abs_logit_diff_vs_hf": float((ours - ref).abs()[valid].max()),
-        "masked_greedy_tokens_equal_hf_pre_hook": token_share(cached, hf_tokens),
-        "cached_equals_uncached": token_share(cached, uncached),
+        "masked_greedy_tokens_equal_hf_pre_hook": common.token_share(cached, hf_tokens),
+        "cached_equals_uncached": common.token_share(cached, uncached),
         "fused_layers": n_fused,
         "fused_max_abs_logit_diff": float((fused - ours).abs()[valid].max()),
-        "fused_greedy_tokens_equal": token_share(fast, cached),
+        "fused_greedy_tokens_equal": common.token_share(fast, cached),
         "exact_vs_tl_patching_rel_diff": _tl_patching(model),
         "load_s": round(load_s, 2),
     }
@@ -108,8 +99,10 @@ def _table(rows: list[dict]) -> str:
 def main() -> None:
     torch.set_grad_enabled(False)
     rows = [measure(spec) for spec in FAMILY_SPECS.values()]
-    result_path("families.json").write_text(json.dumps(rows, indent=1) + "\n")
-    replace_between_markers(ROOT / "docs" / "models.md", "families-table", _table(rows))
+    common.result_path("families.json").write_text(json.dumps(rows, indent=1) + "\n")
+    common.replace_between_markers(
+        common.ROOT / "docs" / "models.md", "families-table", _table(rows)
+    )
     print(_table(rows))
 
 

@@ -20,16 +20,7 @@ import time
 
 import torch
 
-from bench.common import (
-    FAMILY_NEW_TOKENS,
-    FAMILY_PROMPTS,
-    ROOT,
-    family_checkpoint,
-    logits_vs_hf,
-    replace_between_markers,
-    result_path,
-    token_share,
-)
+from bench import common
 from interp_heads.attribution import exact_scores, make_batches
 from interp_heads.execution.packed import PackedJob, generate_packed
 from interp_heads.generation.decode import generate_tokens
@@ -40,7 +31,7 @@ from interp_heads.tasks.schema import Task
 from interp_heads.testing.checkpoints import FAMILY_SPECS, hf_greedy_with_zeroed_head
 from interp_heads.testing.tiny import PATCHING_EXAMPLES, tl_head_patching
 
-PROMPTS, N_NEW = FAMILY_PROMPTS, FAMILY_NEW_TOKENS
+PROMPTS, N_NEW = common.FAMILY_PROMPTS, common.FAMILY_NEW_TOKENS
 TASK = Task("t", PATCHING_EXAMPLES[:1])
 
 
@@ -59,14 +50,14 @@ def _packed_equal(model) -> float:
 
 
 def measure(spec) -> dict:
-    folder, hf = family_checkpoint(spec)
+    folder, hf = common.family_checkpoint(spec)
     start = time.perf_counter()
     try:
         model = models.load_model(str(folder), device="cpu", backend="bridge")
     except models.ModelLoadError as exc:
         return {"family": spec.name, "bridge": "refused", "error": str(exc)}
     load_s = time.perf_counter() - start
-    tokens, mask, ours, ref = logits_vs_hf(model, hf)
+    tokens, mask, ours, ref = common.logits_vs_hf(model, hf)
     hf_tokens = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, (1, 2), model, N_NEW)
     with mask_heads(model, [(1, 2)], "zero"):
         cached = generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False)
@@ -79,8 +70,8 @@ def measure(spec) -> dict:
         "bridge": "yes",
         "gqa": model.cfg.n_key_value_heads not in (None, model.cfg.n_heads),
         "max_abs_logit_diff_vs_hf": float((ours - ref).abs()[mask.bool()].max()),
-        "masked_greedy_tokens_equal_hf_pre_hook": token_share(cached, hf_tokens),
-        "cached_equals_uncached": token_share(cached, uncached),
+        "masked_greedy_tokens_equal_hf_pre_hook": common.token_share(cached, hf_tokens),
+        "cached_equals_uncached": common.token_share(cached, uncached),
         "packed_equals_plain": _packed_equal(model),
         "exact_vs_tl_patching_rel_diff": float(
             ((exact - tl_ref).abs() / tl_ref.abs().clamp(min=1)).max()
@@ -122,10 +113,10 @@ def backends_table(hooked: list[dict], bridge: list[dict]) -> str:
 def main() -> None:
     torch.set_grad_enabled(False)
     rows = [measure(spec) for spec in FAMILY_SPECS.values()]
-    result_path("families_bridge.json").write_text(json.dumps(rows, indent=1) + "\n")
-    hooked = json.loads(result_path("families.json").read_text())
+    common.result_path("families_bridge.json").write_text(json.dumps(rows, indent=1) + "\n")
+    hooked = json.loads(common.result_path("families.json").read_text())
     table = backends_table(hooked, rows)
-    replace_between_markers(ROOT / "docs" / "models.md", "backends-table", table)
+    common.replace_between_markers(common.ROOT / "docs" / "models.md", "backends-table", table)
     print(table)
 
 
