@@ -96,7 +96,7 @@ def results_block(inp, store) -> str:
         "### SmolLM2's known heads",
         "",
         "Detector scores equal TransformerLens' `detect_head` within 1e-5 on the tiny, the planted "
-        "and the embedded model (`tests/unit/test_known_heads.py`, "
+        "and the embedded model (`tests/unit/analysis/test_known_heads.py`, "
         "`tests/integration/test_known_heads_smollm.py`); each planted head ranks first.",
         "",
         *or_missing(lambda: known(inp.known(), inp.rankings, total), inp.known_path),

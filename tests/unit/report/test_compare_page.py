@@ -1,0 +1,91 @@
+"""``interp_heads.report.compare_page`` (docs/compare.md): each variant's config changes one of the
+study's choices alone; the page's agreement and figure tables match hand computations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from interp_heads.report import compare_page
+from tests.helpers import ROOT
+
+
+@pytest.fixture(scope="module")
+def mc():
+    return compare_page
+
+
+def _config(name: str) -> dict:
+    from interp_heads.config.run_config import RunConfig
+
+    return RunConfig.from_toml(ROOT / compare_page.VARIANTS[name]).to_dict()
+
+
+def test_each_variant_changes_one_choice_alone(mc):
+    seed = _config("seed")
+    for name, key, value in [
+        ("positions_all", "positions", "all"),
+        ("mean_ablation", "ablation", "mean"),
+        ("gold_reference", "metrics", ["cognitive_mirrors_accuracy_gold"]),
+    ]:
+        d = _config(name)
+        assert {k for k in d if d[k] != seed[k]} == {key} and d[key] == value
+    causal = _config("causal")
+    # the same rows: the built-in tasks, which the seed runs in the study's prompt format
+    assert [Path(t).stem for t in seed["tasks"]] == causal["tasks"]
+    assert causal["n_rank"] == seed["n_rank"]
+    assert (seed["attribution"], causal["attribution"]) == ("probe", "ablation_atp")
+
+
+def test_agreement_by_hand(mc):
+    labels = ["L0H0", "L0H1", "L1H0", "L1H1"]
+    probe = pd.DataFrame({"task": "t", "label": labels, "rank": [1, 2, 3, 4]})
+    causal = pd.DataFrame({"task": "t", "label": labels, "rank": [2, 1, 4, 3]})
+    row = mc.agreement(probe, causal, [1, 2]).iloc[0]
+    # Spearman of (1,2,3,4) vs (2,1,4,3): 1 - 6 * sum(d^2) / (n (n^2 - 1)) = 1 - 6*4/60 = 0.6
+    assert row["Spearman"] == pytest.approx(0.6)
+    assert row["top-1 overlap"] == 0.0 and row["top-2 overlap"] == 1.0
+
+
+def test_figure_table_pairs_topk_randomk_and_the_unmasked_value(mc):
+    s = pd.DataFrame(
+        [
+            ("t", "baseline", 0, "a", "Acc", 0.9),
+            ("t", "TopK", 4, "a", "Acc", 0.2),
+            ("t", "RandomK", 4, "a", "Acc", 0.8),
+        ],
+        columns=["task", "selection", "k", "metric", "label", "mean"],
+    )
+    row = mc.figure_table(s).iloc[0]
+    assert (row["unmasked"], row["TopK"], row["RandomK"]) == (0.9, 0.2, 0.8)
+    assert row["TopK - RandomK"] == pytest.approx(-0.6)
+
+
+def test_page_names_runs_not_made(mc, tmp_path):
+    text = mc.page(tmp_path)
+    assert "Not run yet (no numbers): seed, causal" in text
+
+
+def test_needle_breakdown_without_an_accuracy_metric():
+    """A run scored only by bleu_rouge_cosine (the seed protocol) still draws the breakdown."""
+    from interp_heads.report.run import _breakdowns
+
+    gens = pd.DataFrame(
+        {"task": "retrieval", "example_id": ["a", "b"], "n_sentences": [4, 8], "depth": [0.0, 0.5]}
+    )
+    rows = [
+        ("retrieval", sel, k, "bleu_rouge_cosine", "Seed accuracy", ex, v)
+        for sel, k in [("baseline", 0), ("TopK", 4), ("RandomK", 4)]
+        for ex, v in [("a", 1.0), ("b", 0.0)]
+    ]
+    records = pd.DataFrame(
+        rows, columns=["task", "selection", "k", "metric", "label", "example_id", "value"]
+    )
+    figs = _breakdowns({"generations": gens, "records": records})
+    assert (
+        list(figs) == ["breakdown_retrieval"]
+        and "bleu_rouge_cosine" in figs["breakdown_retrieval"].layout.title.text
+    )
+    assert _breakdowns({"generations": gens, "records": records.assign(metric="chrf")}) == {}
