@@ -114,6 +114,9 @@ class MetricName(Choice):
     COGNITIVE_MIRRORS_ACCURACY = "cognitive_mirrors_accuracy"
     COGNITIVE_MIRRORS_ACCURACY_GOLD = "cognitive_mirrors_accuracy_gold"
     COGNITIVE_MIRRORS_COMET = "cognitive_mirrors_comet"
+    ANSWER_LOGPROB = "answer_logprob"  # the logit metrics (metrics.logits): no generation
+    LOGIT_DIFF = "logit_diff"
+    KL_UNMASKED = "kl_unmasked"
 
     @property
     def aliases(self) -> tuple[str, ...]:

@@ -80,9 +80,10 @@ def plot_sweep(
                 fig.add_trace(trace.update(showlegend=first), row=row, col=col)
         fig.update_xaxes(title_text=_x_title(summary, selections), row=len(metrics), col=col)
     fig.update_xaxes(type="log", tickvals=ks, ticktext=[str(k) for k in ks])
-    fig.update_yaxes(range=[-0.02, 1.02], dtick=0.2)
     for mi, metric in enumerate(metrics):
         fig.update_yaxes(title_text=_wrap(labels.get(metric, metric)), row=mi + 1, col=1)
+        if _unit_interval(summary[summary.metric == metric]):  # a logit metric: its own range
+            fig.update_yaxes(range=[-0.02, 1.02], dtick=0.2, row=mi + 1)
     fig.update_layout(
         title=title,
         height=120 + 260 * len(metrics),
@@ -93,6 +94,14 @@ def plot_sweep(
         template="plotly_white",
     )  # fmt: skip
     return fig
+
+
+def _unit_interval(rows: pd.DataFrame) -> bool:
+    """Whether a metric is a score on [0, 1] (its means and intervals within [-0.5, 1.5], so a
+    COMET interval a little past 1 keeps the axis) rather than a logit metric (log-probs, KL)."""
+    values = rows[["mean", "ci_low", "ci_high"]].to_numpy(dtype=float)
+    values = values[values == values]
+    return bool(((values >= -0.5) & (values <= 1.5)).all())
 
 
 def _x_title(summary: pd.DataFrame, selections: Sequence[str]) -> str:
