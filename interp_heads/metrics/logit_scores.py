@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import torch
 
 from interp_heads.errors import InputError
+from interp_heads.generation.logits import final_logits
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.models.backends import backend_of
 
@@ -113,18 +114,24 @@ def _left_pad(model, seqs: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tens
 
 @torch.inference_mode()
 def _forward(model, batch: ForcedBatch) -> torch.Tensor:
-    """Log-probabilities ``[row, pos, vocab]`` of a teacher-forced batch (float32)."""
-    logits = model(batch.tokens, attention_mask=batch.mask)
+    """Log-probabilities ``[row, step, vocab]`` (float32) at each row's last prompt position
+    (step 0) and the answer positions after it: the residual stream is gathered at those
+    positions before the final norm and unembedding (``generation.logits.final_logits``), so the
+    vocabulary is unembedded at a few positions per row, not at every prompt token."""
+    resid = model(batch.tokens, attention_mask=batch.mask, stop_at_layer=model.cfg.n_layers)
+    steps = max(len(a) for a in batch.answer)
+    width = batch.tokens.shape[1]
+    pos = (batch.last[:, None] + torch.arange(steps)[None]).clamp(max=width - 1)
+    rows = torch.arange(len(batch.rows))[:, None].expand_as(pos)
+    picked = resid[rows.to(resid.device), pos.to(resid.device)]  # [row, step, d]
+    flat = picked.reshape(-1, 1, picked.shape[-1])
+    logits = final_logits(model, flat).reshape(len(batch.rows), steps, -1)
     return torch.log_softmax(logits.float(), dim=-1).cpu()
 
 
 def _last_logprobs(model, inputs: LogitInputs) -> torch.Tensor:
-    out = torch.empty(0)
-    for batch in inputs.batches:
-        lp = _forward(model, batch)
-        last = lp[torch.arange(len(batch.rows)), batch.last]
-        out = torch.cat([out, last]) if out.numel() else last
-    return out
+    """The unmasked model's next-token log-probabilities at each example's last prompt position."""
+    return torch.cat([_forward(model, batch)[:, 0] for batch in inputs.batches])
 
 
 def score_condition(
@@ -142,21 +149,22 @@ def score_condition(
         for batch in inputs.batches:
             lp = _forward(model, batch)
             for j, row in enumerate(batch.rows):
-                scores = _row_scores(lp[j], int(batch.last[j]), batch, j, inputs, row)
+                scores = _row_scores(lp[j], batch, j, inputs, row)
                 for name in out:
                     out[name][row] = scores[name]
     return out
 
 
-def _row_scores(lp, last: int, batch: ForcedBatch, j: int, inputs: LogitInputs, row: int):
+def _row_scores(lp, batch: ForcedBatch, j: int, inputs: LogitInputs, row: int) -> dict:
+    """One example's scores from its log-probabilities ``lp[step, vocab]`` (step 0: the last
+    prompt position, which predicts the answer's first token)."""
     answer = batch.answer[j]
-    steps = torch.arange(last, last + len(answer))
     d = int(batch.distractor[j])
-    scores = {"answer_logprob": float(lp[steps, answer].sum())}
+    scores = {"answer_logprob": float(lp[torch.arange(len(answer)), answer].sum())}
     # log-probabilities differ from logits by one constant per position: the same difference
-    scores["logit_diff"] = float(lp[last, answer[0]] - lp[last, d]) if d >= 0 else float("nan")
+    scores["logit_diff"] = float(lp[0, answer[0]] - lp[0, d]) if d >= 0 else float("nan")
     if inputs.unmasked is not None:
         p = inputs.unmasked[row]
         pe = p.exp()  # tokens of probability 0 add nothing (not 0 * -inf)
-        scores["kl_unmasked"] = float(torch.where(pe > 0, pe * (p - lp[last]), 0.0).sum())
+        scores["kl_unmasked"] = float(torch.where(pe > 0, pe * (p - lp[0]), 0.0).sum())
     return scores
