@@ -13,8 +13,10 @@ once). Per task and method it records:
   bootstrap interval, for accuracy and the answer's log-probability;
 - ``minimal_k``: the smallest kept k reaching 90% of the unmasked accuracy, with its interval;
 - ``spearman``: the order's agreement with the reference over all heads (secondary);
-- the targets of issue 36: ``cpr_gap`` (CPR minus the reference's; within 0.05 wanted) and
-  ``minimal_k_steps`` (grid steps above the reference's minimal k; at most 1 wanted).
+- the targets of issue 36: ``cpr_gap`` (CPR minus the reference's; within 0.05 wanted),
+  ``minimal_k_steps`` (grid steps above the reference's minimal k; at most 1 wanted), and per
+  task whether the answer log-probability's f agrees with accuracy's f at each of ``--ks`` in
+  sign and in the order of the methods (``logit_vs_accuracy_<task>``).
 
 Conditions are stored under ``--cache`` and resumed. Writes ``bench/results/head_sets.json``.
 
@@ -86,7 +88,7 @@ def judge(model, eval_task, rankings: dict, *, ks=(16,), seeds: int = 3, metrics
                 max_new_tokens=max_new_tokens, batch_size=batch_size, n_boot=n_boot,
                 out_dir=None if cache is None else Path(cache) / eval_task.name,
             )  # fmt: skip
-        row |= _measures(res.summary())
+        row |= _measures(res.summary()) | _f_at(res.curves(), ks)
         rows.append(row)
     ref = next((r for r in rows if r["method"] == REFERENCE and "skipped" not in r), None)
     for row in rows:
@@ -110,6 +112,28 @@ def _measures(summary) -> dict:
     for r in rand.itertuples(index=False):
         out[f"{r.metric}_random_cpr"] = None if r.value != r.value else round(float(r.value), 4)
     return out
+
+
+def _f_at(curves, ks) -> dict:
+    """The ranking's kept-set f at each of ``ks`` per metric (``f_accuracy_k16`` ...)."""
+    c = curves[(curves.curve == "ranking") & curves.k.isin(list(ks))]
+    return {f"f_{r.metric}_k{r.k}": None if r.f != r.f else round(float(r.f), 4)
+            for r in c.itertuples(index=False)}  # fmt: skip
+
+
+def logit_agrees(rows: list[dict], k: int, cheap: str = "answer_logprob") -> dict:
+    """Whether the cheap logit metric's f agrees with accuracy's f at ``k`` across the methods
+    of one task: the same sign for every method, and the same order of the methods."""
+    pairs = [(r[f"f_accuracy_k{k}"], r[f"f_{cheap}_k{k}"]) for r in rows
+             if r.get(f"f_accuracy_k{k}") is not None and r.get(f"f_{cheap}_k{k}") is not None]  # fmt: skip
+    if not pairs:
+        return {"k": k, "n_methods": 0}
+    acc, cheap_f = zip(*pairs, strict=True)
+    same_sign = all((a > 0) == (b > 0) for a, b in pairs)
+    order = sorted(range(len(acc)), key=lambda i: acc[i]) == sorted(
+        range(len(acc)), key=lambda i: cheap_f[i]
+    )
+    return {"k": k, "n_methods": len(pairs), "same_sign": same_sign, "same_order": order}
 
 
 def _gap(a, b):
@@ -166,8 +190,9 @@ def main(argv=None) -> None:
             r |= {"n_rank": len(rank), "n_eval": len(held_out)}
         meta = {"model": args.model, "date": dt.date.today().isoformat(), "ks": args.ks,
                 "seeds": args.seeds, "reference": REFERENCE}  # fmt: skip
-        merge(rows, meta, Path(args.out))
-        print(json.dumps(rows, indent=1))
+        agree = [logit_agrees(rows, k) | {"task": name} for k in args.ks]
+        merge(rows, meta | {f"logit_vs_accuracy_{name}": agree}, Path(args.out))
+        print(json.dumps({"rows": rows, "logit_vs_accuracy": agree}, indent=1))
 
 
 if __name__ == "__main__":
