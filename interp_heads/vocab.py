@@ -81,10 +81,18 @@ class SelectionName(Choice):
     RANDOMK = "randomk"
     LAYERMATCHED = "layermatched"
     EXCLUSIVE_TOPK = "exclusive_topk"
+    LOWK = "lowk"
+    ALL_BUT_TOPK = "all_but_topk"  # kept-set: keep TopK, mask the rest (the study's ``last``)
+    ALL_BUT_RANDOMK = "all_but_randomk"  # kept-set control: keep k random heads
 
     @property
     def aliases(self) -> tuple[str, ...]:
-        return ("layermatchedrandomk",) if self is SelectionName.LAYERMATCHED else ()
+        return {
+            SelectionName.LAYERMATCHED: ("layermatchedrandomk",),
+            SelectionName.LOWK: ("bottomk",),
+            SelectionName.ALL_BUT_TOPK: ("last", "allbuttopk", "keep_topk"),
+            SelectionName.ALL_BUT_RANDOMK: ("allbutrandomk", "keep_randomk"),
+        }.get(self, ())
 
 
 BASELINE = "baseline"  # the selection column of the unmasked condition (k = 0)
@@ -106,6 +114,9 @@ class MetricName(Choice):
     COGNITIVE_MIRRORS_ACCURACY = "cognitive_mirrors_accuracy"
     COGNITIVE_MIRRORS_ACCURACY_GOLD = "cognitive_mirrors_accuracy_gold"
     COGNITIVE_MIRRORS_COMET = "cognitive_mirrors_comet"
+    ANSWER_LOGPROB = "answer_logprob"  # the logit metrics (metrics.logits): no generation
+    LOGIT_DIFF = "logit_diff"
+    KL_UNMASKED = "kl_unmasked"
 
     @property
     def aliases(self) -> tuple[str, ...]:

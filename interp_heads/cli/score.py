@@ -46,6 +46,12 @@ def score_run(run_dir: Path, names: list[str], comet_model: str | None = None) -
         raise PipelineError("accuracy needs the task's aliases; it is in the run's own tables")
     gens = read_generations(run_dir)
     metrics = resolve_metrics(names, comet_model=comet_model, allow_fallback=False)
+    logit = [m.name for m in metrics if m.per_condition]
+    if logit:
+        raise PipelineError(
+            f"{', '.join(logit)} score the masked model's logits, not stored answers: "
+            "ask for them in a run's metrics"
+        )
     items = [
         MetricItem(src=str(q), mt=str(g), ref=str(a))
         for q, g, a in zip(gens["question"], gens["generation"], gens["answer"], strict=True)

@@ -260,7 +260,8 @@ class MetricsSection(Section):
     metrics: list[Annotated[str, _registered(METRICS)]] = Field(
         default_factory=lambda: [MetricName.ACCURACY.value, MetricName.COMET.value],
         min_length=1,
-        description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine",
+        description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine; answer_logprob, "
+        "logit_diff, kl_unmasked (the masked model's logits, one forward pass per condition)",
     )
     comet_model: str | None = Field(None, description="COMET checkpoint name or path")
     reference: Literal["gold", "unmasked"] = Field(

@@ -2,7 +2,9 @@
 
 ``plot_sweep`` draws the Cognitive Mirrors figure (Ma et al. 2025: score against the number of
 masked heads): one column per task and one row per metric, x = number of masked heads (log2
-axis), TopK solid, RandomK dashed, layer-matched random dotted, the first metric (Accuracy) blue
+axis), each selection in its own line style (``Selection.dash``: TopK solid, RandomK dashed,
+layer-matched random and LowK dotted, the kept-set selections long-dashed, whose k counts the
+heads kept rather than masked), the first metric (Accuracy) blue
 and the second (COMET, or a clearly labelled offline stand-in) red, each row's y axis titled with
 its metric, 95% confidence bands, the unmasked baseline as a thin grey line.
 """
@@ -66,7 +68,8 @@ def plot_sweep(
                 trace = _unmasked_trace(base["mean"].iloc[0], ks, color, label, metric, task, first)
                 fig.add_trace(trace, row=row, col=col)
             for sel in selections:
-                line = sub[(sub.selection == sel) & (sub.metric == metric)].sort_values("k")
+                line = sub[(sub.selection == sel) & (sub.metric == metric) & (sub.k > 0)]
+                line = line.sort_values("k")  # k = 0 (a kept set of none) has no log-axis place
                 if line.empty:
                     continue
                 cls = by_display(sel)
@@ -75,11 +78,12 @@ def plot_sweep(
                     fig.add_trace(_band_trace(line, color, name), row=row, col=col)
                 trace = _curve_trace(line, color, cls.dash if cls else "dashdot", name, task)
                 fig.add_trace(trace.update(showlegend=first), row=row, col=col)
-        fig.update_xaxes(title_text="# Masked Heads", row=len(metrics), col=col)
+        fig.update_xaxes(title_text=_x_title(summary, selections), row=len(metrics), col=col)
     fig.update_xaxes(type="log", tickvals=ks, ticktext=[str(k) for k in ks])
-    fig.update_yaxes(range=[-0.02, 1.02], dtick=0.2)
     for mi, metric in enumerate(metrics):
         fig.update_yaxes(title_text=_wrap(labels.get(metric, metric)), row=mi + 1, col=1)
+        if _unit_interval(summary[summary.metric == metric]):  # a logit metric: its own range
+            fig.update_yaxes(range=[-0.02, 1.02], dtick=0.2, row=mi + 1)
     fig.update_layout(
         title=title,
         height=120 + 260 * len(metrics),
@@ -90,6 +94,22 @@ def plot_sweep(
         template="plotly_white",
     )  # fmt: skip
     return fig
+
+
+def _unit_interval(rows: pd.DataFrame) -> bool:
+    """Whether a metric is a score on [0, 1] (its means and intervals within [-0.5, 1.5], so a
+    COMET interval a little past 1 keeps the axis) rather than a logit metric (log-probs, KL)."""
+    values = rows[["mean", "ci_low", "ci_high"]].to_numpy(dtype=float)
+    values = values[values == values]
+    return bool(((values >= -0.5) & (values <= 1.5)).all())
+
+
+def _x_title(summary: pd.DataFrame, selections: Sequence[str]) -> str:
+    """The k axis' title: masked heads, and kept heads for the kept-set curves when drawn."""
+    drawn = set(summary["selection"]) & set(selections)
+    if any((cls := by_display(s)) is not None and cls.kept for s in drawn):
+        return "# Masked Heads (kept-set curves: # Kept Heads)"
+    return "# Masked Heads"
 
 
 def _wrap(label: str, width: int = 24) -> str:

@@ -1,5 +1,6 @@
 """Metrics on generated answers: accuracy, COMET, offline stand-ins (MiniLM cosine, chrF) and the
-Cognitive Mirrors rule."""
+Cognitive Mirrors rule; and metrics of the masked model's logits (answer log-prob, logit
+difference, KL from the unmasked model), one forward pass per condition."""
 
 from interp_heads.metrics.accuracy import Accuracy
 from interp_heads.metrics.base import Metric, MetricItem, MetricUnavailable
@@ -8,17 +9,22 @@ from interp_heads.metrics.cognitive_mirrors import CognitiveMirrorsAccuracy, Cog
 from interp_heads.metrics.comet_metric import CometMetric
 from interp_heads.metrics.comet_offline import build_offline_comet_checkpoint
 from interp_heads.metrics.embedding import ChrF, MiniLMCosine
+from interp_heads.metrics.logits import AnswerLogprob, KLUnmasked, LogitDiff, LogitMetric
 from interp_heads.metrics.registry import METRICS, resolve_metrics
 from interp_heads.metrics.seed_accuracy import BleuRougeCosine
 
 __all__ = [
     "METRICS",
     "Accuracy",
+    "AnswerLogprob",
     "BleuRougeCosine",
     "ChrF",
     "CognitiveMirrorsAccuracy",
     "CognitiveMirrorsComet",
     "CometMetric",
+    "KLUnmasked",
+    "LogitDiff",
+    "LogitMetric",
     "Metric",
     "MetricCache",
     "MetricItem",

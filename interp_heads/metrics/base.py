@@ -45,12 +45,15 @@ class Metric(ABC):
         name: machine id ("accuracy", "comet", "minilm_cosine", "chrf").
         label: what plots and tables show.
         is_comet: True only for real COMET models.
+        per_condition: scored from the masked model's logits by one forward pass per condition
+            (``metrics.logits``), not from the answers: the sweep never calls its ``score``.
     """
 
     name: str = ""
     aliases: tuple[str, ...] = ()
     label: str = ""
     is_comet: bool = False
+    per_condition: bool = False
 
     @classmethod
     def build(cls, **settings) -> Metric:

@@ -11,7 +11,7 @@ import warnings
 import torch
 
 from interp_heads.interventions.masks import mask_heads
-from interp_heads.interventions.selections import TopK, display_names
+from interp_heads.interventions.selections import AllButTopK, TopK, by_display
 from interp_heads.vocab import BASELINE
 
 
@@ -20,12 +20,19 @@ class SweepWarning(UserWarning):
 
 
 def check_plan(plan, task: str) -> None:
-    top = {(k): set(h) for name, k, _, h in plan if name == TopK.display}
-    random = set(display_names(random=True))
+    """Warn when a random draw equals the ranking's own set of the same k (TopK for masked-set
+    controls, AllButTopK for kept-set ones; whether a selection is random or kept is read from
+    its class)."""
+    tops = {TopK.display: False, AllButTopK.display: True}
+    top = {(kept, k): set(h) for name, k, _, h in plan if (kept := tops.get(name)) is not None}
     for name, k, seed, heads in plan:
-        if name in random and k in top and set(heads) == top[k]:
+        cls = by_display(name)
+        if cls is None or not cls.random or cls.kept and (k == 0 or not heads):
+            continue  # keeping no head or every head is the same set for every draw
+        if top.get((cls.kept, k)) == set(heads):
             warnings.warn(
-                f"{task}: {name} seed {seed} at k={k} drew exactly the TopK set",
+                f"{task}: {name} seed {seed} at k={k} drew exactly the "
+                f"{'AllButTopK' if cls.kept else 'TopK'} set",
                 SweepWarning,
                 stacklevel=3,
             )

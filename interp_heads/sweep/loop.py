@@ -8,7 +8,9 @@ For every task, the grid is ``k x selection x seed`` plus the unmasked baseline 
 2. read the resume store once: finished conditions are kept, the others are *pending*;
 3. hand the pending conditions to the executor (``execution``: in process, packed, Ray...);
 4. score each group the executor returns (one metric call per metric for the group's new
-   answers, through one ``MetricCache``) and store each condition atomically;
+   answers, through one ``MetricCache``; the logit metrics, ``metrics.logits``, by one
+   teacher-forced forward pass per condition in this process, whatever the executor) and store
+   each condition atomically;
 5. collect every condition in plan order into a :class:`~interp_heads.sweep.result.SweepResult`.
 
 With ``out_dir`` each finished condition is a file in ``out_dir/conditions/``, so an interrupted
@@ -63,6 +65,12 @@ class SweepRun:
     key_inputs: dict = field(default_factory=dict)  # task -> resume-key inputs of its conditions
     done: dict = field(default_factory=dict)  # entry name -> finished condition
     seconds: dict = field(default_factory=dict)  # task -> seconds spent on it here
+    logit_inputs: dict = field(default_factory=dict)  # task -> metrics.logits.LogitInputs
+
+    @property
+    def logit_metrics(self) -> list:
+        """The metrics scored from the masked model's logits, not from its answers."""
+        return [m for m in self.metrics if getattr(m, "per_condition", False)]
 
 
 def run_sweep(
@@ -111,6 +119,8 @@ def run_sweep(
         if len(task) == 0:
             raise InputError(f"task {name!r} has no examples to evaluate")
         _check_format(config, name, task)
+    if config.positions != "all" and any(getattr(m, "per_condition", 0) for m in metrics):
+        raise InputError("the logit metrics need positions = 'all' (metrics.logits)")
     if config.reference == "unmasked" or any(getattr(m, "needs_unmasked", 0) for m in metrics):
         tasks = attach_unmasked(model, tasks, config, batch_size, out_dir)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
@@ -167,6 +177,12 @@ def _prepare(run: SweepRun) -> None:
         # the replacement values' digest is part of every condition's resume key
         values = cfg.kind().values(run.model, prompts, batch_size=run.batch_size)
         run.contexts[name] = TaskContext(name, prompts, values)
+        if run.logit_metrics:
+            from interp_heads.metrics.logits import prepare
+
+            run.logit_inputs[name] = prepare(
+                run.model, task, prompts, run.logit_metrics, batch_size=run.batch_size
+            )
         run.key_inputs[name] = {
             "model_fp": fp,
             "rows": rows_digest(task, prompts),
@@ -226,11 +242,13 @@ def _run_pending(run: SweepRun, executor, units: list[SweepUnit], cache, progres
             u.key: metric_items(run.tasks[u.meta["task"]], outs, free_form) for u, outs, _ in group
         }
         for metric in run.metrics:  # one metric call per group for all its distinct new answers
-            cache.prime(metric, [it for its in items.values() for it in its])
+            if not getattr(metric, "per_condition", False):
+                cache.prime(metric, [it for its in items.values() for it in its])
         for unit, outs, t_gen in group:
             task, t0 = run.tasks[unit.meta["task"]], time.perf_counter() - t_gen
+            logits = _logit_scores(run, unit)
             done = condition_payload(
-                task, unit.heads, outs, run.metrics, cache, t_gen, t0, free_form
+                task, unit.heads, outs, run.metrics, cache, t_gen, t0, free_form, logits
             )
             done.update(unit.meta, resume_key=unit.resume_key)
             run.store.put(unit.key, done)
@@ -242,6 +260,18 @@ def _run_pending(run: SweepRun, executor, units: list[SweepUnit], cache, progres
     missing = [u.key for u in units if u.key not in run.done]
     if missing:
         raise RuntimeError(f"executor returned no result for {len(missing)} unit(s): {missing[:3]}")
+
+
+def _logit_scores(run: SweepRun, unit: SweepUnit) -> dict:
+    """The logit metrics of one condition: one teacher-forced forward pass under its mask."""
+    if not run.logit_metrics:
+        return {}
+    from interp_heads.metrics.logits import score_condition
+
+    name = unit.meta["task"]
+    values = run.contexts[name].values  # this process's copy (a Ray unit holds a reference)
+    inputs = run.logit_inputs[name]
+    return score_condition(run.model, inputs, run.logit_metrics, unit.heads, unit.ablation, values)
 
 
 def _progress(total: int, enabled: bool):

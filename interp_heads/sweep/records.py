@@ -26,10 +26,17 @@ def metric_items(task, outs, free_form: bool = False) -> list:
     ]
 
 
-def condition_payload(task, heads, outs, metrics, cache, t_gen, t0, free_form=False) -> dict:
-    """A finished condition as the resume store holds it (``t0``: its start, for the total time)."""
+def condition_payload(
+    task, heads, outs, metrics, cache, t_gen, t0, free_form=False, logit_scores=None
+) -> dict:
+    """A finished condition as the resume store holds it (``t0``: its start, for the total time;
+    ``logit_scores``: the scores of its per-condition metrics, ``metrics.logits``)."""
     items = metric_items(task, outs, free_form)
-    scores = {m.name: cache.score(m, items) for m in metrics}
+    logit_scores = logit_scores or {}
+    scores = {
+        m.name: logit_scores[m.name] if m.name in logit_scores else cache.score(m, items)
+        for m in metrics
+    }
     labels = {m.name: m.label for m in metrics}
     return {
         "heads": [head_label(layer, h) for layer, h in heads],

@@ -27,7 +27,7 @@ from typing import SupportsInt
 import numpy as np
 import pandas as pd
 
-from interp_heads.interventions.selections import TopK, display_names
+from interp_heads.interventions.selections import AllButTopK, TopK, by_display, display_names
 from interp_heads.vocab import BASELINE
 
 
@@ -110,13 +110,28 @@ MIN_DRAWS = 5  # random draws for a verdict
 
 
 def significance(
-    records: pd.DataFrame, n_boot: int = 2000, seed: int = 0, top: str = TopK.display
+    records: pd.DataFrame, n_boot: int = 2000, seed: int = 0, top: str | None = None
 ) -> pd.DataFrame:
     """One row per task, k, metric and random control: TopK minus the control, CI, p-value.
 
     Also the drops from the unmasked score (``top_drop``, ``control_drop``) and their ratio, the
     number the Cognitive Mirrors figure's claim is about ("TopK drops the task >= 3x more than RandomK").
+
+    ``top``: the deterministic selection compared (None: TopK, and AllButTopK when the records
+    have it). Its controls are the random selections that count k the same way (masked or kept,
+    ``Selection.kept``): TopK against RandomK and LayerMatchedRandomK, AllButTopK against
+    AllButRandomK (the column ``control`` tells the pairs apart).
     """
+    tops = [top] if top else [TopK.display, AllButTopK.display]
+    frames = [_significance(records, n_boot, seed, t) for t in tops]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _significance(records: pd.DataFrame, n_boot: int, seed: int, top: str) -> pd.DataFrame:
+    """:func:`significance` for one deterministic selection ``top``."""
+    cls = by_display(top)
+    kept = bool(cls and cls.kept)
     out = []
     base = (
         records[records.selection == BASELINE].groupby(["task", "metric"])["value"].mean()
@@ -130,7 +145,8 @@ def significance(
         if t.empty:
             continue
         t_vals = t.groupby("example_id")["value"].mean()
-        controls = grp[grp.selection.isin(display_names(random=True)) & (grp.selection != top)]
+        randoms = display_names(random=True, kept=kept)
+        controls = grp[grp.selection.isin(randoms) & (grp.selection != top)]
         for control, c in controls.groupby("selection", sort=False):
             wide = c.pivot_table(index="seed", columns="example_id", values="value", aggfunc="mean")
             ids = [i for i in wide.columns if i in t_vals.index]

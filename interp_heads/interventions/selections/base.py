@@ -42,7 +42,10 @@ class Selection:
     (:meth:`build`) and implement :meth:`select`. ``name`` is the registered name (config,
     ``--selections``), ``display`` the name in tables, condition keys and legends; a ``random``
     selection is drawn once per seed and is a control the significance tests compare TopK with.
-    ``dash`` is its line style in the figures.
+    A ``kept`` selection counts the heads it *keeps* in k and masks every other head (a
+    sufficiency condition: k = 0 masks every head, k = all heads masks none); its controls are
+    the kept random selections, and :meth:`keeps` names the kept heads. ``dash`` is its line
+    style in the figures.
     """
 
     name: ClassVar[str] = ""
@@ -50,6 +53,7 @@ class Selection:
     display: ClassVar[str] = ""
     label: ClassVar[str] = ""  # the legend's words (``display`` when empty)
     random: ClassVar[bool] = False
+    kept: ClassVar[bool] = False
     dash: ClassVar[str] = "solid"
 
     @classmethod
@@ -59,6 +63,17 @@ class Selection:
     def select(self, k: int, seed: int = 0) -> list[Head]:
         """The heads masked at ``k`` (and ``seed``, for a random selection)."""
         raise NotImplementedError
+
+    def keeps(self, k: int, seed: int = 0) -> list[Head]:
+        """The heads a ``kept`` selection keeps at ``k`` (every other head is masked)."""
+        raise NotImplementedError(f"{self.display} masks the heads it selects; it keeps none")
+
+    @classmethod
+    def check_k(cls, k: int, available: int) -> int:
+        """``k`` itself when ``0 <= k <= available``, else InputError."""
+        if not 0 <= k <= available:
+            raise too_many(k, available, cls.display)
+        return k
 
     @classmethod
     def legend(cls) -> str:
@@ -86,6 +101,12 @@ def too_many(k: int, available: int, who: str) -> InputError:
     return InputError(f"k={k} exceeds the {available} heads available to {who}")
 
 
+def complement(heads: Sequence[Head], kept: Sequence[Head]) -> list[Head]:
+    """``heads`` without ``kept``, in ``heads``' order (what a kept-set selection masks)."""
+    keep = {tuple(h) for h in kept}
+    return [tuple(h) for h in heads if tuple(h) not in keep]
+
+
 def make_selections(
     names: Sequence[str],
     ranking,
@@ -107,9 +128,14 @@ def make_selections(
     return [SELECTIONS.get(name).build(ctx) for name in names]
 
 
-def display_names(random: bool | None = None) -> list[str]:
-    """The registered selections' table names (only the random ones, or only the others)."""
-    return [c.display for c in SELECTIONS.classes() if random is None or c.random == random]
+def display_names(random: bool | None = None, kept: bool | None = None) -> list[str]:
+    """The registered selections' table names (only the random ones, or only the others; only
+    the kept-set ones, or only the masked-set ones)."""
+    return [
+        c.display
+        for c in SELECTIONS.classes()
+        if (random is None or c.random == random) and (kept is None or c.kept == kept)
+    ]
 
 
 def by_display(display: str) -> type[Selection] | None:
