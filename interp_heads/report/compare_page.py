@@ -47,6 +47,8 @@ CHANGED = {
     "gold_reference": "every part of the accuracy rule against the gold answer "
     "(cognitive_mirrors_accuracy_gold; no COMET)",
 }
+# what the three one-choice runs change beside their choice, to fit the budget (docs/compare.md)
+VARIANT_BUDGET = {"ranking", "n_eval", "elbow", "selections", "seeds"}
 PROTOCOLS = {"seed": "the study's protocol", "causal": "the causal protocol"}
 FIGURE = "compare_protocols"  # docs/figures/<FIGURE>.svg
 BEGIN = "<!-- begin: written by make compare (interp_heads.report.compare_page); edit around it -->"

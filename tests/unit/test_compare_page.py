@@ -33,12 +33,23 @@ def test_each_variant_changes_one_choice_alone(mc):
         ("gold_reference", "metrics", ["cognitive_mirrors_accuracy_gold"]),
     ]:
         d = _config(name)
-        assert {k for k in d if d[k] != seed[k]} == {key} and d[key] == value
+        # beside its choice, only the budget differs: the seed's ranking, fewer examples and k
+        assert {k for k in d if d[k] != seed[k]} - mc.VARIANT_BUDGET == {key} and d[key] == value
+        assert d["ranking"] == "runs/compare/seed" and d["n_eval"] <= seed["n_eval"]
     causal = _config("causal")
     # the same rows: the built-in tasks, which the seed runs in the study's prompt format
     assert [Path(t).stem for t in seed["tasks"]] == causal["tasks"]
     assert causal["n_rank"] == seed["n_rank"]
     assert (seed["attribution"], causal["attribution"]) == ("probe", "ablation_atp")
+
+
+def test_seed_and_causal_can_decide():
+    """At least 48 evaluated examples per task, 3 RandomK draws, LowK and both judged k
+    (the elbow and 32) in both protocols (issue 33)."""
+    for name in ("seed", "causal"):
+        d = _config(name)
+        assert d["n_eval"] >= 48 and d["seeds"] >= 3 and d["elbow"] and 32 in d["ks"]
+        assert {"topk", "randomk", "lowk"} <= set(d["selections"])
 
 
 def test_page_names_runs_not_made(mc, tmp_path):
