@@ -68,6 +68,8 @@ def plot_protocols(
                     trace.showlegend = trace.name not in shown
                     shown.add(trace.name)
                     fig.add_trace(trace, row=row, col=col)
+            ks = sorted(int(k) for k in sub.k.unique() if k > 0)  # this panel's k as ticks
+            fig.update_xaxes(tickvals=ks, ticktext=[str(k) for k in ks], row=row, col=col)
             fig.update_xaxes(title_text="# Masked Heads" if row == 2 else None, row=row, col=col)
         fig.add_annotation(
             text=f"<b>{name}</b>", x=(0.0, 0.55)[p] + 0.225, y=1.09, xref="paper", yref="paper",

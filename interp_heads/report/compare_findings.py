@@ -48,7 +48,7 @@ def _collapse(v: pd.DataFrame, who: str) -> str:
         yes = g[g.collapses.str.startswith("yes")]
         tasks = f" ({', '.join(yes.task)})" if len(yes) else ""
         ratios = _ratios(g)
-        bits.append(f"{label} {len(yes)} of {g.task.nunique()}{tasks}{ratios}")
+        bits.append(f"in {len(yes)} of {g.task.nunique()} tasks {label}{tasks}{ratios}")
     if not bits:
         return ""
     caveat = ""

@@ -142,11 +142,11 @@ def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
     parts = [BEGIN, ""]
     if image:
         parts += [f"![The study's protocol (left) and the causal one (right)]({image})", ""]
+    elif any(n in runs for n in PROTOCOLS):
+        parts += [f"(Figure: `{out}/index.html`; the static image needs kaleido and a Chromium.)"]
+        parts += [""]
     else:
-        parts += [
-            f"(Figure: `{out}/index.html`; the static image needs kaleido and a Chromium.)",
-            "",
-        ]
+        parts += ["(No figure yet: neither protocol has been run.)", ""]
     for sec in sections(runs):
         parts += [f"## {sec['title']}", "", sec["note"], ""]
         if "table" in sec:

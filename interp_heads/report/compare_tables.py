@@ -109,7 +109,10 @@ def verdict_table(frame: pd.DataFrame) -> pd.DataFrame:
         row["TopK collapses the task?"] = r.collapses
         out.append(row)
     table = pd.DataFrame(out)
-    return table.sort_values(["task", "protocol"], kind="stable") if len(table) else table
+    if table.empty:
+        return table
+    order = {t: i for i, t in enumerate(dict.fromkeys(frame.task))}  # the runs' task order
+    return table.sort_values("task", key=lambda c: c.map(order), kind="stable")
 
 
 def _k_text(at: str, k: int) -> str:

@@ -104,8 +104,8 @@ def test_findings_follow_the_numbers(tmp_path):
 
     before = text(TOPS)
     after = text({**TOPS, "inference": 0.1})  # drop 0.9 over 0.25: 3.6x, collapses
-    assert "at k = 32 2 of 4 (retrieval, math_calculation)" in before
-    assert "at k = 32 3 of 4 (retrieval, math_calculation, inference)" in after
+    assert "in 2 of 4 tasks at k = 32 (retrieval, math_calculation)" in before
+    assert "in 3 of 4 tasks at k = 32 (retrieval, math_calculation, inference)" in after
     # drop ratios over the tasks: 3.0, 2.0, 3.0 and 0.2 / 0.25 = 0.8 before, 0.9 / 0.25 = 3.6 after
     assert "drop ratios 0.8x to 3.0x" in before and "drop ratios 2.0x to 3.6x" in after
 
@@ -163,3 +163,9 @@ def test_pages_keep_the_hand_written_text(runs, tmp_path):
     doc = html.read_text()
     assert doc.index("fig-protocols") < doc.index("Does TopK collapse")
     assert (runs / "plotly.min.js").exists()
+
+
+def test_each_panel_ticks_its_own_k(runs):
+    fig = cp.figure(cp.load_runs(runs))
+    assert list(fig.layout.xaxis.tickvals) == [8, 32]  # seed: elbow 8 and 32
+    assert list(fig.layout.xaxis4.tickvals) == [16, 32]  # causal: elbow 16 and 32
