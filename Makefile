@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup test test-fast demo heads compare lint bench clean setup-tl4 test-tl4
+.PHONY: setup test test-fast demo heads sufficiency compare lint bench clean setup-tl4 test-tl4
 
 setup: $(STAMP)
 
@@ -34,6 +34,11 @@ heads: setup
 	$(BIN)/interp-heads run --config configs/heads.toml --out runs/heads
 	$(BIN)/interp-heads run --config configs/heads_retrieval.toml --out runs/heads_retrieval
 	$(BIN)/python -m interp_heads.report.heads_inputs runs/heads runs/heads_retrieval
+
+# How many heads each task needs (docs/attribution.md): the rankings' TopK kept, every other head
+# ablated, vs random kept sets at MIB's fractions; one resumable run (about 15 min on 2 CPU cores).
+sufficiency: setup
+	$(BIN)/interp-heads run --config configs/sufficiency.toml --out runs/sufficiency
 
 # The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
 # under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page.

@@ -38,6 +38,11 @@ _HOME = {
     "Task": "interp_heads.tasks",
     "load_run": "interp_heads.report.run",
     "resolve_metrics": "interp_heads.metrics",
+    "sufficiency": "interp_heads.analysis.head_sets",
+    "SufficiencyResult": "interp_heads.analysis.head_sets",
+    "LowK": "interp_heads.interventions.selections",
+    "AllButTopK": "interp_heads.interventions.selections",
+    "AllButRandomK": "interp_heads.interventions.selections",
 }
 
 __all__ = [

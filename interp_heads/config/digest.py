@@ -39,6 +39,9 @@ DIGEST_IF_SET = {
     "allow_other_task": False,
     "analyses": [],
     "stability_ks": None,
+    "sufficiency": False,
+    "sufficiency_seeds": 3,
+    "sufficiency_metrics": ["accuracy", "answer_logprob", "kl_unmasked"],
 }
 
 

@@ -124,6 +124,16 @@ class RunConfig(
             )
         if self.ranking_task is not None and self.ranking is None:
             raise PipelineError("config: ranking_task needs ranking")
+        logit = {"answer_logprob", "logit_diff", "kl_unmasked"}
+        if (
+            self.sufficiency
+            and str(self.positions) != "all"
+            and logit & set(self.sufficiency_metrics)
+        ):
+            raise PipelineError(
+                "config: the sufficiency metrics answer_logprob, logit_diff and kl_unmasked need "
+                "positions = 'all'"
+            )
         if self.given_ranking and "stability" in self.analyses:
             raise PipelineError(
                 "config: analyses 'stability' re-ranks the run's rank examples: a run with a "

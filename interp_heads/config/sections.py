@@ -9,7 +9,7 @@ section         keys
 ``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, known_heads, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
-``analysis``    analyses, stability_ks (which-heads steps after the sweep)
+``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
 ``metrics``     metrics, comet_model, reference
 ``placement``   executor, ray_address, n_workers, n_devices (where work runs; not in the digest)
@@ -241,6 +241,17 @@ class AnalysisSection(Section):
     )
     stability_ks: list[Pos] | None = Field(
         None, description="the k at which the halves' TopK are compared (None: the run's ks)"
+    )
+    sufficiency: bool = Field(
+        False,
+        description="also keep only each ranking's TopK (the rest ablated) and k random heads at "
+        "MIB's kept fractions and the run's ks: faithfulness, CPR, CMD, minimal head set",
+    )
+    sufficiency_seeds: Pos = Field(3, le=MAX_SEEDS, description="random kept sets per k")
+    sufficiency_metrics: list[Annotated[str, _registered(METRICS)]] = Field(
+        default_factory=lambda: ["accuracy", "answer_logprob", "kl_unmasked"],
+        min_length=1,
+        description="what the sufficiency curves measure (accuracy: the minimal head set)",
     )
 
 

@@ -52,9 +52,10 @@ ATTRIBUTE = ["baseline", "attribute", "known", "attention", "report"]  # rank th
 
 def plan_steps(config: RunConfig) -> list[str]:
     """The steps a whole run takes: rank the heads (or mask a given ranking), sweep, tables, the
-    ``analyses`` asked for, report."""
+    ``analyses`` asked for, the kept-set curves (``sufficiency = true``), report."""
     ranking = [] if config.given_ranking else ["attribute", "known"]
-    return ["baseline", *ranking, "sweep", "tables", *config.analyses, "report"]
+    extra = ["sufficiency"] if config.sufficiency else []
+    return ["baseline", *ranking, "sweep", "tables", *config.analyses, *extra, "report"]
 
 
 def task_formats(

@@ -17,6 +17,7 @@ from interp_heads.figures.escape import esc
 from interp_heads.report import page
 from interp_heads.report.generations import generations_section
 from interp_heads.report.run import load_run, make_figures
+from interp_heads.report.sufficiency_section import sufficiency_parts
 from interp_heads.report.tables import (
     baseline_table,
     probe_table,
@@ -91,6 +92,7 @@ def build_report(
     parts.append(page.next_command(manifest, str(run_dir)))
     parts.append(page.ranking_section(manifest, run_dir))
     parts += _sweep_sections(run, figs)
+    parts += sufficiency_parts(run, figs, _div)
     if run.get("baseline") is not None:
         parts += ["<h2>Baseline (unmasked model)</h2>", baseline_table(run.get("baseline"))]
     parts += _attribution_sections(run, figs)

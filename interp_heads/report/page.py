@@ -26,6 +26,9 @@ WRITTEN_BY = {
     "generations": "tables",
     "prompts": "tables",
     "attention": "attention",
+    "sufficiency": "sufficiency",
+    "sufficiency_curves": "sufficiency",
+    "sufficiency_verdicts": "sufficiency",
 }
 
 

@@ -133,6 +133,9 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
                 folder.prompts, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
             ),
             "attention": opt(folder.attention, lambda p: json.loads(p.read_text())),
+            "sufficiency": opt(folder.sufficiency_csv, read_csv),
+            "sufficiency_curves": opt(folder.sufficiency_curves_csv, read_csv),
+            "sufficiency_verdicts": opt(folder.sufficiency_verdicts_csv, read_csv),
         }
     )
     run.path = str(run_dir)
@@ -185,6 +188,13 @@ def make_figures(run: dict) -> dict:
         )  # fmt: skip
         figs[name] = fig
     figs.update(_breakdowns(run))
+    curves = run.get("sufficiency_curves")
+    if curves is not None and len(curves):
+        from interp_heads.figures.sufficiency import plot_faithfulness
+
+        figs["sufficiency"] = plot_faithfulness(
+            curves, title="Keeping only the TopK heads vs random heads (every other head ablated)"
+        )
     attr = run.get("attribution")
     if attr is not None and len(attr):
         scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}

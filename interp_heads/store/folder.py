@@ -178,6 +178,8 @@ class RunFolder(FolderLayout):
             "attention": [self.attention],
             "specificity": [self.specificity_csv],
             "stability": [self.stability_csv],
+            "sufficiency": [self.sufficiency_csv, self.sufficiency_curves_csv,
+                            self.sufficiency_verdicts_csv, self.sufficiency_parquet],
         }  # fmt: skip
         return tables.get(step, [])
 

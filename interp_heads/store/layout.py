@@ -18,6 +18,9 @@ adds the behaviour). Layout::
     known_heads.json / .csv    resume entry and table: known-head kinds of the model's heads
     heads/specificity.csv      cross-task drop matrix (``analyses``); heads/cross/<task>/: its sweeps
     heads/stability.csv        each ranking re-ranked on two halves of its examples (``analyses``)
+    heads/sufficiency.csv      CPR, CMD, necessity area and minimal head set per task (``sufficiency``)
+    heads/sufficiency_curves.csv  faithfulness per kept k; heads/sufficiency_verdicts.csv: plain words
+    heads/sufficiency.parquet  the kept-set sweep's records; heads/sufficiency/: its conditions
     figures/*.html, index.html the report
     scores/<metric>.csv        answer metrics scored afterwards (``interp-heads score``)
     .interp_heads-run          the marker that says the folder is an interp-heads run folder
@@ -64,6 +67,13 @@ class FolderLayout:
     known_csv = property(lambda self: self.root / "known_heads.csv")
     specificity_csv = property(lambda self: self.root / "heads" / "specificity.csv")
     stability_csv = property(lambda self: self.root / "heads" / "stability.csv")
+    sufficiency_sweep = property(lambda self: self.root / "heads" / "sufficiency")
+    sufficiency_csv = property(lambda self: self.root / "heads" / "sufficiency.csv")
+    sufficiency_curves_csv = property(lambda self: self.root / "heads" / "sufficiency_curves.csv")
+    sufficiency_verdicts_csv = property(
+        lambda self: self.root / "heads" / "sufficiency_verdicts.csv"
+    )
+    sufficiency_parquet = property(lambda self: self.root / "heads" / "sufficiency.parquet")
 
     def cross_sweep(self, source: str) -> Path:
         """The resumable sweep of one task's TopK on every task (``analyses``: specificity)."""

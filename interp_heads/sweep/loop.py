@@ -65,7 +65,7 @@ class SweepRun:
     key_inputs: dict = field(default_factory=dict)  # task -> resume-key inputs of its conditions
     done: dict = field(default_factory=dict)  # entry name -> finished condition
     seconds: dict = field(default_factory=dict)  # task -> seconds spent on it here
-    logit_inputs: dict = field(default_factory=dict)  # task -> metrics.logits.LogitInputs
+    logit_inputs: dict = field(default_factory=dict)  # task -> metrics.logit_scores.LogitInputs
 
     @property
     def logit_metrics(self) -> list:
@@ -178,7 +178,7 @@ def _prepare(run: SweepRun) -> None:
         values = cfg.kind().values(run.model, prompts, batch_size=run.batch_size)
         run.contexts[name] = TaskContext(name, prompts, values)
         if run.logit_metrics:
-            from interp_heads.metrics.logits import prepare
+            from interp_heads.metrics.logit_scores import prepare
 
             run.logit_inputs[name] = prepare(
                 run.model, task, prompts, run.logit_metrics, batch_size=run.batch_size
@@ -266,7 +266,7 @@ def _logit_scores(run: SweepRun, unit: SweepUnit) -> dict:
     """The logit metrics of one condition: one teacher-forced forward pass under its mask."""
     if not run.logit_metrics:
         return {}
-    from interp_heads.metrics.logits import score_condition
+    from interp_heads.metrics.logit_scores import score_condition
 
     name = unit.meta["task"]
     values = run.contexts[name].values  # this process's copy (a Ray unit holds a reference)

@@ -22,7 +22,7 @@ from interp_heads.interventions.selections import (
     display_names,
     make_selections,
 )
-from interp_heads.metrics import Accuracy, ChrF
+from interp_heads.metrics import Accuracy, AnswerLogprob, ChrF, KLUnmasked
 from interp_heads.sweep.checks import SweepWarning
 from interp_heads.sweep.loop import SweepConfig, plan_conditions, run_sweep
 from interp_heads.sweep.stats import significance
@@ -142,7 +142,7 @@ def _sweep(tiny, out, pack_rows=0):
             tasks,
             {"toy": RANK},
             cfg,
-            [Accuracy(), ChrF()],
+            [Accuracy(), ChrF(), AnswerLogprob(), KLUnmasked()],
             batch_size=2,
             out_dir=out,
             progress=False,

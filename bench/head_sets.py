@@ -1,0 +1,174 @@
+"""Rankings judged by the head sets they find (issue 36): necessity area, CPR, CMD, minimal k.
+
+A ranking is for finding head sets, so each method that can rank a task is judged by the sets its
+order gives, against exact mean ablation's ranking (``mean_ablation``, the sweep's own
+intervention) as the reference. For each task (the four built-in ones and the user antonym task)
+the first ``--n-rank`` correctly answered examples are ranked by every method and the next
+``--n-eval`` are evaluated; for each ranking, ``interp_heads.sufficiency`` keeps its TopK (every
+other head mean-ablated) and masks its TopK at MIB's kept fractions and ``--ks``, beside random
+kept sets (``--seeds`` draws: the same draws for every ranking of a task, so they are computed
+once). Per task and method it records:
+
+- ``necessity_area`` (lower is better), ``cpr`` (higher), ``cmd`` (lower), each with its 95%
+  bootstrap interval, for accuracy and the answer's log-probability;
+- ``minimal_k``: the smallest kept k reaching 90% of the unmasked accuracy, with its interval;
+- ``spearman``: the order's agreement with the reference over all heads (secondary);
+- the targets of issue 36: ``cpr_gap`` (CPR minus the reference's; within 0.05 wanted) and
+  ``minimal_k_steps`` (grid steps above the reference's minimal k; at most 1 wanted).
+
+Conditions are stored under ``--cache`` and resumed. Writes ``bench/results/head_sets.json``.
+
+    .venv/bin/python bench/head_sets.py --tasks inference --n-rank 16 --n-eval 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import math
+import time
+import warnings
+from pathlib import Path
+
+from interp_heads.analysis.head_sets import sufficiency
+from interp_heads.analysis.sufficiency import kept_grid
+from interp_heads.attribution import attribute_heads
+from interp_heads.attribution.methods import METHODS
+from interp_heads.attribution.stability import spearman
+from interp_heads.errors import InputError
+from interp_heads.tasks.schema import BUILTIN_TASKS
+
+OUT = Path(__file__).parent / "results" / "head_sets.json"
+USER_TASK = str(Path(__file__).parents[1] / "data" / "user_tasks" / "antonyms.jsonl")
+TASKS = (*BUILTIN_TASKS, "antonyms")
+REFERENCE = "mean_ablation"
+METHOD_NAMES = ("ablation_atp", REFERENCE, "exact", "atp", "gradxact", "headmask", "probe",
+                "retrieval_score")  # fmt: skip
+METRICS = ("accuracy", "answer_logprob")
+
+
+def rank_all(model, rank_task, methods=METHOD_NAMES, batch_size: int = 8) -> dict:
+    """``{method: (HeadScores or None, seconds, why not)}``: each method's ranking of the task,
+    or the one-line reason it cannot rank it (no corrupted prompts, not a needle task, ...)."""
+    out = {}
+    for name in methods:
+        if METHODS.get(name).multi_task:
+            out[name] = (None, 0.0, f"{name} ranks several tasks at once (use the pipeline)")
+            continue
+        if name == "retrieval_score" and not rank_task.name.startswith("retrieval"):
+            out[name] = (None, 0.0, "retrieval_score ranks the needle tasks only")
+            continue
+        t0 = time.perf_counter()
+        try:
+            scores = attribute_heads(model, rank_task, name, batch_size=batch_size)
+        except (InputError, ValueError) as exc:
+            out[name] = (None, 0.0, str(exc).splitlines()[0])
+            continue
+        out[name] = (scores, time.perf_counter() - t0, "")
+    return out
+
+
+def judge(model, eval_task, rankings: dict, *, ks=(16,), seeds: int = 3, metrics=METRICS,
+          cache=None, n_boot: int = 1000, max_new_tokens: int = 6, batch_size: int = 16) -> list:  # fmt: skip
+    """One row per method that ranked the task: its head-set measures beside the reference's."""
+    rows, n_total = [], model.cfg.n_layers * model.cfg.n_heads
+    grid = kept_grid(n_total, ks)
+    for name, (scores, seconds, why) in rankings.items():
+        row = {"task": eval_task.name, "method": name, "rank_seconds": round(seconds, 2)}
+        if scores is None:
+            rows.append({**row, "skipped": why})
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # random draws equal to the ranking's at tiny k
+            res = sufficiency(
+                model, eval_task, scores, ks=ks, seeds=seeds, metrics=list(metrics),
+                max_new_tokens=max_new_tokens, batch_size=batch_size, n_boot=n_boot,
+                out_dir=None if cache is None else Path(cache) / eval_task.name,
+            )  # fmt: skip
+        row |= _measures(res.summary())
+        rows.append(row)
+    ref = next((r for r in rows if r["method"] == REFERENCE and "skipped" not in r), None)
+    for row in rows:
+        if "skipped" in row or ref is None:
+            continue
+        scores = rankings[row["method"]][0]
+        row["spearman"] = round(spearman(scores, rankings[REFERENCE][0]), 4)
+        row["cpr_gap"] = _gap(row.get("accuracy_cpr"), ref.get("accuracy_cpr"))
+        row["minimal_k_steps"] = _steps(row.get("minimal_k"), ref.get("minimal_k"), grid)
+    return rows
+
+
+def _measures(summary) -> dict:
+    """The summary's ranking rows as flat keys (``accuracy_cpr``, ``accuracy_cpr_low`` ...)."""
+    out = {}
+    for r in summary[summary.curve.isin(["ranking", "necessity"])].itertuples(index=False):
+        key = "minimal_k" if r.measure == "minimal_k" else f"{r.metric}_{r.measure}"
+        for suffix, value in (("", r.value), ("_low", r.low), ("_high", r.high)):
+            out[key + suffix] = None if value != value else round(float(value), 4)
+    rand = summary[(summary.curve == "random") & (summary.measure == "cpr")]
+    for r in rand.itertuples(index=False):
+        out[f"{r.metric}_random_cpr"] = None if r.value != r.value else round(float(r.value), 4)
+    return out
+
+
+def _gap(a, b):
+    return None if a is None or b is None else round(a - b, 4)
+
+
+def _steps(k, k_ref, grid: list[int]):
+    """How many grid steps ``k`` lies above ``k_ref`` (negative: below)."""
+    if k is None or k_ref is None or math.isnan(k) or math.isnan(k_ref):
+        return None
+    return grid.index(int(k)) - grid.index(int(k_ref))
+
+
+def task_split(model, name: str, n_rank: int, n_eval: int, max_examples: int = 96):
+    """The task's correctly answered examples (of its first ``max_examples``), split in two."""
+    from interp_heads.pipeline.loading import load_any_task
+    from interp_heads.tasks import filter_correct, resolve_format
+
+    task = load_any_task(USER_TASK if name == "antonyms" else name)
+    fmt = resolve_format(model, task)[0]
+    task = filter_correct(model, task.subset(n=max_examples), fmt=fmt).subset(n=n_rank + n_eval)
+    return task.split(n_rank)
+
+
+def merge(rows: list[dict], meta: dict, out: Path = OUT) -> None:
+    """Replace the rows of the same task and method in ``out`` (JSON), keep the others."""
+    old = json.loads(out.read_text()) if out.exists() else {"rows": []}
+    done = {(r["task"], r["method"]) for r in rows}
+    kept = [r for r in old.get("rows", []) if (r["task"], r["method"]) not in done]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({**meta, "rows": kept + rows}, indent=1) + "\n")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="smollm2-135m")
+    p.add_argument("--tasks", nargs="+", default=list(TASKS))
+    p.add_argument("--methods", nargs="+", default=list(METHOD_NAMES))
+    p.add_argument("--n-rank", type=int, default=16)
+    p.add_argument("--n-eval", type=int, default=20)
+    p.add_argument("--ks", type=int, nargs="+", default=[16])
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--cache", default="runs/head_sets")
+    p.add_argument("--out", default=str(OUT))
+    args = p.parse_args(argv)
+    from interp_heads.models.load import load_model
+
+    model = load_model(args.model)
+    for name in args.tasks:
+        rank, held_out = task_split(model, name, args.n_rank, args.n_eval)
+        rankings = rank_all(model, rank, args.methods)
+        rows = judge(model, held_out, rankings, ks=args.ks, seeds=args.seeds, cache=args.cache)
+        for r in rows:
+            r |= {"n_rank": len(rank), "n_eval": len(held_out)}
+        meta = {"model": args.model, "date": dt.date.today().isoformat(), "ks": args.ks,
+                "seeds": args.seeds, "reference": REFERENCE}  # fmt: skip
+        merge(rows, meta, Path(args.out))
+        print(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""``sufficiency = true`` in a run: the step, its tables, the page's section, the digest rule."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads.pipeline.experiment import RunConfig, plan_steps, run_pipeline
+from interp_heads.report.run import load_run
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def _cfg(**over) -> RunConfig:
+    d = {
+        "model": "tiny", "tasks": [str(DATA / "tiny_echo.jsonl")], "n_rank": 4, "n_eval": 6,
+        "ks": [2], "selections": ["topk", "randomk"], "seeds": 2, "metrics": ["accuracy"],
+        "max_new_tokens": 3, "batch_size": 8, "filter_correct": False, "attribution": "atp",
+    }  # fmt: skip
+    d.update(over)
+    return RunConfig.from_dict(d)
+
+
+def test_switch_is_one_key_and_leaves_default_digests_alone():
+    plain = _cfg()
+    assert "sufficiency" not in plan_steps(plain)
+    on = _cfg(sufficiency=True)
+    assert plan_steps(on)[-2:] == ["sufficiency", "report"]
+    assert on.digest() != plain.digest()
+    assert _cfg(sufficiency=False, sufficiency_seeds=3).digest() == plain.digest()
+
+
+def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):
+    metrics = ["accuracy", "answer_logprob", "logit_diff", "kl_unmasked"]
+    cfg = _cfg(sufficiency=True, sufficiency_seeds=2, sufficiency_metrics=metrics)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the random model answers nothing: low baselines
+        run_pipeline(cfg, tmp_path, quiet=True)
+    heads = tmp_path / "heads"
+    curves = pd.read_csv(heads / "sufficiency_curves.csv")
+    assert set(curves.metric) == set(metrics)
+    assert set(curves.k[curves.curve == "ranking"]) == {0, 1, 2, 6, 12}
+    for metric in ("answer_logprob", "logit_diff", "kl_unmasked"):
+        c = curves[(curves.metric == metric) & (curves.curve == "ranking")].set_index("k").f
+        assert c[12] == 1.0 and c[0] == 0.0
+    summary = pd.read_csv(heads / "sufficiency.csv")
+    assert {"cpr", "cmd", "necessity_area"} <= set(summary.measure)
+    assert (heads / "sufficiency.parquet").exists() and (heads / "sufficiency").is_dir()
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["sufficiency"]["ks"] == [0, 1, 2, 6, 12] and manifest["status"] == "complete"
+    page = (tmp_path / "index.html").read_text()
+    assert "How many heads does each task need?" in page and "fig-sufficiency" in page
+    assert (tmp_path / "figures" / "sufficiency.html").exists()
+    run = load_run(tmp_path)
+    assert run["sufficiency_curves"] is not None and len(run["sufficiency"])
