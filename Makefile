@@ -68,13 +68,15 @@ $(STAMP4): pyproject.toml constraints-tl4.txt
 
 # The tests that run on the bridge there: the tiny model is the same shapes as a random Llama
 # checkpoint (tests/conftest.py); tests of hand-planted HookedTransformers skip with a reason.
-TL4_TESTS := tests/unit/test_bridge.py tests/unit/test_bridge_run.py tests/unit/test_score.py \
-	tests/unit/test_attribution.py tests/unit/test_ablation_atp.py tests/unit/test_ablation_ig.py \
-	tests/unit/test_ablation.py tests/unit/test_mask_positions.py tests/unit/test_known_heads.py \
-	tests/unit/test_retrieval_score.py tests/unit/test_probe.py tests/unit/test_lookahead.py \
-	tests/unit/test_ablation_softmax.py tests/unit/test_backend_parity.py \
-	tests/unit/test_ablation_softmax.py tests/unit/test_mask_chosen_positions.py \
-	tests/unit/test_mask_api.py tests/unit/test_generate_api.py \
+TL4_TESTS := tests/unit/models/test_bridge.py tests/unit/models/test_bridge_run.py \
+	tests/unit/models/test_backend_parity.py tests/unit/cli/test_score.py \
+	tests/unit/attribution/test_attribution.py tests/unit/attribution/test_ablation_atp.py \
+	tests/unit/attribution/test_ablation_ig.py tests/unit/attribution/test_ablation_softmax.py \
+	tests/unit/attribution/test_retrieval_score.py tests/unit/attribution/test_probe.py \
+	tests/unit/attribution/test_lookahead.py tests/unit/analysis/test_known_heads.py \
+	tests/unit/interventions/test_ablation.py tests/unit/interventions/test_mask_positions.py \
+	tests/unit/interventions/test_mask_chosen_positions.py tests/unit/interventions/test_mask_api.py \
+	tests/unit/generation/test_generate_api.py \
 	tests/integration/test_golden_smollm.py
 
 test-tl4: setup-tl4
@@ -84,7 +86,7 @@ lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
 bench: setup
-	$(BIN)/python bench/bench_load.py && $(BIN)/python bench/bench_generation.py && $(BIN)/python bench/bench_attribution.py
+	$(BIN)/python -m bench.speed.bench_load && $(BIN)/python -m bench.speed.bench_generation && $(BIN)/python -m bench.speed.bench_attribution
 
 clean:
 	rm -rf $(VENV) runs

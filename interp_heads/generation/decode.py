@@ -27,7 +27,7 @@ from interp_heads.generation.sampling import Sampling
 from interp_heads.models.tl_compat import HookedTransformer
 
 # Fused attention by default only where measured not slower, with the same greedy tokens
-# (bench/bench_generation.py, docs/performance.md); other device types keep TransformerLens' path.
+# (bench/speed/bench_generation.py, docs/performance.md); other device types keep TransformerLens' path.
 FAST_ATTENTION_DEFAULT = {"cpu": True}
 
 

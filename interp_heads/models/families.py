@@ -4,7 +4,7 @@ Each family maps a transformers config to TransformerLens' ``HookedTransformerCo
 names TransformerLens' own weight converter for it. TransformerLens 2.18 builds such configs only
 from hub names (its local-folder path calls the hub for tokenizers and fails for most families), so
 the mapping is written out here, field by field, from the HF config alone; the converted weights are
-checked against the HF model's logits and hooks in ``tests/unit/test_families.py``.
+checked against the HF model's logits and hooks in ``tests/unit/models/test_families.py``.
 
 Adding a family is one mapping function and one :func:`register` line; the families live in
 :data:`FAMILIES`, an ``interp_heads.registry.Registry`` like every other extension point, each under
@@ -21,7 +21,7 @@ from interp_heads.registry import Registry
 MAX_CTX = 2048  # TransformerLens allocates an n_ctx x n_ctx causal mask per layer
 
 
-# Families the bridge backend has been checked on (tests/unit/test_bridge.py, bench/families.py).
+# Families the bridge backend has been checked on (tests/unit/models/test_bridge.py, bench/studies/families.py).
 BRIDGE_FAMILIES = {
     "LlamaForCausalLM",
     "MistralForCausalLM",

@@ -94,13 +94,13 @@ def load_model(
     """
     spec = _check_spec(spec)
     check_device(device, allow_meta=True)
-    if spec == "tiny" and n_devices != 1:
-        raise ModelLoadError("the tiny model runs on one device; use n_devices=1")
     device = device or default_device()
     if isinstance(dtype, str):
         dtype = getattr(torch, dtype)
     dtype = dtype or torch.float32
-    check_n_devices(n_devices, device)
+    check_n_devices(n_devices, device)  # first: a machine without the GPUs says so for any model
+    if spec == "tiny" and n_devices != 1:
+        raise ModelLoadError("the tiny model runs on one device; use n_devices=1")
     try:
         chosen = get_backend(backend)
         chosen.check_available()

@@ -11,10 +11,9 @@ what they say. Without JavaScript the table shows the default k and every row.
 
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 
+from interp_heads.figures.escape import esc
 from interp_heads.interventions.selections import RandomK, TopK
 from interp_heads.store.names import safe_name
 from interp_heads.vocab import BASELINE
@@ -116,8 +115,8 @@ def _task_table(task: str, g: pd.DataFrame, records, prompts) -> str:
             cells.append("<td>" + "".join(spans) + "</td>")
         prompt = said.get(ex, "")
         rows.append(
-            f"<tr {' '.join(data)}><td>{html.escape(ex)}</td><td>{_prompt_cell(prompt)}</td>"
-            f"<td>{html.escape(str(refs.get(ex, '') or ''))}</td>"
+            f"<tr {' '.join(data)}><td>{esc(ex)}</td><td>{_prompt_cell(prompt)}</td>"
+            f"<td>{esc(str(refs.get(ex, '') or ''))}</td>"
             f"<td>{_mark(unmasked, ok.get((BASELINE, 0, 0, ex)))}</td>{''.join(cells)}</tr>"
         )
     heads = ["id", "prompt (as the model saw it)", "reference", "unmasked"]
@@ -137,9 +136,9 @@ def _task_table(task: str, g: pd.DataFrame, records, prompts) -> str:
         "answer</option></select></label><input class='ih-q' type='search' "
         "placeholder='filter rows by text' oninput='ihGens(this)'></div>"
     )
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in heads)
+    head = "".join(f"<th>{esc(h)}</th>" for h in heads)
     return (
-        f"<div class='gens' id='gens-{safe_name(task)}'><h3>{html.escape(task)} "
+        f"<div class='gens' id='gens-{safe_name(task)}'><h3>{esc(task)} "
         f"({len(ids)} examples)</h3>{controls}<table><thead><tr>{head}</tr></thead><tbody>"
         + "".join(rows)
         + "</tbody></table></div>"
@@ -161,7 +160,7 @@ def _prompts(prompts: pd.DataFrame | None, task: str, g: pd.DataFrame) -> dict[s
 def _prompt_cell(prompt: str) -> str:
     short = prompt.strip().replace("\n", " ")
     short = short if len(short) <= PREVIEW else short[:PREVIEW] + "..."
-    return f"<details><summary>{html.escape(short)}</summary><pre>{html.escape(prompt)}</pre></details>"
+    return f"<details><summary>{esc(short)}</summary><pre>{esc(prompt)}</pre></details>"
 
 
 def _mark(text: str, correct: bool | None) -> str:
@@ -172,7 +171,7 @@ def _mark(text: str, correct: bool | None) -> str:
             "<span class='ok'>&#10003;</span> " if correct else "<span class='bad'>&#10007;</span> "
         )
     )
-    return sign + html.escape(text).replace("\n", "<br>")
+    return sign + esc(text, newlines=True)
 
 
 def _answer(text: str, correct: bool | None, k: int, shown: bool) -> str:

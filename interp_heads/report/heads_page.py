@@ -192,7 +192,7 @@ def heatmaps(inp, store: Path) -> None:
         fig.write_html(store / f"heatmap_{task}.html", include_plotlyjs="cdn")
 
 
-def _or_missing(fn, path: Path, *args) -> list[str]:
+def or_missing(fn, path: Path, *args) -> list[str]:
     """A section's lines (``fn(*args)``), or one line saying ``path`` is not there yet."""
     if not path.exists():
         return [f"*Not measured yet: `{path}` is missing (`make heads`).*", ""]
@@ -226,18 +226,18 @@ def write_page(inp, store: Path, out_path: Path) -> None:
         "",
         "## Cross-task specificity: mask one task's TopK, evaluate every task",
         "",
-        *_or_missing(specificity, store / "specificity.csv", store),
+        *or_missing(specificity, store / "specificity.csv", store),
         "## Known heads (embedded model)",
         "",
-        *_or_missing(lambda: known(inp.known(), inp.rankings, total), inp.known_path),
+        *or_missing(lambda: known(inp.known(), inp.rankings, total), inp.known_path),
         "",
         "## Retrieval heads (Wu et al. 2024)",
         "",
-        *_or_missing(lambda: retrieval_section(inp, total), inp.retrieval_path),
+        *or_missing(lambda: retrieval_section(inp, total), inp.retrieval_path),
         "",
         "## Split-half stability of each ranking",
         "",
-        *_or_missing(stability, store / "stability.csv", store),
+        *or_missing(stability, store / "stability.csv", store),
         "",
         METHOD,
     ]

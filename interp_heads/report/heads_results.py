@@ -10,8 +10,8 @@ import datetime as dt
 
 from interp_heads.analysis.specificity import exclusivity
 from interp_heads.report.heads_page import (
-    _or_missing,
     known,
+    or_missing,
     retrieval_section,
     seed_table,
     sharing,
@@ -69,7 +69,7 @@ def results_block(inp, store) -> str:
         "",
         "### Cross-task specificity: mask task A's TopK, evaluate every task B",
         "",
-        *_or_missing(specificity, store / "specificity.csv", store),
+        *or_missing(specificity, store / "specificity.csv", store),
         "### The Cognitive Mirrors figure with exclusive TopK beside plain TopK (accuracy, mean [95% CI])",
         "",
         f"Drawn in `{inp.run}/index.html` (ExclusiveTopK dash-dotted).",
@@ -91,19 +91,19 @@ def results_block(inp, store) -> str:
         "Each half re-ranked on its own (its own mean-ablation value; the run's `stability` "
         "analysis):",
         "",
-        *_or_missing(stability, store / "stability.csv", store),
+        *or_missing(stability, store / "stability.csv", store),
         "",
         "### SmolLM2's known heads",
         "",
         "Detector scores equal TransformerLens' `detect_head` within 1e-5 on the tiny, the planted "
-        "and the embedded model (`tests/unit/test_known_heads.py`, "
+        "and the embedded model (`tests/unit/analysis/test_known_heads.py`, "
         "`tests/integration/test_known_heads_smollm.py`); each planted head ranks first.",
         "",
-        *_or_missing(lambda: known(inp.known(), inp.rankings, total), inp.known_path),
+        *or_missing(lambda: known(inp.known(), inp.rankings, total), inp.known_path),
         "",
         "### Retrieval heads (Wu et al. 2024)",
         "",
-        *_or_missing(lambda: retrieval_section(inp, total), inp.retrieval_path),
+        *or_missing(lambda: retrieval_section(inp, total), inp.retrieval_path),
         HEADS_END,
     ]
     return "\n".join(lines)

@@ -126,23 +126,31 @@ def stability_html(frame: pd.DataFrame) -> str:
     from interp_heads.attribution.stability import too_few
 
     rows = []
-    for r in frame.sort_values(["task", "k"]).itertuples():
-        n_half = [int(r.n_examples) - int(r.n_half), int(r.n_half)]
-        shared = getattr(r, "shared", None)
-        if shared is None or shared != shared:  # older tables: from the Jaccard
-            shared = round(2 * r.k * r.jaccard / (1 + r.jaccard))
-        entry = {"jaccard": {str(r.k): r.jaccard}, "shared": {str(r.k): int(shared)}}
-        entry |= {"too_few": too_few(n_half)} if too_few(n_half) else {}
+    for r in frame.sort_values(["task", "k"], key=lambda c: c.astype(str)).itertuples():
         rows.append(
             f"<tr><td>{esc(r.task)}</td><td>{esc(r.n_examples)} ({esc(r.n_half)})</td>"
             f"<td>{esc(r.k)}</td><td>{esc_num(r.jaccard, '.2f')}</td>"
-            f"<td>{esc_num(r.spearman, '.2f')}</td><td>{_marked(_verdict(entry, r.k))}</td></tr>"
+            f"<td>{esc_num(r.spearman, '.2f')}</td><td>{_row_verdict(r, too_few)}</td></tr>"
         )
     head = (
         "<tr><th>task</th><th>rank examples (per half)</th><th>k</th><th>TopK Jaccard</th>"
         "<th>Spearman</th><th>verdict</th></tr>"
     )
     return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _row_verdict(r, too_few) -> str:
+    """One stability row's verdict; a hand-edited row whose numbers are not numbers says so."""
+    try:
+        n_half = [int(r.n_examples) - int(r.n_half), int(r.n_half)]
+        shared = getattr(r, "shared", None)
+        if shared is None or shared != shared:  # older tables: from the Jaccard
+            shared = round(2 * int(r.k) * float(r.jaccard) / (1 + float(r.jaccard)))
+        entry = {"jaccard": {str(r.k): float(r.jaccard)}, "shared": {str(r.k): int(shared)}}
+    except (TypeError, ValueError):
+        return "unreadable entry"
+    entry |= {"too_few": too_few(n_half)} if too_few(n_half) else {}
+    return _marked(_verdict(entry, r.k))
 
 
 def which_heads_parts(run_dir: str | Path) -> list[str]:

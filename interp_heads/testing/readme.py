@@ -1,7 +1,7 @@
 """The README's "In Python" example as code: run on the tiny model by a test, timed by a benchmark.
 
 Both read the code from ``README.md`` itself, so the example a reader copies is the one that is
-tested and timed (``tests/unit/test_readme_example.py``, ``bench/bench_readme_example.py``).
+tested and timed (``tests/unit/test_readme_example.py``, ``bench/speed/bench_readme_example.py``).
 """
 
 from __future__ import annotations

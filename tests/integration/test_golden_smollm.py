@@ -1,7 +1,7 @@
 """Golden before/after test on the embedded SmolLM2 (``tests/data/smollm_small.toml``).
 
 ``tests/data/golden/smollm`` holds the outputs of that config made before the experiment layer was
-reshaped (issue 9): the ranking, every generation and every table must stay the same. On the
+reshaped: the ranking, every generation and every table must stay the same. On the
 bridge backend (tl4 env) its math_calculation task must give the same (one task keeps CI short:
 the bridge runs HF's eager attention and recomputes shared prefixes).
 """

@@ -1,30 +1,29 @@
-"""The worked examples of docs/extending.md: a toy attribution method, ablation kind, metric,
-executor, selection and model backend, each defined here and registered with one decorator call,
-then run through ``run`` on the tiny model. Each is checked against something computed independently of the toolkit's code path."""
+"""The worked examples of docs/extending.md, run as the page prints them: a toy attribution method,
+ablation kind, metric, executor, selection and model backend. Each section's code block is executed
+(it registers its variant with one decorator line), run through ``run`` on the tiny model, checked
+against something computed independently of the toolkit's code path, and unregistered."""
 
 from __future__ import annotations
 
 import json
+import re
 import warnings
-from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 import pytest
 import torch
 
-from interp_heads.attribution.methods import METHODS, Method
-from interp_heads.execution.base import generate_masked
+from interp_heads.attribution.methods import METHODS
 from interp_heads.execution.registry import EXECUTORS
-from interp_heads.interventions.kinds import KINDS, Ablation
-from interp_heads.interventions.selections import SELECTIONS, Selection
-from interp_heads.metrics.base import Metric
+from interp_heads.interventions.kinds import KINDS
+from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.metrics.registry import METRICS
 from interp_heads.models.backends import BACKENDS
-from interp_heads.models.backends.hooked import HookedBackend
 from interp_heads.pipeline.experiment import RunConfig, run_pipeline
+from tests.helpers import DATA, ROOT
 
-DATA = Path(__file__).resolve().parents[1] / "data"
+DOC = ROOT / "docs" / "extending.md"
+REGISTRIES = (METHODS, KINDS, METRICS, EXECUTORS, SELECTIONS, BACKENDS)
 
 
 def _run(out, **over):
@@ -50,39 +49,37 @@ def _run(out, **over):
     return out
 
 
+def example_code(heading: str) -> str:
+    """The Python code blocks of the section ``### heading`` of docs/extending.md."""
+    section = DOC.read_text().split(f"\n### {heading}\n", 1)[1].split("\n### ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    assert blocks, f"docs/extending.md: no code block under {heading!r}"
+    return "\n".join(blocks)
+
+
 @pytest.fixture
-def registered():
-    """Registers entries for one test and removes them afterwards."""
-    added = []
+def example():
+    """Executes a docs section's code (which registers its variant) and returns its names;
+    whatever it registered is unregistered after the test."""
+    before = [set(registry.names()) for registry in REGISTRIES]
 
-    def add(registry, cls):
-        registry.register(cls)
-        added.append((registry, cls.name))
-        return cls
+    def run(heading: str) -> dict:
+        names = {"__name__": "docs_extending"}
+        where = f"docs/extending.md ({heading})"
+        # dont_inherit: the page's code runs as a reader's file would, without this module's
+        # ``from __future__ import annotations`` (a dataclass then resolves its own annotations)
+        exec(compile(example_code(heading), where, "exec", dont_inherit=True), names)
+        return names
 
-    yield add
-    for registry, name in added:
-        registry.unregister(name)
+    yield run
+    for registry, names in zip(REGISTRIES, before, strict=True):
+        for name in set(registry.names()) - names:
+            registry.unregister(name)
 
 
 # ----------------------------------------------------------------------------- a method
-class LastLayersFirst(Method):
-    """A toy ranking: a head's score is its position in the model, later layers higher."""
-
-    name = "last_layers_first"
-    target = "layer * n_heads + head"
-    signed = True
-
-    def score(self, model, task, batches, opts, per_example):
-        n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
-        scores = torch.arange(n_layers * n_heads, dtype=torch.float).reshape(n_layers, n_heads)
-        n = sum(len(b) for b in batches)
-        per_example.append(scores.expand(n, n_layers, n_heads).clone())  # the same per example
-        return scores, self.target
-
-
-def test_a_new_attribution_method(registered, tmp_path):
-    registered(METHODS, LastLayersFirst)
+def test_a_new_attribution_method(example, tmp_path):
+    example("An attribution method")
     run = _run(tmp_path / "run", attribution="last_layers_first")
     ranking = pd.read_csv(run / "ranking.csv").sort_values("rank")
     assert ranking["label"].tolist()[:3] == ["L2H3", "L2H2", "L2H1"]  # the tiny model: 3 x 4
@@ -93,22 +90,8 @@ def test_a_new_attribution_method(registered, tmp_path):
 
 
 # ----------------------------------------------------------------------------- an ablation kind
-class FirstPromptMean(Ablation):
-    """A toy kind: a masked head's z is its mean over the first evaluated prompt only."""
-
-    name = "first_prompt_mean"
-
-    def values(self, model, prompts, *, batch_size=32):
-        from interp_heads.interventions.means import head_means
-
-        return head_means(model, prompts[:1])
-
-    def replacement(self, layer, heads, values, generator):
-        return values[layer][heads].clone()
-
-
-def test_a_new_ablation_kind(registered, tmp_path, tiny):
-    registered(KINDS, FirstPromptMean)
+def test_a_new_ablation_kind(example, tmp_path, tiny):
+    example("An ablation kind")
     run = _run(tmp_path / "run", ablation="first_prompt_mean")
     gens = pd.read_json(run / "generations.jsonl", lines=True, dtype={"example_id": str})
     row = gens[(gens.selection == "TopK") & (gens.k == 4)]
@@ -139,18 +122,8 @@ def test_a_new_ablation_kind(registered, tmp_path, tiny):
 
 
 # ----------------------------------------------------------------------------- a metric
-class ShortAnswer(Metric):
-    """A toy metric: 1 when the answer's first line has at most two characters."""
-
-    name = "short_answer"
-    label = "Short answer"
-
-    def score(self, items):
-        return [float(len(it.mt.splitlines()[0] if it.mt else "") <= 2) for it in items]
-
-
-def test_a_new_metric(registered, tmp_path):
-    registered(METRICS, ShortAnswer)
+def test_a_new_metric(example, tmp_path):
+    example("A metric")
     run = _run(tmp_path / "run", metrics=["accuracy", "short_answer"])
     records = pd.read_parquet(run / "sweep.parquet")
     mine = records[records.metric == "short_answer"]
@@ -163,71 +136,30 @@ def test_a_new_metric(registered, tmp_path):
 
 
 # ----------------------------------------------------------------------------- an executor
-class Reversed:
-    """A toy executor: generates the pending units last first, in this process."""
+def test_a_new_executor(example, tmp_path):
+    names = example("An executor")
+    seen = []  # the units in the order the executor generated them
+    generate = names["generate_masked"]
 
-    name = "reversed"
-    seen: list = []
+    def recording(model, unit, context):
+        seen.append(unit.key)
+        return generate(model, unit, context)
 
-    def __init__(self, model):
-        self.model = model
-
-    @classmethod
-    def build(cls, settings, model):
-        return cls(model)
-
-    def run(self, units):
-        for unit in reversed(list(units)):
-            Reversed.seen.append(unit.key)
-            outs, seconds = generate_masked(self.model, unit, unit.context)
-            yield [(unit, outs, seconds)]
-
-    def close(self):
-        pass
-
-
-def test_a_new_executor(registered, tmp_path):
-    registered(EXECUTORS, Reversed)
-    Reversed.seen.clear()
+    names["generate_masked"] = recording  # what the example's run() calls
     mine = _run(tmp_path / "reversed", executor="reversed")
     local = _run(tmp_path / "local")
-    assert len(Reversed.seen) == 1 + 2 * 2  # baseline + (TopK, RandomK) x 2 ks
-    assert Reversed.seen[0].endswith("__k4__s0")  # the last planned condition ran first
+    assert len(seen) == 1 + 2 * 2  # baseline + (TopK, RandomK) x 2 ks
+    assert seen[0].endswith("__k4__s0")  # the last planned condition ran first
     for table in ("sweep.parquet", "summary.parquet"):
         a, b = pd.read_parquet(mine / table), pd.read_parquet(local / table)
         pd.testing.assert_frame_equal(a, b)
 
 
 # ----------------------------------------------------------------------------- a model backend
-class CountingHooked(HookedBackend):
-    """A toy backend: the hooked backend, counting the model's forward passes."""
-
-    name = "counting"
-    forwards = 0
-
-    def load(self, spec, device, dtype, **kwargs):
-        return self.counted(super().load(spec, device, dtype, **kwargs))
-
-    def tiny(self, device=None):
-        return self.counted(super().tiny(device))
-
-    def counted(self, model):
-        forward = model.forward
-
-        def counting(*args, **kwargs):
-            CountingHooked.forwards += 1
-            return forward(*args, **kwargs)
-
-        model.forward = counting
-        model.interp_heads_source["backend"] = self.name  # backend_of(model) finds this backend
-        return model
-
-
-def test_a_new_model_backend(registered, tmp_path):
+def test_a_new_model_backend(example, tmp_path):
     from interp_heads.models.tl_compat import HookedTransformer
 
-    registered(BACKENDS, CountingHooked)
-    CountingHooked.forwards = 0
+    counting = example("A model backend")["CountingHooked"]
     calls = []  # the reference: torch's own count of calls of a whole model
     handle = torch.nn.modules.module.register_module_forward_pre_hook(
         lambda module, args: calls.append(1) if isinstance(module, HookedTransformer) else None
@@ -237,7 +169,7 @@ def test_a_new_model_backend(registered, tmp_path):
     finally:
         handle.remove()
     hooked = _run(tmp_path / "hooked")
-    assert CountingHooked.forwards == len(calls) > 0
+    assert counting.forwards == len(calls) > 0
     manifest = json.loads((mine / "manifest.json").read_text())
     assert manifest["config"]["backend"] == "counting"
     assert manifest["model"]["backend"] == "counting"  # so it never resumes a hooked run
@@ -247,27 +179,8 @@ def test_a_new_model_backend(registered, tmp_path):
 
 
 # ----------------------------------------------------------------------------- a selection
-@dataclass(frozen=True)
-class FirstLayerK(Selection):
-    """A toy selection: the first k heads of layer 0, then of layer 1 ... (deterministic)."""
-
-    name = "first_layer_k"
-    display = "FirstLayerK"
-    dash = "longdash"
-
-    n_layers: int
-    n_heads: int
-
-    @classmethod
-    def build(cls, ctx):
-        return cls(ctx.n_layers, ctx.n_heads)
-
-    def select(self, k, seed=0):
-        return [(i // self.n_heads, i % self.n_heads) for i in range(k)]
-
-
-def test_a_new_selection(registered, tmp_path):
-    registered(SELECTIONS, FirstLayerK)
+def test_a_new_selection(example, tmp_path):
+    example("A selection")
     run = _run(tmp_path / "run", selections=["topk", "first_layer_k"])
     gens = pd.read_json(run / "generations.jsonl", lines=True)
     mine = gens[gens.selection == "FirstLayerK"]

@@ -1,0 +1,1 @@
+"""Equality checks: that two paths (or two commits) give the same results."""

@@ -1,0 +1,117 @@
+"""What the bench scripts share: where results and caches live, and the small pieces two or more
+scripts use (the synthetic city task, a built-in task's checked examples, the random-weight family
+checkpoints against HF, writing a table between a doc's markers).
+
+The scripts run from the repository root as modules (``python -m bench.speed.bench_sweep``), so
+this module is imported as ``bench.common``. Model-side imports stay inside the functions: the
+scripts that read only JSON or run folders (``checks/compare_runs.py``) do not load torch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+# the user task of the agreement studies (a JSONL file, not a built-in task)
+USER_TASK = str(ROOT / "data" / "user_tasks" / "antonyms.jsonl")
+# prompts and new tokens of the families studies (both backends)
+FAMILY_PROMPTS = ["Hello there, my", "The cat sat on the", "a b", "Once upon a time, in"]
+FAMILY_NEW_TOKENS = 16
+
+# the synthetic city task of the attribution bench and study
+NAMES = ["Anna", "Ben", "Carl", "Dana", "Emma", "Frank", "Grace", "Henry"]
+CITIES = ["Paris", "Rome", "Tokyo", "Cairo", "Lima", "Oslo", "Berlin", "Madrid"]
+
+
+def result_path(name: str) -> Path:
+    """``bench/results/<name>``: where a script writes (and reads back) its JSON."""
+    return RESULTS / name
+
+
+def cache_root() -> Path:
+    """Where the studies cache slow references: ``$INTERP_HEADS_CACHE/bench``."""
+    return Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache/interp_heads")) / "bench"
+
+
+def replace_between_markers(doc: Path, marker: str, text: str) -> None:
+    """Put ``text`` between ``<!-- marker -->`` and ``<!-- /marker -->`` in ``doc``."""
+    pattern = rf"(<!-- {marker} -->\n).*?(<!-- /{marker} -->)"
+    new = re.sub(pattern, lambda m: m.group(1) + text + m.group(2), doc.read_text(), flags=re.S)
+    doc.write_text(new)
+
+
+def bench_task(n: int = 8, seed: int = 0):
+    """``n`` examples: seven name-city facts, then a question about one name (corrupted: another)."""
+    from interp_heads.tasks.schema import Example, Task
+
+    rng = random.Random(seed)
+    examples = []
+    for i in range(n):
+        names, cities = rng.sample(NAMES, 7), rng.sample(CITIES, 7)
+        facts = "Facts: " + " ".join(
+            f"{a} lives in {c}." for a, c in zip(names, cities, strict=True)
+        )
+        q, r = rng.sample(range(7), 2)
+
+        def prompt(j, facts=facts, names=names):
+            return f"{facts} Question: where does {names[j]} live? Answer: {names[j]} lives in"
+
+        examples.append(
+            Example(
+                f"b{i}",
+                "bench",
+                prompt(q),
+                cities[q],
+                corrupted_prompt=prompt(r),
+                corrupted_answer=cities[r],
+            )
+        )
+    return Task("bench", examples)
+
+
+def task_examples(model, name: str, n: int, batch_size: int = 8):
+    """``(task, fmt, batches, ids)``: the first ``n`` correctly answered of the task's first 64
+    examples, in its own format (declared or built-in; else the measured one, as the CLI picks),
+    and a digest of their ids (names the cached references)."""
+    from interp_heads.attribution import make_batches
+    from interp_heads.pipeline.loading import load_any_task
+    from interp_heads.tasks import filter_correct, resolve_format
+
+    task = load_any_task(USER_TASK if name == "antonyms" else name)
+    fmt = resolve_format(model, task)[0]
+    task = filter_correct(model, task.subset(n=64), fmt=fmt).subset(n=n)
+    batches = make_batches(model, task, batch_size=batch_size, corrupted=False, fmt=fmt)
+    ids = hashlib.sha256(" ".join(i for b in batches for i in b.ids).encode()).hexdigest()[:12]
+    return task, fmt, batches, ids
+
+
+def token_share(a, b) -> float:
+    """The share of positions where two batches of token rows agree."""
+    pairs = [(x, y) for ra, rb in zip(a, b, strict=True) for x, y in zip(ra, rb, strict=True)]
+    return sum(x == y for x, y in pairs) / len(pairs)
+
+
+def family_checkpoint(spec):
+    """A tiny random checkpoint of ``spec`` saved to a temporary folder, and HF's eager model of it."""
+    from transformers import AutoModelForCausalLM
+
+    folder = spec.save(Path(tempfile.mkdtemp(prefix=spec.name)))
+    return folder, AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+
+
+def logits_vs_hf(model, hf):
+    """``(tokens, mask, ours, hf_logits)`` on the family prompts, left-padded, HF given the
+    position ids the padding implies."""
+    from interp_heads.generation.decode import tokenize_left_padded
+
+    tokens, mask = tokenize_left_padded(model, FAMILY_PROMPTS)
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    ours = model(tokens, attention_mask=mask)
+    ref = hf(tokens, attention_mask=mask, position_ids=pos).logits
+    return tokens, mask, ours, ref

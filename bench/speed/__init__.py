@@ -1,0 +1,1 @@
+"""Speed benchmarks: timing scripts (run by hand, never timed in tests)."""

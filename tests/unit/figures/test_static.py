@@ -1,0 +1,71 @@
+"""Static images of every figure (SVG, PDF, PNG) for papers: written by ``report --static``
+through kaleido and the machine's Chromium, listed as the tool's files; clear errors otherwise."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import sys
+import warnings
+
+import plotly.graph_objects as go
+import pytest
+
+from interp_heads.cli import main
+from interp_heads.errors import InputError
+from interp_heads.figures.static import StaticExportError, parse_formats, write_static
+from tests.helpers import DATA
+
+BROWSER = (
+    shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+)
+CAN_EXPORT = importlib.util.find_spec("kaleido") is not None and BROWSER is not None
+
+
+def _main(*argv) -> int:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return main([str(a) for a in argv])
+
+
+def test_formats_are_checked():
+    assert parse_formats("svg, PNG,.pdf,svg") == ["svg", "png", "pdf"]
+    for bad in ("gif", "", "svg,jpg"):
+        with pytest.raises(InputError, match="choose from svg, pdf, png"):
+            parse_formats(bad)
+
+
+def test_bad_format_on_the_command_line_is_one_line_exit_2(tmp_path, capsys):
+    assert _main("report", tmp_path, "--static", "svg,gif") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "static formats gif" in err
+
+
+def test_without_kaleido_the_error_says_what_to_install(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "kaleido", None)  # import kaleido -> ImportError
+    with pytest.raises(StaticExportError, match="need kaleido"):
+        write_static({"f": go.Figure()}, tmp_path, ["svg"])
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(not CAN_EXPORT, reason="needs kaleido and a Chrome/Chromium")
+def test_report_static_writes_every_figure(tmp_path):
+    out = tmp_path / "run"
+    cfg = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
+    (tmp_path / "c.toml").write_text(cfg)
+    assert _main("run", "--config", tmp_path / "c.toml", "--out", out, "--quiet") == 0
+    assert _main("report", out, "--static", "svg,png") == 0
+    figures = out / "figures"
+    names = sorted(p.stem for p in figures.glob("*.html"))
+    assert names and sorted(p.stem for p in figures.glob("*.svg")) == names
+    assert sorted(p.stem for p in figures.glob("*.png")) == names
+    for name in names:
+        svg = (figures / f"{name}.svg").read_text()
+        assert svg.lstrip().startswith("<svg")
+        assert (figures / f"{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not list(figures.glob(".*tmp*"))  # no temporary file left
+    listed = json.loads((out / "manifest.json").read_text())["files"]["outputs"]
+    assert any(
+        p.endswith("seed_figure.svg") for p in listed
+    )  # the tool's: a --force rerun retires it

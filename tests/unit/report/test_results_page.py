@@ -1,0 +1,102 @@
+"""``interp_heads.report.results_page`` (docs/results.md): it keeps the section ``make heads``
+writes, words verdicts at small n, links its static figures and splits one run's two k grids."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from interp_heads.report import results_page
+from tests.helpers import DATA
+
+
+def _make_results():
+    return results_page
+
+
+def test_heads_block_is_inserted_before_the_notes_replaced_and_read_back():
+    mr = _make_results()
+    block = f"{mr.HEADS_BEGIN}\n## Which heads\n| k | 8 |\n{mr.HEADS_END}"
+    page = "# Results\n\n| table |\n\n## Reading the results (hand-written)\n\n- note\n"
+    first = mr.with_heads_block(page, block)
+    assert first.index("## Which heads") < first.index("## Reading the results")
+    assert mr.heads_block(first) == block
+    newer = block.replace("| k | 8 |", "| k | 32 |")
+    second = mr.with_heads_block(first, newer)
+    assert mr.heads_block(second) == newer and second.count(mr.HEADS_BEGIN) == 1
+    assert mr.heads_block("no section here") == ""
+    assert mr.with_heads_block("# Results\n", block).endswith(block + "\n")
+
+
+def _run(tmp_path: Path) -> Path:
+    """A tiny run folder (``run --config tests/data/tiny.toml``)."""
+    import warnings
+
+    from interp_heads.cli import main
+
+    data = DATA
+    cfg = tmp_path / "c.toml"
+    cfg.write_text((data / "tiny.toml").read_text().replace("tests/data/", f"{data}/"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["run", "--config", str(cfg), "--out", str(tmp_path / "run"), "--quiet"]) == 0
+    return tmp_path / "run"
+
+
+def test_claim_rows_say_too_few_and_never_print_an_infinite_ratio():
+    import pandas as pd
+
+    mr = _make_results()
+    rows = [dict(task="t", selection=sel, k=32, metric="accuracy", mean=m, ci_low=m - 0.05,
+                 ci_high=m + 0.05) for sel, m in (("TopK", 0.0), ("RandomK", 1.0))]  # fmt: skip
+    sig = dict(task="t", k=32, metric="accuracy", control="RandomK", baseline=1.0, top_drop=1.0,
+               control_drop=0.0, diff=-1.0, diff_low=-1.0, diff_high=-1.0, p_value=0.0005,
+               significant=True, drop_ratio=float("inf"), n_draws=2)  # fmt: skip
+    run = {"summary": pd.DataFrame(rows), "sig": pd.DataFrame([dict(sig, n_examples=7)])}
+    (row,) = mr.claim_rows(run, 32)
+    assert row["claim holds"].startswith("too few examples to decide (n = 7")
+    assert row["ratio"] == "1.00 vs 0.00" and "p" not in row["TopK - RandomK [95% CI], p"][-8:]
+    run["sig"] = pd.DataFrame([dict(sig, n_examples=60, n_draws=5)])
+    (row,) = mr.claim_rows(run, 32)
+    assert row["claim holds"] == "yes" and row["TopK - RandomK [95% CI], p"].endswith("p < 0.001")
+
+
+def test_results_page_links_its_static_figures(tmp_path, monkeypatch):
+    import importlib.util as util
+    import shutil
+    import sys
+
+    if util.find_spec("kaleido") is None or not shutil.which("chromium"):
+        import pytest
+
+        pytest.skip("needs kaleido and a Chromium")
+    run = _run(tmp_path)
+    out, figs = tmp_path / "docs" / "results.md", tmp_path / "docs" / "figures"
+    argv = ["results_page", str(run), str(run), "--out", str(out), "--figures", str(figs)]
+    monkeypatch.setattr(sys, "argv", [*argv, "--notes", str(tmp_path / "none.md")])
+    _make_results().main()
+    page = out.read_text()
+    for name in ("results_literal_k.svg", "results_scaled_k.svg"):
+        assert f"](figures/{name})" in page  # relative to the page: it renders where it lies
+        svg = (figs / name).read_text()
+        assert svg.lstrip().startswith("<svg") and len(svg) < 300_000  # small enough to commit
+    assert "runs/demo/index.html` for the interactive page" not in page
+
+
+def test_one_run_with_both_k_grids_gives_each_its_tables():
+    """``make demo`` is one run with ``ks`` and ``scaled_ks``: the literal grid's view holds its
+    k only, the scaled grid's the model's fractions (4, 8 of 270 heads here), both the unmasked."""
+    import pandas as pd
+
+    manifest = {
+        "config": {"ks": [16, 32], "scaled_ks": [0.015625, 0.03125]},
+        "model": {"n_layers": 30, "n_heads": 9},
+        "ks": [4, 8, 16, 32],
+    }
+    ks = [0, 4, 8, 16, 32]
+    frame = pd.DataFrame({"k": ks, "task": "t", "selection": "TopK"})
+    run = {"manifest": manifest, "summary": frame, "sig": frame}
+    literal, scaled = results_page.grid_views(run)
+    assert sorted(literal["summary"].k) == [0, 16, 32] and literal["manifest"]["ks"] == [16, 32]
+    assert sorted(scaled["summary"].k) == [0, 4, 8] and scaled["manifest"]["ks"] == [4, 8]
+    one = {**run, "manifest": {**manifest, "config": {"ks": [16, 32]}}}
+    assert results_page.grid_views(one) == (one, None)
