@@ -1,24 +1,34 @@
-"""The Cognitive Mirrors protocol beside the causal one: docs/compare.md from their run folders.
+"""The Cognitive Mirrors protocol beside the causal one: docs/compare.md and an HTML page.
 
     make compare   # interp-heads run each config of VARIANTS into runs/compare/<name>, then:
     python -m interp_heads.report.compare_page runs/compare [--page docs/compare.md]
+        [--html runs/compare/index.html] [--figures docs/figures]
 
 ``seed`` is ``configs/cognitive_mirrors.toml`` (the Cognitive Mirrors protocol, on the four
 built-in tasks in the study's prompt format); ``causal`` (``configs/compare/causal.toml``) is the
 same tasks in their plain completion format, filtered to the correctly answered ones, under this
 toolkit's protocol (``ablation_atp`` ranking, mean ablation at every position, first-line answers,
-gold reference, three RandomK draws); the other three runs change one of the study's choices
-alone (positions last -> all, scale -> mean, the accuracy rule's references -> all gold). Each run
-is an ordinary resumable run folder; this page needs no model: every number is read from them.
+gold reference); the other three runs change one of the study's choices alone (positions last ->
+all, scale -> mean, the accuracy rule's references -> all gold). Each run is an ordinary
+resumable run folder; this page needs no model: every number is read from them.
+
+The page, figure first: both protocols' figures side by side (``figures.protocols``), one verdict
+table (``compare_tables``), probe-vs-causal agreement, what each choice changes, and findings
+written from those numbers (``compare_findings``). The generated part of docs/compare.md sits
+between :data:`BEGIN` and :data:`END`; the hand-written text around it is kept.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
+
+from interp_heads.report import compare_tables as ct
+from interp_heads.report.compare_findings import findings
 
 # run folder -> its config (``make compare`` runs each into runs/compare/<name>)
 VARIANTS = {
@@ -29,160 +39,179 @@ VARIANTS = {
     "gold_reference": "configs/compare/gold_reference.toml",
 }
 CHANGED = {
-    "seed": "the seed's protocol (configs/cognitive_mirrors.toml)",
+    "seed": "the study's protocol (configs/cognitive_mirrors.toml)",
     "causal": "the causal protocol (ablation_atp ranking, mean ablation at all positions, "
-    "first line of 6 tokens, gold reference, 3 RandomK draws)",
-    "positions_all": "seed protocol, mask at every position (positions = all)",
-    "mean_ablation": "seed protocol, mean ablation instead of the 1e-4 scale",
-    "gold_reference": "seed protocol, every part of the accuracy rule against the gold answer "
+    "first line of 6 tokens, gold reference)",
+    "positions_all": "the mask at every position (positions = all)",
+    "mean_ablation": "mean ablation instead of the 1e-4 scale",
+    "gold_reference": "every part of the accuracy rule against the gold answer "
     "(cognitive_mirrors_accuracy_gold; no COMET)",
 }
+# what the three one-choice runs change beside their choice, to fit the budget (docs/compare.md)
+VARIANT_BUDGET = {"ranking", "n_eval", "elbow", "selections", "seeds"}
+PROTOCOLS = {"seed": "the study's protocol", "causal": "the causal protocol"}
+FIGURE = "compare_protocols"  # docs/figures/<FIGURE>.svg
+BEGIN = "<!-- begin: written by make compare (interp_heads.report.compare_page); edit around it -->"
+END = "<!-- end: written by make compare -->"
 
 
-# --------------------------------------------------------------------------- the page
-def _load(out: Path, name: str) -> dict:
-    d = out / name
+def load(folder: Path) -> dict:
+    """A run folder's manifest, summary, significance and ranking tables."""
+    summary = (
+        pd.read_parquet(folder / "summary.parquet")
+        if (folder / "summary.parquet").exists()
+        else pd.read_csv(folder / "summary.csv")
+    )
+    try:
+        sig = pd.read_csv(folder / "significance.csv")
+    except (FileNotFoundError, pd.errors.EmptyDataError):
+        sig = pd.DataFrame()
+    ranking = folder / "ranking.csv"
     return {
-        "manifest": json.loads((d / "manifest.json").read_text()),
-        "summary": pd.read_csv(d / "summary.csv"),
-        "ranking": pd.read_csv(d / "ranking.csv"),
+        "manifest": json.loads((folder / "manifest.json").read_text()),
+        "summary": summary,
+        "sig": sig,
+        "ranking": pd.read_csv(ranking) if ranking.exists() else None,
     }
 
 
-def _fmt(x) -> str:
-    return "" if pd.isna(x) else f"{x:.3f}"
+def load_runs(out: Path) -> dict[str, dict]:
+    return {n: load(out / n) for n in VARIANTS if (out / n / "summary.csv").exists()}
 
 
-def _md(frame: pd.DataFrame) -> str:
-    cols = list(frame.columns)
-    rows = ["| " + " | ".join(map(str, cols)) + " |", "|" + "---|" * len(cols)]
-    for r in frame.itertuples(index=False):
-        rows.append(
-            "| "
-            + " | ".join(_fmt(v) if isinstance(v, float) else str(v).replace("|", "\\|") for v in r)
-            + " |"
-        )
-    return "\n".join(rows)
+def sections(runs: dict[str, dict]) -> list[dict]:
+    """The page after its figure: ``{"title", "note", "table" or "items"}`` per section."""
+    verdicts = {n: ct.verdict_frame(r, n) for n, r in runs.items()}
+    both = [verdicts[n] for n in PROTOCOLS if n in verdicts]
+    verdict = pd.concat(both, ignore_index=True) if both else pd.DataFrame()
+    agree = None
+    if "seed" in runs and "causal" in runs and runs["causal"]["ranking"] is not None:
+        agree = ct.agreement(runs["seed"]["ranking"], runs["causal"]["ranking"], [8, 16, 32])
+    choices = ct.choices_frame(verdicts, CHANGED)
+    out = []
+    if len(verdict):
+        out.append({
+            "title": "Does TopK collapse the task against RandomK?",
+            "note": "Per task and protocol, at the task's elbow k (the study's find_elbow_point "
+            f"on each run's own ranking) and at k = {ct.FIXED_K}, on each protocol's accuracy "
+            "metric: the means, TopK's drop from the unmasked score over RandomK's (drop ratio), "
+            "TopK minus RandomK with its 95% interval and two-sided p (paired bootstrap over "
+            "examples and RandomK draws, interp_heads.sweep.stats). Yes: the interval lies "
+            f"below 0 and the drop ratio is at least {ct.CLAIM_RATIO:g}x (the study's claim); a "
+            f"verdict needs {ct.stats.MIN_EXAMPLES} examples and {ct.stats.MIN_DRAWS} draws.",
+            "table": ct.verdict_table(verdict),
+        })  # fmt: skip
+    if agree is not None:
+        out.append({
+            "title": "Does the probe's ranking agree with the causal ranking?",
+            "note": "Spearman of the two rankings' ranks over all heads, and the share of the "
+            "top k heads they share, per task (probe: `seed`; causal: `ablation_atp` of `causal`).",
+            "table": agree,
+        })  # fmt: skip
+    if len(choices):
+        out.append({
+            "title": "What each of the study's choices changes",
+            "note": "Each run's accuracy metric, averaged over its tasks: unmasked, TopK and "
+            f"RandomK at k = {ct.FIXED_K}, TopK minus RandomK there and at the elbow k, and in "
+            "how many tasks TopK collapses the task (as in the verdict table).",
+            "table": choices,
+        })  # fmt: skip
+    if len(verdict):
+        out.append({"title": "Findings", "note": "Written by the page generator from the "
+                    "numbers above.", "items": findings(verdict, agree, choices, PROTOCOLS)})  # fmt: skip
+    return out
 
 
-def figure_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per task, metric and k: the unmasked value, TopK and RandomK (mean over draws)."""
-    s = summary[summary.selection.isin(["TopK", "RandomK"])]
-    wide = s.pivot_table(index=["task", "label", "k"], columns="selection", values="mean")
-    base = summary[summary.selection == "baseline"].set_index(["task", "label"])["mean"]
-    wide = wide.reset_index()
-    wide.insert(
-        3, "unmasked", [base.get((t, lbl)) for t, lbl in zip(wide.task, wide.label, strict=True)]
-    )
-    wide["TopK - RandomK"] = wide["TopK"] - wide["RandomK"]
-    return wide.rename(columns={"label": "metric"})
+def runs_items(runs: dict[str, dict]) -> list[str]:
+    """One line per run: what it is, and whether it has numbers yet."""
+    items = []
+    for n in VARIANTS:
+        r = runs.get(n)
+        if r is None:
+            items.append(f"`{n}`: {CHANGED[n]}; not run yet (no numbers)")
+            continue
+        m = r["manifest"]
+        elbow = m.get("elbow_k") or {}
+        k = ", ".join(f"{t} {v}" for t, v in elbow.items())
+        items.append(f"`{n}`: {CHANGED[n]}" + (f"; elbow k: {k}" if k else ""))
+    return items
 
 
-def agreement(probe: pd.DataFrame, causal: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
-    """Per task: Spearman of the two rankings' ranks and the top-k overlap share at each k."""
-    from scipy.stats import spearmanr
-
-    rows = []
-    for task, p in probe.groupby("task"):
-        c = causal[causal.task == task].set_index("label")["rank"]
-        p = p.set_index("label")["rank"]
-        row = {"task": task, "Spearman": float(spearmanr(p, c.loc[p.index]).statistic)}
-        top_p, top_c = p.sort_values(), c.sort_values()
-        for k in ks:
-            shared = set(top_p.index[:k]) & set(top_c.index[:k])
-            row[f"top-{k} overlap"] = len(shared) / k
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-def variants_table(runs: dict) -> pd.DataFrame:
-    """Each variant's TopK and RandomK, averaged over the four tasks, per metric and k."""
-    rows = []
-    for name, r in runs.items():
-        t = figure_table(r["summary"])
-        t = t[t.k.isin(_common_ks(runs))]
-        for (metric, k), g in t.groupby(["metric", "k"]):
-            rows.append(
-                {
-                    "run": name,
-                    "metric": metric,
-                    "k": int(k),
-                    "unmasked": g.unmasked.mean(),
-                    "TopK": g.TopK.mean(),
-                    "RandomK": g.RandomK.mean(),
-                    "TopK - RandomK": g["TopK - RandomK"].mean(),
-                }
-            )
-    return pd.DataFrame(rows)
-
-
-def _common_ks(runs: dict) -> list[int]:
-    return sorted(set.intersection(*(set(r["manifest"]["ks"]) for r in runs.values())))
-
-
-def page(out: Path) -> str:
-    runs = {n: _load(out, n) for n in VARIANTS if (out / n / "summary.csv").exists()}
-    missing = [n for n in VARIANTS if n not in runs]
-    seed, parts = runs.get("seed"), ["# The seed's protocol beside the causal one", ""]
-    parts += [
-        "Generated by `make compare` (`interp_heads.report.compare_page`) from the run folders under "
-        f"`{out}`; every number below is read from them. Runs:",
-        "",
-        *[f"- `{n}`: {CHANGED[n]}" for n in VARIANTS],
-        "",
-    ]
-    if missing:
-        parts += [f"Not run yet (no numbers): {', '.join(missing)}.", ""]
-    if seed:
-        p = seed["manifest"].get("probe") or {}
-        parts += ["## The probe's held-out accuracy", ""]
-        parts.append(_md(pd.DataFrame([{
-            "probe": f"{p.get('kind')} at {p.get('position')!r}",
-            "held-out accuracy": p.get("heldout_accuracy"), "chance": p.get("chance"),
-            "train accuracy": p.get("train_accuracy"), "n train": p.get("n_train"),
-            "n held-out": p.get("n_heldout"),
-        }])))  # fmt: skip
-        parts += ["", "Elbow k per task (masked beside the listed k): "
-                  + ", ".join(f"{t}: {k}" for t, k in (seed["manifest"].get("elbow_k") or {}).items()), ""]  # fmt: skip
-    for name in ("seed", "causal"):
-        if name in runs:
-            parts += [
-                f"## Seed figure under `{name}`",
-                "",
-                _md(figure_table(runs[name]["summary"])),
-                "",
-            ]
-    if seed and "causal" in runs:
-        ks = _common_ks({"seed": seed, "causal": runs["causal"]})
-        parts += [
-            "## Does the probe ranking agree with the causal ranking?",
-            "",
-            "Spearman of the two rankings' ranks over all heads, and the share of the top k heads "
-            "they share, per task (probe: `seed`; causal: `ablation_atp` of `causal`).",
-            "",
-            _md(agreement(seed["ranking"], runs["causal"]["ranking"], ks)),
-            "",
-        ]
-    if len(runs) > 1:
-        parts += [
-            "## What each of the seed's choices changes",
-            "",
-            "Mean over the four tasks of each run's unmasked value, TopK and RandomK (one draw, "
-            "three for `causal`) at the k every run masks.",
-            "",
-            _md(variants_table(runs)),
-            "",
-        ]
+def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
+    """The generated block of docs/compare.md (markers included)."""
+    parts = [BEGIN, ""]
+    if image:
+        parts += [f"![The study's protocol (left) and the causal one (right)]({image})", ""]
+    elif any(n in runs for n in PROTOCOLS):
+        parts += [f"(Figure: `{out}/index.html`; the static image needs kaleido and a Chromium.)"]
+        parts += [""]
+    else:
+        parts += ["(No figure yet: neither protocol has been run.)", ""]
+    for sec in sections(runs):
+        parts += [f"## {sec['title']}", "", sec["note"], ""]
+        if "table" in sec:
+            parts += [ct.md(sec["table"]), ""]
+        parts += [f"- {s}" for s in sec.get("items", [])] + ([""] if sec.get("items") else [])
+    parts += ["## Runs", "", f"Read from the run folders under `{out}`:", ""]
+    parts += [f"- {s}" for s in runs_items(runs)] + ["", END]
     return "\n".join(parts)
+
+
+def figure(runs: dict[str, dict]):
+    """Both protocols' figures side by side (None without either run)."""
+    from interp_heads.figures.protocols import plot_protocols
+
+    have = {PROTOCOLS[n]: runs[n]["summary"] for n in PROTOCOLS if n in runs}
+    if not have:
+        return None
+    metrics = {
+        PROTOCOLS[n]: list(dict.fromkeys(runs[n]["summary"].metric)) for n in PROTOCOLS if n in runs
+    }
+    return plot_protocols(have, metrics)
+
+
+def with_block(text: str, block: str) -> str:
+    """``text`` (the page as it is) with its generated block replaced by ``block``; a page
+    without one gets it appended."""
+    start, end = text.find(BEGIN), text.find(END)
+    if 0 <= start < end:
+        return text[:start] + block + text[end + len(END) :]
+    return (text.rstrip("\n") + "\n\n" if text.strip() else "") + block + "\n"
+
+
+def write_pages(out: Path, page: Path, html: Path, figures: Path | None) -> list[Path]:
+    """docs/compare.md (its generated block), the HTML page and the static figure."""
+    from interp_heads.report.compare_html import html_page
+
+    runs = load_runs(out)
+    fig, image, written = figure(runs), None, []
+    if fig is not None and figures is not None:
+        from interp_heads.figures.static import StaticExportError, write_static
+
+        try:
+            written += write_static({FIGURE: fig}, figures, ["svg"])
+            image = Path(os.path.relpath(written[-1].resolve(), page.resolve().parent)).as_posix()
+        except StaticExportError as exc:
+            print(f"no static figure: {exc}")
+    old = page.read_text(encoding="utf-8") if page.exists() else ""
+    page.write_text(with_block(old, markdown(runs, out, image)), encoding="utf-8")
+    html.parent.mkdir(parents=True, exist_ok=True)
+    written += html_page(html, fig, sections(runs), runs_items(runs))
+    return [page, *written]
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path, help="the folder holding the runs (runs/compare)")
     ap.add_argument("--page", type=Path, default=Path("docs/compare.md"))
+    ap.add_argument("--html", type=Path, help="the HTML page (default: OUT/index.html)")
+    ap.add_argument("--figures", type=Path, default=Path("docs/figures"),
+                    help="folder for the static figure (SVG; needs kaleido and a Chromium)")  # fmt: skip
     args = ap.parse_args(argv)
-    args.page.write_text(page(args.out), encoding="utf-8")
-    print(f"wrote {args.page}")
+    for path in write_pages(
+        args.out, args.page, args.html or args.out / "index.html", args.figures
+    ):
+        print(f"wrote {path}")
     return 0
 
 

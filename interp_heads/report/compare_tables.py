@@ -1,0 +1,185 @@
+"""The tables of the comparison page (``report.compare_page``): the verdict, probe-vs-causal
+agreement and what each of the study's choices changes.
+
+A run here is a dict of its folder's tables: ``manifest`` (dict), ``summary`` (one row per task,
+selection, k and metric), ``sig`` (``significance.csv``: TopK minus each random control, from
+``interp_heads.sweep.stats.significance``) and ``ranking``. Every number is read from those; the
+verdict is computed here from the Cognitive Mirrors claim (TopK's drop at least
+:data:`~interp_heads.report.results_tables.CLAIM_RATIO` times RandomK's, the paired interval of
+TopK minus RandomK below 0) and the counts a verdict needs (``stats.too_few``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from interp_heads.report.results_tables import CLAIM_RATIO
+from interp_heads.sweep import stats
+
+FIXED_K = 32  # the k every protocol is judged at beside its elbow k
+CONTROL = "RandomK"
+SHOWN = ("TopK", "RandomK", "LowK", "AllButTopK")  # selections given a column when present
+
+
+def accuracy_metric(run: dict) -> str | None:
+    """The run's accuracy metric: the first of its config's metrics it has rows for."""
+    have = list(dict.fromkeys(run["summary"]["metric"]))
+    asked = (run["manifest"].get("config") or {}).get("metrics") or []
+    return next((m for m in asked if m in have), have[0] if have else None)
+
+
+def judged_ks(run: dict, task: str) -> list[tuple[str, int]]:
+    """``[("elbow", k), ("k = 32", 32)]``: the task's elbow k (when the run has one) and 32."""
+    elbow = (run["manifest"].get("elbow_k") or {}).get(task)
+    out = [("elbow", int(elbow))] if elbow is not None else []
+    return out + [(f"k = {FIXED_K}", FIXED_K)]
+
+
+def collapses(top_drop, control_drop, diff_high, n_examples, n_draws) -> str:
+    """``yes`` / ``no`` / why it cannot be decided, for TopK against RandomK in one cell."""
+    if any(v != v for v in (top_drop, control_drop, diff_high)):
+        return "no data"
+    ratio_ok = control_drop <= 0 < top_drop or (
+        control_drop > 0 and top_drop / control_drop >= CLAIM_RATIO
+    )
+    below = diff_high < 0
+    why = stats.too_few(n_examples, n_draws)
+    if why:
+        return f"{'yes' if ratio_ok and below else 'no'}, but {why}"
+    return "yes" if ratio_ok and below else "no"
+
+
+def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
+    """One row per task and judged k (:func:`judged_ks`) of the accuracy metric: the unmasked
+    score, each selection's mean, TopK's and RandomK's drops, TopK minus RandomK with its 95%
+    interval and p (``stats.paired_difference``), the counts and the verdict (:func:`collapses`)."""
+    metric = accuracy_metric(run)
+    s, sig = run["summary"], run["sig"]
+    s = s[s.metric == metric]
+    sig = sig[(sig.metric == metric) & (sig.control == CONTROL)] if len(sig) else sig
+    rows = []
+    for task in dict.fromkeys(s.task):
+        for which, k in judged_ks(run, task):
+            means = s[(s.task == task) & (s.k == k)].set_index("selection")["mean"]
+            g = sig[(sig.task == task) & (sig.k == k)] if len(sig) else sig
+            g = g.iloc[0] if len(g) else None
+            base = s[(s.task == task) & (s.selection == "baseline")]["mean"]
+            row = {
+                "protocol": protocol, "task": task, "point": which, "k": k, "metric": metric,
+                "unmasked": float(base.iloc[0]) if len(base) else np.nan,
+                **{sel: float(means[sel]) if sel in means.index else np.nan for sel in SHOWN},
+            }  # fmt: skip
+            row.update(_sig_part(g))
+            row["collapses"] = collapses(
+                row["top_drop"], row["control_drop"], row["diff_high"],
+                row["n_examples"], row["n_draws"],
+            )  # fmt: skip
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _sig_part(g) -> dict:
+    keys = ("top_drop", "control_drop", "diff", "diff_low", "diff_high", "p_value")
+    if g is None:
+        return {**dict.fromkeys(keys, np.nan), "n_examples": 0, "n_draws": 0}
+    return {
+        **{key: float(g[key]) for key in keys},
+        "n_examples": int(g["n_examples"]),
+        "n_draws": int(g["n_draws"]),
+    }
+
+
+def verdict_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`verdict_frame` rows (any protocols) as the page shows them."""
+    show = [s for s in SHOWN if s in frame and frame[s].notna().any()]
+    out = []
+    for r in frame.itertuples(index=False):
+        row = {"task": r.task, "protocol": r.protocol, "k": _k_text(r.point, r.k)}
+        row["unmasked"] = _num(r.unmasked)
+        row.update({sel: _num(getattr(r, sel)) for sel in show})
+        row["drop ratio"] = stats.drops_text(r.top_drop, r.control_drop)
+        row["TopK - RandomK [95% CI]"] = (
+            f"{r.diff:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]" if r.diff == r.diff else ""
+        )
+        row["p"] = stats.format_p(r.p_value) if r.p_value == r.p_value else ""
+        row["n"] = f"{r.n_examples} ex, {r.n_draws} draw{'s' * (r.n_draws != 1)}"
+        row["TopK collapses the task?"] = r.collapses
+        out.append(row)
+    table = pd.DataFrame(out)
+    if table.empty:
+        return table
+    order = {t: i for i, t in enumerate(dict.fromkeys(frame.task))}  # the runs' task order
+    return table.sort_values("task", key=lambda c: c.map(order), kind="stable")
+
+
+def _k_text(at: str, k: int) -> str:
+    return f"{k} (elbow)" if at == "elbow" else str(k)
+
+
+def _num(x) -> str:
+    return "" if x is None or x != x else f"{x:.2f}"
+
+
+def agreement(probe: pd.DataFrame, causal: pd.DataFrame, ks: list[int]) -> pd.DataFrame:
+    """Per task: Spearman of the two rankings' ranks and the top-k overlap share at each k."""
+    from scipy.stats import spearmanr
+
+    rows = []
+    for task, p in probe.groupby("task", sort=False):
+        c = causal[causal.task == task].set_index("label")["rank"]
+        p = p.set_index("label")["rank"]
+        if c.empty:
+            continue
+        row = {"task": task, "Spearman": float(spearmanr(p, c.loc[p.index]).statistic)}
+        top_p, top_c = p.sort_values(), c.sort_values()
+        for k in ks:
+            shared = set(top_p.index[:k]) & set(top_c.index[:k])
+            row[f"top-{k} overlap"] = len(shared) / k
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def choices_frame(verdicts: dict[str, pd.DataFrame], changed: dict[str, str]) -> pd.DataFrame:
+    """One row per run: what it changes and, averaged over its tasks, the unmasked accuracy,
+    TopK, RandomK and TopK minus RandomK at k = 32 and at the elbow k, and how many tasks TopK
+    collapses there (``verdicts[run]``: its :func:`verdict_frame`)."""
+    rows = []
+    for name, v in verdicts.items():
+        if v.empty:
+            continue
+        at32, elbow = v[v.point != "elbow"], v[v.point == "elbow"]
+        rows.append({
+            "run": name, "changes": changed.get(name, ""), "metric": v.metric.iloc[0],
+            "unmasked": v.drop_duplicates("task").unmasked.mean(),
+            "TopK @32": at32.TopK.mean(), "RandomK @32": at32.RandomK.mean(),
+            "TopK - RandomK @32": at32["diff"].mean(),
+            "TopK - RandomK @elbow": elbow["diff"].mean() if len(elbow) else np.nan,
+            "collapsed @32": _count(at32), "collapsed @elbow": _count(elbow),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _count(v: pd.DataFrame) -> str:
+    if v.empty:
+        return ""
+    yes = int(v.collapses.str.startswith("yes").sum())
+    return f"{yes} of {v.task.nunique()}"
+
+
+def md(frame: pd.DataFrame) -> str:
+    """A markdown table; floats at 3 decimals, ``|`` in text escaped."""
+    if frame.empty:
+        return "(no rows)"
+    rows = ["| " + " | ".join(map(str, frame.columns)) + " |", "|" + "---|" * len(frame.columns)]
+    for r in frame.itertuples(index=False):
+        rows.append("| " + " | ".join(_cell(v) for v in r) + " |")
+    return "\n".join(rows)
+
+
+def _cell(v) -> str:
+    if isinstance(v, float):
+        return "" if math.isnan(v) else f"{v:.3f}"
+    return str(v).replace("|", "\\|")
