@@ -5,7 +5,7 @@ ranking's TopK heads (every other head ablated with the run's ablation kind), ke
 (``sufficiency_seeds`` draws) and masks TopK, at MIB's kept fractions and the run's ks
 (``analysis.sufficiency.kept_grid``), measured with ``sufficiency_metrics``. It writes the
 records, the faithfulness curves, CPR / CMD / necessity area / minimal head set per task and the
-plain-words verdicts (``heads/sufficiency*.csv``); the report draws them beside the seed figure.
+plain-words verdicts (``heads/sufficiency*.csv``); the report draws them beside the Cognitive Mirrors figure.
 """
 
 from __future__ import annotations

@@ -111,6 +111,6 @@ def _choice(c: pd.DataFrame | None) -> str:
     top = others.loc[moved.idxmax()]
     return (
         f"Of the study's choices changed one at a time, `{top.run}` moves TopK - RandomK at "
-        f"k = {FIXED_K} the most: {seed[col]:+.2f} under the seed's protocol, {top[col]:+.2f} "
+        f"k = {FIXED_K} the most: {seed[col]:+.2f} under the study's protocol, {top[col]:+.2f} "
         f"with {top.changes or top.run} (mean over the tasks)."
     )

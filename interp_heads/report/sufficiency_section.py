@@ -1,6 +1,6 @@
 """The run page's section on how many heads each task needs (``sufficiency = true``).
 
-Beside the seed figure (TopK masked: necessity) it shows the faithfulness figure (TopK kept:
+Beside the Cognitive Mirrors figure (TopK masked: necessity) it shows the faithfulness figure (TopK kept:
 sufficiency), the plain-words verdict per task ("the TopK heads that are necessary are / are
 not also sufficient"), and the table of CPR, CMD, necessity area and minimal head set, all read
 from ``heads/sufficiency*.csv`` (``analysis.sufficiency``).
