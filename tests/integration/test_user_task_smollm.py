@@ -64,8 +64,8 @@ def test_user_task_topk_below_randomk(tmp_path, capsys):
         )
         == 0
     ), capsys.readouterr().err
-    manifest = json.loads((abl / "manifest.json").read_text())
-    eval_ids = set(manifest["config"]["eval_ids"])
+    evaluated = pd.read_json(abl / "prompts.jsonl", lines=True, dtype={"example_id": str})
+    eval_ids = set(evaluated.example_id)
     assert len(eval_ids) == 60 and not eval_ids & set(
         prov["example_ids"]
     )  # disjoint from the ranking set
