@@ -1,4 +1,4 @@
-"""Rankings judged by the head sets they find (issue 36): necessity area, CPR, CMD, minimal k.
+"""Rankings judged by the head sets they find: necessity area, CPR, CMD, minimal k.
 
 A ranking is for finding head sets, so each method that can rank a task is judged by the sets its
 order gives, against exact mean ablation's ranking (``mean_ablation``, the sweep's own
@@ -13,7 +13,7 @@ once). Per task and method it records:
   bootstrap interval, for accuracy and the answer's log-probability;
 - ``minimal_k``: the smallest kept k reaching 90% of the unmasked accuracy, with its interval;
 - ``spearman``: the order's agreement with the reference over all heads (secondary);
-- the targets of issue 36: ``cpr_gap`` (CPR minus the reference's; within 0.05 wanted),
+- the targets a ranking should meet: ``cpr_gap`` (CPR minus the reference's; within 0.05 wanted),
   ``minimal_k_steps`` (grid steps above the reference's minimal k; at most 1 wanted), and per
   task whether the answer log-probability's f agrees with accuracy's f at each of ``--ks`` in
   sign and in the order of the methods (``logit_vs_accuracy_<task>``).

@@ -44,7 +44,7 @@ def test_each_variant_changes_one_choice_alone(mc):
 
 def test_seed_and_causal_can_decide():
     """At least 48 evaluated examples per task, 3 RandomK draws, LowK and both judged k
-    (the elbow and 32) in both protocols (issue 33)."""
+    (the elbow and 32) in both protocols."""
     for name in ("seed", "causal"):
         d = _config(name)
         assert d["n_eval"] >= 48 and d["seeds"] >= 3 and d["elbow"] and 32 in d["ks"]
