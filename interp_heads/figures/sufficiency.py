@@ -57,11 +57,14 @@ def plot_faithfulness(
                                   row=row, col=col)  # fmt: skip
         fig.update_xaxes(title_text="% of heads kept", row=len(metrics), col=col)
     for row, metric in enumerate(metrics, start=1):
-        fig.update_yaxes(title_text=f"faithfulness ({labels.get(metric, metric)})", row=row, col=1)
-    fig.update_xaxes(type="log")
+        fig.update_yaxes(
+            title_text=f"faithfulness<br>({labels.get(metric, metric)})", row=row, col=1
+        )
+    ticks = [0.1, 1, 10, 100]  # decades only: the minor log ticks crowd a narrow panel
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     fig.update_layout(
-        title=title, template="plotly_white", height=120 + 260 * len(metrics),
-        width=max(460, 300 * len(tasks)),
+        title={"text": title, "font": {"size": 14}}, template="plotly_white",
+        height=120 + 260 * len(metrics), width=max(760, 320 * len(tasks)),
         legend={"orientation": "h", "y": -0.15, "x": 0.5, "xanchor": "center", "yanchor": "top"},
     )  # fmt: skip
     return fig
