@@ -22,7 +22,11 @@ class TopK(Selection):
     def build(cls, ctx):
         return cls(ctx.ranking)
 
+    def ordered(self) -> list[Head]:
+        """The heads in the order this selection takes them (most important first)."""
+        return list(self.ranking)
+
     def select(self, k: int, seed: int = 0) -> list[Head]:
         if k > len(self.ranking):
-            raise too_many(k, len(self.ranking), self.display)
-        return list(self.ranking[:k])
+            raise too_many(k, len(self.ranking), self.display)  # names this selection
+        return self.ordered()[:k]
