@@ -34,15 +34,18 @@ def convert_checkpoint(source, gguf_file: str | None, dtype: torch.dtype):
     converted to TransformerLens weights (the hooked backend)."""
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
+    from interp_heads.models.gguf_once import parsed_once
+
     kw = {"gguf_file": gguf_file} if gguf_file else {}
     where = str(source)
     try:
-        hf_config = AutoConfig.from_pretrained(where, local_files_only=True, **kw)
-        cfg = config_from_hf(hf_config, dtype)
-        tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, **kw)
-        hf_model = AutoModelForCausalLM.from_pretrained(
-            where, local_files_only=True, torch_dtype=torch.float32, **kw
-        )
+        with parsed_once():  # a GGUF file is read once, not four times
+            hf_config = AutoConfig.from_pretrained(where, local_files_only=True, **kw)
+            cfg = config_from_hf(hf_config, dtype)
+            tokenizer = AutoTokenizer.from_pretrained(where, local_files_only=True, **kw)
+            hf_model = AutoModelForCausalLM.from_pretrained(
+                where, local_files_only=True, torch_dtype=torch.float32, **kw
+            )
     except ModelLoadError:
         raise
     except Exception as exc:  # noqa: BLE001

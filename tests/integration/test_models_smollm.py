@@ -55,3 +55,21 @@ def test_warm_load_returns_identical_weights(smollm):
         smollm.state_dict().items(), again.state_dict().items(), strict=True
     ):
         assert torch.equal(a, b), name
+
+
+def test_conversion_reading_the_gguf_once_equals_transformers_own_loading(hf_smollm):
+    """The cold-start path (one GGUF parse) gives Hugging Face's weights and tokenizer exactly."""
+    from transformers import AutoTokenizer
+
+    from interp_heads.models.convert import convert_checkpoint, state_dict_from_hf
+    from interp_heads.models.load import embedded_gguf_path
+
+    path = embedded_gguf_path()
+    cfg, state_dict, tokenizer = convert_checkpoint(path.parent, path.name, torch.float32)
+    theirs = state_dict_from_hf(hf_smollm, cfg)
+    assert state_dict.keys() == theirs.keys()
+    assert all(torch.equal(state_dict[k], theirs[k]) for k in theirs)
+    reference = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name)
+    assert tokenizer.get_vocab() == reference.get_vocab()
+    for text in [*PROMPTS, "The password is ring.\n<|im_end|>"]:
+        assert tokenizer(text)["input_ids"] == reference(text)["input_ids"]
