@@ -49,7 +49,7 @@ class Generation:
             key["stop_after"] = self.stop_after
         return key
 
-    def run(self, model, prompts: Sequence[str]) -> list[str]:
+    def run(self, model, prompts: Sequence[str], prefixes=None) -> list[str]:
         return generate(
             model,
             list(prompts),
@@ -57,16 +57,34 @@ class Generation:
             batch_size=self.batch_size,
             stop_at_newline=self.stop_at_newline,
             stop_after=self.stop_after,
+            prefixes=prefixes,
         )
 
 
 @dataclass
 class TaskContext:
-    """What every condition of one task shares: its rendered prompts and replacement values."""
+    """What every condition of one task shares: its rendered prompts and replacement values;
+    ``prefixes``: the prompts' unmasked prefix passes, made on first use by a last-position
+    mask (``generation.prefix``; never pickled: a worker makes its own)."""
 
     name: str
     prompts: list[str]
     values: HeadValues | list[HeadValues] | None = None
+    prefixes: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def __getstate__(self):
+        return {**self.__dict__, "prefixes": {}}
+
+    def prefixes_for(self, model, generation: Generation):
+        """The :class:`~interp_heads.generation.prefix.PromptPrefixes` of these prompts in
+        ``generation``'s batches, made once (call it with no mask active)."""
+        from interp_heads.generation.prefix import PromptPrefixes
+
+        if generation.batch_size not in self.prefixes:
+            self.prefixes[generation.batch_size] = PromptPrefixes(
+                model, self.prompts, batch_size=generation.batch_size
+            )
+        return self.prefixes[generation.batch_size]
 
 
 @dataclass
@@ -113,8 +131,11 @@ def values_to_cpu(values):
 
 
 def generate_masked(model, unit: SweepUnit, context: TaskContext) -> tuple[list[str], float]:
-    """A unit's answers: its heads masked on ``hook_z`` while ``model`` generates; ``(outs, s)``."""
+    """A unit's answers: its heads masked on ``hook_z`` while ``model`` generates; ``(outs, s)``.
+    A mask at the last position only starts every batch from its unmasked prompt prefix."""
     t0 = time.perf_counter()
+    last = unit.positions == "last"
+    prefixes = context.prefixes_for(model, unit.generation) if last else None
     with mask_heads(
         model,
         unit.heads,
@@ -122,5 +143,5 @@ def generate_masked(model, unit: SweepUnit, context: TaskContext) -> tuple[list[
         values=context.values,
         positions=unit.positions,
     ):
-        outs = unit.generation.run(model, context.prompts)
+        outs = unit.generation.run(model, context.prompts, prefixes)
     return outs, time.perf_counter() - t0

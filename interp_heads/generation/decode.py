@@ -107,6 +107,7 @@ def generate_tokens(
     top_p: float = 1.0,
     seed: int | None = None,
     progress: bool = False,
+    prefixes=None,
 ) -> list[list[int]] | list[int]:
     """Greedy continuations (token ids, stop token excluded) for each prompt, in input order.
 
@@ -121,7 +122,10 @@ def generate_tokens(
     on the pattern or scores switches a layer back); ``None``: :data:`FAST_ATTENTION_DEFAULT`
     for the model's device type. ``temperature > 0`` samples instead of taking the arg-max
     (``top_p``: nucleus sampling; ``seed``: reproducible draws; ``generation.sampling``).
-    ``progress`` shows a bar over prompts.
+    ``progress`` shows a bar over prompts. ``prefixes``: a
+    :class:`~interp_heads.generation.prefix.PromptPrefixes` of these prompts (same ``batch_size``
+    and ``prepend_bos``), whose unmasked prompt passes each batch starts from; valid only while
+    every active hook acts at the last position of each forward pass (``positions="last"``).
     """
     if isinstance(prompts, str):
         return generate_tokens(
@@ -129,7 +133,7 @@ def generate_tokens(
             use_cache=use_cache, stop_at_eos=stop_at_eos, stop_at_newline=stop_at_newline,
             stop_after=stop_after, prepend_bos=prepend_bos, on_batch=on_batch,
             fast_attention=fast_attention,
-            temperature=temperature, top_p=top_p, seed=seed, progress=progress,
+            temperature=temperature, top_p=top_p, seed=seed, progress=progress, prefixes=prefixes,
         )[0]  # fmt: skip
     prompts = checks.prompt_list(prompts)
     checks.positive_int(max_new_tokens, "max_new_tokens")
@@ -140,28 +144,39 @@ def generate_tokens(
     checks.check_fits(model, prompts, max_new_tokens, prepend_bos)
     stops = stop_token_ids(model) if stop_at_eos else set()
     after = {vocab_token_id(model, stop_after)} if stop_after is not None else set()
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
     out: list[list[int] | None] = [None] * len(prompts)
     device = model.cfg.device
-    if fast_attention is None:
-        fast_attention = FAST_ATTENTION_DEFAULT.get(torch.device(model.cfg.device).type, False)
     generator = sampling.generator(device)
     bar = _progress(len(prompts), progress)
-    with model.hooks(fwd_hooks=list(fwd_hooks)), fused_attention(model, fast_attention), bar:
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
+    with model.hooks(fwd_hooks=list(fwd_hooks)), attention_path(model, fast_attention), bar:
+        for idx, tokens, mask in batches(model, prompts, batch_size, prepend_bos):
             if on_batch is not None:
                 on_batch(idx)
-            tokens, mask = tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos)
+            prefix = prefixes.get(tokens, mask) if prefixes is not None and use_cache else None
             nl = newline_tables(model) if stop_at_newline else None
             rows = _greedy(
                 model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl,
-                after, pick=lambda logits: sampling.pick(logits, generator),
+                after, pick=lambda logits: sampling.pick(logits, generator), prefix=prefix,
             )  # fmt: skip
             for i, row in zip(idx, rows, strict=True):
                 out[i] = row
             bar.update(len(idx))
     return out  # type: ignore[return-value]
+
+
+def batches(model, prompts: Sequence[str], batch_size: int, prepend_bos: bool | None):
+    """``(indices, tokens, mask)`` of each batch: prompts sorted by length, left-padded."""
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        yield (idx, *tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos))
+
+
+def attention_path(model, fast_attention: bool | None):
+    """The fused attention path where ``fast_attention`` (None: the device type's default)."""
+    if fast_attention is None:
+        fast_attention = FAST_ATTENTION_DEFAULT.get(torch.device(model.cfg.device).type, False)
+    return fused_attention(model, fast_attention)
 
 
 def _progress(total: int, enabled: bool):
@@ -172,10 +187,11 @@ def _progress(total: int, enabled: bool):
 
 
 def _greedy(
-    model, tokens, mask, max_new_tokens, stops, use_cache, nl=None, after=(), pick=None
-) -> list[list[int]]:
+    model, tokens, mask, max_new_tokens, stops, use_cache, nl=None, after=(), pick=None,
+    prefix=None,
+) -> list[list[int]]:  # fmt: skip
     batch, device = tokens.shape[0], tokens.device
-    cache = KVCache(model, batch) if use_cache else None
+    cache = KVCache(model, batch, prefix) if use_cache else None
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=device)
     after_tensor = torch.tensor(sorted(after), dtype=torch.long, device=device)
     if nl is not None:
@@ -185,6 +201,8 @@ def _greedy(
     length = torch.full((batch,), max_new_tokens, dtype=torch.long, device=device)
     steps: list[torch.Tensor] = []
     step_input, step_mask = tokens, mask
+    if prefix is not None:  # every prompt position but the last is in the cache already
+        step_input, step_mask = tokens[:, -1:], mask[:, -1:]
     pad = model.tokenizer.pad_token_id
     for step in range(max_new_tokens):
         if use_cache:

@@ -12,12 +12,13 @@ class KVCache:
 
     :meth:`step` takes the new tokens (the whole prompt first, then one token per row) and the
     attention mask of everything so far, and returns the last position's logits; hooks fire on
-    the new positions only, ``hook_z`` included.
+    the new positions only, ``hook_z`` included. ``prefix``: a cache the backend's
+    ``prompt_prefix`` made, to start from (its positions are not read again).
     """
 
-    def __init__(self, model, batch: int):
+    def __init__(self, model, batch: int, prefix=None):
         self.model = model
-        self.cache = backend_of(model).kv_cache(model, batch)
+        self.cache = backend_of(model).kv_cache(model, batch, prefix)
 
     def step(self, new_tokens, new_mask, full_mask) -> torch.Tensor:
         return self.cache.step(new_tokens, new_mask, full_mask)

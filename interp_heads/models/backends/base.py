@@ -49,10 +49,16 @@ class Backend:
         ``stop_at_layer=n_layers``."""
         raise NotImplementedError
 
-    def kv_cache(self, model, batch: int):
+    def kv_cache(self, model, batch: int, prefix=None):
         """One batch's KV cache for greedy generation: an object whose ``step(new_tokens,
-        new_mask, full_mask)`` returns the last position's logits (hooks fire on new positions)."""
+        new_mask, full_mask)`` returns the last position's logits (hooks fire on new positions),
+        starting from ``prefix`` (what :meth:`prompt_prefix` returned) when given."""
         raise NotImplementedError
+
+    def prompt_prefix(self, model, tokens, mask):
+        """The KV cache of one pass over ``tokens`` (no hooks active), for :meth:`kv_cache` to
+        start generations from; None: this backend cannot (generation reads the whole prompt)."""
+        return None
 
     def text_tokens(self, model, text: str) -> list[int]:
         """The ids of ``text`` alone: no BOS or other special token before it."""

@@ -93,7 +93,11 @@ class BridgeBackend(Backend):
     def final_logits(self, model, resid):
         return resid[:, -1]
 
-    def kv_cache(self, model, batch):
+    def kv_cache(self, model, batch, prefix=None):
+        if prefix is not None:  # prompt_prefix gives None here: never asked
+            from interp_heads.models.tl_compat import BackendError
+
+            raise BackendError("the bridge backend starts no generation from a prompt prefix")
         return _HFCache(model)
 
     def text_tokens(self, model, text):

@@ -88,8 +88,13 @@ class HookedBackend(Backend):
             logits = cap * torch.tanh(logits / cap)
         return logits
 
-    def kv_cache(self, model, batch):
-        return _HookedCache(self, model, batch)
+    def kv_cache(self, model, batch, prefix=None):
+        return _HookedCache(self, model, batch, prefix)
+
+    def prompt_prefix(self, model, tokens, mask):
+        cache = _HookedCache(self, model, tokens.shape[0])
+        cache.step(tokens, mask, mask)
+        return cache.cache
 
     def text_tokens(self, model, text):
         toks = model.to_tokens(text, prepend_bos=False, move_to_device=False)[0]
@@ -114,11 +119,16 @@ class HookedBackend(Backend):
 class _HookedCache:
     """TransformerLens' KV cache of one batch; each step runs the new positions only."""
 
-    def __init__(self, backend: HookedBackend, model, batch: int):
+    def __init__(self, backend: HookedBackend, model, batch: int, prefix=None):
         from interp_heads.models.tl_compat import HookedTransformerKeyValueCache
 
         self.backend, self.model = backend, model
-        self.cache = HookedTransformerKeyValueCache.init_cache(model.cfg, model.cfg.device, batch)
+        if prefix is None:
+            self.cache = HookedTransformerKeyValueCache.init_cache(
+                model.cfg, model.cfg.device, batch
+            )
+        else:
+            self.cache = _continuing(prefix)
 
     def step(self, new_tokens, new_mask, full_mask):
         resid = self.model(
@@ -128,6 +138,22 @@ class _HookedCache:
             stop_at_layer=self.model.cfg.n_layers,
         )
         return self.backend.final_logits(self.model, resid)
+
+
+def _continuing(prefix):
+    """A cache that starts where ``prefix`` ends and leaves it as it is: TransformerLens appends
+    with ``torch.cat`` (new tensors), so the prefix's tensors are shared, never written."""
+    from interp_heads.models.tl_compat import HookedTransformerKeyValueCache
+    from interp_heads.models.tl_compat import HookedTransformerKeyValueCacheEntry as Entry
+
+    entries = []
+    for old in prefix.entries:
+        entry = Entry(old.past_keys, old.past_values)
+        rotated = getattr(old, "_interp_heads_rot_k", None)  # fast attention's rotated keys
+        if rotated is not None:
+            entry._interp_heads_rot_k = rotated
+        entries.append(entry)
+    return HookedTransformerKeyValueCache(entries, prefix.previous_attention_mask)
 
 
 def _cache_keys(model, layer: int, k):

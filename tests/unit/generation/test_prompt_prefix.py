@@ -1,0 +1,85 @@
+"""Generation from a shared unmasked prompt prefix equals generation over the whole prompt.
+
+The reference is a plain ``hook_z`` hook written from the definition of ``positions="last"``
+(edit ``z[:, -1, h]`` of every forward pass), run on the whole prompt with the KV cache; the
+prefix is built once and reused across masks, as a sweep does.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from interp_heads.generation.decode import generate_tokens
+from interp_heads.generation.prefix import PromptPrefixes
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.interventions.means import head_means
+
+PROMPTS = ["a", "say hello there", "xyz", "one two three four five six", "q?", "the cat"]
+MASKS = [[(0, 1), (1, 3), (2, 0), (2, 2)], [(0, 0), (0, 2)], [(2, 1)]]
+
+
+def _last_position_hooks(heads, means):
+    def make(layer, hs):
+        def hook(z, hook):
+            z = z.clone()
+            for h in hs:
+                z[:, -1, h] = means[layer][h]
+            return z
+
+        return hook
+
+    by_layer: dict[int, list[int]] = {}
+    for layer, h in heads:
+        by_layer.setdefault(layer, []).append(h)
+    return [(f"blocks.{layer}.attn.hook_z", make(layer, hs)) for layer, hs in by_layer.items()]
+
+
+def _gen(model, **kw):
+    return generate_tokens(model, PROMPTS, 8, batch_size=4, stop_at_eos=False, **kw)
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_prefix_generation_equals_whole_prompt_generation_under_last_position_masks(tiny, fast):
+    means = head_means(tiny, PROMPTS)
+    prefixes = PromptPrefixes(tiny, PROMPTS, batch_size=4, fast_attention=fast)
+    assert len(prefixes) == 2  # two batches, both longer than one token
+    hits = []
+    get = prefixes.get
+    prefixes.get = lambda tokens, mask: hits.append(get(tokens, mask)) or hits[-1]
+    answers = []
+    for heads in MASKS:
+        reference = _gen(tiny, fwd_hooks=_last_position_hooks(heads, means), fast_attention=fast)
+        with mask_heads(tiny, heads, "mean", values=means, positions="last"):
+            shared = _gen(tiny, prefixes=prefixes, fast_attention=fast)
+        assert shared == reference
+        answers.append(shared)
+    assert _gen(tiny, prefixes=prefixes, fast_attention=fast) == _gen(tiny, fast_attention=fast)
+    assert len({str(a) for a in answers}) == len(MASKS)  # the masks differ (the check could fail)
+    assert len(hits) == 2 * (len(MASKS) + 1) and all(h is not None for h in hits)
+
+
+def test_prefix_logits_equal_whole_prompt_logits(tiny):
+    from interp_heads.generation.decode import batches
+    from interp_heads.generation.kv_cache import KVCache
+    from interp_heads.models.backends import backend_of
+
+    _, tokens, mask = next(batches(tiny, PROMPTS, 6, None))
+    whole = KVCache(tiny, 6).step(tokens, mask, mask)
+    prefix = backend_of(tiny).prompt_prefix(tiny, tokens[:, :-1], mask[:, :-1])
+    before = [e.past_keys.clone() for e in prefix.entries]
+    part = KVCache(tiny, 6, prefix).step(tokens[:, -1:], mask[:, -1:], mask)
+    torch.testing.assert_close(part, whole, rtol=1e-5, atol=1e-5)
+    KVCache(tiny, 6, prefix).step(tokens[:, -1:], mask[:, -1:], mask)  # a second condition
+    assert all(torch.equal(a, e.past_keys) for a, e in zip(before, prefix.entries, strict=True))
+
+
+def test_prefix_is_refused_while_a_hook_is_active(tiny):
+    with mask_heads(tiny, [(0, 1)], "zero", positions="last", warn_if_idle=False):
+        with pytest.raises(RuntimeError, match="before a mask"):
+            PromptPrefixes(tiny, PROMPTS)
+
+
+def test_a_batch_the_prefixes_do_not_know_is_generated_whole(tiny):
+    prefixes = PromptPrefixes(tiny, PROMPTS[:3], batch_size=4)
+    assert _gen(tiny, prefixes=prefixes) == _gen(tiny)  # other batches: no prefix found
