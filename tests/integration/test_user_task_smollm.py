@@ -9,30 +9,21 @@ the task, TopK's accuracy is below RandomK's and their 95% intervals do not over
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from interp_heads.cli import main
+from tests.helpers import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 TASK = ROOT / "data" / "user_tasks" / "antonyms.jsonl"
 
 
-def _main(*argv) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
-
-
 @pytest.mark.slow
 def test_user_task_topk_below_randomk(tmp_path, capsys):
     attr, abl = tmp_path / "attr", tmp_path / "abl"
-    assert _main("attribute", "--task", TASK, "--out", attr, "--quiet") == 0, (
-        capsys.readouterr().err
-    )
+    assert cli("attribute", "--task", TASK, "--out", attr, "--quiet") == 0, capsys.readouterr().err
     prov = json.loads((attr / "attribution" / "antonyms.json").read_text())["provenance"]
     assert prov["filter_correct"] and prov["n_examples"] == 24 and prov["rank_by"] == "signed"
     assert prov["fmt_info"]["source"] == "measured" and set(prov["fmt_info"]["accuracy"]) == {
@@ -42,7 +33,7 @@ def test_user_task_topk_below_randomk(tmp_path, capsys):
     assert pd.read_csv(attr / "ranking.csv")["method"].iloc[0] == "ablation_atp"
 
     assert (
-        _main(
+        cli(
             "ablate",
             "--task",
             TASK,

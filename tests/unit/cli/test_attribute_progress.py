@@ -4,27 +4,19 @@ the known-heads step; the successor score computes only the logits it compares."
 from __future__ import annotations
 
 import json
-import warnings
 
 import torch
 
 from interp_heads.analysis import known_heads as kh
-from interp_heads.cli import main
 from interp_heads.config.run_config import RunConfig
-from tests.helpers import DATA
+from tests.helpers import DATA, cli
 
 TASK = str(DATA / "tiny_echo.jsonl")
 ARGV = ["attribute", "--model", "tiny", "--task", TASK, "--no-filter", "--n-examples", "6"]
 
 
-def _main(*argv) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
-
-
 def test_attribute_bar_has_a_total_and_names_each_step(tmp_path, capsys):
-    assert _main(*ARGV, "--out", tmp_path / "a") == 0
+    assert cli(*ARGV, "--out", tmp_path / "a") == 0
     err = capsys.readouterr().err.replace("\r", "\n")
     for step in ("examples", "attribution", "known heads", "attention patterns", "report"):
         assert f"{step}:" in err, err[-2000:]
@@ -34,16 +26,16 @@ def test_attribute_bar_has_a_total_and_names_each_step(tmp_path, capsys):
 
 def test_known_heads_can_be_skipped(tmp_path, capsys):
     out = tmp_path / "a"
-    assert _main(*ARGV, "--out", out, "--no-known-heads", "--quiet") == 0
+    assert cli(*ARGV, "--out", out, "--no-known-heads", "--quiet") == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["known_heads"] == {"skipped": "off (known_heads = false)"}
     assert not (out / "known_heads.csv").exists()
     assert "Known head kinds" not in (out / "index.html").read_text()
     # the same folder with known heads on, then off again: the page drops the earlier table
-    assert _main(*ARGV, "--out", out, "--quiet") == 0
+    assert cli(*ARGV, "--out", out, "--quiet") == 0
     assert (out / "known_heads.csv").exists()
     assert "Known head kinds" in (out / "index.html").read_text()
-    assert _main(*ARGV, "--out", out, "--no-known-heads", "--quiet") == 0
+    assert cli(*ARGV, "--out", out, "--no-known-heads", "--quiet") == 0
     assert "Known head kinds" not in (out / "index.html").read_text()
     # a setting of the page, not of the results: the digest (and resuming) is unchanged
     assert RunConfig(known_heads=False).digest() == RunConfig().digest()

@@ -2,26 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
-import warnings
-from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from interp_heads.cli import main
-from tests.helpers import DATA
+from tests.helpers import DATA, cli, snapshot
 
 TASK = str(DATA / "tiny_echo.jsonl")
 CONFIG_TEXT = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
-
-
-def _main(*argv) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
 
 
 @pytest.fixture(scope="module")
@@ -29,11 +19,11 @@ def earlier(tmp_path_factory):
     """A finished run (``run``) and an ablation folder (``attribute`` + ``ablate``)."""
     root = tmp_path_factory.mktemp("cli")
     assert (
-        _main("run", "--config", _bad_config(root, CONFIG_TEXT), "--out", root / "run", "--quiet")
+        cli("run", "--config", _bad_config(root, CONFIG_TEXT), "--out", root / "run", "--quiet")
         == 0
     )
     assert (
-        _main(
+        cli(
             "attribute",
             "--model",
             "tiny",
@@ -48,7 +38,7 @@ def earlier(tmp_path_factory):
         == 0
     )
     assert (
-        _main(
+        cli(
             "ablate",
             "--model",
             "tiny",
@@ -78,14 +68,6 @@ def earlier(tmp_path_factory):
     return root
 
 
-def _snapshot(folder: Path) -> dict:
-    return {
-        p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
 def test_attribute_and_ablate_write_their_files(earlier):
     attr, abl = earlier / "attr", earlier / "abl"
     assert {"attribution.parquet", "ranking.csv", "index.html", "manifest.json"} <= {
@@ -105,7 +87,7 @@ def test_attribute_and_ablate_write_their_files(earlier):
 def test_ablate_explicit_heads_and_report(earlier, tmp_path, capsys):
     out = tmp_path / "heads"
     assert (
-        _main(
+        cli(
             "ablate",
             "--model",
             "tiny",
@@ -131,21 +113,21 @@ def test_ablate_explicit_heads_and_report(earlier, tmp_path, capsys):
     gens = pd.read_json(out / "generations.jsonl", lines=True)
     assert set(gens.query("selection == 'TopK'").heads) == {"L0H1,L2H3"}
     (earlier / "run" / "index.html").unlink()
-    assert _main("report", earlier / "run") == 0
+    assert cli("report", earlier / "run") == 0
     assert (earlier / "run" / "index.html").exists()
 
 
 def test_tasks_and_help(capsys, tmp_path):
-    assert _main("tasks", "build", "--out", tmp_path, "-n", 8) == 0  # arguments go to the builder
+    assert cli("tasks", "build", "--out", tmp_path, "-n", 8) == 0  # arguments go to the builder
     assert (
         len(list(tmp_path.glob("*.jsonl"))) == 5
     )  # the four Cognitive Mirrors figure tasks + retrieval_keyed
-    assert _main("tasks", "show", TASK, "-n", 1) == 0
+    assert cli("tasks", "show", TASK, "-n", 1) == 0
     out = capsys.readouterr().out
     assert "tiny_echo: 16 examples" in out and out.count('"id"') == 1
-    assert _main("tasks", "list") == 0
+    assert cli("tasks", "list") == 0
     for cmd in ("tasks", "attribute", "ablate", "run", "report"):
-        assert _main(cmd, "--help") == 0
+        assert cli(cmd, "--help") == 0
         assert "usage: interp-heads" in capsys.readouterr().out
 
 
@@ -275,27 +257,27 @@ def test_bad_input_one_line_exit_2_no_damage(case, earlier, tmp_path, capsys):
     shutil.copytree(earlier / "run", run)
     pd.read_csv(earlier / "attr" / "ranking.csv").to_csv(tmp_path / "ranking.csv", index=False)
     (tmp_path / "bad.jsonl").write_text('{"id": "a", "prompt": "x"\nnot json\n')
-    before = _snapshot(run)
+    before = snapshot(run)
     capsys.readouterr()
-    assert _main(*BAD[case](tmp_path), "--out", run) == 2
+    assert cli(*BAD[case](tmp_path), "--out", run) == 2
     err = (
         capsys.readouterr().err.split("\r")[-1].strip()
     )  # what a terminal shows once bars are cleared
     assert err.startswith("interp-heads: error:") and "\n" not in err, err
     assert EXPECT[case] in err, err
-    assert _snapshot(run) == before
+    assert snapshot(run) == before
 
 
 def test_unwritable_output_and_force(earlier, tmp_path, capsys):
     config = _bad_config(tmp_path, CONFIG_TEXT)
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    assert _main("run", "--config", config, "--out", blocker / "sub") == 2
+    assert cli("run", "--config", config, "--out", blocker / "sub") == 2
     assert "not writable" in capsys.readouterr().err
-    assert _main("run", "--config", config, "--out", blocker) == 2
+    assert cli("run", "--config", config, "--out", blocker) == 2
     assert "not a directory" in capsys.readouterr().err
     assert blocker.read_text() == "not a folder"
-    assert _main("report", tmp_path) == 2
+    assert cli("report", tmp_path) == 2
     assert "not a run folder" in capsys.readouterr().err
 
 
@@ -328,7 +310,7 @@ def test_ablate_random_control_only_and_exclude_top(earlier, tmp_path):
     args = ["ablate", "--model", "tiny", "--task", TASK, "--ranking", earlier / "run"]
     args += ["--selections", "randomk", "--exclude-top", "--k", 2, "--seeds", 2, "--no-filter"]
     args += ["--metrics", "accuracy", "--n-eval", 3, "--max-new-tokens", 2, "--out", out]
-    assert _main(*args, "--quiet") == 0
+    assert cli(*args, "--quiet") == 0
     gens = pd.read_json(out / "generations.jsonl", lines=True)
     top2 = set(pd.read_csv(earlier / "run" / "ranking.csv").sort_values("rank").label[:2])
     drawn = {h for hs in gens.query("selection == 'RandomK'").heads for h in hs.split(",")}
@@ -342,7 +324,7 @@ def test_ablate_takes_the_seed_protocol_settings(earlier, tmp_path):
     args = ["ablate", "--model", "tiny", "--task", TASK, "--ranking", earlier / "run", "--k", 2]
     args += ["--seeds", 1, "--no-filter", "--metrics", "accuracy,chrf", "--n-eval", 3]
     args += ["--max-new-tokens", 3, "--reference", "unmasked", "--free-form"]
-    assert _main(*args, "--out", out, "--quiet") == 0
+    assert cli(*args, "--out", out, "--quiet") == 0
     sweep = json.loads((out / "conditions" / "config.json").read_text())["config"]
     assert sweep["reference"] == "unmasked" and sweep["free_form"]
     assert (out / "unmasked").is_dir()  # the unmasked answers, chrF's reference
@@ -362,7 +344,7 @@ def test_ablate_elbow_masks_the_rankings_elbow_k(earlier, tmp_path, capsys):
     out = tmp_path / "elbow"
     args = ["ablate", "--model", "tiny", "--task", TASK, "--ranking", earlier / "attr", "--k", 1]
     args += ["--seeds", 1, "--no-filter", "--metrics", "accuracy", "--n-eval", 2, "--elbow"]
-    assert _main(*args, "--max-new-tokens", 2, "--out", out, "--quiet") == 0
+    assert cli(*args, "--max-new-tokens", 2, "--out", out, "--quiet") == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["elbow_k"] == {scores.task: expect}
     ks = set(pd.read_parquet(out / "sweep.parquet").query("selection == 'TopK'").k)
@@ -374,5 +356,5 @@ def test_ablate_elbow_masks_the_rankings_elbow_k(earlier, tmp_path, capsys):
                         (["--heads", "L0H1"], "not --heads")):  # fmt: skip
         argv = ["ablate", "--model", "tiny", "--task", TASK, *bad, "--elbow", "--no-filter"]
         capsys.readouterr()
-        assert _main(*argv, "--out", tmp_path / "no", "--quiet") == 2
+        assert cli(*argv, "--out", tmp_path / "no", "--quiet") == 2
         assert needle in capsys.readouterr().err

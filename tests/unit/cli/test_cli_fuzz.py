@@ -6,7 +6,6 @@ traceback, and leave an earlier finished run folder byte-identical.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from interp_heads.cli import main
-from tests.helpers import DATA
+from tests.helpers import DATA, snapshot
 
 TASK = str(DATA / "tiny_echo.jsonl")
 CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
@@ -207,14 +206,6 @@ DAMAGED: dict[str, tuple[str, bytes]] = {
 }
 
 
-def _snapshot(folder: Path) -> dict:
-    return {
-        p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
-
-
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     root = tmp_path_factory.mktemp("fuzz")
@@ -350,7 +341,7 @@ def test_malformed_input_one_line_exit_2_no_damage(kind, name, finished, tmp_pat
     run = tmp_path / "run"
     shutil.copytree(finished, run)
     argv, keep = _case(kind, name, tmp_path, run)
-    before = _snapshot(keep)
+    before = snapshot(keep)
     capfd.readouterr()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -360,7 +351,7 @@ def test_malformed_input_one_line_exit_2_no_damage(kind, name, finished, tmp_pat
     assert rc == 2, err
     assert "Traceback" not in err, err
     assert shown.count("\n") == 1 and shown.startswith("interp-heads: error: "), err
-    assert _snapshot(keep) == before
+    assert snapshot(keep) == before
     assert not (tmp_path / "new").exists(), "a refused command made its output folder"
     if (tmp_path / "elsewhere").exists():
         assert [p.name for p in (tmp_path / "elsewhere").iterdir()] == ["chrf.csv"]

@@ -9,22 +9,15 @@ evaluate correct rows only, all without any flag.
 from __future__ import annotations
 
 import json
-import warnings
 
 import pandas as pd
 
-from interp_heads.cli import main
 from interp_heads.generation.decode import generate
 from interp_heads.tasks.checking import first_line, normalize
 from interp_heads.testing.tiny import tiny_model
+from tests.helpers import cli
 
 WORDS = "cat dog sun map hat pen cup box jar key bag rug fox owl ant bee".split()
-
-
-def _main(*argv) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
 
 
 def _user_task(path):
@@ -47,7 +40,7 @@ def test_user_task_ranks_and_evaluates_correct_disjoint_examples(tmp_path, capsy
     assert len(correct) >= 5
     attr, abl = tmp_path / "attr", tmp_path / "abl"
     assert (
-        _main(
+        cli(
             "attribute",
             "--model",
             "tiny",
@@ -69,7 +62,7 @@ def test_user_task_ranks_and_evaluates_correct_disjoint_examples(tmp_path, capsy
     assert pd.read_csv(attr / "ranking.csv")["method"].iloc[0] == "ablation_atp"
 
     assert (
-        _main(
+        cli(
             "ablate",
             "--model",
             "tiny",
@@ -99,7 +92,7 @@ def test_user_task_ranks_and_evaluates_correct_disjoint_examples(tmp_path, capsy
 
     over = tmp_path / "over"
     assert (
-        _main(
+        cli(
             "ablate",
             "--model",
             "tiny",
@@ -134,9 +127,7 @@ def test_declared_format_is_used(tmp_path, capsys):
         + "\n"
     )
     assert (
-        _main(
-            "attribute", "--model", "tiny", "--task", task, "--no-filter", "--out", tmp_path / "a"
-        )
+        cli("attribute", "--model", "tiny", "--task", task, "--no-filter", "--out", tmp_path / "a")
         == 0
     )
     assert "prompt format: plain (file)" in capsys.readouterr().err

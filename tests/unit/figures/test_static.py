@@ -7,26 +7,18 @@ import importlib.util
 import json
 import shutil
 import sys
-import warnings
 
 import plotly.graph_objects as go
 import pytest
 
-from interp_heads.cli import main
 from interp_heads.errors import InputError
 from interp_heads.figures.static import StaticExportError, parse_formats, write_static
-from tests.helpers import DATA
+from tests.helpers import DATA, cli
 
 BROWSER = (
     shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 )
 CAN_EXPORT = importlib.util.find_spec("kaleido") is not None and BROWSER is not None
-
-
-def _main(*argv) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
 
 
 def test_formats_are_checked():
@@ -37,7 +29,7 @@ def test_formats_are_checked():
 
 
 def test_bad_format_on_the_command_line_is_one_line_exit_2(tmp_path, capsys):
-    assert _main("report", tmp_path, "--static", "svg,gif") == 2
+    assert cli("report", tmp_path, "--static", "svg,gif") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "static formats gif" in err
 
@@ -54,8 +46,8 @@ def test_report_static_writes_every_figure(tmp_path):
     out = tmp_path / "run"
     cfg = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
     (tmp_path / "c.toml").write_text(cfg)
-    assert _main("run", "--config", tmp_path / "c.toml", "--out", out, "--quiet") == 0
-    assert _main("report", out, "--static", "svg,png") == 0
+    assert cli("run", "--config", tmp_path / "c.toml", "--out", out, "--quiet") == 0
+    assert cli("report", out, "--static", "svg,png") == 0
     figures = out / "figures"
     names = sorted(p.stem for p in figures.glob("*.html"))
     assert names and sorted(p.stem for p in figures.glob("*.svg")) == names

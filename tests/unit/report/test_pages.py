@@ -8,7 +8,6 @@ import html
 import json
 import re
 import shutil
-import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -16,21 +15,14 @@ import pytest
 import torch
 
 from interp_heads.attribution import HeadScores
-from interp_heads.cli import main
 from interp_heads.figures.curves import plot_sweep
 from interp_heads.figures.heatmaps import ROW_PX, head_heatmap
 from interp_heads.pipeline.rankings import ranking_provenance
 from interp_heads.report import build_report, load_run, page
 from interp_heads.report.generations import generations_section
-from tests.helpers import DATA, chromium, headless
+from tests.helpers import DATA, chromium, cli, headless
 
 TASK = str(DATA / "tiny_echo.jsonl")
-
-
-def _main(*argv) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +30,8 @@ def folders(tmp_path_factory):
     """An ``attribute`` folder and an ``ablate`` folder beside it, on the tiny model."""
     root = tmp_path_factory.mktemp("pages")
     argv = ["--model", "tiny", "--task", TASK, "--no-filter", "--quiet"]
-    assert _main("attribute", *argv, "--n-examples", 6, "--out", root / "attr") == 0
-    assert _main("ablate", *argv, "--ranking", root / "attr", "--k", "2,4", "--seeds", 2,
+    assert cli("attribute", *argv, "--n-examples", 6, "--out", root / "attr") == 0
+    assert cli("ablate", *argv, "--ranking", root / "attr", "--k", "2,4", "--seeds", 2,
                  "--metrics", "accuracy,chrf", "--max-new-tokens", 3, "--out", root / "abl") == 0  # fmt: skip
     return root
 

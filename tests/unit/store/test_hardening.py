@@ -6,7 +6,6 @@ state, bad values, Ctrl-C and two writers, threads, what the command line says).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -20,9 +19,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from interp_heads.cli import main
 from interp_heads.store import LOCK_NAME, StoreWarning
-from tests.helpers import DATA
+from tests.helpers import DATA, cli, snapshot
 
 ROOT = DATA.parents[1]
 TASK = str(DATA / "tiny_echo.jsonl")
@@ -46,25 +44,10 @@ ABLATE = [
 ]  # the random tiny model answers nothing correctly
 
 
-def _main(*argv, ignore_warnings: bool = True) -> int:
-    with warnings.catch_warnings():
-        if ignore_warnings:
-            warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
-
-
 def _config(folder: Path, text: str = CONFIG_TEXT, name: str = "c.toml") -> Path:
     path = folder / name
     path.write_text(text)
     return path
-
-
-def _snapshot(folder: Path) -> dict:
-    return {
-        p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 def _records(folder: Path) -> pd.DataFrame:
@@ -89,8 +72,8 @@ def _err(capsys) -> str:
 def runs(tmp_path_factory):
     """A finished ``run`` (tiny.toml, atp) and an ``ablate --heads L0H0,L0H1`` folder."""
     root = tmp_path_factory.mktemp("hard")
-    assert _main("run", "--config", _config(root), "--out", root / "run", "--quiet") == 0
-    assert _main(*ABLATE, "--heads", "L0H0,L0H1", "--out", root / "abl") == 0
+    assert cli("run", "--config", _config(root), "--out", root / "run", "--quiet") == 0
+    assert cli(*ABLATE, "--heads", "L0H0,L0H1", "--out", root / "abl") == 0
     return root
 
 
@@ -98,8 +81,8 @@ def runs(tmp_path_factory):
 def test_ablate_force_with_other_heads_recomputes(runs, tmp_path):
     out, fresh = tmp_path / "abl", tmp_path / "fresh"
     shutil.copytree(runs / "abl", out)
-    assert _main(*ABLATE, "--heads", "L1H2,L1H3", "--force", "--out", out) == 0
-    assert _main(*ABLATE, "--heads", "L1H2,L1H3", "--out", fresh) == 0
+    assert cli(*ABLATE, "--heads", "L1H2,L1H3", "--force", "--out", out) == 0
+    assert cli(*ABLATE, "--heads", "L1H2,L1H3", "--out", fresh) == 0
     gens = _gens(out)
     assert set(gens.query("selection == 'TopK'").heads) == {"L1H2,L1H3"}
     masked = json.loads((out / "conditions" / "tiny_echo__TopK__k2__s0.json").read_text())
@@ -116,11 +99,11 @@ def test_run_force_after_method_change_matches_a_fresh_run(runs, tmp_path):
     )
     random = out / "conditions" / "tiny_echo__RandomK__k4__s1.json"
     kept = random.read_bytes()
-    assert _main("run", "--config", other, "--out", out, "--force", "--quiet") == 0
+    assert cli("run", "--config", other, "--out", out, "--force", "--quiet") == 0
     assert (
         random.read_bytes() == kept
     )  # --force overwrites only what differs: RandomK ignores the ranking
-    assert _main("run", "--config", other, "--out", fresh, "--quiet") == 0
+    assert cli("run", "--config", other, "--out", fresh, "--quiet") == 0
     ranking = pd.read_csv(out / "ranking.csv")
     assert set(ranking.method) == {"gradxact"}
     pd.testing.assert_frame_equal(ranking, pd.read_csv(fresh / "ranking.csv"))
@@ -161,15 +144,15 @@ def test_conditions_of_another_model_are_not_reused(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_sweep(tiny_model(seed=0), [task], {task.name: ranking}, cfg, **kw)
-        before = _snapshot(tmp_path)
+        before = snapshot(tmp_path)
         run_sweep(tiny_model(seed=0), [task], {task.name: ranking}, cfg, **kw)
-        assert _snapshot(tmp_path) == before  # same inputs: everything reused
+        assert snapshot(tmp_path) == before  # same inputs: everything reused
         other = tiny_model(seed=1)
         res = run_sweep(other, [task], {task.name: ranking}, cfg, **kw)
         ref = run_sweep(
             other, [task], {task.name: ranking}, cfg, metrics=[Accuracy()], progress=False
         )
-    assert _snapshot(tmp_path) != before
+    assert snapshot(tmp_path) != before
     assert res.generations.generation.tolist() == ref.generations.generation.tolist()
 
 
@@ -177,24 +160,22 @@ def test_conditions_of_another_model_are_not_reused(tmp_path):
 def test_bad_selection_with_force_leaves_the_folder_intact(runs, tmp_path, capsys):
     out = tmp_path / "abl"
     shutil.copytree(runs / "abl", out)
-    before = _snapshot(out)
+    before = snapshot(out)
     assert (
-        _main(
-            *ABLATE, "--heads", "L0H0,L0H1", "--selections", "topk,bogus", "--force", "--out", out
-        )
+        cli(*ABLATE, "--heads", "L0H0,L0H1", "--selections", "topk,bogus", "--force", "--out", out)
         == 2
     )
     assert "bogus" in _err(capsys)
-    assert _snapshot(out) == before
+    assert snapshot(out) == before
 
 
 @pytest.mark.parametrize("flag", ["--max-new-tokens", "--batch-size"])
 def test_zero_count_writes_nothing_and_the_corrected_command_runs(flag, tmp_path, capsys):
     out = tmp_path / "new"
-    assert _main(*ABLATE, "--heads", "L0H0", flag, 0, "--out", out) == 2
+    assert cli(*ABLATE, "--heads", "L0H0", flag, 0, "--out", out) == 2
     assert "must be > 0" in _err(capsys)
     assert not out.exists()
-    assert _main(*ABLATE, "--heads", "L0H0", "--out", out) == 0
+    assert cli(*ABLATE, "--heads", "L0H0", "--out", out) == 0
 
 
 # --------------------------------------------------------------------------- damaged resume state
@@ -242,7 +223,7 @@ def test_damaged_entry_is_named_dropped_and_recomputed(case, runs, tmp_path, cap
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert (
-            _main(
+            cli(
                 "run", "--config", _config(tmp_path), "--out", out, "--quiet", ignore_warnings=False
             )
             == 0
@@ -429,16 +410,16 @@ def _junk(tmp_path: Path, name: str) -> Path:
 def test_bad_value_is_one_line_exit_2_no_damage(case, runs, tmp_path, capsys):
     out = tmp_path / "run"
     shutil.copytree(runs / "run", out)
-    before = _snapshot(out)
+    before = snapshot(out)
     argv, expect = REFUSED[case]
     capsys.readouterr()
-    assert _main(*argv(tmp_path), "--out", out) == 2
+    assert cli(*argv(tmp_path), "--out", out) == 2
     err = _err(capsys)
     assert err.startswith("interp-heads: error:") and "\n" not in err and "Traceback" not in err, (
         err
     )
     assert expect in err, err
-    assert _snapshot(out) == before
+    assert snapshot(out) == before
 
 
 def test_cuda_without_cuda_is_one_line(tmp_path, capsys):
@@ -446,7 +427,7 @@ def test_cuda_without_cuda_is_one_line(tmp_path, capsys):
 
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
-    assert _main(*ABLATE, "--heads", "L0H0", "--device", "cuda", "--out", tmp_path / "x") == 2
+    assert cli(*ABLATE, "--heads", "L0H0", "--device", "cuda", "--out", tmp_path / "x") == 2
     assert "CUDA is not available" in _err(capsys)
     assert not (tmp_path / "x").exists()
 
@@ -494,7 +475,7 @@ def test_second_writer_refused_then_ctrl_c_says_rerun(tmp_path, capsys):
             CONFIG_TEXT.replace('attribution = "atp"', 'attribution = "gradxact"'),
             "o.toml",
         )
-        assert _main("run", "--config", other, "--out", out, "--force", "--quiet") == 2
+        assert cli("run", "--config", other, "--out", out, "--force", "--quiet") == 2
         assert _err(capsys).startswith(
             f"interp-heads: error: run folder {str(out)!r} in use by pid {proc.pid} (if no "
         )
@@ -517,7 +498,7 @@ def test_stale_lock_of_a_dead_pid_is_taken_over(runs, tmp_path):
     )
     (out / LOCK_NAME).write_text(json.dumps({"pid": int(dead.stdout), "host": os.uname().nodename}))
     with pytest.warns(StoreWarning, match="stale lock of pid"):
-        assert _main("report", out, ignore_warnings=False) == 0
+        assert cli("report", out, ignore_warnings=False) == 0
     assert not (out / LOCK_NAME).exists()
 
 
@@ -527,10 +508,10 @@ def test_lock_of_a_live_process_is_refused(runs, tmp_path, capsys):
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         (out / LOCK_NAME).write_text(json.dumps({"pid": sleeper.pid, "host": os.uname().nodename}))
-        before = _snapshot(out)
-        assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 2
+        before = snapshot(out)
+        assert cli("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 2
         assert f"in use by pid {sleeper.pid}" in _err(capsys)
-        assert _snapshot(out) == before
+        assert snapshot(out) == before
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -568,9 +549,9 @@ def test_threads_flag_and_fair_share(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------- UX
 def test_version_help_defaults_and_quiet_attribute(tmp_path, capsys):
-    assert _main("--version") == 0
+    assert cli("--version") == 0
     assert capsys.readouterr().out.startswith("interp-heads ")
-    assert _main("ablate", "--help") == 0
+    assert cli("ablate", "--help") == 0
     out = " ".join(capsys.readouterr().out.split())  # help wraps lines
     assert (
         "examples (default: 100)" in out
@@ -578,7 +559,7 @@ def test_version_help_defaults_and_quiet_attribute(tmp_path, capsys):
         and "and k (default: 5)" in out
     )
     assert (
-        _main(
+        cli(
             "attribute",
             "--model",
             "tiny",
@@ -594,13 +575,13 @@ def test_version_help_defaults_and_quiet_attribute(tmp_path, capsys):
         == 0
     )
     assert capsys.readouterr().err == ""
-    assert _main("ablate", "--n-eval", "many") == 2
+    assert cli("ablate", "--n-eval", "many") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--n-eval" in err
 
 
 def test_long_messages_are_cut(tmp_path, capsys):
-    assert _main("tasks", "show", tmp_path / ("x" * 2000)) == 2
+    assert cli("tasks", "show", tmp_path / ("x" * 2000)) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and len(err) < 400, len(err)
 

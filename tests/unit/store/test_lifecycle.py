@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -20,15 +19,13 @@ import signal
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import pytest
 
 import interp_heads
-from interp_heads.cli import main
-from interp_heads.store import faults, temp_pid
-from tests.helpers import ROOT
+from interp_heads.store import LOCK_NAME, faults, temp_pid
+from tests.helpers import ROOT, cli, snapshot
 
 DATA = ROOT / "tests" / "data"
 TASK = DATA / "tiny_echo.jsonl"
@@ -38,12 +35,6 @@ ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1", "PYTHON
 CONSOLE_SCRIPT = "import sys; from interp_heads.cli import main; sys.exit(main())"
 
 
-def _main(*argv) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
-
-
 def _config(tmp: Path, text: str = CONFIG, name: str = "c.toml") -> Path:
     (tmp / name).write_text(text)
     return tmp / name
@@ -51,11 +42,7 @@ def _config(tmp: Path, text: str = CONFIG, name: str = "c.toml") -> Path:
 
 def _snapshot(folder: Path) -> dict:
     """Every file's sha256, but the lock and temporary files a SIGKILL leaves behind."""
-    return {
-        p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file() and temp_pid(p.name) is None and p.name != ".interp_heads.lock"
-    }
+    return snapshot(folder, skip=lambda p: temp_pid(p.name) is not None or p.name == LOCK_NAME)
 
 
 # --------------------------------------------------------------------------- start-up
@@ -107,7 +94,7 @@ NOTHING_LEFT = CONFIG.replace("filter_correct = false", "filter_correct = true")
 
 def test_a_failed_run_removes_the_folders_it_created(tmp_path, capfd):
     out = tmp_path / "a" / "b" / "run"
-    assert _main("run", "--config", _config(tmp_path, NOTHING_LEFT), "--out", out, "--quiet") == 2
+    assert cli("run", "--config", _config(tmp_path, NOTHING_LEFT), "--out", out, "--quiet") == 2
     assert "left after filtering" in capfd.readouterr().err
     assert not (tmp_path / "a").exists()
 
@@ -115,13 +102,13 @@ def test_a_failed_run_removes_the_folders_it_created(tmp_path, capfd):
 def test_a_folder_that_existed_is_never_removed(tmp_path):
     out = tmp_path / "mine"
     out.mkdir()
-    assert _main("run", "--config", _config(tmp_path, NOTHING_LEFT), "--out", out, "--quiet") == 2
+    assert cli("run", "--config", _config(tmp_path, NOTHING_LEFT), "--out", out, "--quiet") == 2
     assert out.is_dir()
     user = tmp_path / "user"
     user.mkdir()
     (user / "notes.txt").write_text("mine")
     argv = ("run", "--config", _config(tmp_path, NOTHING_LEFT), "--out", user, "--force")
-    assert _main(*argv, "--quiet") == 2
+    assert cli(*argv, "--quiet") == 2
     assert (user / "notes.txt").read_text() == "mine"
 
 
@@ -135,7 +122,7 @@ def test_an_interrupted_run_keeps_its_folder_only_with_a_finished_step(
 
     monkeypatch.setattr(faults, "point", interrupt)
     out = tmp_path / "new" / "run"
-    assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 130
+    assert cli("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 130
     assert "rerun the same command to resume" in capfd.readouterr().err
     assert out.exists() is stays and (tmp_path / "new").exists() is stays
     if stays:  # resume needs what the finished step stored
@@ -154,15 +141,15 @@ def test_a_run_that_fails_after_a_step_says_failed_and_the_same_command_resumes(
 
     monkeypatch.setattr(faults, "point", bug)
     out, argv = tmp_path / "run", ("run", "--config", _config(tmp_path), "--quiet")
-    assert _main(*argv, "--out", out) == 1
+    assert cli(*argv, "--out", out) == 1
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "failed" and manifest["error"] == "RuntimeError: planted"
     assert manifest["steps"] == ["baseline", "attribute", "known"]
-    assert _main("report", out) == 0
+    assert cli("report", out) == 0
     assert "stopped by an error: RuntimeError: planted" in (out / "index.html").read_text()
     monkeypatch.setattr(faults, "point", lambda name: None)
     capfd.readouterr()
-    assert _main(*argv, "--out", out) == 0, capfd.readouterr().err  # no --force needed
+    assert cli(*argv, "--out", out) == 0, capfd.readouterr().err  # no --force needed
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "complete" and "error" not in manifest
     assert_matches_golden(out, DATA / "golden" / "tiny")
@@ -178,7 +165,7 @@ def test_an_ablate_that_fails_in_its_first_step_removes_its_new_folder(
     monkeypatch.setattr(faults, "point", bug)
     out = tmp_path / "A"
     argv = ["ablate", "--model", "tiny", "--task", TASK, "--heads", "L0H0", "--no-filter"]
-    assert _main(*argv, "--metrics", "accuracy", "--out", out, "--quiet") == 1
+    assert cli(*argv, "--metrics", "accuracy", "--out", out, "--quiet") == 1
     assert "internal error: RuntimeError: planted" in capfd.readouterr().err
     assert not out.exists()
 
@@ -190,7 +177,7 @@ def earlier(tmp_path_factory):
     from interp_heads.config.run_config import RunConfig
 
     root = tmp_path_factory.mktemp("earlier")
-    assert _main("run", "--config", _config(root), "--out", root / "run", "--quiet") == 0
+    assert cli("run", "--config", _config(root), "--out", root / "run", "--quiet") == 0
     return root / "run", RunConfig.from_toml(_config(root, OTHER, "o.toml")).digest()
 
 
@@ -225,7 +212,7 @@ def test_a_killed_force_rerun_never_shows_the_earlier_config(point, earlier, tmp
     assert manifest["config_digest"] == digest, "the folder still claims the earlier run"
     page = out / "index.html"
     assert not page.exists() or page.stat().st_mtime_ns >= t0, "the earlier page is still there"
-    assert _main("report", out) == 0
+    assert cli("report", out) == 0
     html = page.read_text()
     shown = {
         "summary.parquet": "Cognitive Mirrors figure" in html,
@@ -248,7 +235,7 @@ def test_a_force_rerun_refused_by_its_first_step_leaves_the_earlier_run(earlier,
     shutil.copytree(finished, out)
     before = _snapshot(out)
     argv = ("run", "--config", _config(tmp_path, NOTHING_LEFT), "--out", out, "--force")
-    assert _main(*argv, "--quiet") == 2
+    assert cli(*argv, "--quiet") == 2
     assert _snapshot(out) == before
 
 
@@ -267,5 +254,5 @@ def test_a_force_rerun_with_a_setting_out_of_the_models_range_leaves_the_earlier
     before = _snapshot(out)
     text = CONFIG.replace('attribution = "atp"', f'attribution = "ablation_atp"\n{setting}')
     argv = ("run", "--config", _config(tmp_path, text), "--out", out, "--force")
-    assert _main(*argv, "--quiet") == 2
+    assert cli(*argv, "--quiet") == 2
     assert _snapshot(out) == before

@@ -25,18 +25,12 @@ from interp_heads.execution import threads
 from interp_heads.report import build_report
 from interp_heads.store import faults
 from interp_heads.store.names import safe_name
-from tests.helpers import DATA, chromium, headless
+from tests.helpers import DATA, chromium, cli, headless
 
 TASK = DATA / "tiny_echo.jsonl"
 CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
 ROWS = [json.loads(line) for line in TASK.read_text().splitlines()]
 XSS_STEM = "b\"><img src=x onerror=\"document.body.setAttribute('data-pwned','yes')\">"
-
-
-def _main(*argv) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
 
 
 def _task_file(path: Path, rows=ROWS) -> Path:
@@ -48,7 +42,7 @@ def _task_file(path: Path, rows=ROWS) -> Path:
 
 
 def _attribute(task: Path, out: Path, *extra) -> int:
-    return _main(
+    return cli(
         "attribute",
         "--model",
         "tiny",
@@ -133,17 +127,15 @@ def test_run_refuses_a_folder_that_is_not_a_run_folder(tmp_path, capfd):
     mine = out / "conditions" / "experiment1.json"
     mine.write_text('{"my": "data"}')
     (out / "notes.txt").write_text("mine")
-    assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 2
+    assert cli("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 2
     assert "not an interp-heads run folder" in capfd.readouterr().err
     assert {p.name for p in _files(out)} == {"experiment1.json", "notes.txt"}
     # with --force the tool writes its files but deletes none of the user's
-    assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet", "--force") == 0
+    assert cli("run", "--config", _config(tmp_path), "--out", out, "--quiet", "--force") == 0
     assert mine.read_text() == '{"my": "data"}' and (out / "notes.txt").read_text() == "mine"
     # a rerun with another grid prunes the tool's stale entries only
     other = CONFIG.replace("ks = [2, 4, 8]", "ks = [2]")
-    assert (
-        _main("run", "--config", _config(tmp_path, other), "--out", out, "--quiet", "--force") == 0
-    )
+    assert cli("run", "--config", _config(tmp_path, other), "--out", out, "--quiet", "--force") == 0
     names = {p.stem for p in (out / "conditions").glob("*.json")}
     assert "experiment1" in names and not any("__k8__" in n for n in names)
     listed = json.loads((out / "manifest.json").read_text())["files"]["conditions"]
@@ -156,10 +148,10 @@ def test_run_never_follows_a_symlinked_subfolder(tmp_path, capfd):
     victim = outside / "tiny_echo__TopK__k99__s0.json"
     victim.write_text("precious")
     out = tmp_path / "run"
-    assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 0
+    assert cli("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 0
     shutil.rmtree(out / "conditions")
     (out / "conditions").symlink_to(outside, target_is_directory=True)
-    assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 2
+    assert cli("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 2
     assert "symbolic link" in capfd.readouterr().err
     assert victim.read_text() == "precious" and [p.name for p in outside.iterdir()] == [victim.name]
 
@@ -188,11 +180,11 @@ def test_out_must_be_named(tmp_path, capfd, monkeypatch):
 def test_refused_inputs_leave_no_folder(tmp_path):
     out = tmp_path / "new"
     bad = CONFIG.replace('"chrf"', '"bleu"')
-    assert _main("run", "--config", _config(tmp_path, bad), "--out", out, "--quiet") == 2
+    assert cli("run", "--config", _config(tmp_path, bad), "--out", out, "--quiet") == 2
     assert not out.exists()
     empty = _task_file(tmp_path / "never.jsonl", [{**ROWS[0], "answer": "zz"}])
     assert (
-        _main(
+        cli(
             "attribute",
             "--model",
             "tiny",
@@ -231,7 +223,7 @@ def test_thread_registry_ignores_a_planted_symlink(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- 6: stale results
 def test_report_after_a_killed_force_rerun_shows_no_old_results(tmp_path, monkeypatch):
     out = tmp_path / "run"
-    assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 0
+    assert cli("run", "--config", _config(tmp_path), "--out", out, "--quiet") == 0
     assert "Cognitive Mirrors figure" in (out / "index.html").read_text()
 
     class Killed(BaseException):  # like SIGKILL: no handler of the CLI catches it
@@ -259,7 +251,7 @@ def test_report_after_a_killed_force_rerun_shows_no_old_results(tmp_path, monkey
     monkeypatch.setattr(faults, "point", lambda name: None)
     assert not (out / "summary.parquet").exists()  # the earlier config's table is retired
     assert not (out / "index.html").exists()  # and so is its page
-    assert _main("report", out) == 0
+    assert cli("report", out) == 0
     page = (out / "index.html").read_text()
     assert "Cognitive Mirrors figure" not in page and "TopK vs RandomK" not in page
     assert "incomplete" in page and "sweep" in page.split("not run:")[1][:40]
@@ -269,9 +261,9 @@ def test_ablate_refuses_a_ranking_of_another_task(tmp_path, capfd):
     other = _task_file(tmp_path / "other_task.jsonl")
     assert _attribute(other, tmp_path / "R") == 0
     argv = ["ablate", "--model", "tiny", "--task", TASK, "--ranking", tmp_path / "R", "--k", 1, "--seeds", 1, "--no-filter", "--metrics", "accuracy", "--out", tmp_path / "A", "--quiet"]  # fmt: skip
-    assert _main(*argv) == 2
+    assert cli(*argv) == 2
     assert "was made on task(s) 'other_task', not 'tiny_echo'" in capfd.readouterr().err
-    assert _main(*argv, "--ranking-task", "other_task") == 0
+    assert cli(*argv, "--ranking-task", "other_task") == 0
 
 
 # --------------------------------------------------------------------------- 11, 12: files, locks
@@ -282,7 +274,7 @@ def test_damaged_plotlyjs_and_stale_temp_files_are_repaired(xss_run, tmp_path):
     full = js.read_bytes()
     for damaged in (full[:1000], b"x" * len(full)):  # a disk that filled mid-write; same size
         js.write_bytes(damaged)
-        assert _main("report", run) == 0
+        assert cli("report", run) == 0
         assert js.read_bytes() == full
     stale = run / "conditions"
     stale.mkdir(exist_ok=True)
@@ -301,7 +293,7 @@ def test_force_into_a_user_folder_keeps_files_that_look_like_temporaries(tmp_pat
     out = tmp_path / "mine"
     out.mkdir()
     (out / ".mine.tmp77777").write_text("mine")
-    assert _main("run", "--config", _config(tmp_path), "--out", out, "--quiet", "--force") == 0
+    assert cli("run", "--config", _config(tmp_path), "--out", out, "--quiet", "--force") == 0
     assert (out / ".mine.tmp77777").read_text() == "mine"
 
 
@@ -337,7 +329,7 @@ def test_sigterm_releases_the_lock(name, tmp_path, monkeypatch, capfd):
 
     parser = cli.build_parser
     monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), stop))
-    assert _main("run", "--config", _config(tmp_path), "--out", out) == 128 + sig
+    assert cli("run", "--config", _config(tmp_path), "--out", out) == 128 + sig
     assert "interrupted" in capfd.readouterr().err
     assert not (out / runfolder.LOCK_NAME).exists() and (out / "baseline.csv").exists()
 
@@ -369,7 +361,7 @@ def test_a_bug_is_not_reported_as_bad_input(tmp_path, monkeypatch, capfd):
 
     parser = cli.build_parser
     monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), bug))
-    assert _main("run", "--config", _config(tmp_path), "--out", tmp_path / "r") == 1
+    assert cli("run", "--config", _config(tmp_path), "--out", tmp_path / "r") == 1
     assert "internal error: KeyError" in capfd.readouterr().err
     monkeypatch.setenv("INTERP_HEADS_DEBUG", "1")
     with pytest.raises(KeyError):
@@ -405,13 +397,13 @@ def test_config_tasks_resolve_against_the_config_folder_and_a_bom_is_fine(tmp_pa
     text = CONFIG.replace(str(TASK), "mine.jsonl")
     (conf / "c.toml").write_bytes(b"\xef\xbb\xbf" + text.encode())
     monkeypatch.chdir(tmp_path)  # not the config's folder
-    assert _main("run", "--config", conf / "c.toml", "--out", tmp_path / "run", "--quiet") == 0
+    assert cli("run", "--config", conf / "c.toml", "--out", tmp_path / "run", "--quiet") == 0
 
 
 # --------------------------------------------------------------------------- 8, 14: the pages
 def test_attribute_page_has_no_sweep_sections_and_offers_ablate(xss_run, tmp_path, capfd):
     out = tmp_path / "A"
-    assert _main("attribute", "--model", "tiny", "--task", TASK, "--no-filter", "--n-examples", 4, "--out", out, "--method", "ablation_atp", "--exact-layers", 1) == 0  # fmt: skip
+    assert cli("attribute", "--model", "tiny", "--task", TASK, "--no-filter", "--n-examples", 4, "--out", out, "--method", "ablation_atp", "--exact-layers", 1) == 0  # fmt: skip
     captured = capfd.readouterr()
     assert "Moving model to device" not in captured.out + captured.err
     page = (out / "index.html").read_text()
@@ -426,7 +418,7 @@ def test_attribute_page_has_no_sweep_sections_and_offers_ablate(xss_run, tmp_pat
 def test_ablate_page_names_its_ranking(tmp_path):
     assert _attribute(TASK, tmp_path / "R") == 0
     out = tmp_path / "B"
-    assert _main("ablate", "--model", "tiny", "--task", TASK, "--ranking", tmp_path / "R", "--k", "1,2", "--seeds", 1, "--no-filter", "--metrics", "accuracy", "--out", out, "--quiet") == 0  # fmt: skip
+    assert cli("ablate", "--model", "tiny", "--task", TASK, "--ranking", tmp_path / "R", "--k", "1,2", "--seeds", 1, "--no-filter", "--metrics", "accuracy", "--out", out, "--quiet") == 0  # fmt: skip
     page = (out / "index.html").read_text()
     assert "<h2>Ranking masked</h2>" in page and str(tmp_path / "R") in page
     assert 'href="../R/index.html"' in page and "file://" not in page  # relative: folders move
@@ -447,7 +439,7 @@ def test_results_show_in_a_notebook_cell(xss_run, tmp_path):
 
     run = load_run(xss_run)
     scores = HeadScores.from_frame(run["attribution"])
-    assert _main("run", "--config", _config(tmp_path), "--out", tmp_path / "S", "--quiet") == 0
+    assert cli("run", "--config", _config(tmp_path), "--out", tmp_path / "S", "--quiet") == 0
     swept = load_run(tmp_path / "S")
     result = SweepResult(swept["records"], swept["generations"], SweepConfig(ks=[2, 4, 8]))
     for obj in (scores, run, result, swept):
@@ -463,7 +455,7 @@ def test_a_long_task_file_name_runs_and_the_baseline_bar_counts_examples(tmp_pat
     config = CONFIG.replace(str(TASK), str(task)).replace("ks = [2, 4, 8]", "ks = [2]")
     config = config.replace("filter_correct = false", "filter_correct = true\nn_rank = 1")
     config = config.replace("n_rank = 4\n", "")
-    assert _main("run", "--config", _config(tmp_path, config), "--out", out) == 2  # 0 correct
+    assert cli("run", "--config", _config(tmp_path, config), "--out", out) == 2  # 0 correct
     err = capfd.readouterr().err
     assert re.search(rf"baseline examples: .*\d+/{len(ROWS)} ", err), err[-500:]  # not /1 task
     assert "left after filtering" in err and "File name too long" not in err
@@ -553,12 +545,12 @@ def test_ablate_refuses_a_ranking_of_another_file_of_the_same_task(tmp_path, cap
     )
     other = _task_file(tmp_path / "other" / TASK.name, [{**ROWS[0], "answer": "new"}, *ROWS[1:]])
     capfd.readouterr()
-    assert _main(*_ablate_argv(other, tmp_path / "R", tmp_path / "A")) == 2
+    assert cli(*_ablate_argv(other, tmp_path / "R", tmp_path / "A")) == 2
     err = capfd.readouterr().err
     assert "was made on another file of task 'tiny_echo'" in err and "--allow-other-task" in err
     assert not (tmp_path / "A").exists()
-    assert _main(*_ablate_argv(other, tmp_path / "R", tmp_path / "A", "--allow-other-task")) == 0
-    assert _main(*_ablate_argv(TASK, tmp_path / "R", tmp_path / "B")) == 0  # its own file
+    assert cli(*_ablate_argv(other, tmp_path / "R", tmp_path / "A", "--allow-other-task")) == 0
+    assert cli(*_ablate_argv(TASK, tmp_path / "R", tmp_path / "B")) == 0  # its own file
 
 
 def test_ablate_refuses_a_ranking_whose_scores_record_another_model(tmp_path, capfd):
@@ -571,15 +563,15 @@ def test_ablate_refuses_a_ranking_whose_scores_record_another_model(tmp_path, ca
     write_entry(entry, scores, indent=1)
     capfd.readouterr()
     for ranking in (tmp_path / "R", tmp_path / "R" / "ranking.csv"):
-        assert _main(*_ablate_argv(TASK, ranking, tmp_path / "A")) == 2
+        assert cli(*_ablate_argv(TASK, ranking, tmp_path / "A")) == 2
         err = capfd.readouterr().err
         assert "was made on model 'gpt2' (12x12 heads), not on this 'tiny' (3x4 heads)" in err
-    assert _main(*_ablate_argv(TASK, tmp_path / "R", tmp_path / "A", "--allow-other-model")) == 0
+    assert cli(*_ablate_argv(TASK, tmp_path / "R", tmp_path / "A", "--allow-other-model")) == 0
 
 
 def test_ablate_refuses_heads_and_a_ranking_together(tmp_path, capfd):
     argv = _ablate_argv(TASK, tmp_path, tmp_path / "A", "--heads", "L0H0")
-    assert _main(*argv) == 2
+    assert cli(*argv) == 2
     assert "give --heads or --ranking, not both" in capfd.readouterr().err
 
 
@@ -600,7 +592,7 @@ def test_a_formula_task_name_is_quoted_in_csvs_and_a_bidi_control_leaves_the_tit
     title = page.split("<title>")[1].split("</title>")[0]
     assert "\u202e" not in title and "HYPERLINK" in title
     out = tmp_path / "A"  # the ranking's task name survives the quoting
-    assert _main(*_ablate_argv(task, tmp_path / "R" / "ranking.csv", out)) == 0
+    assert cli(*_ablate_argv(task, tmp_path / "R" / "ranking.csv", out)) == 0
     summary = list(csv.reader((out / "summary.csv").open()))
     assert {r[0] for r in summary[1:]} == {"'" + name}
 
@@ -616,12 +608,12 @@ def _number(text: str) -> bool:
 # --------------------------------------------------------------------------- score
 def test_score_writes_only_plain_files_inside_the_run_and_atomically(xss_run, tmp_path, capfd):
     run = tmp_path / "run"
-    assert _main("run", "--config", _config(tmp_path), "--out", run, "--quiet") == 0
+    assert cli("run", "--config", _config(tmp_path), "--out", run, "--quiet") == 0
     outside = tmp_path / "outside.csv"
     outside.write_text("precious")
     (run / "scores").mkdir()
     (run / "scores" / "chrf.csv").symlink_to(outside)
-    assert _main("score", run, "--metrics", "chrf") == 2
+    assert cli("score", run, "--metrics", "chrf") == 2
     assert "symbolic link" in capfd.readouterr().err and outside.read_text() == "precious"
     (run / "scores" / "chrf.csv").unlink()
     (run / "scores" / "chrf.csv").write_text("earlier scores")
@@ -638,6 +630,6 @@ def test_score_writes_only_plain_files_inside_the_run_and_atomically(xss_run, tm
         with pytest.raises(Killed):
             main(["score", str(run), "--metrics", "chrf"])
     assert (run / "scores" / "chrf.csv").read_text() == "earlier scores"  # never half-written
-    assert _main("score", run, "--metrics", "chrf") == 0
+    assert cli("score", run, "--metrics", "chrf") == 0
     scores = pd.read_csv(run / "scores" / "chrf.csv")
     assert len(scores) == len(pd.read_json(run / "generations.jsonl", lines=True))

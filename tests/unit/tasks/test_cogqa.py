@@ -3,24 +3,16 @@
 from __future__ import annotations
 
 import json
-import warnings
 
 import pytest
 
-from interp_heads.cli import main
 from interp_heads.errors import PipelineError
 from interp_heads.pipeline.loading import load_any_task, load_any_tasks
 from interp_heads.tasks import cognitive_mirrors as cm
 from interp_heads.tasks.cogqa import is_cogqa, read_cogqa
-from tests.helpers import DATA
+from tests.helpers import DATA, cli
 
 SMALL = DATA / "cogqa_small.json"  # invented items, not the study's data
-
-
-def _main(*argv) -> int:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return main([str(a) for a in argv])
 
 
 def test_reads_numeric_answers_and_skills_outside_the_four_panels():
@@ -68,11 +60,11 @@ def test_prompts_carry_the_earlier_retrieval_answers():
 
 
 def test_tasks_show_lists_skills_with_counts(capsys):
-    assert _main("tasks", "show", SMALL) == 0
+    assert cli("tasks", "show", SMALL) == 0
     out = capsys.readouterr().out
     assert "4 questions, 16 sub-questions, 9 cognitive skills" in out
     assert "Retrieval" in out and " 6 " in out and "Spatial Reasoning" in out
-    assert _main("tasks", "show", f"{SMALL}:Math Calculation", "-n", 1) == 0
+    assert cli("tasks", "show", f"{SMALL}:Math Calculation", "-n", 1) == 0
     assert "cogqa/Math Calculation: 3 examples" in capsys.readouterr().out
 
 
@@ -113,6 +105,6 @@ def test_bad_files_one_line(tmp_path, capsys, content, reason):
     before = path.read_bytes()
     with pytest.raises(PipelineError, match=reason):
         load_any_tasks(str(path))
-    assert _main("tasks", "show", path) == 2
+    assert cli("tasks", "show", path) == 2
     err = capsys.readouterr().err.strip()
     assert reason in err and "\n" not in err and path.read_bytes() == before
