@@ -132,10 +132,12 @@ def values_to_cpu(values):
 
 def generate_masked(model, unit: SweepUnit, context: TaskContext) -> tuple[list[str], float]:
     """A unit's answers: its heads masked on ``hook_z`` while ``model`` generates; ``(outs, s)``.
-    A mask at the last position only starts every batch from its unmasked prompt prefix."""
+    A mask at the last position only starts every batch from its unmasked prompt prefix; the
+    unmasked condition reads whole prompts, as the unmasked reference answers do
+    (``sweep.unmasked``), so the two are the same computation and agree exactly."""
     t0 = time.perf_counter()
-    last = unit.positions == "last"
-    prefixes = context.prefixes_for(model, unit.generation) if last else None
+    shared = unit.positions == "last" and len(unit.heads) > 0
+    prefixes = context.prefixes_for(model, unit.generation) if shared else None
     with mask_heads(
         model,
         unit.heads,
