@@ -41,7 +41,7 @@ def claim_rows(r: dict, k: int) -> list[dict]:
             "TopK drop": f"{g.top_drop:.2f}", "RandomK drop": f"{g.control_drop:.2f}",
             "ratio": stats.drops_text(g.top_drop, g.control_drop),
             "TopK - RandomK [95% CI], p": f"{g['diff']:+.2f} [{g.diff_low:+.2f}, {g.diff_high:+.2f}]"
-            + ("" if few else f", p {stats.format_p(g.p_value)}"),
+            + ("" if few else f", {p_phrase(g.p_value)}"),
             "claim holds": few or ("yes" if ok else "**no**"),
         })  # fmt: skip
     return out
@@ -125,3 +125,9 @@ def setup_table(r: dict) -> str:
         ("commit", str(m.get("git"))),
     ]  # fmt: skip
     return md(pd.DataFrame(rows, columns=["item", "value"]))
+
+
+def p_phrase(p: float) -> str:
+    """``p < 0.001`` or ``p = 0.149``: the p-value as a sentence reads it."""
+    text = stats.format_p(p)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"

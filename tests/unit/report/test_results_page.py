@@ -58,6 +58,9 @@ def test_claim_rows_say_too_few_and_never_print_an_infinite_ratio():
     run["sig"] = pd.DataFrame([dict(sig, n_examples=60, n_draws=5)])
     (row,) = mr.claim_rows(run, 32)
     assert row["claim holds"] == "yes" and row["TopK - RandomK [95% CI], p"].endswith("p < 0.001")
+    run["sig"] = pd.DataFrame([dict(sig, n_examples=60, n_draws=5, p_value=0.001)])
+    (row,) = mr.claim_rows(run, 32)
+    assert row["TopK - RandomK [95% CI], p"].endswith(", p = 0.001")
 
 
 def test_results_page_links_its_static_figures(tmp_path, monkeypatch):

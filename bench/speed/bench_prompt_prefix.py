@@ -1,0 +1,83 @@
+"""Last-position masks from the shared unmasked prompt prefix against whole-prompt generation.
+
+The Cognitive Mirrors protocol on the embedded SmolLM2: the study's prompt format (about 350
+tokens), its ``]`` stop and 32 new tokens, the ``scale`` mask (x 1e-4) at the last position of each
+forward pass, ``--conditions`` random head sets of ``--k`` heads, as a sweep masks them. Each
+condition is generated twice, once reading every prompt whole and once from the prefixes built
+once (``generation.prefix``), interleaved so both see the same machine load; the tokens must be
+equal. Writes bench/results/prompt_prefix.json.
+
+    .venv/bin/python -m bench.speed.bench_prompt_prefix [--n 16] [--conditions 4] [--batch-size 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import torch
+
+from bench.common import ROOT, result_path
+from interp_heads.generation.decode import generate_tokens
+from interp_heads.generation.prefix import PromptPrefixes
+from interp_heads.interventions.masks import mask_heads
+from interp_heads.interventions.selections import RandomK
+from interp_heads.models.load import load_model
+from interp_heads.tasks import load_task
+from interp_heads.tasks.prompts import render
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=16, help="prompts (one batch of 16 by default)")
+    ap.add_argument("--conditions", type=int, default=4)
+    ap.add_argument("--k", type=int, default=32)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--task", default=str(ROOT / "data/cognitive_mirrors/retrieval.jsonl"))
+    ap.add_argument("--out", default=str(result_path("prompt_prefix.json")))
+    args = ap.parse_args(argv)
+    torch.set_grad_enabled(False)
+    model = load_model("smollm2-135m", device="cpu")
+    task = load_task(args.task).subset(n=args.n)
+    prompts = render(model, [e.prompt for e in task], fmt=task.fmt)
+    lengths = [len(model.to_tokens(p, prepend_bos=False)[0]) for p in prompts]
+    gen = dict(max_new_tokens=32, batch_size=args.batch_size, stop_after="]", stop_at_newline=False)
+    t = time.perf_counter()
+    prefixes = PromptPrefixes(model, prompts, batch_size=args.batch_size)
+    build = time.perf_counter() - t
+    whole_s, shared_s, equal = [], [], []
+    for seed in range(args.conditions):
+        heads = RandomK(model.cfg.n_layers, model.cfg.n_heads).select(args.k, seed)
+        with mask_heads(model, heads, "scale", scale_factor=1e-4, positions="last"):
+            t = time.perf_counter()
+            whole = generate_tokens(model, prompts, **gen)
+            whole_s.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            shared = generate_tokens(model, prompts, prefixes=prefixes, **gen)
+            shared_s.append(time.perf_counter() - t)
+        equal.append(whole == shared)
+    result = {
+        "what": "one condition of the Cognitive Mirrors protocol: whole prompts vs shared prefix",
+        "n_prompts": len(prompts),
+        "prompt_tokens_mean": round(sum(lengths) / len(lengths), 1),
+        "conditions": args.conditions,
+        "k": args.k,
+        "batch_size": args.batch_size,
+        "whole_prompt_s": [round(x, 2) for x in whole_s],
+        "shared_prefix_s": [round(x, 2) for x in shared_s],
+        "prefix_build_s": round(build, 2),
+        "speedup_per_condition": round(sum(whole_s) / sum(shared_s), 2),
+        "tokens_equal": all(equal),
+        "cpu_count": os.cpu_count(),
+        "load_avg_1min_at_end": round(os.getloadavg()[0], 2),
+    }
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
