@@ -325,10 +325,10 @@ def test_sigterm_releases_the_lock(name, tmp_path, monkeypatch, capfd):
         raise AssertionError("not reached")
 
     monkeypatch.setattr("interp_heads.cli.cmd_run", stop)
-    from interp_heads import cli
+    from interp_heads import cli as cli_module
 
-    parser = cli.build_parser
-    monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), stop))
+    parser = cli_module.build_parser
+    monkeypatch.setattr(cli_module, "build_parser", lambda: _with_func(parser(), stop))
     assert cli("run", "--config", _config(tmp_path), "--out", out) == 128 + sig
     assert "interrupted" in capfd.readouterr().err
     assert not (out / runfolder.LOCK_NAME).exists() and (out / "baseline.csv").exists()
@@ -354,13 +354,13 @@ def test_a_lock_whose_pid_was_reused_is_taken_over(tmp_path):
 
 # --------------------------------------------------------------------------- 9, 13: messages
 def test_a_bug_is_not_reported_as_bad_input(tmp_path, monkeypatch, capfd):
-    from interp_heads import cli
+    from interp_heads import cli as cli_module
 
     def bug(args):
         raise KeyError("internal")
 
-    parser = cli.build_parser
-    monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), bug))
+    parser = cli_module.build_parser
+    monkeypatch.setattr(cli_module, "build_parser", lambda: _with_func(parser(), bug))
     assert cli("run", "--config", _config(tmp_path), "--out", tmp_path / "r") == 1
     assert "internal error: KeyError" in capfd.readouterr().err
     monkeypatch.setenv("INTERP_HEADS_DEBUG", "1")
@@ -369,13 +369,13 @@ def test_a_bug_is_not_reported_as_bad_input(tmp_path, monkeypatch, capfd):
 
 
 def test_interrupt_at_start_up_and_broken_pipe_are_one_line(monkeypatch, capfd):
-    from interp_heads import cli
+    from interp_heads import cli as cli_module
 
     def interrupted():
         raise KeyboardInterrupt
 
-    parser = cli.build_parser
-    monkeypatch.setattr(cli, "build_parser", interrupted)
+    parser = cli_module.build_parser
+    monkeypatch.setattr(cli_module, "build_parser", interrupted)
     assert main(["tasks", "list"]) == 130
     err = capfd.readouterr().err
     assert err.strip().count("\n") == 0 and "Traceback" not in err
@@ -385,7 +385,7 @@ def test_interrupt_at_start_up_and_broken_pipe_are_one_line(monkeypatch, capfd):
 
     dup2 = []
     monkeypatch.setattr(os, "dup2", lambda *a: dup2.append(a))
-    monkeypatch.setattr(cli, "build_parser", lambda: _with_func(parser(), reader_left))
+    monkeypatch.setattr(cli_module, "build_parser", lambda: _with_func(parser(), reader_left))
     assert main(["run", "--config", "x.toml", "--out", "o"]) == 141
     assert capfd.readouterr().err == "" and dup2
 
