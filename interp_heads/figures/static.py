@@ -71,10 +71,12 @@ def write_static(
         p.with_name(f".{p.stem}.tmp{os.getpid()}.{fmt}")
         for p, (_, fmt) in zip(final, jobs, strict=True)
     ]
+    chosen = [figs[name] for name, _ in jobs]
     try:
         pio.write_images(
-            [figs[name] for name, _ in jobs], temps, format=[fmt for _, fmt in jobs],
+            chosen, temps, format=[fmt for _, fmt in jobs],
             scale=[PNG_SCALE if fmt == "png" else 1 for _, fmt in jobs],
+            width=[_size(f, "width") for f in chosen], height=[_size(f, "height") for f in chosen],
         )  # fmt: skip
     except Exception as exc:  # kaleido's and choreographer's own errors (no browser, ...)
         for tmp in temps:
@@ -83,6 +85,14 @@ def write_static(
     for tmp, path in zip(temps, final, strict=True):
         os.replace(tmp, path)
     return final
+
+
+def _size(fig, side: str) -> int | None:
+    """The figure's own layout width or height: kaleido would export at plotly's default
+    700 x 500 otherwise, squeezing a figure laid out for more room."""
+    layout = fig.get("layout", {}) if isinstance(fig, dict) else fig.layout
+    value = layout.get(side) if isinstance(layout, dict) else getattr(layout, side, None)
+    return int(value) if value else None
 
 
 def _why(exc: Exception) -> str:

@@ -24,6 +24,8 @@ def findings(
     out = [s for s in (_unmasked(verdicts, names),) if s]
     for protocol, v in verdicts.groupby("protocol", sort=False):
         out.append(_collapse(v, names.get(protocol, protocol)))
+        out.append(_floor(v, names.get(protocol, protocol)))
+    out = [s for s in out if s]
     out += [s for s in (_lowk(verdicts, names), _agree(agreement), _choice(choices)) if s]
     return out
 
@@ -59,6 +61,24 @@ def _collapse(v: pd.DataFrame, who: str) -> str:
             " by the toolkit's rule (sweep.stats)"
         )
     return f"Under {who}, TopK collapses the task against RandomK " + "; ".join(bits) + caveat + "."
+
+
+def _floor(v: pd.DataFrame, who: str) -> str:
+    """A protocol whose random control falls to half the unmasked score or below in most tasks
+    at k = FIXED_K cannot show TopK's effect there: say so, so that its "no" is not misread."""
+    g = v[(v.point == f"k = {FIXED_K}") & v.RandomK.notna() & v.unmasked.notna()]
+    if g.empty:
+        return ""
+    low = g[g.RandomK <= g.unmasked / 2]
+    if len(low) * 2 <= len(g):
+        return ""
+    return (
+        f"Under {who}, masking {FIXED_K} random heads already takes the score from "
+        f"{g.unmasked.mean():.2f} to {g.RandomK.mean():.2f} (averaged over the tasks; at or "
+        f"below half the unmasked score in {len(low)} of {len(g)} tasks): the control collapses "
+        "as TopK does, so at this k the protocol cannot tell the two apart; its 'no' says the "
+        "rule cannot separate them here, not that the TopK heads do not matter."
+    )
 
 
 def _ratios(g: pd.DataFrame) -> str:

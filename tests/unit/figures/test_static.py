@@ -61,3 +61,15 @@ def test_report_static_writes_every_figure(tmp_path):
     assert any(
         p.endswith("seed_figure.svg") for p in listed
     )  # the tool's: a --force rerun retires it
+
+
+def test_static_figures_keep_their_layout_size(tmp_path):
+    import re
+
+    if importlib.util.find_spec("kaleido") is None or not shutil.which("chromium"):
+        pytest.skip("needs kaleido and a Chromium")
+    sized = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]), layout={"width": 1360, "height": 760})
+    plain = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
+    paths = write_static({"sized": sized, "plain": plain}, tmp_path, ["svg"])
+    sizes = [re.search(r'width="(\d+)" height="(\d+)"', p.read_text()).groups() for p in paths]
+    assert sizes == [("1360", "760"), ("700", "500")]  # its own size, else plotly's default

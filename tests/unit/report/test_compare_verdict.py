@@ -29,9 +29,11 @@ def _records(values: dict, draws: int, metric: str, label: str) -> list[tuple]:
     return rows
 
 
-def make_run(folder, tops: dict, draws: int = 5, elbow: int | None = 8, lowk: float = 0.9):
-    """A run folder whose accuracy is 1.0 unmasked, ``tops[task]`` under TopK, 0.75 under every
-    RandomK draw and ``lowk`` under LowK, at k = elbow and 32; a COMET-like second metric."""
+def make_run(
+    folder, tops: dict, draws: int = 5, elbow: int | None = 8, lowk: float = 0.9, randomk=0.75
+):
+    """A run folder whose accuracy is 1.0 unmasked, ``tops[task]`` under TopK, ``randomk`` under
+    every RandomK draw and ``lowk`` under LowK, at k = elbow and 32; a COMET-like second metric."""
     ks = sorted({32, *([elbow] if elbow else [])})
     rows = []
     for metric, label, scale in (("acc", "Accuracy", 1.0), ("cmt", "COMET stand-in", 0.8)):
@@ -39,7 +41,7 @@ def make_run(folder, tops: dict, draws: int = 5, elbow: int | None = 8, lowk: fl
         for t in TASKS:
             vals[(t, "baseline", 0)] = scale
             for k in ks:
-                vals.update({(t, "TopK", k): tops[t] * scale, (t, "RandomK", k): 0.75 * scale,
+                vals.update({(t, "TopK", k): tops[t] * scale, (t, "RandomK", k): randomk * scale,
                              (t, "LowK", k): lowk * scale})  # fmt: skip
         rows += _records(vals, draws, metric, label)
     rec = pd.DataFrame(rows, columns=["task", "selection", "k", "seed", "metric", "label",
@@ -169,3 +171,16 @@ def test_each_panel_ticks_its_own_k(runs):
     fig = cp.figure(cp.load_runs(runs))
     assert list(fig.layout.xaxis.tickvals) == [8, 32]  # seed: elbow 8 and 32
     assert list(fig.layout.xaxis4.tickvals) == [16, 32]  # causal: elbow 16 and 32
+
+
+def test_findings_say_when_the_random_control_collapses_too(tmp_path):
+    def text(randomk):
+        d = tmp_path / str(randomk)
+        make_run(d / "seed", {t: 0.0 for t in TASKS}, randomk=randomk)
+        v = ct.verdict_frame(cp.load(d / "seed"), "seed")
+        return " ".join(findings(v, names={"seed": "the study's protocol"}))
+
+    floor = text(0.125)
+    assert "masking 32 random heads already takes the score from 1.00 to 0.12" in floor
+    assert "in 4 of 4 tasks): the control collapses as TopK does" in floor
+    assert "the control collapses" not in text(0.75)  # a control that holds: no such sentence
