@@ -41,7 +41,7 @@ sufficiency: setup
 	$(BIN)/interp-heads run --config configs/sufficiency.toml --out runs/sufficiency
 
 # The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
-# under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page.
+# under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page (56 min on 2 CPU cores).
 compare: setup
 	$(BIN)/interp-heads run --config configs/cognitive_mirrors.toml --out runs/compare/seed
 	for v in causal positions_all mean_ablation gold_reference; do \
