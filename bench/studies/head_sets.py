@@ -4,7 +4,8 @@ A ranking is for finding head sets, so each method that can rank a task is judge
 order gives, against exact mean ablation's ranking (``mean_ablation``, the sweep's own
 intervention) as the reference. For each task (the four built-in ones and the user antonym task)
 the first ``--n-rank`` correctly answered examples are ranked by every method and the next
-``--n-eval`` are evaluated; for each ranking, ``interp_heads.sufficiency`` keeps its TopK (every
+``--n-eval`` are evaluated (the probe is trained once on every task's rank split, labels = tasks,
+as a run's probe step does); for each ranking, ``interp_heads.sufficiency`` keeps its TopK (every
 other head mean-ablated) and masks its TopK at MIB's kept fractions and ``--ks``, beside random
 kept sets (``--seeds`` draws: the same draws for every ranking of a task, so they are computed
 once). Per task and method it records:
@@ -18,7 +19,7 @@ once). Per task and method it records:
   task whether the answer log-probability's f agrees with accuracy's f at each of ``--ks`` in
   sign and in the order of the methods (``logit_vs_accuracy_<task>``).
 
-Conditions are stored under ``--cache`` and resumed. Writes ``bench/results/head_sets.json``.
+Rankings and conditions are stored under ``--cache`` and resumed. Writes ``bench/results/head_sets.json``.
 
     .venv/bin/python python -m bench.studies.head_sets --tasks inference --n-rank 16 --n-eval 20
 """
@@ -38,6 +39,7 @@ from interp_heads.analysis.head_sets import sufficiency
 from interp_heads.analysis.sufficiency import kept_grid
 from interp_heads.attribution import attribute_heads
 from interp_heads.attribution.methods import METHODS
+from interp_heads.attribution.scores import HeadScores
 from interp_heads.attribution.stability import spearman
 from interp_heads.errors import InputError
 from interp_heads.tasks.schema import BUILTIN_TASKS
@@ -50,16 +52,27 @@ METHOD_NAMES = ("ablation_atp", REFERENCE, "exact", "atp", "gradxact", "headmask
 METRICS = ("accuracy", "answer_logprob")
 
 
-def rank_all(model, rank_task, methods=METHOD_NAMES, batch_size: int = 8) -> dict:
+def rank_all(model, rank_task, methods=METHOD_NAMES, batch_size: int = 8, *, cache=None,
+             given=None) -> dict:  # fmt: skip
     """``{method: (HeadScores or None, seconds, why not)}``: each method's ranking of the task,
-    or the one-line reason it cannot rank it (no corrupted prompts, not a needle task, ...)."""
+    or the one-line reason it cannot rank it (no corrupted prompts, not a needle task, ...).
+
+    ``given``: rankings made elsewhere (the probe's, over all tasks at once); ``cache``: a folder
+    the rankings are stored in and read back from when made on the same examples."""
     out = {}
     for name in methods:
+        if given and name in given:
+            out[name] = given[name]
+            continue
         if METHODS.get(name).multi_task:
-            out[name] = (None, 0.0, f"{name} ranks several tasks at once (use the pipeline)")
+            out[name] = (None, 0.0, f"{name} ranks several tasks at once (give two or more tasks)")
             continue
         if name == "retrieval_score" and not rank_task.name.startswith("retrieval"):
             out[name] = (None, 0.0, "retrieval_score ranks the needle tasks only")
+            continue
+        stored = _stored(cache, rank_task, name)
+        if stored is not None:
+            out[name] = (stored, float(stored.provenance.get("seconds", 0.0)), "")
             continue
         t0 = time.perf_counter()
         try:
@@ -67,8 +80,50 @@ def rank_all(model, rank_task, methods=METHOD_NAMES, batch_size: int = 8) -> dic
         except (InputError, ValueError) as exc:
             out[name] = (None, 0.0, str(exc).splitlines()[0])
             continue
+        _store(cache, rank_task, name, scores)
         out[name] = (scores, time.perf_counter() - t0, "")
     return out
+
+
+def probe_rankings(model, ranks: list, batch_size: int = 8, cache=None) -> dict:
+    """``{task: {"probe": (HeadScores, seconds, "")}}``: the probe trained once on every task's
+    rank split (labels = tasks), as a run's ``probe`` step does; ``{}`` for fewer than 2 tasks."""
+    if len(ranks) < 2:
+        return {}
+    names = [t.name for t in ranks]
+    stored = {t.name: _stored(cache, t, "probe") for t in ranks}
+    if any(s is None or s.provenance["probe"]["tasks"] != names for s in stored.values()):
+        from interp_heads.attribution.probe import probe_heads
+        from interp_heads.tasks import resolve_format
+
+        fmts = {t.name: resolve_format(model, t)[0] for t in ranks}
+        stored = probe_heads(model, ranks, fmts, batch_size=batch_size)
+        for t in ranks:
+            _store(cache, t, "probe", stored[t.name])
+    return {
+        name: {"probe": (s, float(s.provenance.get("seconds", 0.0)), "")}
+        for name, s in stored.items()
+    }
+
+
+def _ranking_path(cache, task, method: str):
+    return None if cache is None else Path(cache) / task.name / "rankings" / f"{method}.json"
+
+
+def _stored(cache, task, method: str):
+    """The stored ranking of ``task`` by ``method`` when it was made on the same examples."""
+    path = _ranking_path(cache, task, method)
+    if path is None or not path.exists():
+        return None
+    scores = HeadScores.load(path)
+    same = sorted(scores.provenance.get("example_ids", [])) == sorted(e.id for e in task)
+    return scores if same else None
+
+
+def _store(cache, task, method: str, scores) -> None:
+    path = _ranking_path(cache, task, method)
+    if path is not None:
+        scores.save(path)
 
 
 def judge(model, eval_task, rankings: dict, *, ks=(16,), seeds: int = 3, metrics=METRICS,
@@ -182,9 +237,12 @@ def main(argv=None) -> None:
     from interp_heads.models.load import load_model
 
     model = load_model(args.model)
-    for name in args.tasks:
-        rank, held_out = task_split(model, name, args.n_rank, args.n_eval)
-        rankings = rank_all(model, rank, args.methods)
+    splits = {name: task_split(model, name, args.n_rank, args.n_eval) for name in args.tasks}
+    probe = {}
+    if "probe" in args.methods:
+        probe = probe_rankings(model, [r for r, _ in splits.values()], cache=args.cache)
+    for name, (rank, held_out) in splits.items():
+        rankings = rank_all(model, rank, args.methods, cache=args.cache, given=probe.get(name))
         rows = judge(model, held_out, rankings, ks=args.ks, seeds=args.seeds, cache=args.cache)
         for r in rows:
             r |= {"n_rank": len(rank), "n_eval": len(held_out)}

@@ -53,3 +53,40 @@ def test_logit_agreement_across_methods(bench):
     assert not got["same_sign"] and got["same_order"]
     rows[1]["f_answer_logprob_k16"] = 0.95
     assert not bench.logit_agrees(rows, 16)["same_order"]
+
+
+def test_probe_is_trained_once_on_every_task_and_rankings_resume(bench, tmp_path, monkeypatch):
+    from interp_heads.attribution import probe as probe_module
+    from interp_heads.heads import head_label
+    from interp_heads.models.tl_compat import HAS_HOOKED
+    from interp_heads.testing.planted import LABEL_HEAD, label_planted_model, label_planted_tasks
+
+    if not HAS_HOOKED:
+        pytest.skip("a planted HookedTransformer (no TL 4 twin)")
+    model, tasks = label_planted_model(), label_planted_tasks()
+    assert bench.probe_rankings(model, tasks[:1]) == {}
+    got = bench.probe_rankings(model, tasks, cache=tmp_path)
+    assert set(got) == {t.name for t in tasks}
+    for name, entry in got.items():
+        scores, _, why = entry["probe"]
+        assert why == "" and scores.task == name
+        assert scores.top_labels(1) == [head_label(*LABEL_HEAD)]
+
+    def refuse(*_, **__):
+        raise AssertionError("retrained although stored")
+
+    monkeypatch.setattr(probe_module, "probe_heads", refuse)
+    again = bench.probe_rankings(model, tasks, cache=tmp_path)
+    for name in got:
+        assert (again[name]["probe"][0].scores == got[name]["probe"][0].scores).all()
+    with pytest.raises(AssertionError, match="retrained"):  # another task set: trained anew
+        bench.probe_rankings(model, tasks[::-1], cache=tmp_path)
+
+    first = bench.rank_all(model, tasks[0], ["gradxact", "probe"], cache=tmp_path,
+                           given=got[tasks[0].name])  # fmt: skip
+    assert first["probe"] is got[tasks[0].name]["probe"]
+    monkeypatch.setattr(bench, "attribute_heads", refuse)
+    stored = bench.rank_all(model, tasks[0], ["gradxact"], cache=tmp_path)["gradxact"][0]
+    assert (stored.scores == first["gradxact"][0].scores).all()
+    with pytest.raises(AssertionError, match="retrained"):  # other examples: ranked anew
+        bench.rank_all(model, tasks[0].subset(n=len(tasks[0]) - 1), ["gradxact"], cache=tmp_path)
