@@ -90,8 +90,7 @@ def write_static(
 def _size(fig, side: str) -> int | None:
     """The figure's own layout width or height: kaleido would export at plotly's default
     700 x 500 otherwise, squeezing a figure laid out for more room."""
-    layout = fig.get("layout", {}) if isinstance(fig, dict) else fig.layout
-    value = layout.get(side) if isinstance(layout, dict) else getattr(layout, side, None)
+    value = getattr(fig.layout, side)
     return int(value) if value else None
 
 

@@ -21,13 +21,12 @@ def findings(
     """The sentences, in page order. ``verdicts``: the verdict rows of the two protocols;
     ``names``: ``{protocol key: the words for it}``."""
     names = names or {}
-    out = [s for s in (_unmasked(verdicts, names),) if s]
+    out = [_unmasked(verdicts, names)]
     for protocol, v in verdicts.groupby("protocol", sort=False):
-        out.append(_collapse(v, names.get(protocol, protocol)))
-        out.append(_floor(v, names.get(protocol, protocol)))
-    out = [s for s in out if s]
-    out += [s for s in (_lowk(verdicts, names), _agree(agreement), _choice(choices)) if s]
-    return out
+        who = names.get(protocol, protocol)
+        out += [_collapse(v, who), _floor(v, who)]
+    out += [_lowk(verdicts, names), _agree(agreement), _choice(choices)]
+    return [s for s in out if s]
 
 
 def _unmasked(v: pd.DataFrame, names: dict) -> str:
