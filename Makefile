@@ -35,10 +35,11 @@ heads: setup
 	$(BIN)/interp-heads run --config configs/heads_retrieval.toml --out runs/heads_retrieval
 	$(BIN)/python -m interp_heads.report.heads_inputs runs/heads runs/heads_retrieval
 
-# How many heads each task needs (docs/attribution.md): the rankings' TopK kept, every other head
-# ablated, vs random kept sets at MIB's fractions; one resumable run (not yet timed end to end; 40+ min on 2 CPU cores expected).
+# How many heads each task needs (docs/attribution.md; its section of docs/results.md): the rankings'
+# TopK kept, every other head ablated, vs random kept sets at MIB's fractions; one resumable run (not yet timed end to end; 40+ min on 2 CPU cores expected).
 sufficiency: setup
 	$(BIN)/interp-heads run --config configs/sufficiency.toml --out runs/sufficiency
+	$(BIN)/python -m interp_heads.report.sufficiency_results runs/sufficiency
 
 # The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
 # under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page (56 min on 2 CPU cores).

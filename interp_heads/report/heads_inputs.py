@@ -68,10 +68,10 @@ def main(argv=None) -> None:
     write_page(inp, store, args.out)
     print(f"wrote {args.out}")
     from interp_heads.report.heads_results import results_block
-    from interp_heads.report.results_page import with_heads_block
+    from interp_heads.report.results_page import with_section
 
     text = args.results.read_text() if args.results.exists() else ""
-    args.results.write_text(with_heads_block(text, results_block(inp, store)))
+    args.results.write_text(with_section(text, "heads", results_block(inp, store)))
     print(f"wrote the make heads section of {args.results}")
 
 

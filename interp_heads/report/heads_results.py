@@ -18,7 +18,7 @@ from interp_heads.report.heads_page import (
     specificity,
     stability,
 )
-from interp_heads.report.results_page import HEADS_BEGIN, HEADS_END
+from interp_heads.report.results_page import SECTIONS
 
 
 def shared_sentence(rankings: dict, ks=(8, 16, 32)) -> str:
@@ -55,7 +55,7 @@ def results_block(inp, store) -> str:
     c, total = m["config"], m["model"]["n_layers"] * m["model"]["n_heads"]
     ks = ", ".join(f"{k} ({k / total:.1%})" for k in m["ks"])
     lines = [
-        HEADS_BEGIN,
+        SECTIONS["heads"][0],
         "## Which heads (from `make heads`)",
         "",
         f"Written by `make heads` (`interp-heads run --config configs/heads.toml --out {inp.run}`, "
@@ -104,6 +104,6 @@ def results_block(inp, store) -> str:
         "### Retrieval heads (Wu et al. 2024)",
         "",
         *or_missing(lambda: retrieval_section(inp, total), inp.retrieval_path),
-        HEADS_END,
+        SECTIONS["heads"][1],
     ]
     return "\n".join(lines)

@@ -36,23 +36,32 @@ from interp_heads.report.results_tables import (
 from interp_heads.sweep import stats
 
 FIGURES = {"default": "results_literal_k", "scaled": "results_scaled_k"}  # docs/figures/<name>.svg
-# ``make heads`` writes its section between these lines; kept on regeneration
-HEADS_BEGIN = (
-    "<!-- begin: written by make heads (interp_heads.report.heads_inputs); kept by make demo -->"
-)
-HEADS_END = "<!-- end: written by make heads -->"
+# Sections other make targets write between these lines, kept when make demo regenerates the page
+SECTIONS = {
+    "heads": (
+        "<!-- begin: written by make heads (interp_heads.report.heads_inputs); kept by make demo -->",
+        "<!-- end: written by make heads -->",
+    ),
+    "sufficiency": (
+        "<!-- begin: written by make sufficiency (interp_heads.report.sufficiency_results); "
+        "kept by make demo -->",
+        "<!-- end: written by make sufficiency -->",
+    ),
+}
 
 
-def heads_block(text: str) -> str:
-    """The ``make heads`` section of a results page, markers included ("" when absent)."""
-    start, end = text.find(HEADS_BEGIN), text.find(HEADS_END)
-    return text[start : end + len(HEADS_END)] if 0 <= start < end else ""
+def section(text: str, name: str) -> str:
+    """The section ``name`` (of :data:`SECTIONS`) of a results page, markers included ("" when
+    absent)."""
+    begin, end_line = SECTIONS[name]
+    start, end = text.find(begin), text.find(end_line)
+    return text[start : end + len(end_line)] if 0 <= start < end else ""
 
 
-def with_heads_block(text: str, block: str, before: str = "## Reading the results") -> str:
-    """``text`` with its ``make heads`` section replaced by ``block`` (placed before the
-    hand-written notes, else at the end, when it has none)."""
-    old = heads_block(text)
+def with_section(text: str, name: str, block: str, before: str = "## Reading the results") -> str:
+    """``text`` with its section ``name`` replaced by ``block`` (placed before the hand-written
+    notes, else at the end, when it has none)."""
+    old = section(text, name)
     if old:
         return text.replace(old, block)
     at = text.find(before)
@@ -240,9 +249,10 @@ def main() -> None:
     images = write_figures(runs, args.figures)
     rel = {k: os.path.relpath(v.resolve(), args.out.resolve().parent) for k, v in images.items()}
     text = render(default, scaled, {k: Path(v).as_posix() for k, v in rel.items()})
-    kept = heads_block(args.out.read_text()) if args.out.exists() else ""
-    if kept:
-        text += "\n" + kept + "\n"
+    old = args.out.read_text() if args.out.exists() else ""
+    for kept in (section(old, name) for name in SECTIONS):
+        if kept:
+            text += "\n" + kept + "\n"
     if args.notes.exists():
         text += "\n" + args.notes.read_text()
     args.out.write_text(text)

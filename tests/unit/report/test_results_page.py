@@ -1,9 +1,11 @@
-"""``interp_heads.report.results_page`` (docs/results.md): it keeps the section ``make heads``
-writes, words verdicts at small n, links its static figures and splits one run's two k grids."""
+"""``interp_heads.report.results_page`` (docs/results.md): it keeps the sections ``make heads`` and
+``make sufficiency`` write, words verdicts at small n, links its static figures and splits one run's two k grids."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from interp_heads.report import results_page
 from tests.helpers import DATA
@@ -13,18 +15,22 @@ def _make_results():
     return results_page
 
 
-def test_heads_block_is_inserted_before_the_notes_replaced_and_read_back():
+@pytest.mark.parametrize("name", ["heads", "sufficiency"])
+def test_section_is_inserted_before_the_notes_replaced_and_read_back(name):
     mr = _make_results()
-    block = f"{mr.HEADS_BEGIN}\n## Which heads\n| k | 8 |\n{mr.HEADS_END}"
+    begin, end = mr.SECTIONS[name]
+    block = f"{begin}\n## Which heads\n| k | 8 |\n{end}"
     page = "# Results\n\n| table |\n\n## Reading the results (hand-written)\n\n- note\n"
-    first = mr.with_heads_block(page, block)
+    first = mr.with_section(page, name, block)
     assert first.index("## Which heads") < first.index("## Reading the results")
-    assert mr.heads_block(first) == block
+    assert mr.section(first, name) == block
     newer = block.replace("| k | 8 |", "| k | 32 |")
-    second = mr.with_heads_block(first, newer)
-    assert mr.heads_block(second) == newer and second.count(mr.HEADS_BEGIN) == 1
-    assert mr.heads_block("no section here") == ""
-    assert mr.with_heads_block("# Results\n", block).endswith(block + "\n")
+    second = mr.with_section(first, name, newer)
+    assert mr.section(second, name) == newer and second.count(begin) == 1
+    assert mr.section("no section here", name) == ""
+    assert mr.with_section("# Results\n", name, block).endswith(block + "\n")
+    other = next(n for n in mr.SECTIONS if n != name)
+    assert mr.section(second, other) == ""
 
 
 def _run(tmp_path: Path) -> Path:

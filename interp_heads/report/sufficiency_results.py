@@ -1,0 +1,194 @@
+"""The "How many heads" section of docs/results.md, from the run folder of ``make sufficiency``.
+
+    interp-heads run --config configs/sufficiency.toml --out runs/sufficiency
+    python -m interp_heads.report.sufficiency_results runs/sufficiency
+
+Every number is read from the run's ``heads/sufficiency*.csv`` and ``manifest.json`` (no model
+needed): the plain-words verdict per task (are the TopK heads that are necessary also
+sufficient?), the minimal head set, CPR / CMD / necessity area per metric beside random kept sets,
+and the faithfulness figure (``docs/figures/sufficiency_faithfulness.svg``). The section sits
+between the markers of ``report.results_page``, which keeps it when ``make demo`` regenerates the
+page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads.analysis.sufficiency import NECESSARY, THRESHOLD
+from interp_heads.report.results_page import SECTIONS, with_section
+from interp_heads.report.results_tables import md
+
+FIGURE = "sufficiency_faithfulness"  # docs/figures/<name>.svg
+
+
+def _num(value, spec: str = ".2f") -> str:
+    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else (
+        f"{value:{spec}}"
+    )  # fmt: skip
+
+
+def _cell(row, spec: str = ".2f") -> str:
+    """``value [low, high]`` of a summary or curve row."""
+    if row is None:
+        return "undefined"
+    value, low, high = (row.get(k) for k in ("value", "low", "high"))
+    if value is None:
+        value, low, high = row.get("f"), row.get("f_low"), row.get("f_high")
+    text = _num(value, spec) or "undefined"
+    if _num(low, spec) and _num(high, spec):
+        text += f" [{_num(low, spec)}, {_num(high, spec)}]"
+    return text
+
+
+def _pick(frame: pd.DataFrame, **where):
+    sub = frame
+    for key, value in where.items():
+        sub = sub[sub[key] == value]
+    return None if sub.empty else sub.iloc[0].to_dict()
+
+
+def minimal_table(summary: pd.DataFrame, curves: pd.DataFrame) -> list[dict]:
+    """Per task: the unmasked accuracy and the minimal head set (ranking and random kept sets)."""
+    rows = []
+    acc = curves[curves.metric == "accuracy"]
+    for task in dict.fromkeys(acc.task):
+        first = _pick(acc, task=task, curve="ranking")
+        ranking = _pick(summary, task=task, metric="accuracy", curve="ranking", measure="minimal_k")
+        random_ = _pick(summary, task=task, metric="accuracy", curve="random", measure="minimal_k")
+        rows.append({
+            "task": task, "unmasked accuracy": _num(first["full"]),
+            "all heads ablated": _num(first["empty"]),
+            "minimal k, ranking [95% CI]": _cell(ranking, ".0f"),
+            "minimal k, random kept": _cell(random_, ".0f"),
+            "its heads": (ranking or {}).get("heads", "") or "",
+        })  # fmt: skip
+    return rows
+
+
+def measures_table(summary: pd.DataFrame, curves: pd.DataFrame, k: int) -> list[dict]:
+    """Per task and metric: CPR, CMD and necessity area, and f at the run's k, kept and masked."""
+    rows = []
+    for (task, metric), _ in curves.groupby(["task", "metric"], sort=False):
+
+        def s(curve, measure, task=task, metric=metric):
+            return _pick(summary, task=task, metric=metric, curve=curve, measure=measure)
+
+        def c(curve, task=task, metric=metric):
+            return _pick(curves, task=task, metric=metric, curve=curve, k=k)
+
+        rows.append({
+            "task": task, "metric": metric,
+            "CPR ranking": _cell(s("ranking", "cpr")), "CPR random": _cell(s("random", "cpr")),
+            "CMD ranking": _cell(s("ranking", "cmd")),
+            "necessity area": _cell(s("necessity", "necessity_area")),
+            f"f, top {k} kept": _cell(c("ranking")), f"f, {k} random kept": _cell(c("random")),
+            f"f, top {k} masked": _cell(c("necessity")),
+        })  # fmt: skip
+    return rows
+
+
+def _minutes(manifest: dict) -> str:
+    timings = manifest.get("timings", {})
+    total = sum(v for v in timings.values() if isinstance(v, int | float))
+    step = timings.get("sufficiency")
+    if not total:
+        return ""
+    out = f" The run took {total / 60:.1f} min on the 2-core CPU machine"
+    return out + (f", {step / 60:.1f} of them in the kept-set sweep." if step else ".")
+
+
+def render(run: Path, manifest: dict, figure: str | None) -> str:
+    """The section, markers included; ``figure``: the faithfulness SVG's path from the page."""
+    heads = run / "heads"
+    summary = pd.read_csv(heads / "sufficiency.csv")
+    curves = pd.read_csv(heads / "sufficiency_curves.csv")
+    verdicts_path = heads / "sufficiency_verdicts.csv"
+    verdicts = pd.read_csv(verdicts_path) if verdicts_path.exists() else pd.DataFrame()
+    cfg, meta = manifest.get("config", {}), manifest.get("sufficiency", {})
+    run_ks = sorted({int(k) for k in curves.k[curves.run_k.astype(bool)]}) or [0]
+    k = run_ks[-1]
+    n_eval = int(curves.n_examples.max()) if len(curves) else 0
+    begin, end = SECTIONS["sufficiency"]
+    parts = [
+        begin,
+        "## How many heads each task needs (from `make sufficiency`)",
+        "",
+        f"Regenerated by `make sufficiency` (`configs/sufficiency.toml` -> `{run.as_posix()}`, "
+        "then `python -m interp_heads.report.sufficiency_results`); every number is read from "
+        f"the run folder. Each task's heads are ranked by `{cfg.get('attribution', '?')}`; on "
+        f"{n_eval} held-out examples per task the ranking's top k heads are kept and every "
+        f"other head is {cfg.get('ablation', 'mean')}-ablated, beside k random heads kept "
+        f"({meta.get('seeds', '?')} draws) and the top k masked, at kept k = "
+        f"{', '.join(map(str, meta.get('ks', [])))} (MIB's fractions of the heads and the "
+        f"run's k). f = (m(C) - m(empty)) / (m(N) - m(empty)); 95% bootstrap intervals over "
+        f"examples (and draws).{_minutes(manifest)}",
+        "",
+    ]
+    if figure:
+        parts += [f"![Faithfulness vs share of heads kept]({figure})", ""]
+    if len(verdicts):
+        parts += [
+            f"Necessary: masking the top {k} leaves at most {NECESSARY} of the gap between the "
+            f"all-ablated and the unmasked model; sufficient: keeping only them reaches "
+            f"{THRESHOLD:.0%} of the unmasked accuracy.",
+            "",
+            *(f"- {s}" for s in verdicts.sentence),
+            "",
+        ]
+    parts += [f"### Minimal head set ({THRESHOLD:.0%} of the unmasked accuracy)", ""]
+    parts += [md(minimal_table(summary, curves)), ""]
+    parts += [
+        "### CPR, CMD and necessity area per metric",
+        "",
+        md(measures_table(summary, curves, k)),
+    ]
+    return "\n".join([*parts, end])
+
+
+def write_figure(run: Path, folder: Path) -> Path | None:
+    """The faithfulness figure as SVG (None, said on stderr, when no static export is possible)."""
+    import sys
+
+    from interp_heads.figures.static import StaticExportError, write_static
+    from interp_heads.figures.sufficiency import plot_faithfulness
+
+    curves = pd.read_csv(run / "heads" / "sufficiency_curves.csv")
+    try:
+        return write_static({FIGURE: plot_faithfulness(curves)}, folder, ["svg"])[0]
+    except StaticExportError as exc:
+        print(f"note: no faithfulness figure on the page ({exc})", file=sys.stderr)
+        return None
+
+
+def main(argv=None) -> None:
+    import json
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run", type=Path, help="the run folder of make sufficiency")
+    ap.add_argument("--results", type=Path, default=Path("docs/results.md"))
+    ap.add_argument("--figures", type=Path, default=Path("docs/figures"))
+    args = ap.parse_args(argv)
+    if not (args.run / "heads" / "sufficiency.csv").is_file():
+        raise SystemExit(
+            f"error: {args.run} has no heads/sufficiency.csv: run it with sufficiency = true "
+            "(make sufficiency)"
+        )
+    manifest = json.loads((args.run / "manifest.json").read_text())
+    image = write_figure(args.run, args.figures)
+    rel = None
+    if image is not None:
+        rel = Path(os.path.relpath(image.resolve(), args.results.resolve().parent)).as_posix()
+    text = args.results.read_text() if args.results.exists() else ""
+    block = render(args.run, manifest, rel)
+    args.results.write_text(with_section(text, "sufficiency", block))
+    print(f"wrote the make sufficiency section of {args.results}")
+
+
+if __name__ == "__main__":
+    main()
