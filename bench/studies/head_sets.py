@@ -4,8 +4,8 @@ A ranking is for finding head sets, so each method that can rank a task is judge
 order gives, against exact mean ablation's ranking (``mean_ablation``, the sweep's own
 intervention) as the reference. For each task (the four built-in ones and the user antonym task)
 the first ``--n-rank`` correctly answered examples are ranked by every method and the next
-``--n-eval`` are evaluated (the probe is trained once on every task's rank split, labels = tasks,
-as a run's probe step does); for each ranking, ``interp_heads.sufficiency`` keeps its TopK (every
+``--n-eval`` are evaluated (the probe is trained once on the five tasks' rank splits, labels =
+tasks, as a run's probe step does, whichever ``--tasks`` are judged); for each ranking, ``interp_heads.sufficiency`` keeps its TopK (every
 other head mean-ablated) and masks its TopK at MIB's kept fractions and ``--ks``, beside random
 kept sets (``--seeds`` draws: the same draws for every ranking of a task, so they are computed
 once). Per task and method it records:
@@ -237,11 +237,12 @@ def main(argv=None) -> None:
     from interp_heads.models.load import load_model
 
     model = load_model(args.model)
-    splits = {name: task_split(model, name, args.n_rank, args.n_eval) for name in args.tasks}
-    probe = {}
-    if "probe" in args.methods:
-        probe = probe_rankings(model, [r for r, _ in splits.values()], cache=args.cache)
-    for name, (rank, held_out) in splits.items():
+    probe_tasks = list(dict.fromkeys([*TASKS, *args.tasks])) if "probe" in args.methods else []
+    names = list(dict.fromkeys([*args.tasks, *probe_tasks]))
+    splits = {name: task_split(model, name, args.n_rank, args.n_eval) for name in names}
+    probe = probe_rankings(model, [splits[n][0] for n in probe_tasks], cache=args.cache)
+    for name in args.tasks:
+        rank, held_out = splits[name]
         rankings = rank_all(model, rank, args.methods, cache=args.cache, given=probe.get(name))
         rows = judge(model, held_out, rankings, ks=args.ks, seeds=args.seeds, cache=args.cache)
         for r in rows:
