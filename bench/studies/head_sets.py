@@ -219,7 +219,8 @@ def merge(rows: list[dict], meta: dict, out: Path = OUT) -> None:
     done = {(r["task"], r["method"]) for r in rows}
     kept = [r for r in old.get("rows", []) if (r["task"], r["method"]) not in done]
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({**meta, "rows": kept + rows}, indent=1) + "\n")
+    earlier = {k: v for k, v in old.items() if k != "rows"}  # other tasks' agreement records
+    out.write_text(json.dumps({**earlier, **meta, "rows": kept + rows}, indent=1) + "\n")
 
 
 def main(argv=None) -> None:
@@ -233,7 +234,13 @@ def main(argv=None) -> None:
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--cache", default="runs/head_sets")
     p.add_argument("--out", default=str(OUT))
+    p.add_argument("--markdown", action="store_true", help="print the table of --out and stop")
     args = p.parse_args(argv)
+    if args.markdown:
+        from bench.studies.head_sets_report import markdown
+
+        print(markdown(json.loads(Path(args.out).read_text())))
+        return
     from interp_heads.models.load import load_model
 
     model = load_model(args.model)

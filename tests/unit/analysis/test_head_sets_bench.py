@@ -90,3 +90,21 @@ def test_probe_is_trained_once_on_every_task_and_rankings_resume(bench, tmp_path
     assert (stored.scores == first["gradxact"][0].scores).all()
     with pytest.raises(AssertionError, match="retrained"):  # other examples: ranked anew
         bench.rank_all(model, tasks[0].subset(n=len(tasks[0]) - 1), ["gradxact"], cache=tmp_path)
+
+
+def test_markdown_table_and_targets_from_the_json():
+    from bench.studies.head_sets_report import markdown
+
+    ref = {"task": "t", "method": "mean_ablation", "rank_seconds": 30.0, "accuracy_cpr": 0.8,
+           "accuracy_cpr_low": 0.7, "accuracy_cpr_high": 0.9, "minimal_k": 14, "minimal_k_low": 5,
+           "minimal_k_high": 27, "f_accuracy_k16": 0.9, "f_answer_logprob_k16": 0.8,
+           "cpr_gap": 0.0, "minimal_k_steps": 0, "spearman": 1.0}  # fmt: skip
+    mine = {**ref, "method": "ablation_atp", "accuracy_cpr": 0.72, "cpr_gap": -0.08,
+            "minimal_k_steps": 2, "f_accuracy_k16": 0.5, "f_answer_logprob_k16": 0.6,
+            "spearman": 0.4}  # fmt: skip
+    text = markdown({"ks": [16], "rows": [ref, mine, {"task": "t", "method": "probe",
+                                                      "skipped": "why"}]})  # fmt: skip
+    assert "| t | `mean_ablation` | 30 |" in text and "0.80 [0.70, 0.90]" in text
+    assert "14 [5, 27]" in text and "`probe`" not in text
+    assert "CPR - reference -0.08 (outside 0.05)" in text and "+2 grid steps" in text
+    assert "more than one" in text and "same sign True, same order True" in text

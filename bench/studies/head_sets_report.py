@@ -1,0 +1,73 @@
+"""The head-sets study's table and targets as markdown, from ``bench/results/head_sets.json``.
+
+    python -m bench.studies.head_sets --markdown
+
+One row per task and method (necessity area, CPR, CMD and minimal k on accuracy with their 95%
+intervals, CPR on the answer's log-probability, f at the run's k, the gaps to the reference and
+the all-heads Spearman), then per task whether the default ranking meets the study's targets.
+"""
+
+from __future__ import annotations
+
+from bench.studies.head_sets import logit_agrees
+
+COLUMNS = {  # markdown column: (row key, its interval's keys or None, format)
+    "ranking s": ("rank_seconds", None, ".0f"),
+    "necessity area (acc)": ("accuracy_necessity_area", "accuracy_necessity_area", ".2f"),
+    "CPR (acc)": ("accuracy_cpr", "accuracy_cpr", ".2f"),
+    "CMD (acc)": ("accuracy_cmd", None, ".2f"),
+    "minimal k": ("minimal_k", "minimal_k", ".0f"),
+    "CPR (log-prob)": ("answer_logprob_cpr", None, ".2f"),
+    "f at k (acc / log-prob)": (None, None, ".2f"),
+    "CPR - ref": ("cpr_gap", None, "+.2f"),
+    "min k steps vs ref": ("minimal_k_steps", None, "+d"),
+    "Spearman vs ref": ("spearman", None, ".2f"),
+}
+
+
+def _fmt(value, spec: str) -> str:
+    return "" if value is None else format(int(value) if spec.endswith("d") else value, spec)
+
+
+def markdown(data: dict) -> str:
+    """The study's table (one row per task and method) and the targets, from its JSON."""
+    k = (data.get("ks") or [16])[-1]
+    head = ["task", "method", *COLUMNS]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in data["rows"]:
+        if "skipped" in r:
+            continue
+        cells = [r["task"], f"`{r['method']}`"]
+        for key, ci, spec in COLUMNS.values():
+            if key is None:
+                acc, lp = r.get(f"f_accuracy_k{k}"), r.get(f"f_answer_logprob_k{k}")
+                cells.append(f"{_fmt(acc, spec)} / {_fmt(lp, spec)}")
+                continue
+            text = _fmt(r.get(key), spec)
+            low, high = (r.get(f"{ci}_low"), r.get(f"{ci}_high")) if ci else (None, None)
+            if text and low is not None and high is not None:
+                text += f" [{_fmt(low, spec)}, {_fmt(high, spec)}]"
+            cells.append(text)
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines + ["", *targets(data, k)])
+
+
+def targets(data: dict, k: int, method: str = "ablation_atp") -> list[str]:
+    """Per task: the default ranking's CPR gap and minimal-k steps against the reference, and
+    whether the log-prob f agrees with the accuracy f across the methods at ``k``."""
+    out = []
+    for task in dict.fromkeys(r["task"] for r in data["rows"]):
+        rows = [r for r in data["rows"] if r["task"] == task and "skipped" not in r]
+        mine = next((r for r in rows if r["method"] == method), None)
+        if mine is None or mine.get("cpr_gap") is None:
+            continue
+        gap, steps, agree = mine["cpr_gap"], mine.get("minimal_k_steps"), logit_agrees(rows, k)
+        out.append(
+            f"- {task}: `{method}` CPR - reference {gap:+.2f} "
+            f"({'within' if abs(gap) <= 0.05 else 'outside'} 0.05); minimal k "
+            f"{_fmt(steps, '+d') or 'undefined'} grid steps from the reference's "
+            f"({'at most one' if steps is not None and steps <= 1 else 'more than one'}); "
+            f"log-prob f vs accuracy f at k = {k} over {agree['n_methods']} methods: same sign "
+            f"{agree.get('same_sign')}, same order {agree.get('same_order')}"
+        )
+    return out
