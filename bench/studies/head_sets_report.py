@@ -68,6 +68,8 @@ def targets(data: dict, k: int, method: str = "ablation_atp") -> list[str]:
             f"{_fmt(steps, '+d') or 'undefined'} grid steps from the reference's "
             f"({'at most one' if steps is not None and steps <= 1 else 'more than one'}); "
             f"log-prob f vs accuracy f at k = {k} over {agree['n_methods']} methods: same sign "
-            f"{agree.get('same_sign')}, same order {agree.get('same_order')}"
+            f"{agree.get('same_sign')}, same order {agree.get('same_order')} (pairs of methods "
+            f"concordant {agree.get('concordant')}, discordant {agree.get('discordant')}, tied "
+            f"{agree.get('tied')})"
         )
     return out

@@ -47,12 +47,16 @@ def test_logit_agreement_across_methods(bench):
             {"f_accuracy_k16": 0.2, "f_answer_logprob_k16": 0.1},
             {"f_accuracy_k16": None, "f_answer_logprob_k16": 0.5}]  # fmt: skip
     assert bench.logit_agrees(rows, 16) == {"k": 16, "n_methods": 2, "same_sign": True,
-                                            "same_order": True}  # fmt: skip
+                                            "same_order": True, "concordant": 1,
+                                            "discordant": 0, "tied": 0}  # fmt: skip
     rows[1]["f_answer_logprob_k16"] = -0.8
     got = bench.logit_agrees(rows, 16)
     assert not got["same_sign"] and got["same_order"]
     rows[1]["f_answer_logprob_k16"] = 0.95
     assert not bench.logit_agrees(rows, 16)["same_order"]
+    tied = [{"f_accuracy_k16": 0.0, "f_answer_logprob_k16": b} for b in (0.1, 0.3)]
+    got = bench.logit_agrees(rows[:1] + tied, 16)  # accuracy ties: not counted against
+    assert got["same_order"] and (got["concordant"], got["discordant"], got["tied"]) == (2, 0, 1)
 
 
 def test_probe_is_trained_once_on_every_task_and_rankings_resume(bench, tmp_path, monkeypatch):
