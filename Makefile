@@ -36,7 +36,7 @@ heads: setup
 	$(BIN)/python -m interp_heads.report.heads_inputs runs/heads runs/heads_retrieval
 
 # How many heads each task needs (docs/attribution.md; its section of docs/results.md): the rankings'
-# TopK kept, every other head ablated, vs random kept sets at MIB's fractions; one resumable run (not yet timed end to end; 40+ min on 2 CPU cores expected).
+# TopK kept, every other head ablated, vs random kept sets at MIB's fractions; one resumable run and the results section (15 min on 2 CPU cores).
 sufficiency: setup
 	$(BIN)/interp-heads run --config configs/sufficiency.toml --out runs/sufficiency
 	$(BIN)/python -m interp_heads.report.sufficiency_results runs/sufficiency

@@ -66,7 +66,7 @@ def minimal_table(summary: pd.DataFrame, curves: pd.DataFrame) -> list[dict]:
             "all heads ablated": _num(first["empty"]),
             "minimal k, ranking [95% CI]": _cell(ranking, ".0f"),
             "minimal k, random kept": _cell(random_, ".0f"),
-            "its heads": (ranking or {}).get("heads", "") or "",
+            "its heads, most important first": _heads(ranking),
         })  # fmt: skip
     return rows
 
@@ -95,12 +95,19 @@ def measures_table(summary: pd.DataFrame, curves: pd.DataFrame, k: int) -> list[
 
 def _minutes(manifest: dict) -> str:
     timings = manifest.get("timings", {})
-    total = sum(v for v in timings.values() if isinstance(v, int | float))
-    step = timings.get("sufficiency")
+    total, step = timings.get("total"), timings.get("sufficiency")
     if not total:
         return ""
     out = f" The run took {total / 60:.1f} min on the 2-core CPU machine"
     return out + (f", {step / 60:.1f} of them in the kept-set sweep." if step else ".")
+
+
+def _heads(row, shown: int = 16) -> str:
+    """The minimal set's heads, the first ``shown`` of a longer one."""
+    heads = [h for h in str((row or {}).get("heads") or "").split(",") if h]
+    if len(heads) <= shown:
+        return ", ".join(heads)
+    return ", ".join(heads[:shown]) + f", ... ({len(heads)} heads)"
 
 
 def render(run: Path, manifest: dict, figure: str | None) -> str:
@@ -142,6 +149,13 @@ def render(run: Path, manifest: dict, figure: str | None) -> str:
             "",
         ]
     parts += [f"### Minimal head set ({THRESHOLD:.0%} of the unmasked accuracy)", ""]
+    grid = sorted(int(g) for g in meta.get("ks", []))
+    if len(grid) > 1:
+        parts += [
+            f"The minimal k is read on the kept grid: {grid[-1]} (every head) means that no kept "
+            f"set of up to {grid[-2]} heads reached it.",
+            "",
+        ]
     parts += [md(minimal_table(summary, curves)), ""]
     parts += [
         "### CPR, CMD and necessity area per metric",
