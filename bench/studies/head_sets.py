@@ -218,14 +218,23 @@ def task_split(model, name: str, n_rank: int, n_eval: int, max_examples: int = 9
     return task.split(n_rank)
 
 
-def merge(rows: list[dict], meta: dict, out: Path = OUT) -> None:
-    """Replace the rows of the same task and method in ``out`` (JSON), keep the others."""
+def merge(rows: list[dict], meta: dict, out: Path = OUT) -> dict:
+    """Replace the rows of the same task and method in ``out`` (JSON), keep the others, and
+    record per task whether the log-prob f agrees with the accuracy f at each of ``meta["ks"]``
+    (``logit_vs_accuracy_<task>``, from all of the task's rows). Returns what was written."""
     old = json.loads(out.read_text()) if out.exists() else {"rows": []}
     done = {(r["task"], r["method"]) for r in rows}
-    kept = [r for r in old.get("rows", []) if (r["task"], r["method"]) not in done]
+    merged = [r for r in old.get("rows", []) if (r["task"], r["method"]) not in done] + rows
+    data = {k: v for k, v in old.items() if not k.startswith("logit_vs_accuracy_")} | meta
+    for task in dict.fromkeys(r["task"] for r in merged):
+        mine = [r for r in merged if r["task"] == task and "skipped" not in r]
+        data[f"logit_vs_accuracy_{task}"] = [
+            logit_agrees(mine, k) | {"task": task} for k in meta.get("ks", [])
+        ]
+    data["rows"] = merged
     out.parent.mkdir(parents=True, exist_ok=True)
-    earlier = {k: v for k, v in old.items() if k != "rows"}  # other tasks' agreement records
-    out.write_text(json.dumps({**earlier, **meta, "rows": kept + rows}, indent=1) + "\n")
+    out.write_text(json.dumps(data, indent=1) + "\n")
+    return data
 
 
 def main(argv=None) -> None:
@@ -242,9 +251,10 @@ def main(argv=None) -> None:
     p.add_argument("--markdown", action="store_true", help="print the table of --out and stop")
     args = p.parse_args(argv)
     if args.markdown:
-        from bench.studies.head_sets_report import markdown
+        from bench.studies.head_sets_report import headline, markdown
 
-        print(markdown(json.loads(Path(args.out).read_text())))
+        data = json.loads(Path(args.out).read_text())
+        print(headline(data) + "\n\n" + markdown(data))
         return
     from interp_heads.models.load import load_model
 
@@ -261,8 +271,8 @@ def main(argv=None) -> None:
             r |= {"n_rank": len(rank), "n_eval": len(held_out)}
         meta = {"model": args.model, "date": dt.date.today().isoformat(), "ks": args.ks,
                 "seeds": args.seeds, "reference": REFERENCE}  # fmt: skip
-        agree = [logit_agrees(rows, k) | {"task": name} for k in args.ks]
-        merge(rows, meta | {f"logit_vs_accuracy_{name}": agree}, Path(args.out))
+        data = merge(rows, meta, Path(args.out))
+        agree = data[f"logit_vs_accuracy_{name}"]
         print(json.dumps({"rows": rows, "logit_vs_accuracy": agree}, indent=1))
 
 

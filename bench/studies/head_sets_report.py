@@ -52,6 +52,12 @@ def markdown(data: dict) -> str:
     return "\n".join(lines + ["", *targets(data, k)])
 
 
+def _where(gap: float, tol: float = 0.05) -> str:
+    if abs(gap) <= tol:
+        return f"within {tol}"
+    return f"{'above' if gap > 0 else 'below'} by more than {tol}"
+
+
 def targets(data: dict, k: int, method: str = "ablation_atp") -> list[str]:
     """Per task: the default ranking's CPR gap and minimal-k steps against the reference, and
     whether the log-prob f agrees with the accuracy f across the methods at ``k``."""
@@ -64,7 +70,7 @@ def targets(data: dict, k: int, method: str = "ablation_atp") -> list[str]:
         gap, steps, agree = mine["cpr_gap"], mine.get("minimal_k_steps"), logit_agrees(rows, k)
         out.append(
             f"- {task}: `{method}` CPR - reference {gap:+.2f} "
-            f"({'within' if abs(gap) <= 0.05 else 'outside'} 0.05); minimal k "
+            f"({_where(gap)}); minimal k "
             f"{_fmt(steps, '+d') or 'undefined'} grid steps from the reference's "
             f"({'at most one' if steps is not None and steps <= 1 else 'more than one'}); "
             f"log-prob f vs accuracy f at k = {k} over {agree['n_methods']} methods: same sign "
@@ -73,3 +79,25 @@ def targets(data: dict, k: int, method: str = "ablation_atp") -> list[str]:
             f"{agree.get('tied')})"
         )
     return out
+
+
+def headline(data: dict, measure: str = "accuracy_cpr") -> str:
+    """Methods x tasks: the kept-set CPR on accuracy (higher is better), the reference marked,
+    and the all-heads Spearman against the reference beside it (secondary)."""
+    tasks = list(dict.fromkeys(r["task"] for r in data["rows"]))
+    methods = list(dict.fromkeys(r["method"] for r in data["rows"] if "skipped" not in r))
+    by = {(r["task"], r["method"]): r for r in data["rows"] if "skipped" not in r}
+    ref = data.get("reference", "mean_ablation")
+    lines = ["| method | " + " | ".join(tasks) + " |", "|" + "---|" * (len(tasks) + 1)]
+    for m in methods:
+        cells = []
+        for t in tasks:
+            r = by.get((t, m))
+            if r is None or r.get(measure) is None:
+                cells.append("")
+                continue
+            rho = r.get("spearman")
+            cells.append(f"{r[measure]:.2f}" + ("" if rho is None else f" ({rho:+.2f})"))
+        name = f"`{m}` (reference)" if m == ref else f"`{m}`"
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -36,10 +36,14 @@ def test_judge_on_the_tiny_model(bench, tiny, tmp_path):
     assert "spearman" in by["gradxact"] and "skipped" in by["probe"]
     assert bench._steps(6, 2, [0, 1, 2, 6, 12]) == 1 and bench._steps(None, 2, [0, 2]) is None
     out = tmp_path / "head_sets.json"
-    bench.merge(rows, {"model": "tiny"}, out)
-    bench.merge([{**ref, "cpr_gap": 9}], {"model": "tiny"}, out)
-    saved = json.loads(out.read_text())["rows"]
-    assert len(saved) == len(rows) and [r for r in saved if r.get("cpr_gap") == 9]
+    bench.merge(rows, {"model": "tiny", "ks": [3]}, out)
+    bench.merge([{**ref, "cpr_gap": 9}], {"model": "tiny", "ks": [3]}, out)
+    saved = json.loads(out.read_text())
+    assert len(saved["rows"]) == len(rows) and [r for r in saved["rows"] if r.get("cpr_gap") == 9]
+    judged = [r for r in rows if "skipped" not in r]
+    assert saved[f"logit_vs_accuracy_{held_out.name}"] == [
+        bench.logit_agrees(judged, 3) | {"task": held_out.name}
+    ]
 
 
 def test_logit_agreement_across_methods(bench):
@@ -97,7 +101,7 @@ def test_probe_is_trained_once_on_every_task_and_rankings_resume(bench, tmp_path
 
 
 def test_markdown_table_and_targets_from_the_json():
-    from bench.studies.head_sets_report import markdown
+    from bench.studies.head_sets_report import headline, markdown
 
     ref = {"task": "t", "method": "mean_ablation", "rank_seconds": 30.0, "accuracy_cpr": 0.8,
            "accuracy_cpr_low": 0.7, "accuracy_cpr_high": 0.9, "minimal_k": 14, "minimal_k_low": 5,
@@ -110,5 +114,8 @@ def test_markdown_table_and_targets_from_the_json():
                                                       "skipped": "why"}]})  # fmt: skip
     assert "| t | `mean_ablation` | 30 |" in text and "0.80 [0.70, 0.90]" in text
     assert "14 [5, 27]" in text and "`probe`" not in text
-    assert "CPR - reference -0.08 (outside 0.05)" in text and "+2 grid steps" in text
+    assert "CPR - reference -0.08 (below by more than 0.05)" in text and "+2 grid steps" in text
     assert "more than one" in text and "same sign True, same order True" in text
+    table = headline({"reference": "mean_ablation", "rows": [ref, mine]})
+    assert "| `mean_ablation` (reference) | 0.80 (+1.00) |" in table
+    assert "| `ablation_atp` | 0.72 (+0.40) |" in table
