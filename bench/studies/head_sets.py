@@ -5,10 +5,10 @@ order gives, against exact mean ablation's ranking (``mean_ablation``, the sweep
 intervention) as the reference. For each task (the four built-in ones and the user antonym task)
 the first ``--n-rank`` correctly answered examples are ranked by every method and the next
 ``--n-eval`` are evaluated (the probe is trained once on the five tasks' rank splits, labels =
-tasks, as a run's probe step does, whichever ``--tasks`` are judged); for each ranking, ``interp_heads.sufficiency`` keeps its TopK (every
-other head mean-ablated) and masks its TopK at MIB's kept fractions and ``--ks``, beside random
-kept sets (``--seeds`` draws: the same draws for every ranking of a task, so they are computed
-once). Per task and method it records:
+tasks, as a run's probe step does, whichever ``--tasks`` are judged); for each ranking,
+``interp_heads.sufficiency`` keeps its TopK (every other head mean-ablated) and masks its TopK at
+MIB's kept fractions and ``--ks``, beside random kept sets (``--seeds`` draws: the same draws for
+every ranking of a task, so they are computed once). Per task and method it records:
 
 - ``necessity_area`` (lower is better), ``cpr`` (higher), ``cmd`` (lower), each with its 95%
   bootstrap interval, for accuracy and the answer's log-probability;
@@ -19,7 +19,8 @@ once). Per task and method it records:
   task whether the answer log-probability's f agrees with accuracy's f at each of ``--ks`` in
   sign and in the order of the methods (``logit_vs_accuracy_<task>``).
 
-Rankings and conditions are stored under ``--cache`` and resumed. Writes ``bench/results/head_sets.json``.
+Rankings and conditions are stored under ``--cache`` and resumed (by their resume keys).
+Writes ``bench/results/head_sets.json``.
 
     .venv/bin/python python -m bench.studies.head_sets --tasks inference --n-rank 16 --n-eval 20
 """
@@ -39,7 +40,7 @@ from interp_heads.analysis.head_sets import sufficiency
 from interp_heads.analysis.sufficiency import kept_grid
 from interp_heads.attribution import attribute_heads
 from interp_heads.attribution.methods import METHODS
-from interp_heads.attribution.scores import HeadScores
+from interp_heads.attribution.scores import load_stored
 from interp_heads.attribution.stability import spearman
 from interp_heads.errors import InputError
 from interp_heads.tasks.schema import BUILTIN_TASKS
@@ -58,7 +59,8 @@ def rank_all(model, rank_task, methods=METHOD_NAMES, batch_size: int = 8, *, cac
     or the one-line reason it cannot rank it (no corrupted prompts, not a needle task, ...).
 
     ``given``: rankings made elsewhere (the probe's, over all tasks at once); ``cache``: a folder
-    the rankings are stored in and read back from when made on the same examples."""
+    the rankings are stored in and read back from when their resume key matches (same model,
+    examples, prompts, method and settings)."""
     out = {}
     for name in methods:
         if given and name in given:
@@ -70,7 +72,8 @@ def rank_all(model, rank_task, methods=METHOD_NAMES, batch_size: int = 8, *, cac
         if name == "retrieval_score" and not rank_task.name.startswith("retrieval"):
             out[name] = (None, 0.0, "retrieval_score ranks the needle tasks only")
             continue
-        stored = _stored(cache, rank_task, name)
+        key = _key(model, [rank_task], name, batch_size=batch_size)
+        stored = _stored(cache, rank_task, name, key)
         if stored is not None:
             out[name] = (stored, float(stored.provenance.get("seconds", 0.0)), "")
             continue
@@ -80,7 +83,7 @@ def rank_all(model, rank_task, methods=METHOD_NAMES, batch_size: int = 8, *, cac
         except (InputError, ValueError) as exc:
             out[name] = (None, 0.0, str(exc).splitlines()[0])
             continue
-        _store(cache, rank_task, name, scores)
+        _store(cache, rank_task, name, scores, key)
         out[name] = (scores, time.perf_counter() - t0, "")
     return out
 
@@ -90,39 +93,46 @@ def probe_rankings(model, ranks: list, batch_size: int = 8, cache=None) -> dict:
     rank split (labels = tasks), as a run's ``probe`` step does; ``{}`` for fewer than 2 tasks."""
     if len(ranks) < 2:
         return {}
-    names = [t.name for t in ranks]
-    stored = {t.name: _stored(cache, t, "probe") for t in ranks}
-    if any(s is None or s.provenance["probe"]["tasks"] != names for s in stored.values()):
+    key = _key(model, ranks, "probe", batch_size=batch_size)
+    stored = {t.name: _stored(cache, t, "probe", key) for t in ranks}
+    if any(s is None for s in stored.values()):
         from interp_heads.attribution.probe import probe_heads
         from interp_heads.tasks import resolve_format
 
         fmts = {t.name: resolve_format(model, t)[0] for t in ranks}
         stored = probe_heads(model, ranks, fmts, batch_size=batch_size)
         for t in ranks:
-            _store(cache, t, "probe", stored[t.name])
+            _store(cache, t, "probe", stored[t.name], key)
     return {
         name: {"probe": (s, float(s.provenance.get("seconds", 0.0)), "")}
         for name, s in stored.items()
     }
 
 
+def _key(model, tasks: list, method: str, **settings) -> str:
+    """The resume key of a ranking (``store.resume``, as the pipeline's attribution steps): the
+    model, every ranked task's rows and prompts, the method and its settings."""
+    from interp_heads.pipeline.baseline_step import rows_key
+    from interp_heads.store import resume
+
+    rows = "|".join(f"{t.name}:{rows_key(model, t, t.fmt)}" for t in tasks)
+    return resume.attribution_key(resume.model_fingerprint(model), rows, method=method, **settings)
+
+
 def _ranking_path(cache, task, method: str):
     return None if cache is None else Path(cache) / task.name / "rankings" / f"{method}.json"
 
 
-def _stored(cache, task, method: str):
-    """The stored ranking of ``task`` by ``method`` when it was made on the same examples."""
+def _stored(cache, task, method: str, key: str):
+    """The stored ranking of ``task`` by ``method`` when its resume key is ``key``."""
     path = _ranking_path(cache, task, method)
-    if path is None or not path.exists():
-        return None
-    scores = HeadScores.load(path)
-    same = sorted(scores.provenance.get("example_ids", [])) == sorted(e.id for e in task)
-    return scores if same else None
+    return None if path is None else load_stored(path, key)
 
 
-def _store(cache, task, method: str, scores) -> None:
+def _store(cache, task, method: str, scores, key: str) -> None:
     path = _ranking_path(cache, task, method)
     if path is not None:
+        scores.provenance["resume_key"] = key
         scores.save(path)
 
 
