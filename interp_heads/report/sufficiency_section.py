@@ -28,16 +28,18 @@ def summary_table(summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (task, metric, measure), grp in summary.groupby(["task", "metric", "measure"], sort=False):
         row = {"task": task, "metric": metric, "measure": MEASURES.get(measure, measure)}
+        whole = measure == "minimal_k"
         for r in grp.itertuples(index=False):
-            row[r.curve] = _cell(r.value, r.low, r.high, measure == "minimal_k")
+            row[r.curve] = interval_cell(r.value, r.low, r.high, ".0f" if whole else ".3f")
         rows.append(row)
     return pd.DataFrame(rows)
 
 
-def _cell(value, low, high, whole: bool) -> str:
+def interval_cell(value, low, high, spec: str) -> str:
+    """``value [low, high]`` formatted with ``spec``: "undefined" for a missing value, no
+    interval when its ends are missing."""
     if not isinstance(value, float | int) or math.isnan(value):
         return "undefined"
-    spec = ".0f" if whole else ".3f"
     interval = f" [{low:{spec}}, {high:{spec}}]" if low == low and high == high else ""
     return f"{value:{spec}}{interval}"
 
