@@ -1,4 +1,6 @@
 # Two commands for users: `make demo` and `make test`. Both run `make setup` first (idempotent).
+# The result targets (demo, heads, sufficiency, compare) are each one registered study
+# (interp_heads/studies; `interp-heads study --list`): rerun to resume, `--size small` to try.
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -25,30 +27,22 @@ test-fast: setup
 	$(BIN)/python -m pytest -q tests/unit
 
 demo: setup
-	$(BIN)/interp-heads run --config configs/seed_figure.toml --out runs/demo
-	$(BIN)/python -m interp_heads.report.results_page runs/demo
+	$(BIN)/interp-heads study seed_figure
 
 # Which heads (docs/heads.md): exclusive TopK, cross-task matrix, known heads, retrieval heads,
 # split-half stability; two resumable runs, then the page (about 20 min on 2 CPU cores).
 heads: setup
-	$(BIN)/interp-heads run --config configs/heads.toml --out runs/heads
-	$(BIN)/interp-heads run --config configs/heads_retrieval.toml --out runs/heads_retrieval
-	$(BIN)/python -m interp_heads.report.heads_inputs runs/heads runs/heads_retrieval
+	$(BIN)/interp-heads study heads
 
 # How many heads each task needs (docs/attribution.md; its section of docs/results.md): the rankings'
 # TopK kept, every other head ablated, vs random kept sets at MIB's fractions; one resumable run and the results section (15 min on 2 CPU cores).
 sufficiency: setup
-	$(BIN)/interp-heads run --config configs/sufficiency.toml --out runs/sufficiency
-	$(BIN)/python -m interp_heads.report.sufficiency_results runs/sufficiency
+	$(BIN)/interp-heads study sufficiency
 
 # The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
 # under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page (56 min on 2 CPU cores).
 compare: setup
-	$(BIN)/interp-heads run --config configs/cognitive_mirrors.toml --out runs/compare/seed
-	for v in causal positions_all mean_ablation gold_reference; do \
-	  $(BIN)/interp-heads run --config configs/compare/$$v.toml --out runs/compare/$$v || exit 1; \
-	done
-	$(BIN)/python -m interp_heads.report.compare_page runs/compare
+	$(BIN)/interp-heads study compare
 
 # The second environment: TransformerLens 4.3 + transformers 5 (the bridge backend, no COMET;
 # docs/models.md). make test-tl4 runs the backend, masking, attribution and golden tests there.

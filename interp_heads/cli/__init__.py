@@ -30,6 +30,7 @@ _LAZY = {
     "cmd_run": "interp_heads.cli.run",
     "cmd_tasks": "interp_heads.cli.tasks",
     "cmd_score": "interp_heads.cli.score",
+    "cmd_study": "interp_heads.cli.study",
 }
 
 

@@ -24,6 +24,7 @@ COMMANDS = {  # sub-command -> the module whose cmd_<name> runs it
     "run": "interp_heads.cli.run",
     "report": "interp_heads.cli.run",
     "score": "interp_heads.cli.score",
+    "study": "interp_heads.cli.study",
 }
 _ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
 
@@ -104,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="interp-heads", description=me.__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"interp-heads {_version()}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for add in (_tasks, _attribute, _ablate, _run, _report_and_score):
+    for add in (_tasks, _attribute, _ablate, _run, _report_and_score, _study):
         add(sub, cmds)
     return p
 
@@ -259,6 +260,27 @@ def _report_and_score(sub, cmds) -> None:
     sc.add_argument("--metrics", required=True, help="comma-separated answer metrics, e.g. comet")
     cli_flag(sc, "comet_model")
     sc.set_defaults(func=cmds["score"])
+
+
+def _study(sub, cmds) -> None:
+    """``study``: a registered multi-run study (interp_heads.studies)."""
+    from interp_heads.config import validation
+    from interp_heads.config.flags import cli_flag
+
+    st = sub.add_parser("study", help=cmds["study"].__doc__, description=cmds["study"].__doc__)
+    st.add_argument("name", nargs="?", help="the study's registered name (see --list)")
+    st.add_argument("--list", action="store_true", help="list the studies and exit")
+    st.add_argument(
+        "--size", choices=["small", "full"], default="full", help="how big its runs are"
+    )
+    st.add_argument(
+        "--runs", type=validation.out_arg, default="runs", help="folder holding its run folders"
+    )
+    st.add_argument("--docs", default="docs", help="folder its pages are written to")
+    cli_flag(st, "threads", help="torch CPU threads (None: the configs', else cores shared)")
+    st.add_argument("--force", action="store_true", help="reuse folders holding a different config")
+    st.add_argument("--quiet", action="store_true", help="no progress bars")
+    st.set_defaults(func=cmds["study"])
 
 
 def _formats_arg(value: str) -> list[str]:

@@ -58,21 +58,27 @@ def main(argv=None) -> None:
     ap.add_argument("--out", type=Path, default=Path("docs/heads.md"))
     ap.add_argument("--results", type=Path, default=Path("docs/results.md"))
     args = ap.parse_args(argv)
-    for run, config in ((args.run, "heads"), (args.retrieval_run, "heads_retrieval")):
-        if not (run / "ranking.csv").is_file():
-            raise SystemExit(f"error: {run} has no ranking.csv: run configs/{config}.toml first")
-    inp = Inputs(args.run, args.retrieval_run)
-    store = args.run / "heads"
+    write_pages(args.run, args.retrieval_run, args.out, args.results)
+
+
+def write_pages(run: Path, retrieval_run: Path, out: Path, results: Path) -> list[Path]:
+    """docs/heads.md and the "Which heads" section of docs/results.md from the two run folders."""
+    for folder, config in ((run, "heads"), (retrieval_run, "heads_retrieval")):
+        if not (folder / "ranking.csv").is_file():
+            raise SystemExit(f"error: {folder} has no ranking.csv: run configs/{config}.toml first")
+    inp = Inputs(run, retrieval_run)
+    store = run / "heads"
     from interp_heads.report.heads_page import write_page
 
-    write_page(inp, store, args.out)
-    print(f"wrote {args.out}")
+    write_page(inp, store, out)
+    print(f"wrote {out}")
     from interp_heads.report.heads_results import results_block
     from interp_heads.report.results_page import with_section
 
-    text = args.results.read_text() if args.results.exists() else ""
-    args.results.write_text(with_section(text, "heads", results_block(inp, store)))
-    print(f"wrote the make heads section of {args.results}")
+    text = results.read_text() if results.exists() else ""
+    results.write_text(with_section(text, "heads", results_block(inp, store)))
+    print(f"wrote the make heads section of {results}")
+    return [out, results]
 
 
 if __name__ == "__main__":

@@ -242,21 +242,30 @@ def main() -> None:
         help="folder for the page's static figures (SVG; needs kaleido and a Chromium)",
     )
     args = ap.parse_args()
-    default, scaled = load(args.default), load(args.scaled) if args.scaled else None
+    write_page(args.default, args.scaled, args.out, args.notes, args.figures)
+
+
+def write_page(
+    default_dir: Path, scaled_dir: Path | None, out: Path, notes: Path, figures: Path
+) -> list[Path]:
+    """docs/results.md (keeping its named sections) and its figures from the demo's run folder
+    (and a second folder with the scaled k grid, if it ran apart); returns the files written."""
+    default, scaled = load(default_dir), load(scaled_dir) if scaled_dir else None
     if scaled is None:
         default, scaled = grid_views(default)
     runs = {"default": default, **({"scaled": scaled} if scaled is not None else {})}
-    images = write_figures(runs, args.figures)
-    rel = {k: os.path.relpath(v.resolve(), args.out.resolve().parent) for k, v in images.items()}
+    images = write_figures(runs, figures)
+    rel = {k: os.path.relpath(v.resolve(), out.resolve().parent) for k, v in images.items()}
     text = render(default, scaled, {k: Path(v).as_posix() for k, v in rel.items()})
-    old = args.out.read_text() if args.out.exists() else ""
+    old = out.read_text() if out.exists() else ""
     for kept in (section(old, name) for name in SECTIONS):
         if kept:
             text += "\n" + kept + "\n"
-    if args.notes.exists():
-        text += "\n" + args.notes.read_text()
-    args.out.write_text(text)
-    print(f"wrote {args.out}")
+    if notes.exists():
+        text += "\n" + notes.read_text()
+    out.write_text(text)
+    print(f"wrote {out}")
+    return [out, *images.values()]
 
 
 if __name__ == "__main__":

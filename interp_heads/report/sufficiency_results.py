@@ -177,27 +177,33 @@ def write_figure(curves: pd.DataFrame, folder: Path) -> Path | None:
 
 
 def main(argv=None) -> None:
-    from interp_heads.report.run import load_run
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run", type=Path, help="the run folder of make sufficiency")
     ap.add_argument("--results", type=Path, default=Path("docs/results.md"))
     ap.add_argument("--figures", type=Path, default=Path("docs/figures"))
     args = ap.parse_args(argv)
-    run = load_run(args.run) if args.run.is_dir() else {}
+    write_section(args.run, args.results, args.figures)
+
+
+def write_section(run_dir: Path, results: Path, figures: Path) -> list[Path]:
+    """The "How many heads" section of docs/results.md and its figure from the run folder."""
+    from interp_heads.report.run import load_run
+
+    run = load_run(run_dir) if run_dir.is_dir() else {}
     if run.get("sufficiency") is None or run.get("sufficiency_curves") is None:
         raise SystemExit(
-            f"error: {args.run} has no heads/sufficiency.csv: run it with sufficiency = true "
+            f"error: {run_dir} has no heads/sufficiency.csv: run it with sufficiency = true "
             "(make sufficiency)"
         )
-    image = write_figure(run["sufficiency_curves"], args.figures)
+    image = write_figure(run["sufficiency_curves"], figures)
     rel = None
     if image is not None:
-        rel = Path(os.path.relpath(image.resolve(), args.results.resolve().parent)).as_posix()
-    text = args.results.read_text() if args.results.exists() else ""
-    block = render(args.run, run, rel)
-    args.results.write_text(with_section(text, "sufficiency", block))
-    print(f"wrote the make sufficiency section of {args.results}")
+        rel = Path(os.path.relpath(image.resolve(), results.resolve().parent)).as_posix()
+    text = results.read_text() if results.exists() else ""
+    block = render(run_dir, run, rel)
+    results.write_text(with_section(text, "sufficiency", block))
+    print(f"wrote the make sufficiency section of {results}")
+    return [results] + ([image] if image is not None else [])
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ LAYERS = [
     {"report"},
     {"config"},
     {"pipeline"},
+    {"studies"},
     {"cli"},
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}

@@ -1,5 +1,5 @@
 """The worked examples of docs/extending.md, run as the page prints them: a toy attribution method,
-ablation kind, metric, executor, selection and model backend. Each section's code block is executed
+ablation kind, metric, executor, selection, model backend and study. Each section's code block is executed
 (it registers its variant with one decorator line), run through ``run`` on the tiny model, checked
 against something computed independently of the toolkit's code path, and unregistered."""
 
@@ -20,10 +20,11 @@ from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.metrics.registry import METRICS
 from interp_heads.models.backends import BACKENDS
 from interp_heads.pipeline.experiment import RunConfig, run_pipeline
+from interp_heads.studies import STUDIES
 from tests.helpers import DATA, ROOT
 
 DOC = ROOT / "docs" / "extending.md"
-REGISTRIES = (METHODS, KINDS, METRICS, EXECUTORS, SELECTIONS, BACKENDS)
+REGISTRIES = (METHODS, KINDS, METRICS, EXECUTORS, SELECTIONS, BACKENDS, STUDIES)
 
 
 def _run(out, **over):
@@ -190,3 +191,22 @@ def test_a_new_selection(example, tmp_path):
     assert "FirstLayerK" in set(summary.selection)
     sig = (run / "significance.csv").read_text()
     assert "FirstLayerK" not in sig  # not a random control: TopK is not tested against it
+
+
+# ----------------------------------------------------------------------------- a study
+def test_a_new_study(example, tmp_path):
+    names = example("A study")
+    names["TwoAblations"].base = str(DATA / "tiny.toml")  # the page's config, on the tiny model
+    from tests.helpers import cli
+
+    runs, docs = tmp_path / "runs", tmp_path / "docs"
+    assert cli("study", "two_ablations", "--size", "small", "--runs", runs, "--docs", docs) == 0
+    want = []
+    for kind in ("zero", "mean"):  # every number of the page from the folders' own summary.csv
+        manifest = json.loads((runs / "two_ablations" / kind / "manifest.json").read_text())
+        assert manifest["config"]["ablation"] == kind and manifest["config"]["n_eval"] == 8
+        summary = pd.read_csv(runs / "two_ablations" / kind / "summary.csv")
+        acc = summary[summary["metric"] == "accuracy"]
+        want += [f"| {kind} | {r.selection} | {r.k} | {r.mean:.2f} |" for r in acc.itertuples()]
+    page = (docs / "two_ablations.md").read_text().splitlines()
+    assert page[2:] == want and len(want) >= 6

@@ -1,0 +1,26 @@
+"""``interp-heads study``: a registered multi-run study run or resumed, then its pages."""
+
+from __future__ import annotations
+
+
+def cmd_study(args) -> int:
+    """Run or resume every run of a registered study (interp_heads.studies), then write its pages
+    from the run folders; --list lists the studies with their sizes and measured times."""
+    from interp_heads.studies import STUDIES, run_study
+
+    if args.list or args.name is None:
+        for name in sorted(STUDIES.names()):
+            print(STUDIES.get(name)().describe())
+        return 0
+    pages = run_study(
+        args.name,
+        args.runs,
+        size=args.size,
+        docs=args.docs,
+        threads=args.threads,
+        force=args.force,
+        quiet=args.quiet,
+    )
+    for page in pages:
+        print(f"wrote {page}")
+    return 0

@@ -1,0 +1,9 @@
+"""Studies: results made of several runs (``interp_heads.studies.base``), registered in
+:data:`STUDIES` and run by ``interp-heads study NAME`` (:func:`run_study`). Importing the package
+registers the project's own (``builtin``)."""
+
+from interp_heads.studies import builtin  # noqa: F401 (registers the built-in studies)
+from interp_heads.studies.base import SIZES, STUDIES, Study, StudyRun
+from interp_heads.studies.runner import get_study, run_study, study_config
+
+__all__ = ["SIZES", "STUDIES", "Study", "StudyRun", "get_study", "run_study", "study_config"]

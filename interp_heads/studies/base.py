@@ -1,0 +1,71 @@
+"""What a study is: a result made of several runs, declared in one file and registered once.
+
+A study names its runs (a config each, with the values this study changes), says how to size them
+(``small``: minutes, to try it; ``full``: the measured result) and writes its pages only from the
+run folders (``load_run``), never from a model: circuit-tracer's one artefact per result plus a
+page that reads many. ``interp-heads study NAME`` runs or resumes each run through the pipeline,
+then writes the pages; a second call resumes and rewrites the pages from the same folders::
+
+    @STUDIES.register
+    class TwoModels(Study):
+        name = "two_models"
+        summary = "the Cognitive Mirrors figure for two models on one page"
+
+        def runs(self, size):
+            return [StudyRun(m, "configs/seed_figure.toml", {"model": m}) for m in ("a", "b")]
+
+        def write_pages(self, folders, docs):
+            ...
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from interp_heads.registry import Registry
+
+SIZES = ("small", "full")
+
+
+@dataclass(frozen=True)
+class StudyRun:
+    """One run of a study: its folder (relative to the runs folder, ``runs/`` by default), the
+    TOML config it starts from (a path, relative to the working directory, or a mapping) and the
+    values this study changes in it."""
+
+    folder: str
+    config: str | dict
+    changes: dict[str, Any] = field(default_factory=dict)
+
+
+class Study:
+    """A registered multi-run result. Subclasses set ``name`` and ``summary`` and define
+    :meth:`runs` and :meth:`write_pages`; ``minutes`` holds the measured time per size on the
+    2-core reference machine (absent: not measured)."""
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    minutes: ClassVar[dict[str, float]] = {}
+
+    def runs(self, size: str) -> list[StudyRun]:
+        """The runs at ``size`` (one of :data:`SIZES`)."""
+        raise NotImplementedError
+
+    def write_pages(self, folders: dict[str, Path], docs: Path) -> list[Path]:
+        """Write the study's pages from its finished run folders (``{run.folder: path}``) into
+        the docs folder ``docs``; returns the files written."""
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        """One line for ``interp-heads study --list``."""
+        sizes = ", ".join(
+            f"{s}: {len(self.runs(s))} run(s), "
+            + (f"{self.minutes[s]:g} min" if s in self.minutes else "not timed")
+            for s in SIZES
+        )
+        return f"{self.name}: {self.summary} ({sizes})"
+
+
+STUDIES: Registry[type[Study]] = Registry("study")

@@ -1,0 +1,66 @@
+"""Run a study: each of its runs through the pipeline (resumed where a folder holds it), then
+its pages from the run folders. A run that fails stops the study; rerunning resumes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from interp_heads.config.run_config import RunConfig
+from interp_heads.errors import PipelineError
+from interp_heads.studies.base import SIZES, STUDIES, Study, StudyRun
+
+
+def study_config(
+    run: StudyRun, runs_dir: str | Path = "runs", threads: int | None = None
+) -> RunConfig:
+    """The run's config: its TOML (or mapping) with the study's changes (and ``threads``) on top;
+    ``{runs}`` in a changed text value is the runs folder (a run that reads another's ranking)."""
+    changes = {
+        k: v.replace("{runs}", Path(runs_dir).as_posix()) if isinstance(v, str) else v
+        for k, v in run.changes.items()
+    }
+    if isinstance(run.config, dict):
+        config = RunConfig.from_dict({**run.config, **changes}, source=f"study run {run.folder}")
+    else:
+        config = RunConfig.from_toml(run.config)
+        if changes:
+            merged = {**config.to_dict(), **changes}
+            base = getattr(config, "_base_dir", None)
+            config = RunConfig.from_dict(merged, source=f"{run.config} (study run {run.folder})")
+            config._base_dir = base
+    if threads is not None:
+        config.threads = threads
+    return config
+
+
+def get_study(name: str) -> Study:
+    """The registered study ``name`` (one-line error listing the others)."""
+    return STUDIES.get(name)()
+
+
+def run_study(
+    name: str | Study,
+    runs_dir: str | Path = "runs",
+    *,
+    size: str = "full",
+    docs: str | Path = "docs",
+    threads: int | None = None,
+    force: bool = False,
+    quiet: bool = False,
+) -> list[Path]:
+    """Run or resume every run of study ``name`` at ``size`` under ``runs_dir``, then write its
+    pages into ``docs``; returns the pages written."""
+    from interp_heads.pipeline.experiment import run_pipeline
+
+    study = get_study(name) if isinstance(name, str) else name
+    if size not in SIZES:
+        raise PipelineError(f"study size {size!r}: choose one of {', '.join(SIZES)}")
+    runs = study.runs(size)
+    configs = [
+        (run, study_config(run, runs_dir, threads)) for run in runs
+    ]  # every config checked first
+    folders = {}
+    for run, config in configs:
+        folders[run.folder] = Path(runs_dir) / run.folder
+        run_pipeline(config, folders[run.folder], force=force, quiet=quiet)
+    return study.write_pages(folders, Path(docs))
