@@ -36,6 +36,7 @@ import warnings
 from pathlib import Path
 
 from bench.common import USER_TASK, result_path
+from bench.studies.head_sets_report import headline, logit_agrees, markdown
 from interp_heads.analysis.head_sets import sufficiency
 from interp_heads.analysis.sufficiency import kept_grid
 from interp_heads.attribution import attribute_heads
@@ -186,26 +187,6 @@ def _f_at(curves, ks) -> dict:
             for r in c.itertuples(index=False)}  # fmt: skip
 
 
-def logit_agrees(rows: list[dict], k: int, cheap: str = "answer_logprob") -> dict:
-    """Whether the cheap logit metric's f agrees with accuracy's f at ``k`` across the methods
-    of one task: the same sign (f > 0 or not) for every method, and the same order of the
-    methods: no pair that one metric orders one way and the other the opposite way (a pair tied
-    on either metric, as accuracy on few examples often is, is counted apart, not against)."""
-    pairs = [(r[f"f_accuracy_k{k}"], r[f"f_{cheap}_k{k}"]) for r in rows
-             if r.get(f"f_accuracy_k{k}") is not None and r.get(f"f_{cheap}_k{k}") is not None]  # fmt: skip
-    if not pairs:
-        return {"k": k, "n_methods": 0}
-    same_sign = all((a > 0) == (b > 0) for a, b in pairs)
-    signs = [(a1 - a2) * (b1 - b2) for i, (a1, b1) in enumerate(pairs) for a2, b2 in pairs[i + 1 :]]
-    counts = {
-        "concordant": sum(x > 0 for x in signs),
-        "discordant": sum(x < 0 for x in signs),
-        "tied": sum(x == 0 for x in signs),
-    }
-    return {"k": k, "n_methods": len(pairs), "same_sign": same_sign,
-            "same_order": counts["discordant"] == 0, **counts}  # fmt: skip
-
-
 def _gap(a, b):
     return None if a is None or b is None else round(a - b, 4)
 
@@ -261,8 +242,6 @@ def main(argv=None) -> None:
     p.add_argument("--markdown", action="store_true", help="print the table of --out and stop")
     args = p.parse_args(argv)
     if args.markdown:
-        from bench.studies.head_sets_report import headline, markdown
-
         data = json.loads(Path(args.out).read_text())
         print(headline(data) + "\n\n" + markdown(data))
         return

@@ -9,8 +9,6 @@ the all-heads Spearman), then per task whether the default ranking meets the stu
 
 from __future__ import annotations
 
-from bench.studies.head_sets import logit_agrees
-
 COLUMNS = {  # markdown column: (row key, its interval's keys or None, format)
     "ranking s": ("rank_seconds", None, ".0f"),
     "necessity area (acc)": ("accuracy_necessity_area", "accuracy_necessity_area", ".2f"),
@@ -101,3 +99,23 @@ def headline(data: dict, measure: str = "accuracy_cpr") -> str:
         name = f"`{m}` (reference)" if m == ref else f"`{m}`"
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def logit_agrees(rows: list[dict], k: int, cheap: str = "answer_logprob") -> dict:
+    """Whether the cheap logit metric's f agrees with accuracy's f at ``k`` across the methods
+    of one task: the same sign (f > 0 or not) for every method, and the same order of the
+    methods: no pair that one metric orders one way and the other the opposite way (a pair tied
+    on either metric, as accuracy on few examples often is, is counted apart, not against)."""
+    pairs = [(r[f"f_accuracy_k{k}"], r[f"f_{cheap}_k{k}"]) for r in rows
+             if r.get(f"f_accuracy_k{k}") is not None and r.get(f"f_{cheap}_k{k}") is not None]  # fmt: skip
+    if not pairs:
+        return {"k": k, "n_methods": 0}
+    same_sign = all((a > 0) == (b > 0) for a, b in pairs)
+    signs = [(a1 - a2) * (b1 - b2) for i, (a1, b1) in enumerate(pairs) for a2, b2 in pairs[i + 1 :]]
+    counts = {
+        "concordant": sum(x > 0 for x in signs),
+        "discordant": sum(x < 0 for x in signs),
+        "tied": sum(x == 0 for x in signs),
+    }
+    return {"k": k, "n_methods": len(pairs), "same_sign": same_sign,
+            "same_order": counts["discordant"] == 0, **counts}  # fmt: skip

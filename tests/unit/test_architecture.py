@@ -147,6 +147,36 @@ def test_no_import_circle():
     assert not _circles(graph), _circles(graph)
 
 
+def _bench_graph() -> dict[str, set[str]]:
+    """``{module: bench modules it imports}`` over the benchmark and study scripts in ``bench/``."""
+    root = PACKAGE.parent / "bench"
+    names = {
+        ".".join(("bench", *p.relative_to(root).with_suffix("").parts)): p
+        for p in root.rglob("*.py")
+    }
+    graph = {}
+    for name, path in names.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            mods = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else []
+            )
+            found |= {m for m in mods if m in names and m != name}
+        graph[name] = found
+    return graph
+
+
+def test_no_import_circle_in_bench_and_bench_is_above_the_package():
+    graph = _bench_graph()
+    assert "bench.common" in graph and not _circles(graph), _circles(graph)
+    back = [str(p) for p in PACKAGE.rglob("*.py") if "from bench" in p.read_text()]
+    assert not back, f"the package imports bench/: {back}"
+
+
 def test_no_module_is_over_300_lines():
     long = {
         str(path.relative_to(PACKAGE)): n
