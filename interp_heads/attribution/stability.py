@@ -24,6 +24,7 @@ half from scratch (each half's own mean ablation value; twice the attribution's 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import pandas as pd
@@ -121,11 +122,16 @@ def verdict(entry: dict, k: int | str) -> str:
     return f"{word}: the halves share {shared} of their top {k}"
 
 
-def spearman(a: HeadScores, b: HeadScores) -> float:
-    """Spearman correlation of two rankings' importances (average ranks for ties)."""
-    x = pd.Series(a.importance().flatten().tolist())
-    y = pd.Series(b.importance().flatten().tolist())
-    return float(x.rank().corr(y.rank()))
+def spearman(a: HeadScores | Sequence[float], b: HeadScores | Sequence[float]) -> float:
+    """Spearman rank correlation (average ranks for ties) of two rankings' importances or of two
+    equal-length score sequences; NaN for fewer than 3 pairs or a constant side."""
+    x, y = (
+        v.importance().flatten().tolist() if isinstance(v, HeadScores) else list(v) for v in (a, b)
+    )
+    if len(x) < 3:
+        return float("nan")
+    value = float(pd.Series(x).rank().corr(pd.Series(y).rank()))
+    return value if math.isfinite(value) else float("nan")
 
 
 def jaccard(a: HeadScores, b: HeadScores, k: int) -> float:

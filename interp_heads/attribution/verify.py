@@ -27,13 +27,13 @@ import math
 import time
 from collections.abc import Sequence
 
-import pandas as pd
 import torch
 from jaxtyping import Float
 
 from interp_heads.attribution.inputs import Batch
 from interp_heads.attribution.patching import mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
+from interp_heads.attribution.stability import spearman
 from interp_heads.heads import Head, all_heads, head_label
 from interp_heads.models.tl_compat import HookedTransformer
 
@@ -73,15 +73,6 @@ def pick_heads(scores: HeadScores, m: int, seed: int = 0) -> tuple[list[Head], l
     gen = torch.Generator().manual_seed(seed)
     pick = sorted(torch.randperm(len(rest), generator=gen)[: min(m, len(rest))].tolist())
     return top, [rest[i] for i in pick]
-
-
-def spearman(a: Sequence[float], b: Sequence[float]) -> float:
-    """Spearman rank correlation (average ranks for ties); NaN for fewer than 3 pairs."""
-    if len(a) < 3:
-        return float("nan")
-    x, y = pd.Series(list(a)).rank(), pd.Series(list(b)).rank()
-    value = float(x.corr(y))
-    return value if math.isfinite(value) else float("nan")
 
 
 @torch.no_grad()

@@ -126,7 +126,7 @@ def _tasks(sub, cmds) -> None:
     )
     t.add_argument(
         "-n",
-        type=validation.positive_int,
+        type=validation.positive_int_arg,
         default=None,
         help="examples to print (show: 3 when unset) or build (per task)",
     )

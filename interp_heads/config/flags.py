@@ -35,7 +35,7 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
         kwargs["choices"] = list(typing.get_args(literal))
     elif _positive(info):
         hi = next((a.le for a in info.metadata if getattr(a, "le", None) is not None), None)
-        kwargs["type"] = validation.positive_int if hi is None else validation.bounded_int(hi)
+        kwargs["type"] = validation.positive_int_arg if hi is None else validation.bounded_int(hi)
     elif _non_negative(info):
         kwargs["type"] = validation.non_negative_int
     elif float in (info.annotation, *typing.get_args(info.annotation)):

@@ -19,7 +19,7 @@ from interp_heads.models.devices import DEVICE, check_device  # noqa: F401 (re-e
 
 
 # --------------------------------------------------------------------------- argparse types
-def positive_int(text: str) -> int:
+def positive_int_arg(text: str) -> int:
     """An integer > 0."""
     try:
         value = int(text)
@@ -34,7 +34,7 @@ def bounded_int(hi: int):
     """An argparse type: an integer in ``1..hi``."""
 
     def parse(text: str) -> int:
-        value = positive_int(text)
+        value = positive_int_arg(text)
         if value > hi:
             raise argparse.ArgumentTypeError(f"must be at most {hi}, got {value}")
         return value

@@ -13,9 +13,9 @@ import time
 
 from interp_heads.attribution.scores import load_stored
 from interp_heads.pipeline.ranking_checks import (
+    heads_to_verify,
     needs_verification,
     record_verification,
-    verify_m,
     verify_stored,
 )
 from interp_heads.store import resume
@@ -55,7 +55,7 @@ def probe_attribute_step(exp) -> dict:
             scores.provenance["resume_key"] = key
             scores.provenance.update(exp.provenance)
             exp.folder.save_scores(name, scores)
-    m = verify_m(cfg)
+    m = heads_to_verify(cfg)
     for name, rank in zip(names, ranks, strict=True):
         scores = stored[name]
         if needs_verification(scores, m):

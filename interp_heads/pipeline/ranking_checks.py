@@ -1,6 +1,6 @@
 """The pipeline's check of each ranking against the exact effect of the sweep's intervention.
 
-``attribute_step`` asks :func:`verify_m` how many heads to check, lets ``attribute_heads`` verify a
+``attribute_step`` asks :func:`heads_to_verify` how many heads to check, lets ``attribute_heads`` verify a
 ranking it computes, verifies a ranking reused from the run folder that lacks a verification of
 that size (:func:`verify_stored`), and records every verdict in the manifest, warning when a
 ranking is flagged (:func:`record_verification`). The check itself is
@@ -14,7 +14,7 @@ import warnings
 from interp_heads.tasks.schema import Task
 
 
-def verify_m(cfg) -> int:
+def heads_to_verify(cfg) -> int:
     """Heads to verify: ``cfg.verify``, or 0 when the sweep's ablation is not the mean (the
     verification measures exact mean ablation)."""
     return cfg.verify if str(cfg.ablation) == "mean" else 0

@@ -120,43 +120,11 @@ def ranking_provenance(path: str, task: str) -> dict:
     return {} if scores is None else dict(scores.provenance)
 
 
-def ranking_elbow(path: str, task: str, scores, heads: list[tuple[int, int]]) -> int:
-    """``k = "elbow"`` of the ranking of ``task`` at ``path``, read off ``scores`` (its
-    :func:`stored_scores`), which must give its order.
-
-    Raises:
-        PipelineError: no scores are stored beside the ranking, or they rank the heads otherwise.
-    """
-    from interp_heads.sweep.elbow import elbow_k
-
-    if scores is None:
-        raise PipelineError(
-            f"--elbow needs the ranking's scores: ranking {str(path)!r} has no attribution "
-            f"scores of task {task!r} beside it (give the run folder or attribution.parquet)"
-        )
-    if [tuple(h) for h in scores.top(len(heads))] != [tuple(h) for h in heads]:
-        raise PipelineError(
-            f"--elbow: the scores stored beside ranking {str(path)!r} rank the heads in another "
-            "order than the ranking itself (edited ranking.csv?)"
-        )
-    return elbow_k(scores)
-
-
 def _num(value) -> str:
     return "?" if value != value else f"{value:g}"
 
 
 # --------------------------------------------------------------------------- where a ranking came from
-def check_heads_or_ranking(heads: str | None, ranking: str | None) -> None:
-    """``ablate`` masks either the listed ``--heads`` or a ``--ranking``'s top k, not both (the
-    page would credit the ranking with heads it did not give)."""
-    if heads is not None and ranking is not None:
-        raise PipelineError(
-            "give --heads or --ranking, not both (--heads masks the heads listed; --ranking "
-            "masks the top k of a ranking)"
-        )
-
-
 def ranking_source(path: str, task: str) -> dict:
     """What a stored ranking records of what it was made on: ``{"model": {spec, sha256, n_layers,
     n_heads} or None, "sha256": the task file's sha256 or None}``, from the ranking's own scores

@@ -27,9 +27,9 @@ from interp_heads.pipeline.attention_step import attention_step
 from interp_heads.pipeline.baseline_step import baseline, baseline_step, rows_key  # noqa: F401
 from interp_heads.pipeline.known_step import known_step
 from interp_heads.pipeline.ranking_checks import (
+    heads_to_verify,
     needs_verification,
     record_verification,
-    verify_m,
     verify_stored,
 )
 from interp_heads.pipeline.ranking_stability import halves_for_stored, record_stability
@@ -66,7 +66,7 @@ def attribute_step(exp: Experiment) -> dict:
             scores = load_stored(
                 exp.folder.attribution_entry(name), key
             )  # None: absent, damaged or other inputs
-            m = verify_m(cfg)
+            m = heads_to_verify(cfg)
             if scores is None:
                 scores = attribute_heads(exp.model, rank, **settings, verify=m or None)
                 scores.provenance["resume_key"] = key

@@ -16,11 +16,11 @@ import torch
 
 from interp_heads.attribution import HeadScores, attribute_heads, make_batches
 from interp_heads.attribution.inputs import answer_logprob
+from interp_heads.attribution.stability import spearman
 from interp_heads.attribution.verify import (
     VerificationWarning,
     known_exact,
     pick_heads,
-    spearman,
     verify_ranking,
 )
 from interp_heads.config.run_config import RunConfig
