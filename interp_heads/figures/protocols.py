@@ -17,11 +17,12 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from interp_heads.figures.curves import METRIC_COLORS
+from interp_heads.interventions.selections import by_display
 from interp_heads.tasks.schema import TASK_TITLES
 from interp_heads.vocab import BASELINE
 
-# the study's figure: TopK solid, RandomK dashed, LowK dotted (table names of the selections)
-STYLES = {"TopK": "solid", "RandomK": "dash", "LowK": "dot"}
+# the study's figure draws these selections (table names), each in its own ``Selection.dash``
+DRAWN = ("TopK", "RandomK", "LowK")
 ROLES = ("Accuracy", "COMET")  # legend names of the first and second metric (full labels on hover)
 GAP = 0.12  # width of the spacer column between the two blocks, relative to a panel
 
@@ -92,7 +93,7 @@ def _title(tasks: Sequence[str], i: int) -> str:
 
 
 def _panel(rows: pd.DataFrame, role: str, color: str, protocol: str, task: str) -> list[go.Scatter]:
-    """One metric in one panel: the unmasked line and one curve per selection of :data:`STYLES`,
+    """One metric in one panel: the unmasked line and one curve per selection of :data:`DRAWN`,
     named by the metric's ``role`` (the legend), its full label in the hover text."""
     if rows.empty:
         return []
@@ -109,7 +110,8 @@ def _panel(rows: pd.DataFrame, role: str, color: str, protocol: str, task: str) 
                 hovertemplate=f"unmasked {label}: %{{y:.3f}}<extra>{protocol}: {task}</extra>",
             )
         )  # fmt: skip
-    for sel, dash in STYLES.items():
+    for sel in DRAWN:
+        dash = by_display(sel).dash
         line = rows[rows.selection == sel].sort_values("k")
         if line.empty:
             continue

@@ -11,8 +11,11 @@ from interp_heads.analysis.known_heads import THRESHOLDS, known_kinds
 from interp_heads.analysis.specificity import drop_heatmap, exclusivity, shared_heads
 from interp_heads.attribution import HeadScores
 from interp_heads.heads import head_label
+from interp_heads.interventions.selections import ExclusiveTopK, RandomK, TopK
+from interp_heads.vocab import BASELINE
 
-SELS = ["baseline", "TopK", "ExclusiveTopK", "RandomK"]
+# the seed table's columns: the registered selections' table names
+SELS = [BASELINE, TopK.display, ExclusiveTopK.display, RandomK.display]
 
 
 def _labels(heads) -> str:
@@ -32,7 +35,7 @@ def seed_table(run: Path) -> list[str]:
     ]
     for task in dict.fromkeys(s.task):
         t = s[s.task == task]
-        base = _cell(t[t.selection == "baseline"].iloc[0])
+        base = _cell(t[t.selection == BASELINE].iloc[0])
         for k in sorted(k for k in t.k.unique() if k > 0):
             cells = {r.selection: _cell(r) for _, r in t[t.k == k].iterrows()}
             out.append(
