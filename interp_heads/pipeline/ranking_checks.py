@@ -17,7 +17,9 @@ from interp_heads.tasks.schema import Task
 def heads_to_verify(cfg) -> int:
     """Heads to verify: ``cfg.verify``, or 0 when the sweep's ablation is not the mean (the
     verification measures exact mean ablation)."""
-    return cfg.verify if str(cfg.ablation) == "mean" else 0
+    from interp_heads.interventions.kinds.mean import Mean
+
+    return cfg.verify if str(cfg.ablation) == Mean.name else 0
 
 
 def needs_verification(scores, m: int) -> bool:

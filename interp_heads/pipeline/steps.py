@@ -47,9 +47,10 @@ OPTIONAL_KEYS = ("rivals", "lookahead")
 def attribute_step(exp: Experiment) -> dict:
     """Every task's ``HeadScores`` on its rank split (stored per task, reused when inputs match)."""
     from interp_heads.attribution import attribute_heads
+    from interp_heads.attribution.methods import METHODS
 
     cfg = exp.config
-    if str(cfg.attribution) == "probe":  # one probe over all tasks
+    if METHODS.get(str(cfg.attribution)).multi_task:  # one model over all tasks (the probe)
         from interp_heads.pipeline.probe_step import probe_attribute_step
 
         return probe_attribute_step(exp)

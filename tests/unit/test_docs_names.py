@@ -93,3 +93,14 @@ def test_every_name_the_docs_give_exists(page):
         if not ok and not path.startswith(("runs/", "my", "/")):
             missing.append(path)
     assert not missing, f"{page.name} names what does not exist: {missing}"
+
+
+def test_the_docs_name_every_registered_method_and_selection():
+    """README names every attribution method; docs/extending.md every built-in selection."""
+    from interp_heads.attribution.methods import METHODS
+    from interp_heads.interventions.selections import SELECTIONS
+
+    readme = (ROOT / "README.md").read_text()
+    extending = (ROOT / "docs" / "extending.md").read_text()
+    assert [m for m in METHODS.names() if f"`{m}`" not in readme] == []
+    assert [s for s in SELECTIONS.names() if f"`{s}`" not in extending] == []
