@@ -32,12 +32,14 @@ SIZES = ("small", "full")
 @dataclass(frozen=True)
 class StudyRun:
     """One run of a study: its folder (relative to the runs folder, ``runs/`` by default), the
-    TOML config it starts from (a path, relative to the working directory, or a mapping) and the
-    values this study changes in it."""
+    TOML config it starts from (a path, relative to the working directory, or a mapping), the
+    values this study changes in it and its ``steps``: ``"run"`` (the whole pipeline) or
+    ``"attribute"`` (rank the heads only: a ranking other runs are given)."""
 
     folder: str
     config: str | dict
     changes: dict[str, Any] = field(default_factory=dict)
+    steps: str = "run"
 
 
 class Study:

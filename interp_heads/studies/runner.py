@@ -50,7 +50,7 @@ def run_study(
 ) -> list[Path]:
     """Run or resume every run of study ``name`` at ``size`` under ``runs_dir``, then write its
     pages into ``docs``; returns the pages written."""
-    from interp_heads.pipeline.experiment import run_pipeline
+    from interp_heads.pipeline.experiment import ATTRIBUTE, run_experiment, run_pipeline
 
     study = get_study(name) if isinstance(name, str) else name
     if size not in SIZES:
@@ -62,5 +62,8 @@ def run_study(
     folders = {}
     for run, config in configs:
         folders[run.folder] = Path(runs_dir) / run.folder
-        run_pipeline(config, folders[run.folder], force=force, quiet=quiet)
+        if run.steps == "attribute":
+            run_experiment(config, folders[run.folder], force=force, quiet=quiet, steps=ATTRIBUTE)
+        else:
+            run_pipeline(config, folders[run.folder], force=force, quiet=quiet)
     return study.write_pages(folders, Path(docs))

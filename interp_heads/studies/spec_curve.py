@@ -1,0 +1,194 @@
+"""The specification curve of the seed claim: which choice decides the verdict.
+
+The Cognitive Mirrors protocol and this toolkit's causal protocol differ in seven choices at once
+(:data:`OPTIONS`). Each cell of this study is one protocol: both ends (:data:`STUDY_END`,
+:data:`CAUSAL_END`) and every protocol one choice away from either end, so the swapped cells (the
+probe's ranking under the causal protocol, the causal ranking under the study's) are among them.
+A cell's verdict is the seed claim on one task: TopK collapses the task against RandomK (TopK's
+drop at least 3x RandomK's and the paired 95% interval of TopK - RandomK below 0,
+``report.compare_tables.collapses``) (Simonsohn, Simmons & Nelson 2020 for the display).
+
+Nothing is computed twice. Choices split in two:
+
+- **generating** (ranking, intervention, scope, format): a cell needs generations of its own;
+  each distinct combination is one run. Rankings are made once per (method, format) by
+  attribute-only runs and given to every run that masks them (``ranking =``), so the probe is
+  trained once per format and ``ablation_atp`` (which estimates a mean ablation) can rank for a
+  scale mask too.
+- **read** (reference, examples, k): a cell reads another metric, a subset of examples or another
+  k of a run's stored records. Every run scores both references, evaluates every example (the
+  correctly answered subset is a filter on the unmasked condition's gold accuracy) and sweeps both
+  claim ks (32 of 270 heads is the paper's literal k; 8 its fraction, 32 of ~1,024).
+
+RandomK draws outside TopK in no cell (``exclude_top = false``): the study's code means to but its
+filter is a no-op, and a draw that does not depend on the ranking can be shared by every cell that
+differs only in ranking.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads.studies.base import STUDIES, Study, StudyRun
+
+STUDY_TASKS = [f"data/cognitive_mirrors/{t}.jsonl" for t in
+               ("retrieval", "knowledge_recall", "math_calculation", "inference")]  # fmt: skip
+PLAIN_TASKS = ["retrieval", "knowledge_recall", "math_calculation", "inference"]
+
+# choice -> option -> what it sets: config values (generating choices) or what a cell reads
+OPTIONS: dict[str, dict[str, dict]] = {
+    "ranking": {
+        "probe": {"attribution": "probe", "probe_position": "answer", "probe_kind": "mlp"},
+        "ablation_atp": {"attribution": "ablation_atp", "ablation": "mean"},
+    },
+    "intervention": {
+        "scale": {"ablation": "scale", "scale_factor": 1e-4},
+        "mean": {"ablation": "mean"},
+    },
+    "scope": {
+        "generated": {"positions": "generated"},
+        "last": {"positions": "last"},
+        "all": {"positions": "all"},
+    },
+    "format": {
+        "study": {"tasks": STUDY_TASKS, "max_new_tokens": 32},
+        "plain": {"tasks": PLAIN_TASKS, "max_new_tokens": 6},
+    },
+    "reference": {
+        "study": {"metric": "cognitive_mirrors_accuracy"},
+        "gold": {"metric": "accuracy"},
+    },
+    "examples": {"all": {"correct_only": False}, "correct": {"correct_only": True}},
+    "k": {"literal": {"k": 32}, "fractions": {"k": 8}},
+}
+GENERATING = ("ranking", "intervention", "scope", "format")
+READ = ("reference", "examples", "k")
+STUDY_END = {"ranking": "probe", "intervention": "scale", "scope": "generated", "format": "study",
+             "reference": "study", "examples": "all", "k": "literal"}  # fmt: skip
+CAUSAL_END = {"ranking": "ablation_atp", "intervention": "mean", "scope": "all", "format": "plain",
+              "reference": "gold", "examples": "correct", "k": "literal"}  # fmt: skip
+# what every run shares (the study's config is the base of each)
+COMMON = {"filter_correct": False, "verify": 0, "elbow": False, "scaled_ks": [],
+          "selections": ["topk", "randomk"], "exclude_top": False, "seeds": 5,
+          "metrics": ["cognitive_mirrors_accuracy", "accuracy"]}  # fmt: skip
+SIZES = {
+    "small": {"tasks": 2, "n_eval": 12, "n_rank": 12, "max_examples": 40},
+    "full": {"tasks": 4, "n_eval": 24, "n_rank": 24, "max_examples": 160},
+}
+
+
+def cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END)) -> list[dict]:
+    """Both ends and every protocol one choice away from either, each once, with ``end`` (the end
+    it is one choice from; both ends are their own) and ``flipped`` (the choice changed, or "")."""
+    out, seen = [], set()
+    for end_name, end in zip(("study", "causal"), ends, strict=True):
+        for choice in ("", *options):
+            for option in options[choice] if choice else [end.get(choice)]:
+                cell = {**end, **({choice: option} if choice else {})}
+                if (choice and option == end[choice]) or tuple(cell.items()) in seen:
+                    continue
+                seen.add(tuple(cell.items()))
+                out.append({**cell, "end": end_name, "flipped": choice})
+    return out
+
+
+def run_name(cell: dict) -> str:
+    """The run folder (under the study's folder) holding a cell's generations."""
+    return "spec_curve/" + "_".join(str(cell[c]) for c in GENERATING)
+
+
+def rank_name(cell: dict) -> str:
+    """The attribute-only run folder holding a cell's ranking."""
+    return f"spec_curve/rank_{cell['ranking']}_{cell['format']}"
+
+
+def plan_runs(
+    size: str, base: str, options=OPTIONS, ends=(STUDY_END, CAUSAL_END), common=COMMON, sizes=SIZES
+) -> list[StudyRun]:
+    """The attribute-only ranking runs first, then one run per distinct generating choice."""
+    sized = dict(sizes[size])
+    n_tasks = sized.pop("tasks")
+    runs: dict[str, StudyRun] = {}
+    for cell in cells(options, ends):
+        fmt = dict(options["format"][cell["format"]])
+        fmt["tasks"] = list(fmt["tasks"])[:n_tasks]
+        shared = {**common, **sized, **fmt}
+        shared["ks"] = sorted({o["k"] for o in options["k"].values()})
+        rank = rank_name(cell)
+        if rank not in runs:
+            method = {**options["ranking"][cell["ranking"]]}
+            method.setdefault("ablation", "mean")
+            runs[rank] = StudyRun(rank, base, {**shared, **method}, steps="attribute")
+        name = run_name(cell)
+        if name not in runs:
+            changes = {**shared, **options["intervention"][cell["intervention"]],
+                       **options["scope"][cell["scope"]],
+                       "attribution": options["ranking"][cell["ranking"]]["attribution"],
+                       "ranking": "{runs}/" + rank}  # fmt: skip
+            runs[name] = StudyRun(name, base, changes)
+    return sorted(runs.values(), key=lambda r: r.steps != "attribute")
+
+
+def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
+    """One row per task: the cell's TopK - RandomK on its metric, examples and k (read from a
+    run's ``sweep.parquet`` records) with interval, p, counts and verdict."""
+    from interp_heads.report.compare_tables import collapses
+    from interp_heads.sweep import stats
+    from interp_heads.vocab import BASELINE
+
+    metric = options["reference"][cell["reference"]]["metric"]
+    k = options["k"][cell["k"]]["k"]
+    recs = records[(records.metric == metric) & records.k.isin([0, k])]
+    if options["examples"][cell["examples"]]["correct_only"]:
+        gold = records[(records.selection == BASELINE) & (records.metric == "accuracy")]
+        right = set(gold[gold.value >= 1].example_id)
+        recs = recs[recs.example_id.isin(right)]
+    sig = stats.significance(recs, top="TopK")
+    sig = sig[sig.control == "RandomK"] if len(sig) else sig
+    rows = []
+    for r in sig.itertuples():
+        rows.append({
+            **{c: cell[c] for c in OPTIONS}, "end": cell["end"], "flipped": cell["flipped"],
+            "task": r.task, "k_heads": int(r.k), "metric": metric, "baseline": r.baseline,
+            "topk": r.top_mean, "randomk": r.control_mean, "effect": r.diff,
+            "effect_low": r.diff_low, "effect_high": r.diff_high, "p": r.p_value,
+            "n": int(r.n_examples), "draws": int(r.n_draws),
+            "verdict": collapses(r.top_drop, r.control_drop, r.diff_high, r.n_examples,
+                                 r.n_draws),
+        })  # fmt: skip
+    return rows
+
+
+def curve_frame(folders: dict[str, Path], options=OPTIONS, ends=(STUDY_END, CAUSAL_END)):
+    """Every cell's rows (:func:`cell_rows`) from the study's run folders."""
+    records = {}
+    rows = []
+    for cell in cells(options, ends):
+        name = run_name(cell)
+        if name not in records:
+            records[name] = pd.read_parquet(Path(folders[name]) / "sweep.parquet")
+        rows += cell_rows(cell, records[name], options)
+    return pd.DataFrame(rows)
+
+
+@STUDIES.register
+class SpecCurve(Study):
+    name = "spec_curve"
+    summary = "which choice decides the seed claim's verdict (docs/spec_curve.md)"
+    minutes: dict[str, float] = {}
+    base = "configs/cognitive_mirrors.toml"  # every run starts from the study's config
+    options = OPTIONS
+    ends = (STUDY_END, CAUSAL_END)
+    common = COMMON
+    sizes = SIZES
+
+    def runs(self, size):
+        return plan_runs(size, self.base, self.options, self.ends, self.common, self.sizes)
+
+    def write_pages(self, folders, docs):
+        from interp_heads.studies.spec_curve_page import write_page
+
+        frame = curve_frame(folders, self.options, self.ends)
+        return write_page(frame, self.options, self.ends, docs)

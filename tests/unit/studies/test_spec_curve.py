@@ -1,0 +1,115 @@
+"""The specification-curve study on the tiny model: its cells are both ends and every protocol
+one choice away, each distinct set of generating choices runs once, rankings are made once per
+(method, format) and given, and every effect on the page equals a hand computation from the runs'
+stored records."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+
+from interp_heads.studies import run_study
+from interp_heads.studies.spec_curve import SpecCurve, cells, curve_frame, plan_runs, run_name
+from interp_heads.studies.spec_curve_page import holm
+from tests.helpers import DATA, ROOT
+
+ECHO = str(DATA / "tiny_echo.jsonl")
+OPTIONS = {
+    "ranking": {"atp": {"attribution": "atp"}, "gradxact": {"attribution": "gradxact"}},
+    "intervention": {"zero": {"ablation": "zero"}, "mean": {"ablation": "mean"}},
+    "scope": {"last": {"positions": "last"}, "all": {"positions": "all"}},
+    "format": {
+        "short": {"tasks": [ECHO], "max_new_tokens": 3},
+        "long": {"tasks": [ECHO], "max_new_tokens": 4},
+    },  # fmt: skip
+    "reference": {"chrf": {"metric": "chrf"}, "gold": {"metric": "accuracy"}},
+    "examples": {"all": {"correct_only": False}, "correct": {"correct_only": True}},
+    "k": {"literal": {"k": 4}, "fractions": {"k": 2}},
+}
+ENDS = tuple({c: list(o)[i] for c, o in OPTIONS.items()} for i in (0, 1))
+
+
+class TinyCurve(SpecCurve):
+    name = "tiny_spec_curve"
+    base = str(DATA / "tiny.toml")
+    options, ends = OPTIONS, ENDS
+    common = {"filter_correct": False, "verify": 0, "elbow": False, "scaled_ks": [],
+              "selections": ["topk", "randomk"], "exclude_top": False, "seeds": 2,
+              "metrics": ["chrf", "accuracy"]}  # fmt: skip
+    sizes = {
+        s: {"tasks": 1, "n_eval": 6, "n_rank": 4, "max_examples": 12} for s in ("small", "full")
+    }
+
+
+def test_cells_are_both_ends_and_every_single_flip_once():
+    got = cells(OPTIONS, ENDS)
+    assert len(got) == 2 + 2 * len(OPTIONS)  # two options per choice: one flip per choice and end
+    for cell in got:
+        end = ENDS[0] if cell["end"] == "study" else ENDS[1]
+        differ = [c for c in OPTIONS if cell[c] != end[c]]
+        assert differ == ([cell["flipped"]] if cell["flipped"] else [])
+
+
+def test_the_full_study_plans_each_generating_combination_once(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    runs = plan_runs("full", "configs/cognitive_mirrors.toml")
+    sweeps = [r for r in runs if r.steps == "run"]
+    ranks = [r for r in runs if r.steps == "attribute"]
+    assert len(ranks) == 4 and len(sweeps) == len({run_name(c) for c in cells()}) == 12
+    assert runs[: len(ranks)] == ranks  # rankings first: the sweeps are given them
+    for r in sweeps:
+        assert r.changes["ranking"].startswith("{runs}/spec_curve/rank_")
+        assert r.changes["exclude_top"] is False and r.changes["ks"] == [8, 32]
+
+
+@pytest.fixture(scope="module")
+def curve(tmp_path_factory):
+    out = tmp_path_factory.mktemp("spec")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the random model answers nothing: low-baseline warnings
+        pages = run_study(TinyCurve(), out / "runs", docs=out / "docs", quiet=True)
+    return out, pages
+
+
+def test_every_effect_equals_a_hand_computation_from_the_records(curve):
+    out, pages = curve
+    folders = {r.folder: out / "runs" / r.folder for r in TinyCurve().runs("full")}
+    frame = curve_frame(folders, OPTIONS, ENDS)
+    # the random model answers nothing right: the cells of correctly answered examples are empty
+    assert len(frame) == 8 and set(frame.examples) == {"all"}
+    for r in frame.itertuples():
+        cell = next(c for c in cells(OPTIONS, ENDS) if all(c[k] == getattr(r, k) for k in OPTIONS)
+                    and c["end"] == r.end and c["flipped"] == r.flipped)  # fmt: skip
+        recs = pd.read_parquet(folders[run_name(cell)] / "sweep.parquet")
+        mine = recs[(recs.metric == r.metric) & (recs.k == r.k_heads)]
+        top = mine[mine.selection == "TopK"].value.mean()
+        rnd = mine[mine.selection == "RandomK"].value.mean()
+        assert r.effect == pytest.approx(top - rnd) and r.draws == 2
+
+
+def test_rankings_are_made_once_and_given(curve):
+    out, _ = curve
+    import json
+
+    for run in TinyCurve().runs("full"):
+        manifest = json.loads((out / "runs" / run.folder / "manifest.json").read_text())
+        if run.steps == "attribute":
+            assert not (out / "runs" / run.folder / "sweep.parquet").exists()
+        else:
+            assert str(manifest["config"]["ranking"]).endswith(run.changes["ranking"][7:])
+
+
+def test_the_page_leads_with_the_answer(curve):
+    out, pages = curve
+    text = (out / "docs" / "spec_curve.md").read_text()
+    assert text.index("## The answer") < text.index("## Every cell")
+    assert "the study's protocol" in text and "the causal protocol" in text
+    assert text.count("\n| ") >= 10
+
+
+def test_holm_matches_a_hand_computed_sequence():
+    p = pd.Series([0.01, 0.04, 0.03, 0.005])
+    # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> monotone 0.06
+    assert holm(p).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
