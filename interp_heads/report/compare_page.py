@@ -8,8 +8,8 @@
 built-in tasks in the study's prompt format); ``causal`` (``configs/compare/causal.toml``) is the
 same tasks in their plain completion format, filtered to the correctly answered ones, under this
 toolkit's protocol (``ablation_atp`` ranking, mean ablation at every position, first-line answers,
-gold reference); the other three runs change one of the study's choices alone (positions last ->
-all, scale -> mean, the accuracy rule's references -> all gold). Each run is an ordinary
+gold reference); the other three runs change one of the study's choices alone (positions
+generated -> all, scale -> mean, the accuracy rule's references -> all gold). Each run is an ordinary
 resumable run folder; this page needs no model: every number is read from them.
 
 The page, figure first: both protocols' figures side by side (``figures.protocols``), one verdict
