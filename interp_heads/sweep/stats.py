@@ -243,7 +243,9 @@ def verdict(row) -> str:
     if why:
         return why
     if not row.significant:
-        return "no difference shown (the 95% CI includes 0)"
+        if row.diff_low <= 0 <= row.diff_high:
+            return "no difference shown (the 95% CI includes 0)"
+        return f"no difference shown (p = {format_p(row.p_value)} >= 0.05)"
     side = "below" if row.diff < 0 else "above"
     return f"TopK {side} {row.control} (the 95% CI excludes 0)"
 

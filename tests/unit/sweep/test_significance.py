@@ -122,3 +122,21 @@ def test_holm_over_the_tables_rows():
     np.testing.assert_allclose(sig.p_holm, holm(sig.p_value))
     assert (sig.p_holm >= sig.p_value).all() and (sig.n_examples == 30).all()
     assert (sig.n_draws == 5).all() and (sig.mde > 0).all()
+
+
+def test_an_interval_off_zero_with_a_large_p_is_not_a_difference_shown():
+    """The two rules can disagree on a borderline cell: the verdict names the one that fails."""
+    from interp_heads.sweep.stats import verdict
+
+    row = pd.Series(
+        dict(diff=-0.1, diff_low=-0.2, diff_high=-0.01, p_value=0.07, significant=False,
+             n_examples=30, n_draws=5, control="RandomK")
+    )  # fmt: skip
+    assert verdict(row) == "no difference shown (p = 0.070 >= 0.05)"
+
+
+def test_significant_needs_the_exact_test_too():
+    """Five examples, all lower: every bootstrap replicate is -1, but the sign-flip p is 1/16."""
+    res = paired_difference(np.zeros(5), np.ones((5, 5)))
+    assert res["diff_high"] == -1.0 and res["p_value"] == 2.0**-4
+    assert not res["significant"]
