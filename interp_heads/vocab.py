@@ -6,7 +6,7 @@ to their strings, so ``"mean" == AblationKind.MEAN`` and TOML/CLI strings work u
 - :class:`AttributionMethod`: how heads are *scored* (``attribute --method``, ``attribution =``).
 - :class:`AblationKind`: what a masked head's ``hook_z`` is *replaced with* (``--ablation``,
   ``ablation =``). Never called "method".
-- :class:`MaskPositions`: where a mask acts (``positions =``): ``all`` or ``last``.
+- :class:`MaskPositions`: where a mask acts (``positions =``): ``all``, ``last`` or ``generated``.
 - :class:`SelectionName`: which heads a condition masks (each selection's table name is its
   class's ``display``).
 - :class:`PromptFormat`, :class:`MetricName`, :class:`ExecutorName` and :class:`BackendName`.
@@ -67,10 +67,12 @@ SCALE_FACTOR = 1e-4  # ablation "scale": the Cognitive Mirrors mask, the head's 
 
 
 class MaskPositions(Choice):
-    """Where a mask acts: every position, or only the last position of each forward pass."""
+    """Where a mask acts: every position, the last position of each forward pass, or the
+    generated positions only (the prompt's pass unmasked: the Cognitive Mirrors study's scope)."""
 
     ALL = "all"
     LAST = "last"
+    GENERATED = "generated"
 
 
 class SelectionName(Choice):

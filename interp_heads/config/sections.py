@@ -195,8 +195,8 @@ class AblationSection(Section):
     )
     positions: Annotated[MaskPositions, _parsed(MaskPositions)] = Field(
         MaskPositions.ALL,
-        description="where the mask acts: all positions, or last (position -1 of each forward "
-        "pass: the last prompt token, then every generated token)",
+        description="where the mask acts: all; last (position -1 of each pass); generated (the "
+        "prompt's pass unmasked, each generated position masked: the Cognitive Mirrors scope)",
     )
     scale_factor: float = Field(
         SCALE_FACTOR, description="ablation 'scale': what a masked head's hook_z is multiplied by"

@@ -64,8 +64,8 @@ class Generation:
 @dataclass
 class TaskContext:
     """What every condition of one task shares: its rendered prompts and replacement values;
-    ``prefixes``: the prompts' unmasked prefix passes, made on first use by a last-position
-    mask (``generation.prefix``; never pickled: a worker makes its own)."""
+    ``prefixes``: the prompts' unmasked prefix passes, made on first use by a last-position or
+    generated-positions mask (``generation.prefix``; never pickled: a worker makes its own)."""
 
     name: str
     prompts: list[str]
@@ -75,16 +75,18 @@ class TaskContext:
     def __getstate__(self):
         return {**self.__dict__, "prefixes": {}}
 
-    def prefixes_for(self, model, generation: Generation):
+    def prefixes_for(self, model, generation: Generation, whole: bool = False):
         """The :class:`~interp_heads.generation.prefix.PromptPrefixes` of these prompts in
-        ``generation``'s batches, made once (call it with no mask active)."""
+        ``generation``'s batches (``whole``: of the whole prompts), made once (call it with no
+        mask active)."""
         from interp_heads.generation.prefix import PromptPrefixes
 
-        if generation.batch_size not in self.prefixes:
-            self.prefixes[generation.batch_size] = PromptPrefixes(
-                model, self.prompts, batch_size=generation.batch_size
+        key = (generation.batch_size, whole)
+        if key not in self.prefixes:
+            self.prefixes[key] = PromptPrefixes(
+                model, self.prompts, batch_size=generation.batch_size, whole=whole
             )
-        return self.prefixes[generation.batch_size]
+        return self.prefixes[key]
 
 
 @dataclass
@@ -132,12 +134,15 @@ def values_to_cpu(values):
 
 def generate_masked(model, unit: SweepUnit, context: TaskContext) -> tuple[list[str], float]:
     """A unit's answers: its heads masked on ``hook_z`` while ``model`` generates; ``(outs, s)``.
-    A mask at the last position only starts every batch from its unmasked prompt prefix; the
-    unmasked condition reads whole prompts, as the unmasked reference answers do
-    (``sweep.unmasked``), so the two are the same computation and agree exactly."""
+    A mask at the last position only starts every batch from its unmasked prompt prefix (all
+    prompt tokens but the last), a mask at the generated positions from its unmasked prompt
+    pass (the whole prompt and the first token's logits); the unmasked condition reads whole
+    prompts, as the unmasked reference answers do (``sweep.unmasked``), so the two are the same
+    computation and agree exactly."""
     t0 = time.perf_counter()
-    shared = unit.positions == "last" and len(unit.heads) > 0
-    prefixes = context.prefixes_for(model, unit.generation) if shared else None
+    shared = unit.positions in ("last", "generated") and len(unit.heads) > 0
+    whole = unit.positions == "generated"
+    prefixes = context.prefixes_for(model, unit.generation, whole) if shared else None
     with mask_heads(
         model,
         unit.heads,

@@ -125,7 +125,8 @@ def generate_tokens(
     ``progress`` shows a bar over prompts. ``prefixes``: a
     :class:`~interp_heads.generation.prefix.PromptPrefixes` of these prompts (same ``batch_size``
     and ``prepend_bos``), whose unmasked prompt passes each batch starts from; valid only while
-    every active hook acts at the last position of each forward pass (``positions="last"``).
+    every active hook leaves the prefix's positions alone: the prompt but its last token
+    (``positions="last"``), the whole prompt (``whole=True``: ``positions="generated"``).
     """
     if isinstance(prompts, str):
         return generate_tokens(
@@ -191,7 +192,9 @@ def _greedy(
     prefix=None,
 ) -> list[list[int]]:  # fmt: skip
     batch, device = tokens.shape[0], tokens.device
-    cache = KVCache(model, batch, prefix) if use_cache else None
+    kv = prefix.kv if prefix is not None else None
+    cache = KVCache(model, batch, kv) if use_cache else None
+    first = prefix.logits if prefix is not None else None  # the whole prompt read: step 0's
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=device)
     after_tensor = torch.tensor(sorted(after), dtype=torch.long, device=device)
     if nl is not None:
@@ -201,11 +204,13 @@ def _greedy(
     length = torch.full((batch,), max_new_tokens, dtype=torch.long, device=device)
     steps: list[torch.Tensor] = []
     step_input, step_mask = tokens, mask
-    if prefix is not None:  # every prompt position but the last is in the cache already
+    if prefix is not None and first is None:  # every prompt position but the last is cached
         step_input, step_mask = tokens[:, -1:], mask[:, -1:]
     pad = model.tokenizer.pad_token_id
     for step in range(max_new_tokens):
-        if use_cache:
+        if step == 0 and first is not None:
+            logits = first
+        elif use_cache:
             logits = cache.step(step_input, step_mask, mask)
         else:
             logits = last_logits(model, tokens, mask)

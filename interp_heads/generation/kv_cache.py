@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
 from interp_heads.models.backends import backend_of
@@ -22,3 +24,14 @@ class KVCache:
 
     def step(self, new_tokens, new_mask, full_mask) -> torch.Tensor:
         return self.cache.step(new_tokens, new_mask, full_mask)
+
+
+@dataclass(frozen=True)
+class Prefix:
+    """A batch's unmasked prompt pass to start generation from: ``kv``, the backend's cache of
+    the prompts (``Backend.prompt_prefix``); ``logits``, None when it holds all but the last
+    prompt token (read again under the mask), else the last position's logits (it holds the
+    whole prompt; they give the first generated token)."""
+
+    kv: object
+    logits: torch.Tensor | None = None

@@ -16,9 +16,12 @@ Ablation kinds (each a registered class in ``interventions.kinds`` that owns its
 Mask positions (``positions``):
     ``all``: every position of every forward pass. The replacement does not depend on the
         position, so masked generation with the KV cache equals masked generation without it.
-    ``last``: only position -1 of each forward pass, as the Cognitive Mirrors code does. Under the
-        KV cache that is the last prompt token, then every generated token; without the cache each
-        step recomputes the whole sequence and masks only its last token, so the two differ.
+    ``last``: only position -1 of each forward pass. Under the KV cache that is the last prompt
+        token, then every generated token; without the cache each step recomputes the whole
+        sequence and masks only its last token, so the two differ.
+    ``generated``: the prompt's pass unmasked, then every later (KV-cached) pass, i.e. each
+        generated position: what the Cognitive Mirrors code does (pyvene's ``generate`` without
+        ``intervene_on_prompt``), so the first generated token is the unmasked model's.
     a list of positions or a token predicate: see ``interventions.positions``.
 
 ``mask_hooks`` gives the same mask as TransformerLens ``fwd_hooks`` for ``run_with_hooks``.
@@ -133,14 +136,14 @@ def mask_hooks(
 
     They compose with ``model.run_with_hooks(tokens, fwd_hooks=...)``, ``model.hooks(...)`` and
     ``generate(..., fwd_hooks=...)`` and give the same logits as the ``mask_heads`` block. Positions
-    are ``"all"`` or ``"last"`` here: chosen positions need the model's forward pre-hook that
-    only the ``mask_heads`` block attaches.
+    are ``"all"`` or ``"last"`` here: ``"generated"``, chosen positions and predicates need the
+    model's forward pre-hook that only the ``mask_heads`` block attaches.
     """
     where = parse_positions(positions)
     if not isinstance(where, str):
         raise InputError(
-            "mask_hooks: positions must be 'all' or 'last'; a list of positions or a predicate "
-            "needs the per-pass token positions that only `with mask_heads(...)` resolves"
+            "mask_hooks: positions must be 'all' or 'last'; 'generated', a list of positions or a "
+            "predicate needs the per-pass token positions that only `with mask_heads(...)` resolves"
         )
     return _hooks(model, heads, kind, values, seed, where, scale_factor, k)[0]
 
@@ -172,9 +175,10 @@ def mask_heads(
             (``per_prompt=True`` for ``resample``). ``zero`` and ``scale`` need none.
         seed: seeds which reference prompt each head is resampled from.
         warn_if_idle: warn (``MaskNotFiring``) if no forward pass ran through the hooks.
-        positions: ``"all"``, ``"last"`` (position -1 of each forward pass), a list of positions
-            (negative ones count from the end of each pass) or a predicate on a token's text
-            (``interventions.positions``).
+        positions: ``"all"``, ``"last"`` (position -1 of each forward pass), ``"generated"``
+            (every pass that continues a KV cache: the generated positions, the prompt unmasked),
+            a list of positions (negative ones count from the end of each pass) or a predicate on
+            a token's text (``interventions.positions``).
         scale_factor: for ``scale``, what ``z`` is multiplied by (a kind's option: ignored by
             kinds without it).
         k: with a ``HeadScores`` as ``heads``, how many of its top heads to mask.
@@ -197,3 +201,14 @@ def mask_heads(
             MaskNotFiring,
             stacklevel=3,
         )
+    elif warn_if_idle and stats["heads"] and _generated(where) and not where.passes_selecting:
+        warnings.warn(
+            "mask_heads: positions='generated' masks the passes that continue a KV cache and none "
+            "ran (generation without the cache, or single forward passes): the mask changed nothing",
+            MaskNotFiring,
+            stacklevel=3,
+        )
+
+
+def _generated(where) -> bool:
+    return isinstance(where, TokenPositions) and where.generated

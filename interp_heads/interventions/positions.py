@@ -3,7 +3,13 @@
 ``positions`` of :func:`~interp_heads.interventions.masks.mask_heads` is one of
 
 - ``"all"``: every position of every forward pass (``vocab.MaskPositions``);
-- ``"last"``: position -1 of each forward pass (the Cognitive Mirrors scope);
+- ``"last"``: position -1 of each forward pass: the last prompt token, then each generated one;
+- ``"generated"``: every position of each forward pass that continues a KV cache, none of a pass
+  that starts one: the prompt's pass is unmasked (so the first generated token is the unmasked
+  model's) and each later pass, which reads the token generated last, is masked. This is what
+  pyvene's ``generate`` without ``intervene_on_prompt`` does, the Cognitive Mirrors study's
+  scope. It needs the cache: generation without it re-reads the prompt in every pass and is
+  left unmasked (``mask_heads`` warns);
 - a list of ints: positions of each row's sequence, indexed like a Python list. ``p >= 0`` is
   the row's ``p``-th token (0 = its first token, the BOS when the model prepends one; left padding
   is not counted), whether it is read in the prompt pass or generated later, so masked generation
@@ -13,7 +19,7 @@
 - a predicate ``f(token: str) -> bool``: called with each token's text (as ``model.to_str_tokens``
   shows it, prompt and generated tokens alike); the mask acts where it is True.
 
-The last two need to know, in every forward pass, where each row's tokens are: a forward
+``generated`` and the last two need to know, in every forward pass, where each row's tokens are: a forward
 pre-hook on the model (:meth:`TokenPositions.attach`) reads the pass's tokens, its attention
 mask (left padding) and the KV cache (the tokens already read) and leaves a ``[batch, pos]``
 selection for the ``hook_z`` hooks. ``generate``, ``head_means`` and plain ``model(tokens)`` /
@@ -37,9 +43,11 @@ PositionSpec = str | MaskPositions | Sequence[int] | TokenPredicate
 
 
 def parse_positions(positions: PositionSpec) -> str | TokenPositions:
-    """``"all"`` / ``"last"``, or a :class:`TokenPositions` for a list of ints or a predicate."""
+    """``"all"`` / ``"last"``, or a :class:`TokenPositions` for ``"generated"``, a list of ints or
+    a predicate."""
     if isinstance(positions, str):
-        return str(MaskPositions.parse(positions))
+        scope = MaskPositions.parse(positions)
+        return TokenPositions(generated=True) if scope == MaskPositions.GENERATED else str(scope)
     if callable(positions):
         return TokenPositions(predicate=positions)
     try:
@@ -60,10 +68,13 @@ def parse_positions(positions: PositionSpec) -> str | TokenPositions:
 
 @dataclass
 class TokenPositions:
-    """Chosen positions (``ints``) or a token predicate, resolved in every forward pass."""
+    """Chosen positions (``ints``), a token predicate or the generated positions (``generated``),
+    resolved in every forward pass; ``passes_selecting`` counts the passes where any was."""
 
     ints: tuple[int, ...] = ()
     predicate: TokenPredicate | None = None
+    generated: bool = False
+    passes_selecting: int = 0
     selection: torch.Tensor | None = field(default=None, repr=False)  # [batch, pos] of this pass
     _verdicts: dict[int, bool] = field(default_factory=dict, repr=False)
 
@@ -71,6 +82,8 @@ class TokenPositions:
         """``[batch, pos]`` booleans for a pass reading ``tokens`` with ``new_mask`` (1: a real
         token), after ``before[b]`` tokens of row ``b`` already read (KV cache)."""
         real = new_mask.bool()
+        if self.generated:  # a pass continuing a cache reads generated tokens only
+            return real & (before > 0)[:, None]
         in_pass = real.long().cumsum(1) - 1  # index among the row's real tokens of this pass
         if self.predicate is not None:
             return real & self._matches(model, tokens)
@@ -97,6 +110,7 @@ class TokenPositions:
                 tokens = model.to_tokens(tokens)
             new_mask, before = _masks(tokens, kwargs)
             self.selection = self.select(model, tokens, new_mask, before)
+            self.passes_selecting += bool(self.selection.any())
 
         def after_pass(module, args, kwargs, output):
             self.selection = None

@@ -11,7 +11,9 @@ batch row ``b``. The caller tells the mask which conditions the current batch ho
 Each condition's kind rewrites its heads as ``z = offset + coef * z``
 (``interventions.kinds.Rewrite``): ``values`` holds the offsets and, when some condition
 multiplies (``scale``), ``scale [condition, head_index]`` the coefficients (0 for replacements);
-with ``positions="last"`` only position -1 of each forward pass is edited, as ``mask_heads`` does.
+with ``positions="last"`` only position -1 of each forward pass is edited, with
+``positions="generated"`` only the passes that continue a KV cache (the prompt's pass is left
+alone), as ``mask_heads`` does.
 
 The rewrites come from ``interventions.masks.rewrites``, the function ``mask_heads`` uses, and
 are written with ``torch.where``, so a row masked here gets bit-for-bit the ``z`` it would get under
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import torch
@@ -32,6 +34,7 @@ from interp_heads.heads import Head, hook_z, parse_heads
 from interp_heads.interventions.kinds import Ablation, get_kind
 from interp_heads.interventions.masks import MaskNotFiring, rewrites
 from interp_heads.interventions.means import HeadValues
+from interp_heads.interventions.positions import TokenPositions, blend
 from interp_heads.models.tl_compat import HookedTransformer
 from interp_heads.vocab import SCALE_FACTOR
 
@@ -47,6 +50,7 @@ class RowMasks:
         scale: ``{layer: [condition, head_index]}`` coefficients of the conditions whose kind
             multiplies ``z`` (zeros elsewhere); empty when no condition does.
         last: edit only position -1 of each forward pass (``positions="last"``).
+        generated: edit only the passes that continue a KV cache (``positions="generated"``).
     """
 
     active: dict[int, Bool[torch.Tensor, "condition head_index"]]
@@ -54,6 +58,7 @@ class RowMasks:
     n_conditions: int
     scale: dict[int, Float[torch.Tensor, "condition head_index"]] = field(default_factory=dict)
     last: bool = False
+    generated: bool = False
 
     @classmethod
     def build(
@@ -106,7 +111,8 @@ class RowMasks:
             {layer: t.to(device) for layer, t in vals.items()},
             n,
             {layer: t.to(device) for layer, t in scale.items()},
-            MaskPositions.parse(positions) == "last",
+            MaskPositions.parse(positions) == MaskPositions.LAST,
+            MaskPositions.parse(positions) == MaskPositions.GENERATED,
         )
 
 
@@ -167,12 +173,16 @@ def mask_rows(
                 z, tail = z.clone(), z[:, -1:]
                 z[:, -1:] = _masked(tail, keep, values[rows], scale, rows)
                 return z
+            if generated is not None:
+                return blend(z, _masked(z, keep, values[rows], scale, rows), generated.current(z))
             return _masked(z, keep, values[rows], scale, rows)
 
         return hook
 
     fwd = [(hook_z(layer), make_hook(layer)) for layer in sorted(masks.active)]
-    with model.hooks(fwd_hooks=fwd):
+    generated = TokenPositions(generated=True) if masks.generated else None
+    passes = generated.attach(model) if generated is not None else nullcontext()
+    with passes, model.hooks(fwd_hooks=fwd):
         yield handle
     if warn_if_idle and fwd and handle.calls == 0:
         warnings.warn(

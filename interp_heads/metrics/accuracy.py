@@ -11,6 +11,7 @@ class Accuracy(Metric):
     """Exact-answer accuracy: first non-empty line contains the normalised answer or an alias."""
 
     name = "accuracy"
+    proportion = True
     label = "Accuracy"
     is_comet = False
 

@@ -47,6 +47,8 @@ class Metric(ABC):
         is_comet: True only for real COMET models.
         per_condition: scored from the masked model's logits by one forward pass per condition
             (``metrics.logits``), not from the answers: the sweep never calls its ``score``.
+        proportion: every score is 0 or 1, so a cell's mean is a proportion and gets an exact
+            (Wilson) interval (``sweep.stats.summarize``).
     """
 
     name: str = ""
@@ -54,6 +56,7 @@ class Metric(ABC):
     label: str = ""
     is_comet: bool = False
     per_condition: bool = False
+    proportion: bool = False
 
     @classmethod
     def build(cls, **settings) -> Metric:

@@ -60,6 +60,7 @@ class CognitiveMirrorsAccuracy(Metric):
     MiniLM cosine(answer vs gold) > ``cosine``; else 0.0."""
 
     name = "cognitive_mirrors_accuracy"
+    proportion = True
     is_comet = False
     needs_unmasked = True
 

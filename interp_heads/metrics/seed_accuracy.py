@@ -20,6 +20,7 @@ class BleuRougeCosine(Metric):
     """1.0 when BLEU > ``bleu``, ROUGE-1 F > ``rouge``, or MiniLM cosine > ``cosine``; else 0.0."""
 
     name = "bleu_rouge_cosine"
+    proportion = True
     is_comet = False
 
     def __init__(self, bleu: float = 0.8, rouge: float = 0.6, cosine: float = 0.6):

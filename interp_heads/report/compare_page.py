@@ -8,8 +8,8 @@
 built-in tasks in the study's prompt format); ``causal`` (``configs/compare/causal.toml``) is the
 same tasks in their plain completion format, filtered to the correctly answered ones, under this
 toolkit's protocol (``ablation_atp`` ranking, mean ablation at every position, first-line answers,
-gold reference); the other three runs change one of the study's choices alone (positions last ->
-all, scale -> mean, the accuracy rule's references -> all gold). Each run is an ordinary
+gold reference); the other three runs change one of the study's choices alone (positions
+generated -> all, scale -> mean, the accuracy rule's references -> all gold). Each run is an ordinary
 resumable run folder; this page needs no model: every number is read from them.
 
 The page, figure first: both protocols' figures side by side (``figures.protocols``), one verdict
@@ -95,8 +95,11 @@ def sections(runs: dict[str, dict]) -> list[dict]:
             "note": "Per task and protocol, at the task's elbow k (the study's find_elbow_point "
             f"on each run's own ranking) and at k = {ct.FIXED_K}, on each protocol's accuracy "
             "metric: the means, TopK's drop from the unmasked score over RandomK's (drop ratio), "
-            "TopK minus RandomK with its 95% interval and two-sided p (paired bootstrap over "
-            "examples and RandomK draws, interp_heads.sweep.stats). Yes: the interval lies "
+            "TopK minus RandomK with its 95% interval (paired bootstrap over examples and "
+            "RandomK draws), the two-sided p of the exact paired sign-flip test over examples and "
+            "its Holm adjustment over this table's cells, the smallest difference detectable "
+            "with 80% power (interp_heads.sweep.stats; blank for runs made before it), the "
+            "examples and draws. Yes: the interval lies "
             f"below 0 and the drop ratio is at least {ct.CLAIM_RATIO:g}x (the study's claim); a "
             f"verdict needs {ct.stats.MIN_EXAMPLES} examples and {ct.stats.MIN_DRAWS} draws.",
             "table": ct.verdict_table(verdict),

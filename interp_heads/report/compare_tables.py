@@ -18,6 +18,7 @@ import pandas as pd
 
 from interp_heads.report.results_tables import CLAIM_RATIO
 from interp_heads.sweep import stats
+from interp_heads.sweep.inference import holm
 
 FIXED_K = 32  # the k every protocol is judged at beside its elbow k
 CONTROL = "RandomK"
@@ -84,17 +85,21 @@ def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
 def _sig_part(g) -> dict:
     keys = ("top_drop", "control_drop", "diff", "diff_low", "diff_high", "p_value")
     if g is None:
-        return {**dict.fromkeys(keys, np.nan), "n_examples": 0, "n_draws": 0}
+        return {**dict.fromkeys(keys, np.nan), "mde": np.nan, "n_examples": 0, "n_draws": 0}
     return {
         **{key: float(g[key]) for key in keys},
+        "mde": float(g["mde"]) if "mde" in g else np.nan,  # tables stored before it: none
         "n_examples": int(g["n_examples"]),
         "n_draws": int(g["n_draws"]),
     }
 
 
 def verdict_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """:func:`verdict_frame` rows (any protocols) as the page shows them."""
+    """:func:`verdict_frame` rows (any protocols) as the page shows them; Holm's adjustment is
+    over the table's rows (the page's cells), the detectable difference is the stored
+    ``sweep.stats`` one (blank for runs made before it)."""
     show = [s for s in SHOWN if s in frame and frame[s].notna().any()]
+    frame = frame.assign(p_holm=holm(frame["p_value"])) if len(frame) else frame
     out = []
     for r in frame.itertuples(index=False):
         row = {"task": r.task, "protocol": r.protocol, "k": _k_text(r.point, r.k)}
@@ -105,6 +110,8 @@ def verdict_table(frame: pd.DataFrame) -> pd.DataFrame:
             f"{r.diff:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]" if r.diff == r.diff else ""
         )
         row["p"] = stats.format_p(r.p_value) if r.p_value == r.p_value else ""
+        row["p (Holm)"] = stats.format_p(r.p_holm) if r.p_holm == r.p_holm else ""
+        row["detectable (80% power)"] = _num(r.mde)
         row["n"] = f"{r.n_examples} ex, {r.n_draws} draw{'s' * (r.n_draws != 1)}"
         row["TopK collapses the task?"] = r.collapses
         out.append(row)

@@ -34,6 +34,7 @@ from interp_heads.report.results_tables import (
     setup_table,
 )
 from interp_heads.sweep import stats
+from interp_heads.sweep.inference import holm
 
 FIGURES = {"default": "results_literal_k", "scaled": "results_scaled_k"}  # docs/figures/<name>.svg
 # Sections other make targets write between these lines, kept when make demo regenerates the page
@@ -143,7 +144,8 @@ def render(default: dict, scaled: dict | None, figures: dict[str, str] | None = 
         "",
         f"Claim: masking the TopK heads collapses the task while RandomK barely moves it; checked as TopK's "
         f"accuracy drop >= {CLAIM_RATIO:.0f}x the mean RandomK drop **and** TopK's 95% interval below RandomK's. "
-        "Difference: paired bootstrap over examples and random draws (`interp_heads.sweep.stats.significance`); "
+        "Difference: paired bootstrap interval over examples and random draws, p of the exact paired sign-flip "
+        "test over examples (`interp_heads.sweep.stats.significance`); "
         f"a verdict needs {stats.MIN_EXAMPLES} evaluated examples and {stats.MIN_DRAWS} random draws.",
         "",
         *_figure(
@@ -202,6 +204,7 @@ def render(default: dict, scaled: dict | None, figures: dict[str, str] | None = 
         ]
     parts += ["## Significance, every k (accuracy; TopK minus each random control)", ""]
     sig = default["sig"][default["sig"].metric == "accuracy"]
+    sig = sig.assign(p_holm=holm(sig["p_value"]))  # this table's cells: one family
     parts += [
         md(
             [
@@ -213,8 +216,12 @@ def render(default: dict, scaled: dict | None, figures: dict[str, str] | None = 
                     "p": stats.format_p(r.p_value)
                     if not stats.too_few(r.n_examples, r.n_draws)
                     else "",
+                    "p (Holm)": stats.format_p(r.p_holm)
+                    if not stats.too_few(r.n_examples, r.n_draws)
+                    else "",
                     "verdict": stats.verdict(r),
                     "drop ratio": stats.drops_text(r.top_drop, r.control_drop),
+                    "n": f"{int(r.n_examples)} ex, {int(r.n_draws)} draws",
                 }
                 for r in sig.itertuples(index=False)
             ]

@@ -9,6 +9,7 @@ import pandas as pd
 from interp_heads.figures.escape import esc, esc_table
 from interp_heads.interventions.selections import RandomK, TopK, display_names
 from interp_heads.sweep import stats
+from interp_heads.sweep.inference import holm
 from interp_heads.vocab import BASELINE
 
 TOPK, RANDOMK = TopK.display, RandomK.display
@@ -75,16 +76,20 @@ def topk_vs_random_table(summary: pd.DataFrame | None, sig: pd.DataFrame | None 
 
 
 def significance_table(sig: pd.DataFrame | None) -> str:
-    """TopK minus each random control: difference [95% CI], p-value, verdict, drops.
+    """TopK minus each random control: difference [95% CI], p-value and its Holm adjustment over
+    the table's rows, verdict, drops, the smallest difference detectable with 80% power, counts.
 
-    The p-value and the ``*`` are shown only with enough examples and random draws
-    (``sweep.stats.too_few``); the verdict column says in words what the row shows.
+    The p-values and the ``*`` are shown only with enough examples and random draws
+    (``sweep.stats.too_few``); the verdict column says in words what the row shows. A table
+    stored before Holm's column existed gets it computed here, over the same rows.
     """
     if sig is None or sig.empty:
         return _none("significance table")
+    sig = sig.assign(p_holm=sig["p_holm"] if "p_holm" in sig else holm(sig["p_value"]))
     rows = []
     for r in sig.itertuples(index=False):
         ok = stats.too_few(r.n_examples, r.n_draws) is None
+        mde = getattr(r, "mde", float("nan"))
         rows.append(
             {
                 "task": r.task,
@@ -94,8 +99,10 @@ def significance_table(sig: pd.DataFrame | None) -> str:
                 "TopK - control": f"{r.diff:+.3f} [{r.diff_low:+.3f}, {r.diff_high:+.3f}]"
                 + (" *" if stats.decided(r) else ""),
                 "p": stats.format_p(r.p_value) if ok else "",
+                "p (Holm)": stats.format_p(r.p_holm) if ok else "",
                 "verdict": stats.verdict(r),
                 "drop ratio (TopK / control)": stats.drops_text(r.top_drop, r.control_drop),
+                "detectable (80% power)": f"{mde:.3f}" if mde == mde else "",
                 "examples, draws": f"{int(r.n_examples)}, {int(r.n_draws)}",
             }
         )

@@ -44,10 +44,23 @@ def _mask_has_effect(model, prompts, heads, kind, values, positions="all") -> bo
     tokens, mask = tokenize_left_padded(model, prompts[:4])
     tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
     with torch.inference_mode():
-        base = model(tokens, attention_mask=mask)[:, -1]
+        base = _next_logits(model, tokens, mask, positions)
         with mask_heads(model, heads, kind, values=values, positions=positions):
-            masked = model(tokens, attention_mask=mask)[:, -1]
+            masked = _next_logits(model, tokens, mask, positions)
     return not torch.allclose(base, masked)
+
+
+def _next_logits(model, tokens, mask, positions):
+    """The prompts' last logits; for the ``generated`` scope, which leaves the prompt's pass
+    alone, those of the next (KV-cached) pass, the first that scope masks."""
+    if positions != "generated":
+        return model(tokens, attention_mask=mask)[:, -1]
+    from interp_heads.generation.kv_cache import KVCache
+
+    cache = KVCache(model, tokens.shape[0])
+    nxt = cache.step(tokens, mask, mask).argmax(-1, keepdim=True)
+    one = torch.ones_like(nxt)
+    return cache.step(nxt, one, torch.cat([mask, one], dim=1))
 
 
 def check_mask_effect(model, name, prompts, plan, kind, values, positions="all") -> None:

@@ -19,7 +19,7 @@ class SweepConfig:
 
     ``ablation`` is the ablation kind (a name in ``interventions.kinds.KINDS``: ``mean``,
     ``zero``, ``resample``, ``scale`` or a registered one).
-    ``positions`` is the mask's scope (``all`` or ``last``), ``scale_factor`` the option of the
+    ``positions`` is the mask's scope (``all``, ``last`` or ``generated``), ``scale_factor`` the option of the
     ``scale`` kind (:meth:`kind` builds the kind with the options it declares). ``reference`` is what COMET, MiniLM and chrF score against
     (``gold`` or ``unmasked``: ``interp_heads.metrics.reference``); ``free_form`` generates
     without the first-line stop and scores whole answers. With ``fmt = "cognitive_mirrors"``

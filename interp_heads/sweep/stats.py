@@ -1,20 +1,31 @@
-"""Summaries with 95% confidence intervals.
+"""Summaries with 95% confidence intervals, and TopK against random controls.
 
 For a TopK condition (one deterministic head set) the interval is a bootstrap over examples. For
-random selections it is a two-level bootstrap: resample the random draws (seeds), then the examples,
-so the interval reflects both which heads were drawn and which examples were asked.
+random selections it is a two-level bootstrap: resample the random draws (seeds), then the
+examples, so the interval reflects both which heads were drawn and which examples were asked.
+Where a cell's metric is a proportion (``Metric.proportion``: every score 0 or 1, as accuracy),
+the interval is also at least the Wilson score interval of its mean over its examples
+(``sweep.inference``; the draws are asked the same examples, so they count once): 0 correct of
+48 gets [0.00, 0.07], where the bootstrap alone, which cannot draw what never happened, gets
+[0.00, 0.00].
 
-A verdict on TopK against a random control (:func:`verdict`) needs enough of both:
+TopK against a random control (:func:`paired_difference`): the difference with a paired bootstrap
+interval, the p-value of the exact paired sign-flip test over examples (each example's TopK value
+minus its mean over the draws; ``sweep.inference.sign_flip_p``), the smallest difference the
+cell detects with 80% power (``mde``: ``sweep.inference.min_detectable``, formula there), and,
+over all rows of a run's table, Holm's adjusted p (``p_holm``: the page's cells as one family).
+
+A verdict (:func:`verdict`) needs enough of both:
 
 - :data:`MIN_EXAMPLES` = 10 evaluated examples. The exact paired sign-flip test over ``n``
   examples cannot give a two-sided p below ``2 ** (1 - n)``: 0.016 at n = 7, 0.002 at n = 10,
-  which still clears a Bonferroni correction over a sweep's ~20 cells (4 k x 2 metrics x 2
-  controls: 0.05 / 20 = 0.0025). The bootstrap's own p only stops at ``1 / n_boot`` (0.0005), so
-  below 10 examples it would claim more than the examples can show.
+  which still clears a Bonferroni (or Holm) correction over a sweep's ~20 cells (4 k x 2 metrics
+  x 2 controls: 0.05 / 20 = 0.0025).
 - :data:`MIN_DRAWS` = 5 random draws. A t interval over ``d`` draw means has ``d - 1`` degrees of
   freedom; its critical value over the normal 1.96 the bootstrap's percentile interval behaves
   like is 6.5x at 2 draws, 2.2x at 3, 1.6x at 4 and 1.4x at 5: below 5 draws the interval
-  understates how much another draw of random heads could differ.
+  understates how much another draw of random heads could differ (nothing widens it: the
+  verdict waits for 5 draws instead).
 
 Below either, the tables say "too few examples to decide (n = 7)" instead of a p-value and a
 ``*``. A drop ratio is never shown infinite: when the control did not drop, both drops are shown.
@@ -27,7 +38,9 @@ from typing import SupportsInt
 import numpy as np
 import pandas as pd
 
+from interp_heads.errors import InputError
 from interp_heads.interventions.selections import AllButTopK, TopK, by_display, display_names
+from interp_heads.sweep import inference
 from interp_heads.vocab import BASELINE
 
 
@@ -52,6 +65,9 @@ def summarize(records: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.Da
         wide = grp.pivot_table(index="seed", columns="example_id", values="value", aggfunc="mean")
         values = wide.to_numpy(dtype=float)
         lo, hi = two_level_bootstrap(values, n_boot, seed)
+        if proportion_metric(metric) and inference.is_proportion(values):  # exact coverage
+            w_lo, w_hi = inference.wilson_interval(float(values.mean()), values.shape[1])
+            lo, hi = min(lo, w_lo), max(hi, w_hi)
         out.append(
             {
                 "task": task,
@@ -77,6 +93,16 @@ def summarize(records: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.Da
     return frame
 
 
+def proportion_metric(name: str) -> bool:
+    """Whether the registered metric ``name`` scores each answer 0 or 1 (``Metric.proportion``)."""
+    from interp_heads.metrics import METRICS
+
+    try:
+        return bool(getattr(METRICS.get(name), "proportion", False))
+    except InputError:
+        return False
+
+
 def paired_difference(
     top: np.ndarray, control: np.ndarray, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict:
@@ -85,9 +111,12 @@ def paired_difference(
     ``top[example]`` holds one deterministic condition, ``control[draw, example]`` the random
     draws, both over the same examples in the same order. Each bootstrap replicate resamples the
     examples (shared by both sides: the comparison is paired) and the draws; the interval is the
-    percentile interval of the replicated differences, and the p-value is twice the smaller tail
-    of the replicates beyond 0 (at least ``1 / n_boot``): the cell is significant at level
-    ``alpha`` exactly when the interval excludes 0.
+    percentile interval of the replicated differences. The p-value is the exact two-sided paired
+    sign-flip test of the per-example differences ``top[e] - mean(control[:, e])``
+    (``sweep.inference.sign_flip_p``; the null: each example's difference is symmetric about 0).
+    The cell is significant at level ``alpha`` when the interval excludes 0 and ``p < alpha``.
+    ``mde``: the smallest mean difference detectable with 80% power
+    (``sweep.inference.min_detectable``).
     """
     rng = np.random.default_rng(seed)
     n_draws, n_ex = control.shape
@@ -95,13 +124,16 @@ def paired_difference(
     e = rng.integers(0, n_ex, size=(n_boot, n_ex))
     diffs = top[e].mean(axis=1) - control[d[:, :, None], e[:, None, :]].mean(axis=(1, 2))
     lo, hi = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
-    tail = min(float((diffs >= 0).mean()), float((diffs <= 0).mean()))
+    per_example = top - control.mean(axis=0)
+    p = inference.sign_flip_p(per_example, seed)
+    unit = bool(np.all((top >= 0) & (top <= 1)) and np.all((control >= 0) & (control <= 1)))
     return {
         "diff": float(top.mean() - control.mean()),
         "diff_low": float(lo),
         "diff_high": float(hi),
-        "p_value": max(min(1.0, 2 * tail), 1.0 / n_boot),
-        "significant": bool(lo > 0 or hi < 0),
+        "p_value": p,
+        "significant": bool((lo > 0 or hi < 0) and p < alpha),
+        "mde": inference.min_detectable(per_example, unit, alpha),
     }
 
 
@@ -125,7 +157,12 @@ def significance(
     tops = [top] if top else [TopK.display, AllButTopK.display]
     frames = [_significance(records, n_boot, seed, t) for t in tops]
     frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+    if not frames:
+        return pd.DataFrame()
+    out = pd.concat(frames, ignore_index=True)
+    out["mde"] = out.pop("mde")  # new columns last: stored tables keep their column order
+    out["p_holm"] = inference.holm(out["p_value"])  # the rows of the run's page: one family
+    return out
 
 
 def _significance(records: pd.DataFrame, n_boot: int, seed: int, top: str) -> pd.DataFrame:
@@ -206,13 +243,15 @@ def verdict(row) -> str:
     if why:
         return why
     if not row.significant:
-        return "no difference shown (the 95% CI includes 0)"
+        if row.diff_low <= 0 <= row.diff_high:
+            return "no difference shown (the 95% CI includes 0)"
+        return f"no difference shown (p = {format_p(row.p_value)} >= 0.05)"
     side = "below" if row.diff < 0 else "above"
     return f"TopK {side} {row.control} (the 95% CI excludes 0)"
 
 
 def format_p(p: float) -> str:
-    """A bootstrap p-value for a table: ``< 0.001`` below its resolution, else 3 decimals."""
+    """A p-value for a table: ``< 0.001`` below 0.001, else 3 decimals."""
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 

@@ -58,6 +58,13 @@ class Backend:
     def prompt_prefix(self, model, tokens, mask):
         """The KV cache of one pass over ``tokens`` (no hooks active), for :meth:`kv_cache` to
         start generations from; None: this backend cannot (generation reads the whole prompt)."""
+        made = self.prompt_pass(model, tokens, mask)
+        return None if made is None else made[0]
+
+    def prompt_pass(self, model, tokens, mask):
+        """``(prompt_prefix, last-position logits)`` of one pass over ``tokens`` (the logits
+        give the first generated token when the prefix holds the whole prompt); None: as
+        :meth:`prompt_prefix`."""
         return None
 
     def text_tokens(self, model, text: str) -> list[int]:

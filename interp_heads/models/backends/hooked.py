@@ -91,10 +91,10 @@ class HookedBackend(Backend):
     def kv_cache(self, model, batch, prefix=None):
         return _HookedCache(self, model, batch, prefix)
 
-    def prompt_prefix(self, model, tokens, mask):
+    def prompt_pass(self, model, tokens, mask):
         cache = _HookedCache(self, model, tokens.shape[0])
-        cache.step(tokens, mask, mask)
-        return cache.cache
+        logits = cache.step(tokens, mask, mask)
+        return cache.cache, logits
 
     def text_tokens(self, model, text):
         toks = model.to_tokens(text, prepend_bos=False, move_to_device=False)[0]

@@ -50,13 +50,14 @@ def test_minimums_follow_the_smallest_attainable_p():
 
 
 def test_seven_examples_two_draws_is_too_few_to_decide():
-    """TopK 0 and RandomK 1 everywhere: the bootstrap says p = 1/n_boot, the page must not."""
+    """TopK 0 and RandomK 1 everywhere: the exact test's p is its floor at n = 7, 2 ** -6, and
+    the page shows no p at all."""
     records = _records(np.zeros(7), np.ones((2, 7)))
     sig = significance(records)
-    assert bool(sig.significant.iloc[0]) and sig.p_value.iloc[0] < 0.001  # what the bootstrap says
+    assert bool(sig.significant.iloc[0]) and sig.p_value.iloc[0] == 2.0**-6
     page = significance_table(sig)
     assert "too few examples to decide (n = 7" in page
-    assert " *" not in page and "0.0005" not in page and "&lt; 0.001" not in page
+    assert " *" not in page and "0.016" not in page and "&lt; 0.001" not in page
     assert "inf" not in page and "1.00 vs 0.00" in page  # RandomK did not drop: both drops
     grid = topk_vs_random_table(summarize(records), sig)
     assert "*" not in grid

@@ -152,14 +152,22 @@ def _sweep(model, cfg, out, **kw):
         )
 
 
-def test_sweep_with_last_scale_is_the_same_plain_packed_and_by_executor(tiny, tmp_path):
+@pytest.mark.parametrize("positions", ["last", "generated"])
+def test_sweep_with_a_scoped_scale_is_the_same_plain_packed_and_by_executor(
+    tiny, tmp_path, positions
+):
     import json
 
     from interp_heads.execution.local import PlainExecutor
     from interp_heads.sweep.loop import SweepConfig
 
     cfg = SweepConfig(
-        ks=[2, 5], seeds=1, ablation="scale", positions="last", scale_factor=1e-3, max_new_tokens=5
+        ks=[2, 5],
+        seeds=1,
+        ablation="scale",
+        positions=positions,
+        scale_factor=1e-3,
+        max_new_tokens=5,
     )
     plain = _sweep(tiny, cfg, tmp_path / "plain", pack_rows=0)
     packed = _sweep(tiny, cfg, tmp_path / "packed", pack_rows=3)

@@ -75,18 +75,21 @@ def test_verdict_numbers_by_hand(runs):
     v = ct.verdict_frame(cp.load(runs / "causal"), "causal").set_index(["task", "point"])
     r = v.loc[("retrieval", "k = 32")]
     # unmasked 1.0, TopK 0.25, RandomK 0.75 on every example and draw: drops 0.75 and 0.25,
-    # ratio 3.0; the difference -0.5 on every bootstrap replicate: interval [-0.5, -0.5] and
-    # p at its floor 1 / n_boot = 0.005
+    # ratio 3.0; the difference -0.5 on every bootstrap replicate: interval [-0.5, -0.5]; every
+    # example lower: the exact sign-flip p is its floor 2 ** (1 - n)
     assert (r.unmasked, r.TopK, r.RandomK, r.LowK) == pytest.approx((1.0, 0.25, 0.75, 0.9))
     assert (r.top_drop, r.control_drop) == pytest.approx((0.75, 0.25))
     assert (r["diff"], r.diff_low, r.diff_high) == pytest.approx((-0.5, -0.5, -0.5))
-    assert r.p_value == pytest.approx(1 / 200) and r.collapses == "yes"
+    assert r.p_value == 2.0 ** (1 - r.n_examples) and r.collapses == "yes"
     # knowledge_recall: drops 0.5 and 0.25, ratio 2.0 < 3: TopK is lower, but no collapse
     assert v.loc[("knowledge_recall", "k = 32")].collapses == "no"
     assert v.loc[("retrieval", "elbow")].k == 16
     table = ct.verdict_table(v.reset_index()).set_index(["task", "protocol", "k"])
     row = table.loc[("retrieval", "causal", "32")]
-    assert row["drop ratio"] == "3.0x" and row["p"] == "0.005"
+    assert row["drop ratio"] == "3.0x" and row["p"] == "< 0.001"
+    assert row["n"] == f"{r.n_examples} ex, 5 draws" and row["detectable (80% power)"] != ""
+    m = int(v.p_value.notna().sum())  # Holm over the table's cells: the smallest p times m
+    assert v.p_value.min() == r.p_value and row["p (Holm)"] == stats.format_p(m * r.p_value)
     assert row["TopK - RandomK [95% CI]"] == "-0.50 [-0.50, -0.50]"
     assert table.loc[("retrieval", "causal", "16 (elbow)"), "TopK collapses the task?"] == "yes"
 
