@@ -89,11 +89,12 @@ class RunConfig(
         from interp_heads.config import validation
 
         validation.check_device(self.device)
-        try:
-            self.method_options()  # the method's rules (attribution.methods.check_method)
+        self._check_ranking_source()
+        try:  # the method's rules (attribution.methods.check_method); a given ranking is made
+            if not self.given_ranking:  # already: which kind its method estimates is moot here
+                self.method_options()
         except PipelineError as exc:
             raise PipelineError(f"config: {exc}") from None
-        self._check_ranking_source()
         multi = self.attribution != "auto" and METHODS.get(self.attribution).multi_task
         if (
             multi

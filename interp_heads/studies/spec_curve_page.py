@@ -8,21 +8,12 @@ import datetime as dt
 import os
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
+
+from interp_heads.sweep.inference import holm
 
 FIGURE = "spec_curve"  # docs/figures/<FIGURE>.svg
 PROTOCOL = {"study": "the study's protocol", "causal": "the causal protocol"}
-
-
-def holm(p: pd.Series) -> pd.Series:
-    """Holm's step-down adjusted p-values over ``p`` (family: every cell and task of the page)."""
-    order = np.argsort(p.to_numpy(float))
-    m, out, running = len(p), np.empty(len(p)), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * float(p.iloc[i])))
-        out[i] = running
-    return pd.Series(out, index=p.index)
 
 
 def collapses(verdict: str) -> bool:
@@ -112,14 +103,14 @@ def cells_table(frame: pd.DataFrame) -> list[str]:
     from interp_heads.figures.spec_curve import cell_id
 
     cols = ["cell", "task", "k", "metric", "unmasked", "TopK", "RandomK", "TopK - RandomK [95% CI]",
-            "p", "Holm p", "n", "draws", "collapses?"]  # fmt: skip
+            "p", "Holm p", "n", "draws", "detectable", "collapses?"]  # fmt: skip
     out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
-    adj = holm(frame.p)
+    adj = pd.Series(holm(frame.p.to_numpy(float)), index=frame.index)
     for i, r in frame.iterrows():
         out.append("| " + " | ".join([
             cell_id(r), r.task, str(r.k_heads), r.metric, f"{r.baseline:.2f}", f"{r.topk:.2f}",
             f"{r.randomk:.2f}", f"{r.effect:+.2f} [{r.effect_low:+.2f}, {r.effect_high:+.2f}]",
-            f"{r.p:.3f}", f"{adj[i]:.3f}", str(r.n), str(r.draws), r.verdict,
+            f"{r.p:.3f}", f"{adj[i]:.3f}", str(r.n), str(r.draws), f"{r.mde:.2f}", r.verdict,
         ]) + " |")  # fmt: skip
     return out
 
@@ -162,8 +153,9 @@ def write_page(frame: pd.DataFrame, options: dict, ends: tuple, docs: Path) -> l
         "",
         "## Every cell",
         "",
-        "Holm p: adjusted over every row of this table. n: evaluated examples, draws: RandomK "
-        "draws.",
+        "p: the exact paired sign-flip test over examples; Holm p: adjusted over every row of "
+        "this table; n: evaluated examples; draws: RandomK draws; detectable: the smallest "
+        "TopK - RandomK the cell detects at 80% power (docs/method.md).",
         "",
         *cells_table(frame),
         "",

@@ -37,3 +37,19 @@ def test_an_unknown_scope_is_one_line():
 )
 def test_the_study_configs_mask_the_generated_positions(path):
     assert str(RunConfig.from_toml(ROOT / path).positions) == "generated"
+
+
+def test_a_given_ranking_of_a_method_that_cannot_estimate_the_sweeps_kind_is_accepted():
+    """ablation_atp estimates a linear kind; a ranking it made elsewhere may be masked by scale."""
+    from interp_heads.config.run_config import RunConfig
+    from interp_heads.errors import PipelineError
+
+    base = {
+        "model": "tiny",
+        "tasks": ["a.jsonl"],
+        "attribution": "ablation_atp",
+        "ablation": "scale",
+    }
+    with pytest.raises(PipelineError, match="no linear baseline"):
+        RunConfig.from_dict(base)
+    assert RunConfig.from_dict({**base, "ranking": "runs/x"}).ablation == "scale"

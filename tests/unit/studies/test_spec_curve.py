@@ -12,7 +12,6 @@ import pytest
 
 from interp_heads.studies import run_study
 from interp_heads.studies.spec_curve import SpecCurve, cells, curve_frame, plan_runs, run_name
-from interp_heads.studies.spec_curve_page import holm
 from tests.helpers import DATA, ROOT
 
 ECHO = str(DATA / "tiny_echo.jsonl")
@@ -107,9 +106,3 @@ def test_the_page_leads_with_the_answer(curve):
     assert text.index("## The answer") < text.index("## Every cell")
     assert "the study's protocol" in text and "the causal protocol" in text
     assert text.count("\n| ") >= 10
-
-
-def test_holm_matches_a_hand_computed_sequence():
-    p = pd.Series([0.01, 0.04, 0.03, 0.005])
-    # sorted 0.005, 0.01, 0.03, 0.04 -> x4, x3, x2, x1 = 0.02, 0.03, 0.06, 0.04 -> monotone 0.06
-    assert holm(p).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
