@@ -50,7 +50,8 @@ def attribute_step(exp: Experiment) -> dict:
     from interp_heads.attribution.methods import METHODS
 
     cfg = exp.config
-    if METHODS.get(str(cfg.attribution)).multi_task:  # one model over all tasks (the probe)
+    method = str(cfg.attribution)  # "auto" picks a per-task method, never a multi-task one
+    if method != "auto" and METHODS.get(method).multi_task:  # one model over all tasks (probe)
         from interp_heads.pipeline.probe_step import probe_attribute_step
 
         return probe_attribute_step(exp)

@@ -39,14 +39,16 @@ def judged_ks(run: dict, task: str) -> list[tuple[str, int]]:
     return out + [(f"k = {FIXED_K}", FIXED_K)]
 
 
-def collapses(top_drop, control_drop, diff_high, n_examples, n_draws) -> str:
-    """``yes`` / ``no`` / why it cannot be decided, for TopK against RandomK in one cell."""
+def collapses(top_drop, control_drop, diff_high, n_examples, n_draws, p=0.0) -> str:
+    """``yes`` / ``no`` / why it cannot be decided, for TopK against RandomK in one cell: yes when
+    TopK's drop is at least CLAIM_RATIO x RandomK's and TopK - RandomK is below 0 (its 95%
+    interval below 0 and the paired test's ``p`` under 0.05, ``stats``' rule)."""
     if any(v != v for v in (top_drop, control_drop, diff_high)):
         return "no data"
     ratio_ok = control_drop <= 0 < top_drop or (
         control_drop > 0 and top_drop / control_drop >= CLAIM_RATIO
     )
-    below = diff_high < 0
+    below = diff_high < 0 and not p >= 0.05
     why = stats.too_few(n_examples, n_draws)
     if why:
         return f"{'yes' if ratio_ok and below else 'no'}, but {why}"
@@ -76,7 +78,7 @@ def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
             row.update(_sig_part(g))
             row["collapses"] = collapses(
                 row["top_drop"], row["control_drop"], row["diff_high"],
-                row["n_examples"], row["n_draws"],
+                row["n_examples"], row["n_draws"], row.get("p_value", 0.0),
             )  # fmt: skip
             rows.append(row)
     return pd.DataFrame(rows)

@@ -187,3 +187,11 @@ def test_findings_say_when_the_random_control_collapses_too(tmp_path):
     assert "masking 32 random heads already takes the score from 1.00 to 0.12" in floor
     assert "in 4 of 4 tasks): the control collapses as TopK does" in floor
     assert "the control collapses" not in text(0.75)  # a control that holds: no such sentence
+
+
+def test_a_cell_whose_interval_excludes_0_but_whose_p_does_not_is_no_collapse():
+    """The verdict follows the significance rule: interval below 0 and p < 0.05 both."""
+    from interp_heads.report.compare_tables import collapses
+
+    assert collapses(0.9, 0.1, -0.2, 48, 5, p=0.01) == "yes"
+    assert collapses(0.9, 0.1, -0.2, 48, 5, p=0.2) == "no"
