@@ -40,7 +40,7 @@ def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):
     heads = tmp_path / "heads"
     curves = pd.read_csv(heads / "sufficiency_curves.csv")
     assert set(curves.metric) == set(metrics)
-    assert set(curves.k[curves.curve == "ranking"]) == {0, 1, 2, 6, 12}
+    assert set(curves.k[curves.curve == "ranking"]) == {0, 1, 2, 6, 7, 9, 11, 12}
     for metric in ("answer_logprob", "logit_diff", "kl_unmasked"):
         c = curves[(curves.metric == metric) & (curves.curve == "ranking")].set_index("k").f
         assert c[12] == 1.0 and c[0] == 0.0
@@ -48,9 +48,11 @@ def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):
     assert {"cpr", "cmd", "necessity_area"} <= set(summary.measure)
     assert (heads / "sufficiency.parquet").exists() and (heads / "sufficiency").is_dir()
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert manifest["sufficiency"]["ks"] == [0, 1, 2, 6, 12] and manifest["status"] == "complete"
+    assert manifest["sufficiency"]["ks"] == [0, 1, 2, 6, 7, 9, 11, 12]
+    assert manifest["status"] == "complete"
     page = (tmp_path / "index.html").read_text()
     assert "How many heads does each task need?" in page and "fig-sufficiency" in page
+    assert "CPR (higher is better)" in page and "CMD (lower is better)" in page
     assert (tmp_path / "figures" / "sufficiency.html").exists()
     run = load_run(tmp_path)
     assert run["sufficiency_curves"] is not None and len(run["sufficiency"])
@@ -78,5 +80,6 @@ def _results_section(run, curves):
     full = curves[(curves.metric == "accuracy") & (curves.curve == "ranking")].full.iloc[0]
     assert f"| {curves.task.iloc[0]} | {full:.2f} |" in block
     assert "CPR ranking" in block and "f, top 2 kept" in block
+    assert "- CPR (higher is better)" in block
     with pytest.raises(SystemExit, match="no heads/sufficiency.csv"):
         sufficiency_results.main([str(run / "nowhere"), "--results", str(page)])
