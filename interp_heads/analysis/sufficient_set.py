@@ -107,9 +107,11 @@ def verify_set(
     model, task, heads: Sequence[Head], ranking: Sequence[Head], *, seeds: int = 3,
     metrics: Sequence[str] = ("accuracy", "answer_logprob"), max_new_tokens: int = 8,
     fmt: str | None = None, batch_size: int = 16, out_dir=None, n_boot: int = 1000,
+    force: bool = False,
 ) -> pd.DataFrame:  # fmt: skip
     """f per metric on ``task`` of ``heads`` kept (every other head ablated), of ``ranking``'s
-    prefix of the same size and of random kept sets of that size (:data:`SETS`)."""
+    prefix of the same size and of random kept sets of that size (:data:`SETS`). ``force``:
+    reuse ``out_dir`` when it holds another set's sweep (``run_sweep``)."""
     from pathlib import Path
 
     from interp_heads.sweep.loop import SweepConfig, run_sweep
@@ -126,7 +128,8 @@ def verify_set(
                              metrics=list(metrics), max_new_tokens=max_new_tokens)  # fmt: skip
         where = None if out_dir is None else Path(out_dir) / name.replace(" ", "_")
         result = run_sweep(model, {task.name: task}, {task.name: order}, config,
-                           batch_size=batch_size, out_dir=where, progress=False)  # fmt: skip
+                           batch_size=batch_size, out_dir=where, force=force,
+                           progress=False)  # fmt: skip
         curves, _ = faithfulness_curves(result.records, n_total, n_boot=n_boot)
         at = curves[(curves.k == size) & curves.curve.isin(["ranking", "random"])]
         frames.append(at.assign(set=at.curve.map({"ranking": name, "random": "random"})))

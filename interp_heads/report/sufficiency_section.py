@@ -130,4 +130,28 @@ def sufficiency_parts(run: dict, figs: dict, div) -> list[str]:
         f'<p class="note">{esc(CPR_LINE)}<br>{esc(CMD_LINE)}</p>'
     )
     parts.append(esc_table(summary_table(summary)))
+    searched = run.get("sufficient_sets")
+    if searched is not None and len(searched):
+        parts += [
+            "<h3>A small sufficient set, searched (not a ranking prefix)</h3>",
+            '<p class="note">On each task\'s rank examples heads are removed, cheapest first by '
+            "attribution re-ranked on the kept model each step, while f on the answer's log-prob "
+            "stays at the target; the set found is verified on the eval examples beside the "
+            "ranking's prefix of the same size and random sets of that size.</p>",
+            esc_table(searched_table(searched)),
+        ]
     return parts
+
+
+def searched_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per task, kept set and metric: the set's size, f [95% CI] and the mean (held out)."""
+    rows = []
+    for r in frame.to_dict("records"):
+        heads = str(r["heads"]).split(",") if isinstance(r["heads"], str) else []
+        shown = ", ".join(heads[:8]) + (f", ... ({len(heads)})" if len(heads) > 8 else "")
+        rows.append({
+            "task": r["task"], "kept set": r["set"], "size": f"{int(r['k'])} of {int(r['n_total'])}",
+            "metric": r["metric"], "f [95% CI]": interval_cell(r["f"], r["f_low"], r["f_high"], ".2f"),
+            "mean": f"{r['mean']:.2f}", "heads": shown if r["set"] == "found" else "",
+        })  # fmt: skip
+    return pd.DataFrame(rows)
