@@ -51,26 +51,52 @@ class SearchPath:
         return pd.DataFrame(self.trials)
 
 
-class _KeptModel:
-    """The model with a set of heads mean-ablated: exact m and each kept head's estimated cost."""
+ABLATIONS = ("mean", "position_mean")  # what the search replaces a removed head's z with
 
-    def __init__(self, model, batches: Sequence[Batch]):
+
+class _KeptModel:
+    """The model with a set of heads mean-ablated: exact m and each kept head's estimated cost.
+
+    ``ablation``: ``mean`` (one pooled mean per head) or ``position_mean`` (a mean per position
+    counted from the end of the prompt, rows aligned as ``interventions.kinds.Rewrite`` aligns
+    them: the batches are left-padded, so a pass's last position is every prompt's last token).
+    """
+
+    def __init__(self, model, batches: Sequence[Batch], ablation: str = "mean"):
+        if ablation not in ABLATIONS:
+            raise InputError(f"the search ablates with one of {ABLATIONS}, got {ablation!r}")
         self.model, self.batches = model, list(batches)
         cfg = model.cfg
         self.shape = (cfg.n_layers, cfg.n_heads)
-        self.means = self._means()
+        self.means = self._means(ablation == "position_mean")
 
-    def _means(self) -> list[torch.Tensor]:
-        """Each layer's ``[head, d_head]`` mean of ``z`` over all non-pad positions (no ablation)."""
-        sums, count = None, 0
+    def _means(self, by_position: bool) -> list[torch.Tensor]:
+        """Each layer's mean of ``z`` over all non-pad positions, ``[head, d_head]``, or per
+        position from the end, ``[from_end, head, d_head]`` (no ablation)."""
+        sums, counts = None, None
         for b in self.batches:
             zs, _, _ = z_gradients(self.model, b.clean, lambda lg, b=b: answer_logprob(lg, b),
                                    attention_mask=b.mask)  # fmt: skip
-            w = b.mask.to(zs[0].dtype)[:, :, None, None]
-            part = [(z * w).sum(dim=(0, 1)) for z in zs]
+            w = b.mask.flip(1).to(zs[0].dtype)  # column j: j tokens before the last
+            part = [(z.flip(1) * w[:, :, None, None]).sum(0) for z in zs]  # [from_end, head, d]
+            part, count = [_padded(p, self.longest) for p in part], _padded(w.sum(0), self.longest)
             sums = part if sums is None else [s + p for s, p in zip(sums, part, strict=True)]
-            count += int(b.mask.sum())
-        return [s / count for s in sums]
+            counts = count if counts is None else counts + count
+        if by_position:
+            return [s / counts.clamp(min=1)[:, None, None] for s in sums]
+        return [s.sum(0) / counts.sum() for s in sums]
+
+    @property
+    def longest(self) -> int:
+        return max(b.clean.shape[1] for b in self.batches)
+
+    def _aligned(self, layer: int, z: torch.Tensor) -> torch.Tensor:
+        """The layer's means as ``z`` is replaced by them (``[pos, head, d_head]`` per position)."""
+        mean = self.means[layer].to(z.device, z.dtype)
+        if mean.dim() == 2:
+            return mean
+        back = torch.arange(z.shape[1] - 1, -1, -1, device=z.device)
+        return mean[back.clamp(max=len(mean) - 1)]
 
     def run(self, ablated: torch.Tensor) -> tuple[float, torch.Tensor]:
         """m with the heads of ``ablated`` (``[layer, head]`` bool) mean-ablated, and per head the
@@ -79,7 +105,7 @@ class _KeptModel:
 
         def ablate(z, layer):
             gone = ablated[layer].to(z.device)[None, None, :, None]
-            return torch.where(gone, self.means[layer].to(z.dtype), z)
+            return torch.where(gone, self._aligned(layer, z), z)
 
         for b in self.batches:
             zs, grads, values = z_gradients(
@@ -88,24 +114,31 @@ class _KeptModel:
             )  # fmt: skip
             w = b.mask.to(zs[0].dtype)[:, :, None, None]
             for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
-                term = (g * (z - self.means[layer].to(z.dtype)) * w).sum(dim=(0, 1, 3))
+                term = (g * (z - self._aligned(layer, z)) * w).sum(dim=(0, 1, 3))
                 cost[layer] += term.float().cpu()
             total += float(values.float().sum())
             n += len(b)
         return total / n, torch.where(ablated, 0.0, cost / n)
 
 
+def _padded(t: torch.Tensor, n: int) -> torch.Tensor:
+    """``t`` with zero rows appended up to ``n`` rows."""
+    return torch.cat([t, t.new_zeros((n - len(t), *t.shape[1:]))])
+
+
 def search_heads(
-    model, batches: Sequence[Batch], *, target: float = TARGET, step: float = STEP
-) -> SearchPath:
-    """The search of the module docstring on ``batches`` (``attribution.inputs.make_batches``).
+    model, batches: Sequence[Batch], *, target: float = TARGET, step: float = STEP,
+    ablation: str = "mean",
+) -> SearchPath:  # fmt: skip
+    """The search of the module docstring on ``batches`` (``attribution.inputs.make_batches``);
+    ``ablation``: ``mean`` or ``position_mean`` (a mean per position from the end of the prompt).
 
     Raises InputError for a target or step outside (0, 1], and when ablating every head does not
     lower the answer's log-prob (f is then undefined: nothing to search for).
     """
     if not 0 < target <= 1 or not 0 < step <= 1:
         raise InputError(f"search target and step must be in (0, 1], got {target} and {step}")
-    kept_model = _KeptModel(model, batches)
+    kept_model = _KeptModel(model, batches, ablation)
     none = torch.zeros(kept_model.shape, dtype=torch.bool)
     m_all, cost = kept_model.run(none)
     m_none, _ = kept_model.run(~none)

@@ -62,6 +62,7 @@ def find_sufficient_set(
     n_search: int | None = None, method: str = "auto", seeds: int = 3,
     metrics: Sequence[str] = ("accuracy", "answer_logprob"), max_new_tokens: int = 8,
     batch_size: int = 16, fmt: str | None = None, out_dir=None, n_boot: int = 1000,
+    ablation: str = "mean",
 ) -> SufficientSet:  # fmt: skip
     """Search ``task``'s first ``n_search`` examples (None: half) for a small head set keeping
     f >= ``target`` on the answer's log-prob, removing about ``step`` of the kept heads per step,
@@ -71,7 +72,8 @@ def find_sufficient_set(
     ``task``: a ``Task`` (filter it to correctly answered examples first, ``take_correct``) or a
     built-in's name; ``ranking``: a ``HeadScores`` or heads most important first (None:
     ``attribute_heads(model, searched examples, method)``); ``out_dir``: where the verification
-    sweeps are stored and resumed.
+    sweeps are stored and resumed; ``ablation``: what every head not kept becomes, in the search
+    and the verification (``mean`` or ``position_mean``).
     """
     from interp_heads.attribution.inputs import make_batches
     from interp_heads.interventions.selections import ranked_heads
@@ -91,14 +93,15 @@ def find_sufficient_set(
     held = Task(task.name, task.examples[n:], task.source, task.sha256, dict(task.meta))
     own = fmt or getattr(task, "fmt", None) or "auto"  # as attribute_heads and the sweep read it
     batches = make_batches(model, searched, batch_size=batch_size, fmt=own, corrupted=False)
-    path = search_heads(model, batches, target=target, step=step)
+    path = search_heads(model, batches, target=target, step=step, ablation=ablation)
     if ranking is None:
         from interp_heads.attribution import attribute_heads
 
         ranking = attribute_heads(model, searched, method, batch_size=batch_size, fmt=fmt)
     ranked = ranked_heads(ranking)
     opts = dict(seeds=seeds, metrics=list(metrics), max_new_tokens=max_new_tokens, fmt=fmt,
-                batch_size=batch_size, out_dir=out_dir, n_boot=n_boot)  # fmt: skip
+                batch_size=batch_size, out_dir=out_dir, n_boot=n_boot,
+                ablation=ablation)  # fmt: skip
     verified = verify_set(model, held, path.heads, ranked, **opts)
     return SufficientSet(task.name, path, verified, ranked, n, len(held.examples))
 
@@ -107,7 +110,7 @@ def verify_set(
     model, task, heads: Sequence[Head], ranking: Sequence[Head], *, seeds: int = 3,
     metrics: Sequence[str] = ("accuracy", "answer_logprob"), max_new_tokens: int = 8,
     fmt: str | None = None, batch_size: int = 16, out_dir=None, n_boot: int = 1000,
-    force: bool = False,
+    force: bool = False, ablation: str = "mean",
 ) -> pd.DataFrame:  # fmt: skip
     """f per metric on ``task`` of ``heads`` kept (every other head ablated), of ``ranking``'s
     prefix of the same size and of random kept sets of that size (:data:`SETS`). ``force``:
@@ -125,7 +128,8 @@ def verify_set(
         ("ranking prefix", list(ranking), ["all_but_topk"]),
     ):
         config = SweepConfig(ks=[0, size], selections=selections, seeds=seeds, fmt=fmt,
-                             metrics=list(metrics), max_new_tokens=max_new_tokens)  # fmt: skip
+                             metrics=list(metrics), max_new_tokens=max_new_tokens,
+                             ablation=ablation)  # fmt: skip
         where = None if out_dir is None else Path(out_dir) / name.replace(" ", "_")
         result = run_sweep(model, {task.name: task}, {task.name: order}, config,
                            batch_size=batch_size, out_dir=where, force=force,

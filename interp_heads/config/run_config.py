@@ -136,6 +136,11 @@ class RunConfig(
             )
         if self.sufficiency_search and not self.sufficiency:
             raise PipelineError("config: sufficiency_search is an option of sufficiency = true")
+        if self.sufficiency_search and str(self.ablation) not in ("mean", "position_mean"):
+            raise PipelineError(
+                "config: sufficiency_search ablates with 'mean' or 'position_mean', not "
+                f"{str(self.ablation)!r}"
+            )
         if self.given_ranking and self.sufficiency_search:
             raise PipelineError(
                 "config: sufficiency_search searches the run's rank examples: a run with a given "

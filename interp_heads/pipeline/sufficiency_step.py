@@ -75,7 +75,7 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
                                fmt=exp.fmts.get(name, "auto"), corrupted=False)  # fmt: skip
         try:
             path = search_heads(exp.model, batches, target=cfg.sufficiency_target,
-                                step=cfg.sufficiency_step)  # fmt: skip
+                                step=cfg.sufficiency_step, ablation=str(cfg.ablation))  # fmt: skip
         except InputError as exc:  # e.g. ablating every head does not lower the log-prob
             note[name] = {"skipped": str(exc)}
             exp.say(f"sufficiency_search: {name}: skipped: {exc}")
@@ -84,6 +84,7 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
             exp.model, ev, path.heads, rankings[name], seeds=cfg.sufficiency_seeds,
             metrics=metrics, max_new_tokens=cfg.max_new_tokens, fmt=exp.sweep_config.fmt,
             batch_size=exp.batch_size, out_dir=folder.sufficient_sweeps / safe_name(name),
+            ablation=str(cfg.ablation),
             force=True,  # another set's size is another grid; conditions are keyed by inputs
         )  # fmt: skip
         heads = ",".join(head_label(*h) for h in path.heads)

@@ -1,5 +1,5 @@
 """The search for a small sufficient head set: on the planted model it returns exactly the planted
-head, on a random-weight model no set of at most half the heads keeps 90%, every accepted step
+head, on a random-weight model no set of fewer than half the heads keeps 90%, every accepted step
 keeps f >= the target (checked again with the sweep's own mask), and steps back off to fewer
 heads before stopping."""
 
@@ -36,13 +36,13 @@ def _toy() -> Task:
                         for i, w in enumerate(words)])  # fmt: skip
 
 
-def _masked_logprob(model, batches, heads, prompts) -> float:
-    """m with ``heads`` mean-ablated by the sweep's mask (``mask_heads``), means over ``prompts``."""
+def _masked_logprob(model, batches, heads, prompts, kind="mean") -> float:
+    """m with ``heads`` ablated by the sweep's mask (``mask_heads``), means over ``prompts``."""
+    from interp_heads.interventions.kinds import get_kind
     from interp_heads.interventions.masks import mask_heads
-    from interp_heads.interventions.means import head_means
 
-    values, total, n = head_means(model, prompts), 0.0, 0
-    with torch.no_grad(), mask_heads(model, heads, "mean", values=values, warn_if_idle=False):
+    values, total, n = get_kind(kind).values(model, prompts), 0.0, 0
+    with torch.no_grad(), mask_heads(model, heads, kind, values=values, warn_if_idle=False):
         for b in batches:
             resid = model(b.clean, attention_mask=b.mask, stop_at_layer=model.cfg.n_layers)
             total += float(answer_logprob(final_logits(model, resid), b).sum())
@@ -50,25 +50,26 @@ def _masked_logprob(model, batches, heads, prompts) -> float:
     return total / n
 
 
-def _f_by_the_sweeps_mask(model, task, path) -> float:
+def _f_by_the_sweeps_mask(model, task, path, kind="mean") -> float:
     batches = make_batches(model, task, corrupted=False)
     prompts = [e.prompt for e in task.examples]
     heads = all_heads(model.cfg.n_layers, model.cfg.n_heads)
     dropped = [h for h in heads if h not in path.heads]
-    m_kept, m_none = (_masked_logprob(model, batches, d, prompts) for d in (dropped, heads))
-    m_all = _masked_logprob(model, batches, [], prompts)
+    m_kept, m_none = (_masked_logprob(model, batches, d, prompts, kind) for d in (dropped, heads))
+    m_all = _masked_logprob(model, batches, [], prompts, kind)
     return (m_kept - m_none) / (m_all - m_none)
 
 
-def test_planted_model_search_returns_exactly_the_planted_head():
+@pytest.mark.parametrize("kind", ["mean", "position_mean"])
+def test_planted_model_search_returns_exactly_the_planted_head(kind):
     from interp_heads.testing.planted import PLANTED, planted_model
 
     model = planted_model()
     task = _successor_task(model)
-    path = search_heads(model, make_batches(model, task, corrupted=False))
+    path = search_heads(model, make_batches(model, task, corrupted=False), ablation=kind)
     assert path.heads == [PLANTED["successor"]]
     assert path.f >= 0.9 and path.n_total == 8
-    assert _f_by_the_sweeps_mask(model, task, path) == pytest.approx(path.f, abs=1e-4)
+    assert _f_by_the_sweeps_mask(model, task, path, kind) == pytest.approx(path.f, abs=1e-4)
 
 
 def test_found_set_is_verified_on_held_out_examples_beside_prefix_and_random():
@@ -91,16 +92,26 @@ def test_found_set_is_verified_on_held_out_examples_beside_prefix_and_random():
     assert "L1H2" in repr(res)
 
 
-def test_random_weight_model_has_no_set_of_half_the_heads():
+def test_random_weight_model_has_no_small_set():
     from interp_heads.testing.tiny import tiny_model
 
     model = tiny_model()
     task = _toy()
-    path = search_heads(model, make_batches(model, task, corrupted=False))
     n_total = model.cfg.n_layers * model.cfg.n_heads
-    assert len(path.heads) > n_total // 2  # no small set: function spread over the heads
-    assert path.f >= 0.9
-    assert _f_by_the_sweeps_mask(model, task, path) == pytest.approx(path.f, abs=1e-4)
+    for kind in ("mean", "position_mean"):
+        path = search_heads(model, make_batches(model, task, corrupted=False), ablation=kind)
+        # no small set: the function is spread over the heads (pooled means: all 12 kept;
+        # position-wise means, which leave the kept model closer to its distribution: 6)
+        assert len(path.heads) >= n_total // 2, kind
+        assert path.f >= 0.9
+        assert _f_by_the_sweeps_mask(model, task, path, kind) == pytest.approx(path.f, abs=1e-4)
+    # a looser target does drop heads, and f there is the sweep's f too
+    path = search_heads(model, make_batches(model, task, corrupted=False), target=0.5,
+                        ablation="position_mean")  # fmt: skip
+    assert len(path.heads) < n_total and path.f >= 0.5
+    assert _f_by_the_sweeps_mask(model, task, path, "position_mean") == pytest.approx(
+        path.f, abs=1e-4
+    )
 
 
 @pytest.mark.parametrize("target", [0.9, 0.5])
@@ -138,5 +149,7 @@ def test_target_and_step_outside_zero_one_are_refused():
     for bad in (dict(target=0.0), dict(step=1.5)):
         with pytest.raises(InputError, match="in \\(0, 1\\]"):
             search_heads(model, batches, **bad)
+    with pytest.raises(InputError, match="ablates with one of"):
+        search_heads(model, batches, ablation="zero")
     with pytest.raises(InputError, match="n_search"):
         find_sufficient_set(model, _toy(), n_search=8)
