@@ -40,6 +40,8 @@ _HOME = {
     "resolve_metrics": "interp_heads.metrics",
     "sufficiency": "interp_heads.analysis.head_sets",
     "SufficiencyResult": "interp_heads.analysis.head_sets",
+    "find_sufficient_set": "interp_heads.analysis.sufficient_set",
+    "SufficientSet": "interp_heads.analysis.sufficient_set",
     "LowK": "interp_heads.interventions.selections",
     "AllButTopK": "interp_heads.interventions.selections",
     "AllButRandomK": "interp_heads.interventions.selections",

@@ -61,6 +61,7 @@ class AblationKind(Choice):
     MEAN = "mean"
     RESAMPLE = "resample"
     SCALE = "scale"
+    POSITION_MEAN = "position_mean"
 
 
 SCALE_FACTOR = 1e-4  # ablation "scale": the Cognitive Mirrors mask, the head's o_proj input x 1e-4

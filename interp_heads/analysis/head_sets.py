@@ -56,17 +56,19 @@ class SufficiencyResult:
 
     def minimal(self, metric: str = "accuracy") -> pd.DataFrame:
         """The minimal head set per task (ranking and random kept sets), with its interval."""
-        return minimal_sets(self.records, metric, self.rankings, self.n_boot)
+        return minimal_sets(self.records, metric, self.rankings, self.n_boot, n_total=self.n_total)
 
     def summary(self) -> pd.DataFrame:
         """One row per task, metric, curve and measure (``cpr``, ``cmd``, ``necessity_area``,
-        ``minimal_k``): value and 95% interval."""
+        ``minimal_k``): value and 95% interval (a minimal k row also says whether a set below
+        every head was ``found``, the largest k ``tested`` below it and ``n_examples``)."""
         curves, reps = self._curves()
         frame = areas(curves, reps, self.n_total)
         m = self.minimal() if "accuracy" in set(self.records.metric) else pd.DataFrame()
         if len(m):  # none when the unmasked accuracy is 0
             m = m.rename(columns={"minimal_k": "value"}).assign(measure="minimal_k")
-            cols = ["task", "metric", "curve", "measure", "value", "low", "high", "heads"]
+            cols = ["task", "metric", "curve", "measure", "value", "low", "high", "heads", "found",
+                    "tested", "n_examples"]  # fmt: skip
             frame = pd.concat([frame, m[cols]], ignore_index=True)
         return frame
 

@@ -18,7 +18,9 @@ selections :data:`SELECTIONS` on the :func:`kept_grid`); nothing runs a model.
   ``g = (m(N minus TopK) - m(empty)) / (m(N) - m(empty))``, its area over the masked fractions.
 - **Minimal head set**: the smallest kept k of the grid at which the kept set's accuracy reaches
   :data:`THRESHOLD` (90%) of the unmasked accuracy, with a bootstrap interval (the grid's k values
-  its replicates land on).
+  its replicates land on). Keeping every head masks nothing, so that k always reaches it: a
+  minimal k of every head is the fallback, not a set found (``found`` False; ``tested``: the
+  largest kept k below every head that was tried).
 
 When ``m(N) = m(empty)`` (masking every head changes nothing the metric sees) f is undefined and
 shown as NaN.
@@ -36,6 +38,7 @@ from interp_heads.interventions.selections import AllButRandomK, AllButTopK, Top
 from interp_heads.vocab import BASELINE
 
 MIB_FRACTIONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
+FINE_FRACTIONS = (0.6, 0.75, 0.9)  # the kept grid's top, where MIB's jumps from 50% to 100%
 THRESHOLD = 0.9  # a minimal head set keeps this share of the unmasked accuracy
 SELECTIONS = ("topk", "all_but_topk", "all_but_randomk")  # what a sufficiency sweep masks
 CURVES = {AllButTopK.display: "ranking", AllButRandomK.display: "random", TopK.display: "necessity"}
@@ -48,8 +51,10 @@ def mib_ks(n_total: int) -> list[int]:
 
 
 def kept_grid(n_total: int, ks: Sequence[int] = ()) -> list[int]:
-    """The sufficiency sweep's k: 0 (every head ablated), the MIB counts and the run's ``ks``."""
-    return sorted({0, *mib_ks(n_total), *(int(k) for k in ks if 0 <= int(k) <= n_total)})
+    """The sufficiency sweep's k: 0 (every head ablated), the MIB counts, a finer top
+    (:data:`FINE_FRACTIONS`, rounded half up) and the run's ``ks``."""
+    fine = (int(math.floor(f * n_total + 0.5)) for f in FINE_FRACTIONS)
+    return sorted({0, *mib_ks(n_total), *fine, *(int(k) for k in ks if 0 <= int(k) <= n_total)})
 
 
 class _Cells:
@@ -205,12 +210,13 @@ def _first_reaching(ks: list[int], means: np.ndarray, target) -> np.ndarray:
 
 def minimal_sets(
     records: pd.DataFrame, metric: str = "accuracy", rankings: dict | None = None,
-    n_boot: int = 1000, seed: int = 0,
+    n_boot: int = 1000, seed: int = 0, n_total: int | None = None,
 ) -> pd.DataFrame:  # fmt: skip
     """Per task, for the ranking's kept sets and the random ones: the smallest kept k of the
     grid whose mean ``metric`` reaches :data:`THRESHOLD` of the unmasked model's, with a 95%
-    bootstrap interval (NaN: the unmasked score is not above 0). ``rankings``: ``{task: heads,
-    most important first}``, to name the ranking's minimal set."""
+    bootstrap interval. ``found`` is False when only every head (``n_total``; None: the grid's
+    largest k) reached it, ``tested`` the largest k below it that was tried, ``n_examples`` the
+    examples. ``rankings``: ``{task: heads, most important first}``, to name a found set."""
     rows = []
     for task, grp in records[records.metric == metric].groupby("task", sort=False):
         cells = _Cells(grp)
@@ -230,14 +236,15 @@ def minimal_sets(
             reps = reps[np.isfinite(reps)]
             lo, hi = np.quantile(reps, [0.025, 0.975], method="inverted_cdf") if len(reps) else (
                 math.nan, math.nan)  # fmt: skip
-            k = float(point)
-            heads = ""
-            if selection == AllButTopK.display and rankings and task in rankings and k == k:
+            k, every = float(point), n_total if n_total is not None else ks[-1]
+            found, heads = k == k and k < every, ""
+            if selection == AllButTopK.display and rankings and task in rankings and found:
                 heads = ",".join(f"L{la}H{h}" for la, h in list(rankings[task])[: int(k)])
             rows.append({
                 "task": task, "metric": metric, "curve": CURVES[selection], "minimal_k": k,
                 "low": float(lo), "high": float(hi), "unmasked": float(full.mean()),
-                "threshold": float(target), "heads": heads,
+                "threshold": float(target), "heads": heads, "found": found, "n_examples": cells.n,
+                "tested": max((g for g in ks if g < every), default=0),
             })  # fmt: skip
     return pd.DataFrame(rows)
 

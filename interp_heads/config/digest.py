@@ -42,6 +42,9 @@ DIGEST_IF_SET = {
     "sufficiency": False,
     "sufficiency_seeds": 3,
     "sufficiency_metrics": ["accuracy", "answer_logprob", "kl_unmasked"],
+    "sufficiency_search": False,
+    "sufficiency_target": 0.9,
+    "sufficiency_step": 0.1,
 }
 
 

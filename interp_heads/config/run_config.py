@@ -135,6 +135,18 @@ class RunConfig(
                 "config: the sufficiency metrics answer_logprob, logit_diff and kl_unmasked need "
                 "positions = 'all'"
             )
+        if self.sufficiency_search and not self.sufficiency:
+            raise PipelineError("config: sufficiency_search is an option of sufficiency = true")
+        if self.sufficiency_search and str(self.ablation) not in ("mean", "position_mean"):
+            raise PipelineError(
+                "config: sufficiency_search ablates with 'mean' or 'position_mean', not "
+                f"{str(self.ablation)!r}"
+            )
+        if self.given_ranking and self.sufficiency_search:
+            raise PipelineError(
+                "config: sufficiency_search searches the run's rank examples: a run with a given "
+                "ranking has none"
+            )
         if self.given_ranking and "stability" in self.analyses:
             raise PipelineError(
                 "config: analyses 'stability' re-ranks the run's rank examples: a run with a "

@@ -9,7 +9,7 @@ section         keys
 ``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, known_heads, probe_position, probe_kind, probe_epochs
 ``ablation``    ablation, positions, scale_factor
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
-``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics (steps after the sweep)
+``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics, sufficiency_search, sufficiency_target, sufficiency_step (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
 ``metrics``     metrics, comet_model, reference
 ``placement``   executor, ray_address, n_workers, n_devices (where work runs; not in the digest)
@@ -204,11 +204,8 @@ class AblationSection(Section):
 
 
 class SweepSection(Section):
-    ks: list[Pos] = Field(
-        default_factory=lambda: [16, 32, 64, 128],
-        min_length=1,
-        description="numbers of masked heads",
-    )
+    ks: list[Pos] = Field(default_factory=lambda: [16, 32, 64, 128], min_length=1,
+                          description="numbers of masked heads")  # fmt: skip
     scaled_ks: list[Fraction] | None = Field(
         None, description="fractions of all heads, added to ks"
     )
@@ -239,9 +236,8 @@ class AnalysisSection(Section):
         description="specificity: every task's TopK masked on every task (heads/specificity.csv); "
         "stability: each ranking re-ranked on two halves of its examples (heads/stability.csv)",
     )
-    stability_ks: list[Pos] | None = Field(
-        None, description="the k at which the halves' TopK are compared (None: the run's ks)"
-    )
+    stability_ks: list[Pos] | None = Field(None, description="the k at which the halves' TopK are "
+                                           "compared (None: the run's ks)")  # fmt: skip
     sufficiency: bool = Field(
         False,
         description="also keep only each ranking's TopK (the rest ablated) and k random heads at "
@@ -253,6 +249,10 @@ class AnalysisSection(Section):
         min_length=1,
         description="what the sufficiency curves measure (accuracy: the minimal head set)",
     )
+    sufficiency_search: bool = Field(False, description="with sufficiency: search each task's rank "
+        "examples for a small sufficient head set, verified on its eval examples")  # fmt: skip
+    sufficiency_target: Fraction = Field(0.9, description="f on log-prob a searched set keeps")
+    sufficiency_step: Fraction = Field(0.1, description="share of kept heads a search step removes")
 
 
 class GenerationSection(Section):

@@ -1,4 +1,5 @@
-"""Each head's mean ``z``: the replacement values of the ``mean`` and ``resample`` ablation kinds."""
+"""Each head's mean ``z``: the replacement values of the ``mean``, ``resample`` and
+``position_mean`` ablation kinds."""
 
 from __future__ import annotations
 
@@ -53,3 +54,45 @@ def head_means(
     if per_prompt:
         return per
     return {layer: (s / count).cpu() for layer, s in sums.items()}
+
+
+@torch.inference_mode()
+def position_means(
+    model: HookedTransformer, prompts: Sequence[str], *, batch_size: int = 32
+) -> dict[int, Float[torch.Tensor, "from_end head_index d_head"]]:
+    """Mean ``z`` per layer, head and position counted from the end of each prompt.
+
+    Returns ``{layer: [n_from_end, n_heads, d_head]}``: row 0 is the mean over the prompts' last
+    tokens, row j over the tokens j before it, among the prompts that have one (``n_from_end``:
+    the longest prompt's length). Unlike :func:`head_means`, which pools every position, this keeps
+    the positional structure a replacement by one pooled mean erases.
+    """
+    from interp_heads.generation.checks import positive_int
+    from interp_heads.generation.decode import tokenize_left_padded
+
+    positive_int(batch_size, "batch_size")
+    names = [hook_z(layer) for layer in range(model.cfg.n_layers)]
+    sums: dict[int, torch.Tensor] = {}
+    counts = torch.zeros(0)
+    for start in range(0, len(prompts), batch_size):
+        tokens, mask = tokenize_left_padded(model, prompts[start : start + batch_size])
+        tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
+        _, cache = model.run_with_cache(
+            tokens, attention_mask=mask, names_filter=lambda n: n in names, return_type=None
+        )
+        w = mask.flip(1).to(model.cfg.dtype)  # left padding: column j is j tokens from the end
+        counts = _grown(counts, w.shape[1]) + _grown(w.sum(0).float().cpu(), len(counts))
+        for layer in range(model.cfg.n_layers):
+            part = (cache[names[layer]].flip(1) * w[:, :, None, None]).sum(0).float().cpu()
+            sums[layer] = _grown(sums.get(layer, part[:0]), len(part)) + _grown(part, len(counts))
+    return {
+        layer: (s / counts.clamp(min=1)[:, None, None]).to(model.cfg.dtype)
+        for layer, s in sums.items()
+    }
+
+
+def _grown(t: torch.Tensor, n: int) -> torch.Tensor:
+    """``t`` with zero rows appended up to ``n`` rows (as it is when it has that many)."""
+    if len(t) >= n:
+        return t
+    return torch.cat([t, t.new_zeros((n - len(t), *t.shape[1:]))])

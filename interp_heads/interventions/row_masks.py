@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import torch
 from jaxtyping import Bool, Float, Int
 
+from interp_heads.errors import InputError
 from interp_heads.heads import Head, hook_z, parse_heads
 from interp_heads.interventions.kinds import Ablation, get_kind
 from interp_heads.interventions.masks import MaskNotFiring, rewrites
@@ -101,6 +102,11 @@ class RowMasks:
         for c, plan in enumerate(plans):
             for layer, (hs, rw) in plan.items():
                 active[layer][c, hs] = True
+                if rw.per_position:
+                    raise InputError(
+                        "packed sweeps hold one replacement per head: run kind 'position_mean' "
+                        "unpacked (pack_rows=0)"
+                    )
                 if rw.offset is not None:
                     vals[layer][c, hs] = rw.offset.to(cfg.dtype)
                 if rw.coef is not None:

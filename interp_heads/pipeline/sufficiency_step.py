@@ -6,6 +6,11 @@ ranking's TopK heads (every other head ablated with the run's ablation kind), ke
 (``analysis.sufficiency.kept_grid``), measured with ``sufficiency_metrics``. It writes the
 records, the faithfulness curves, CPR / CMD / necessity area / minimal head set per task and the
 plain-words verdicts (``heads/sufficiency*.csv``); the report draws them beside the Cognitive Mirrors figure.
+
+With ``sufficiency_search = true`` it also searches each task's rank examples for a small
+sufficient head set (``analysis.head_search``) and verifies it on the eval examples beside the
+ranking's prefix and random kept sets of its size (``heads/sufficient_sets.csv``, every trial in
+``heads/sufficient_search_steps.csv``).
 """
 
 from __future__ import annotations
@@ -46,5 +51,48 @@ def sufficiency_step(exp: Experiment) -> SufficiencyResult:
         folder.write_frame(folder.sufficiency_verdicts_csv, res.verdicts())
     exp.manifest["sufficiency"] = {"ks": sweep_cfg.ks, "seeds": sweep_cfg.seeds,
                                    "metrics": names}  # fmt: skip
+    if cfg.sufficiency_search:
+        exp.manifest["sufficiency"]["search"] = search_sets(exp, rankings, names)
     exp.timings["sufficiency"] = time.perf_counter() - start
     return res
+
+
+def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
+    """Each task's searched set (rank examples), verified on its eval examples; written to
+    ``heads/``. Returns the manifest's note: per task the set's size and f on the searched ones."""
+    import pandas as pd
+
+    from interp_heads.analysis.head_search import search_heads
+    from interp_heads.analysis.sufficient_set import verify_set
+    from interp_heads.attribution.inputs import make_batches
+    from interp_heads.errors import InputError
+    from interp_heads.heads import head_label
+    from interp_heads.store.names import safe_name
+
+    cfg, folder, tables, steps, note = exp.config, exp.folder, [], [], {}
+    for name, (rank, ev) in exp.splits.items():
+        batches = make_batches(exp.model, rank, batch_size=exp.batch_size,
+                               fmt=exp.fmts.get(name, "auto"), corrupted=False)  # fmt: skip
+        try:
+            path = search_heads(exp.model, batches, target=cfg.sufficiency_target,
+                                step=cfg.sufficiency_step, ablation=str(cfg.ablation))  # fmt: skip
+        except InputError as exc:  # e.g. ablating every head does not lower the log-prob
+            note[name] = {"skipped": str(exc)}
+            exp.say(f"sufficiency_search: {name}: skipped: {exc}")
+            continue
+        table = verify_set(
+            exp.model, ev, path.heads, rankings[name], seeds=cfg.sufficiency_seeds,
+            metrics=metrics, max_new_tokens=cfg.max_new_tokens, fmt=exp.sweep_config.fmt,
+            batch_size=exp.batch_size, out_dir=folder.sufficient_sweeps / safe_name(name),
+            ablation=str(cfg.ablation),
+            force=True,  # another set's size is another grid; conditions are keyed by inputs
+        )  # fmt: skip
+        heads = ",".join(head_label(*h) for h in path.heads)
+        tables.append(table.assign(task=name, f_searched=path.f, n_total=path.n_total,
+                                   heads=heads, n_searched=len(rank.examples)))  # fmt: skip
+        steps.append(path.steps().assign(task=name))
+        note[name] = {"size": len(path.heads), "f_searched": path.f}
+    if tables:
+        folder.write_frame(folder.sufficient_sets_csv, pd.concat(tables, ignore_index=True))
+        folder.write_frame(folder.sufficient_steps_csv, pd.concat(steps, ignore_index=True))
+    return note

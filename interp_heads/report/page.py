@@ -29,6 +29,7 @@ WRITTEN_BY = {
     "sufficiency": "sufficiency",
     "sufficiency_curves": "sufficiency",
     "sufficiency_verdicts": "sufficiency",
+    "sufficient_sets": "sufficiency",
 }
 
 

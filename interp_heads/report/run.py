@@ -136,6 +136,7 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
             "sufficiency": opt(folder.sufficiency_csv, read_csv),
             "sufficiency_curves": opt(folder.sufficiency_curves_csv, read_csv),
             "sufficiency_verdicts": opt(folder.sufficiency_verdicts_csv, read_csv),
+            "sufficient_sets": opt(folder.sufficient_sets_csv, read_csv),
         }
     )
     run.path = str(run_dir)

@@ -23,7 +23,13 @@ import pandas as pd
 from interp_heads.analysis.sufficiency import NECESSARY, THRESHOLD
 from interp_heads.report.results_page import SECTIONS, with_section
 from interp_heads.report.results_tables import md
-from interp_heads.report.sufficiency_section import interval_cell
+from interp_heads.report.sufficiency_section import (
+    CMD_LINE,
+    CPR_LINE,
+    interval_cell,
+    minimal_cell,
+    plain_verdicts,
+)
 
 FIGURE = "sufficiency_faithfulness"  # docs/figures/<name>.svg
 
@@ -61,8 +67,8 @@ def minimal_table(summary: pd.DataFrame, curves: pd.DataFrame) -> list[dict]:
         rows.append({
             "task": task, "unmasked accuracy": _num(first["full"]),
             "all heads ablated": _num(first["empty"]),
-            "minimal k, ranking [95% CI]": _cell(ranking, ".0f"),
-            "minimal k, random kept": _cell(random_, ".0f"),
+            "minimal k, ranking [95% CI]": minimal_cell(ranking) if ranking else "undefined",
+            "minimal k, random kept": minimal_cell(random_) if random_ else "undefined",
             "its heads, most important first": _heads(ranking),
         })  # fmt: skip
     return rows
@@ -101,7 +107,8 @@ def _minutes(manifest: dict) -> str:
 
 def _heads(row, shown: int = 16) -> str:
     """The minimal set's heads, the first ``shown`` of a longer one."""
-    heads = [h for h in str((row or {}).get("heads") or "").split(",") if h]
+    named = (row or {}).get("heads")
+    heads = [h for h in named.split(",") if h] if isinstance(named, str) else []
     if len(heads) <= shown:
         return ", ".join(heads)
     return ", ".join(heads[:shown]) + f", ... ({len(heads)} heads)"
@@ -146,14 +153,19 @@ def render(run_dir: Path, run: dict, figure: str | None) -> str:
             "",
         ]
     parts += [f"### Minimal head set ({THRESHOLD:.0%} of the unmasked accuracy)", ""]
-    grid = sorted(int(g) for g in meta.get("ks", []))
-    if len(grid) > 1:
-        parts += [
-            f"The minimal k is read on the kept grid: {grid[-1]} (every head) means that no kept "
-            f"set of up to {grid[-2]} heads reached it.",
-            "",
-        ]
-    parts += [md(minimal_table(summary, curves)), ""]
+    parts += [
+        "The minimal k is read on the kept grid; keeping every head masks nothing, so where only "
+        "every head reached the target the table says which kept sets were tried instead, and "
+        "names heads only for a set that was found.",
+        "",
+        md(minimal_table(summary, curves)),
+        "",
+        *(f"- {s}" for s in plain_verdicts(summary)),
+        "",
+        f"- {CPR_LINE}",
+        f"- {CMD_LINE}",
+        "",
+    ]
     parts += [
         "### CPR, CMD and necessity area per metric",
         "",

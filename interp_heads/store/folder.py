@@ -179,7 +179,8 @@ class RunFolder(FolderLayout):
             "specificity": [self.specificity_csv],
             "stability": [self.stability_csv],
             "sufficiency": [self.sufficiency_csv, self.sufficiency_curves_csv,
-                            self.sufficiency_verdicts_csv, self.sufficiency_parquet],
+                            self.sufficiency_verdicts_csv, self.sufficiency_parquet,
+                            self.sufficient_sets_csv, self.sufficient_steps_csv],
         }  # fmt: skip
         return tables.get(step, [])
 

@@ -21,6 +21,8 @@ adds the behaviour). Layout::
     heads/sufficiency.csv      CPR, CMD, necessity area and minimal head set per task (``sufficiency``)
     heads/sufficiency_curves.csv  faithfulness per kept k; heads/sufficiency_verdicts.csv: plain words
     heads/sufficiency.parquet  the kept-set sweep's records; heads/sufficiency/: its conditions
+    heads/sufficient_sets.csv  searched sufficient set per task, verified beside prefix and random
+    heads/sufficient_search_steps.csv  every trial of the search; heads/sufficient_sets/: its sweeps
     figures/*.html, index.html the report
     scores/<metric>.csv        answer metrics scored afterwards (``interp-heads score``)
     .interp_heads-run          the marker that says the folder is an interp-heads run folder
@@ -74,6 +76,11 @@ class FolderLayout:
         lambda self: self.root / "heads" / "sufficiency_verdicts.csv"
     )
     sufficiency_parquet = property(lambda self: self.root / "heads" / "sufficiency.parquet")
+    sufficient_sets_csv = property(lambda self: self.root / "heads" / "sufficient_sets.csv")
+    sufficient_steps_csv = property(
+        lambda self: self.root / "heads" / "sufficient_search_steps.csv"
+    )
+    sufficient_sweeps = property(lambda self: self.root / "heads" / "sufficient_sets")
 
     def cross_sweep(self, source: str) -> Path:
         """The resumable sweep of one task's TopK on every task (``analyses``: specificity)."""

@@ -16,7 +16,13 @@ all go through these objects, so a new kind is one new file with a registered cl
 The built-in names are ``vocab.AblationKind``.
 """
 
-from interp_heads.interventions.kinds import mean, resample, scale, zero  # noqa: F401 (registers)
+from interp_heads.interventions.kinds import (  # noqa: F401 (registers)
+    mean,
+    position_mean,
+    resample,
+    scale,
+    zero,
+)
 from interp_heads.interventions.kinds.base import (
     KINDS,
     Ablation,

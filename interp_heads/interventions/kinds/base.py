@@ -20,19 +20,26 @@ class Rewrite:
     arithmetic lives in the kind.
     """
 
-    offset: Any = None  # [n_masked, d_head] tensor, or None (zeros)
+    offset: Any = None  # [n_masked, d_head], [from_end, n_masked, d_head] (per position), None
     coef: float | None = None
 
+    @property
+    def per_position(self) -> bool:
+        """Whether the offset has one row per position counted from the end (``position_mean``)."""
+        return self.offset is not None and self.offset.dim() == 3
+
     def apply(self, z):
-        """``z[..., masked heads, d_head]`` rewritten (a new tensor; ``z`` is not changed)."""
+        """``z[batch, pos, masked heads, d_head]`` rewritten (a new tensor; ``z`` is not changed)."""
         import torch
 
+        offset = None if self.offset is None else self.offset.to(z.device, z.dtype)
+        if self.per_position:  # row j for the position j before the pass's last one
+            back = torch.arange(z.shape[-3] - 1, -1, -1, device=z.device)
+            offset = offset[back.clamp(max=len(offset) - 1)]
         if self.coef is None:
-            if self.offset is None:
-                return torch.zeros_like(z)
-            return self.offset.to(z.device, z.dtype).expand_as(z)
+            return torch.zeros_like(z) if offset is None else offset.expand_as(z)
         scaled = z * torch.tensor(self.coef, dtype=z.dtype, device=z.device)
-        return scaled if self.offset is None else scaled + self.offset.to(z.device, z.dtype)
+        return scaled if offset is None else scaled + offset
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,11 @@ from interp_heads.tasks.schema import Example, Task
 N = 12
 
 
-def test_grid_is_mib_fractions_rounded_and_deduplicated():
+def test_grid_is_mib_fractions_rounded_with_a_finer_top_and_deduplicated():
     assert mib_ks(270) == [0, 1, 1, 3, 5, 14, 27, 54, 135, 270]
-    assert kept_grid(270, [16, 32, 999]) == [0, 1, 3, 5, 14, 16, 27, 32, 54, 135, 270]
-    assert kept_grid(N) == [0, 1, 2, 6, 12]
+    want = [0, 1, 3, 5, 14, 16, 27, 32, 54, 135, 162, 203, 243, 270]  # 60%, 75%, 90% at the top
+    assert kept_grid(270, [16, 32, 999]) == want
+    assert kept_grid(N) == [0, 1, 2, 6, 7, 9, 11, 12]
 
 
 def _rows(sel, k, seed, values, metric="accuracy"):
@@ -89,7 +90,13 @@ def test_minimal_set_is_the_first_k_at_90_percent():
     m = minimal_sets(rec, rankings={"t": all_heads(3, 4)}).set_index("curve")
     assert m.loc["ranking", "minimal_k"] == 6  # 0.71 < 0.72 = 0.9 * 0.8 <= 0.75
     assert m.loc["ranking", "heads"] == "L0H0,L0H1,L0H2,L0H3,L1H0,L1H1"
-    assert m.loc["random", "minimal_k"] == 12
+    assert m.loc["ranking", "found"] and m.loc["ranking", "n_examples"] == 10
+    # only every head reached it: the fallback, not a set found; what was tried is said
+    assert m.loc["random", "minimal_k"] == 12 and not m.loc["random", "found"]
+    assert m.loc["random", "tested"] == 6 and m.loc["random", "heads"] == ""
+    ranked = {"t": all_heads(3, 4)}
+    late = minimal_sets(_records({1: 0.5, 6: 0.6, 12: 0.8}, {}, {}), rankings=ranked)
+    assert not late.found.iloc[0] and late.heads.iloc[0] == "" and late.tested.iloc[0] == 6
     noisy = rec.copy()
     noisy.loc[noisy.selection == "AllButTopK", "value"] += np.tile(np.linspace(-0.1, 0.1, 10), 5)
     lo, hi = minimal_sets(noisy).set_index("curve").loc["ranking", ["low", "high"]]
@@ -121,7 +128,7 @@ def test_tiny_model_ends_are_exact_and_the_result_is_tidy(tiny, tmp_path):
         c = curves[curves.metric == metric].set_index(["curve", "k"])["f"]
         for curve in ("ranking", "random"):
             assert c[curve, N] == 1.0 and c[curve, 0] == 0.0, (metric, curve)
-    assert set(curves.k[curves.curve == "ranking"]) == {0, 1, 2, 3, 6, 12}
+    assert set(curves.k[curves.curve == "ranking"]) == {0, 1, 2, 3, 6, 7, 9, 11, 12}
     summary = res.summary()
     assert {"cpr", "cmd", "necessity_area"} <= set(summary.measure)
     assert res.figure().data and "SufficiencyResult" in repr(res)

@@ -29,6 +29,40 @@ def test_switch_is_one_key_and_leaves_default_digests_alone():
     assert plan_steps(on)[-2:] == ["sufficiency", "report"]
     assert on.digest() != plain.digest()
     assert _cfg(sufficiency=False, sufficiency_seeds=3).digest() == plain.digest()
+    search = _cfg(sufficiency=True, sufficiency_search=False, sufficiency_target=0.9)
+    assert search.digest() == on.digest()
+
+
+def test_search_is_an_option_of_sufficiency_and_needs_rank_examples():
+    import pytest
+
+    from interp_heads.errors import PipelineError
+
+    with pytest.raises(PipelineError, match="sufficiency_search is an option of sufficiency"):
+        _cfg(sufficiency_search=True)
+    with pytest.raises(PipelineError, match="ablates with 'mean' or 'position_mean'"):
+        _cfg(sufficiency=True, sufficiency_search=True, ablation="zero")
+    with pytest.raises(ValueError, match="sufficiency_step"):
+        _cfg(sufficiency=True, sufficiency_search=True, sufficiency_step=0.0)
+
+
+def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(tmp_path):
+    cfg = _cfg(sufficiency=True, sufficiency_search=True, sufficiency_target=0.5,
+               sufficiency_step=0.25, sufficiency_metrics=["accuracy", "answer_logprob"])  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_pipeline(cfg, tmp_path, quiet=True)
+    heads = tmp_path / "heads"
+    sets = pd.read_csv(heads / "sufficient_sets.csv")
+    assert set(sets.set) == {"found", "ranking prefix", "random"}
+    assert set(sets.metric) == {"accuracy", "answer_logprob"}
+    assert (sets.f_searched >= 0.5).all() and (sets.k == sets.heads.str.count("L")).all()
+    steps = pd.read_csv(heads / "sufficient_search_steps.csv")
+    assert not steps.accepted.iloc[-1] and (steps.f[steps.accepted] >= 0.5).all()
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    (note,) = manifest["sufficiency"]["search"].values()
+    assert note["size"] == sets.k.iloc[0]
+    assert "A small sufficient set, searched" in (tmp_path / "index.html").read_text()
 
 
 def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):
@@ -40,7 +74,7 @@ def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):
     heads = tmp_path / "heads"
     curves = pd.read_csv(heads / "sufficiency_curves.csv")
     assert set(curves.metric) == set(metrics)
-    assert set(curves.k[curves.curve == "ranking"]) == {0, 1, 2, 6, 12}
+    assert set(curves.k[curves.curve == "ranking"]) == {0, 1, 2, 6, 7, 9, 11, 12}
     for metric in ("answer_logprob", "logit_diff", "kl_unmasked"):
         c = curves[(curves.metric == metric) & (curves.curve == "ranking")].set_index("k").f
         assert c[12] == 1.0 and c[0] == 0.0
@@ -48,9 +82,11 @@ def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):
     assert {"cpr", "cmd", "necessity_area"} <= set(summary.measure)
     assert (heads / "sufficiency.parquet").exists() and (heads / "sufficiency").is_dir()
     manifest = json.loads((tmp_path / "manifest.json").read_text())
-    assert manifest["sufficiency"]["ks"] == [0, 1, 2, 6, 12] and manifest["status"] == "complete"
+    assert manifest["sufficiency"]["ks"] == [0, 1, 2, 6, 7, 9, 11, 12]
+    assert manifest["status"] == "complete"
     page = (tmp_path / "index.html").read_text()
     assert "How many heads does each task need?" in page and "fig-sufficiency" in page
+    assert "CPR (higher is better)" in page and "CMD (lower is better)" in page
     assert (tmp_path / "figures" / "sufficiency.html").exists()
     run = load_run(tmp_path)
     assert run["sufficiency_curves"] is not None and len(run["sufficiency"])
@@ -78,5 +114,6 @@ def _results_section(run, curves):
     full = curves[(curves.metric == "accuracy") & (curves.curve == "ranking")].full.iloc[0]
     assert f"| {curves.task.iloc[0]} | {full:.2f} |" in block
     assert "CPR ranking" in block and "f, top 2 kept" in block
+    assert "- CPR (higher is better)" in block
     with pytest.raises(SystemExit, match="no heads/sufficiency.csv"):
         sufficiency_results.main([str(run / "nowhere"), "--results", str(page)])

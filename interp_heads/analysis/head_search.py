@@ -1,0 +1,178 @@
+"""Search for a small sufficient head set: remove heads while the kept set stays faithful.
+
+Ranking prefixes are not the only candidate sets: heads that matter together, or backup heads,
+make sets that are sufficient without being a prefix of any single-head ranking. The search starts
+from every head kept and removes heads in steps while faithfulness on the answer's log-prob
+``f = (m(kept) - m(none kept)) / (m(all) - m(none kept))`` (``analysis.sufficiency``) stays at or
+above ``target``; m is the mean log-probability of the answer's first token, every head not kept
+mean-ablated (its ``hook_z`` replaced by its mean over all non-pad positions of the searched
+prompts, as the sweep's ``mean`` kind does).
+
+Each step re-ranks the kept heads by attribution patching on the current kept model
+(``attribution.gradients.z_gradients`` with the heads already removed ablated: the estimated drop
+of m when a kept head is ablated too, ``sum_pos grad . (z - mean)``, as ``ablation_atp``) and
+tries removing the ``ceil(step * kept)`` cheapest; if that takes f below the target it backs off
+to half as many, down to one; when removing the single cheapest head crosses it, the search stops.
+Every trial is measured exactly (the trial's forward pass is the next step's attribution pass).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+import torch
+
+from interp_heads.attribution.gradients import z_gradients
+from interp_heads.attribution.inputs import Batch, answer_logprob
+from interp_heads.errors import InputError
+from interp_heads.heads import Head, head_label
+
+TARGET = 0.9  # the faithfulness a found set keeps (MIB's and the minimal set's 90%)
+STEP = 0.1  # the share of the kept heads one step tries to remove
+
+
+@dataclass
+class SearchPath:
+    """A search's outcome: the kept ``heads`` it ended with, f there (``f``, on the searched
+    examples), the two ends ``m_all`` / ``m_none`` and one row per trial in ``trials``."""
+
+    heads: list[Head]
+    f: float
+    m_all: float
+    m_none: float
+    n_total: int
+    trials: list[dict] = field(default_factory=list)
+
+    def steps(self) -> pd.DataFrame:
+        """One row per trial: kept before, removed (tried), f after, accepted."""
+        return pd.DataFrame(self.trials)
+
+
+ABLATIONS = ("mean", "position_mean")  # what the search replaces a removed head's z with
+
+
+class _KeptModel:
+    """The model with a set of heads mean-ablated: exact m and each kept head's estimated cost.
+
+    ``ablation``: ``mean`` (one pooled mean per head) or ``position_mean`` (a mean per position
+    counted from the end of the prompt, rows aligned as ``interventions.kinds.Rewrite`` aligns
+    them: the batches are left-padded, so a pass's last position is every prompt's last token).
+    """
+
+    def __init__(self, model, batches: Sequence[Batch], ablation: str = "mean"):
+        if ablation not in ABLATIONS:
+            raise InputError(f"the search ablates with one of {ABLATIONS}, got {ablation!r}")
+        self.model, self.batches = model, list(batches)
+        cfg = model.cfg
+        self.shape = (cfg.n_layers, cfg.n_heads)
+        self.means = self._means(ablation == "position_mean")
+
+    def _means(self, by_position: bool) -> list[torch.Tensor]:
+        """Each layer's mean of ``z`` over all non-pad positions, ``[head, d_head]``, or per
+        position from the end, ``[from_end, head, d_head]`` (no ablation)."""
+        sums, counts = None, None
+        for b in self.batches:
+            zs, _, _ = z_gradients(self.model, b.clean, lambda lg, b=b: answer_logprob(lg, b),
+                                   attention_mask=b.mask)  # fmt: skip
+            w = b.mask.flip(1).to(zs[0].dtype)  # column j: j tokens before the last
+            part = [(z.flip(1) * w[:, :, None, None]).sum(0) for z in zs]  # [from_end, head, d]
+            part, count = [_padded(p, self.longest) for p in part], _padded(w.sum(0), self.longest)
+            sums = part if sums is None else [s + p for s, p in zip(sums, part, strict=True)]
+            counts = count if counts is None else counts + count
+        if by_position:
+            return [s / counts.clamp(min=1)[:, None, None] for s in sums]
+        return [s.sum(0) / counts.sum() for s in sums]
+
+    @property
+    def longest(self) -> int:
+        return max(b.clean.shape[1] for b in self.batches)
+
+    def _aligned(self, layer: int, z: torch.Tensor) -> torch.Tensor:
+        """The layer's means as ``z`` is replaced by them (``[pos, head, d_head]`` per position)."""
+        mean = self.means[layer].to(z.device, z.dtype)
+        if mean.dim() == 2:
+            return mean
+        back = torch.arange(z.shape[1] - 1, -1, -1, device=z.device)
+        return mean[back.clamp(max=len(mean) - 1)]
+
+    def run(self, ablated: torch.Tensor) -> tuple[float, torch.Tensor]:
+        """m with the heads of ``ablated`` (``[layer, head]`` bool) mean-ablated, and per head the
+        estimated drop of m if it were ablated too (``[layer, head]``; 0 for ablated heads)."""
+        cost, total, n = torch.zeros(self.shape), 0.0, 0
+
+        def ablate(z, layer):
+            gone = ablated[layer].to(z.device)[None, None, :, None]
+            return torch.where(gone, self._aligned(layer, z), z)
+
+        for b in self.batches:
+            zs, grads, values = z_gradients(
+                self.model, b.clean, lambda lg, b=b: answer_logprob(lg, b),
+                attention_mask=b.mask, transform=ablate,
+            )  # fmt: skip
+            w = b.mask.to(zs[0].dtype)[:, :, None, None]
+            for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
+                term = (g * (z - self._aligned(layer, z)) * w).sum(dim=(0, 1, 3))
+                cost[layer] += term.float().cpu()
+            total += float(values.float().sum())
+            n += len(b)
+        return total / n, torch.where(ablated, 0.0, cost / n)
+
+
+def _padded(t: torch.Tensor, n: int) -> torch.Tensor:
+    """``t`` with zero rows appended up to ``n`` rows."""
+    return torch.cat([t, t.new_zeros((n - len(t), *t.shape[1:]))])
+
+
+def search_heads(
+    model, batches: Sequence[Batch], *, target: float = TARGET, step: float = STEP,
+    ablation: str = "mean",
+) -> SearchPath:  # fmt: skip
+    """The search of the module docstring on ``batches`` (``attribution.inputs.make_batches``);
+    ``ablation``: ``mean`` or ``position_mean`` (a mean per position from the end of the prompt).
+
+    Raises InputError for a target or step outside (0, 1], and when ablating every head does not
+    lower the answer's log-prob (f is then undefined: nothing to search for).
+    """
+    if not 0 < target <= 1 or not 0 < step <= 1:
+        raise InputError(f"search target and step must be in (0, 1], got {target} and {step}")
+    kept_model = _KeptModel(model, batches, ablation)
+    none = torch.zeros(kept_model.shape, dtype=torch.bool)
+    m_all, cost = kept_model.run(none)
+    m_none, _ = kept_model.run(~none)
+    if not m_all > m_none:
+        raise InputError(
+            f"ablating every head does not lower the answer's log-prob ({m_all:.3f} unablated, "
+            f"{m_none:.3f} all ablated): no head set to search for"
+        )
+    ablated, f, trials = none, 1.0, []
+    while True:
+        kept = int((~ablated).sum())
+        order = [divmod(int(i), kept_model.shape[1]) for i in _cheapest(cost, ablated)]
+        n = max(1, math.ceil(step * kept))
+        while True:
+            trial = ablated.clone()
+            for layer, head in order[:n]:
+                trial[layer, head] = True
+            m, trial_cost = kept_model.run(trial)
+            trial_f = (m - m_none) / (m_all - m_none)
+            ok = trial_f >= target
+            trials.append({"kept_before": kept, "tried": n, "f": trial_f, "accepted": ok,
+                           "removed": ",".join(head_label(*h) for h in order[:n])})  # fmt: skip
+            if ok or n == 1:
+                break
+            n = max(1, n // 2)  # back off: fewer heads this step
+        if not ok:
+            break
+        ablated, f, cost = trial, trial_f, trial_cost
+    heads = [divmod(int(i), kept_model.shape[1]) for i in (~ablated).flatten().nonzero()[:, 0]]
+    return SearchPath(heads, f, m_all, m_none, ablated.numel(), trials)
+
+
+def _cheapest(cost: torch.Tensor, ablated: torch.Tensor) -> list[int]:
+    """The kept heads' flat indices, cheapest to ablate first (ties: lower index first)."""
+    flat, gone = cost.flatten(), ablated.flatten()
+    kept = (~gone).nonzero()[:, 0]
+    return kept[torch.argsort(flat[kept], stable=True)].tolist()

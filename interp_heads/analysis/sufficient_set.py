@@ -1,0 +1,145 @@
+"""A small sufficient head set from Python: :func:`find_sufficient_set` and its :class:`SufficientSet`.
+
+``interp_heads.find_sufficient_set(model, task)`` splits the task's examples in two: it searches
+on the first ``n_search`` (``analysis.head_search.search_heads``: remove heads while f on the
+answer's log-prob stays >= the target, attribution re-ranked each step), then verifies the set it
+found on the others, held out, by the sweep (``sweep.loop.run_sweep``: generation accuracy and
+the logit metrics, every head not kept ablated with the sweep's own means of the held-out
+prompts), beside the ranking's prefix of the same size and random kept sets of the same size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from interp_heads.analysis.head_search import STEP, TARGET, SearchPath, search_heads
+from interp_heads.analysis.sufficiency import faithfulness_curves
+from interp_heads.errors import InputError
+from interp_heads.heads import Head, head_label
+
+SETS = ("found", "ranking prefix", "random")  # the kept sets a found set is verified beside
+
+
+@dataclass
+class SufficientSet:
+    """A found set and its verification. ``path``: the search (``.steps()``: every trial);
+    ``verified``: per kept set (:data:`SETS`) and metric, f with its 95% interval over held-out
+    examples (and draws), and the metric's mean (accuracy: the kept model's accuracy)."""
+
+    task: str
+    path: SearchPath
+    verified: pd.DataFrame
+    ranking: list[Head]
+    n_search: int
+    n_held_out: int
+
+    @property
+    def heads(self) -> list[Head]:
+        return self.path.heads
+
+    @property
+    def size(self) -> int:
+        return len(self.path.heads)
+
+    def table(self) -> pd.DataFrame:
+        """One row per kept set and metric: f [low, high] and the mean on held-out examples."""
+        return self.verified
+
+    def __repr__(self) -> str:
+        labels = ", ".join(head_label(*h) for h in self.heads[:8])
+        more = f", ... ({self.size} heads)" if self.size > 8 else ""
+        return (
+            f"SufficientSet(task={self.task!r}, heads=[{labels}{more}], size={self.size} of "
+            f"{self.path.n_total}, f on the searched examples={self.path.f:.3f})"
+        )
+
+
+def find_sufficient_set(
+    model, task, ranking=None, *, target: float = TARGET, step: float = STEP,
+    n_search: int | None = None, method: str = "auto", seeds: int = 3,
+    metrics: Sequence[str] = ("accuracy", "answer_logprob"), max_new_tokens: int = 8,
+    batch_size: int = 16, fmt: str | None = None, out_dir=None, n_boot: int = 1000,
+    ablation: str = "mean",
+) -> SufficientSet:  # fmt: skip
+    """Search ``task``'s first ``n_search`` examples (None: half) for a small head set keeping
+    f >= ``target`` on the answer's log-prob, removing about ``step`` of the kept heads per step,
+    and verify it on the other examples beside the ranking's prefix of its size and ``seeds``
+    random kept sets of its size.
+
+    ``task``: a ``Task`` (filter it to correctly answered examples first, ``take_correct``) or a
+    built-in's name; ``ranking``: a ``HeadScores`` or heads most important first (None:
+    ``attribute_heads(model, searched examples, method)``); ``out_dir``: where the verification
+    sweeps are stored and resumed; ``ablation``: what every head not kept becomes, in the search
+    and the verification (``mean`` or ``position_mean``).
+    """
+    from interp_heads.attribution.inputs import make_batches
+    from interp_heads.interventions.selections import ranked_heads
+    from interp_heads.tasks.schema import Task
+
+    if isinstance(task, str):
+        from interp_heads.tasks import load_task
+
+        task = load_task(task)
+    n = len(task.examples) // 2 if n_search is None else int(n_search)
+    if not 0 < n < len(task.examples):
+        raise InputError(
+            f"task {task.name!r}: n_search must leave examples on both sides, got {n} of "
+            f"{len(task.examples)}"
+        )
+    searched = Task(task.name, task.examples[:n], task.source, task.sha256, dict(task.meta))
+    held = Task(task.name, task.examples[n:], task.source, task.sha256, dict(task.meta))
+    own = fmt or getattr(task, "fmt", None) or "auto"  # as attribute_heads and the sweep read it
+    batches = make_batches(model, searched, batch_size=batch_size, fmt=own, corrupted=False)
+    path = search_heads(model, batches, target=target, step=step, ablation=ablation)
+    if ranking is None:
+        from interp_heads.attribution import attribute_heads
+
+        ranking = attribute_heads(model, searched, method, batch_size=batch_size, fmt=fmt)
+    ranked = ranked_heads(ranking)
+    opts = dict(seeds=seeds, metrics=list(metrics), max_new_tokens=max_new_tokens, fmt=fmt,
+                batch_size=batch_size, out_dir=out_dir, n_boot=n_boot,
+                ablation=ablation)  # fmt: skip
+    verified = verify_set(model, held, path.heads, ranked, **opts)
+    return SufficientSet(task.name, path, verified, ranked, n, len(held.examples))
+
+
+def verify_set(
+    model, task, heads: Sequence[Head], ranking: Sequence[Head], *, seeds: int = 3,
+    metrics: Sequence[str] = ("accuracy", "answer_logprob"), max_new_tokens: int = 8,
+    fmt: str | None = None, batch_size: int = 16, out_dir=None, n_boot: int = 1000,
+    force: bool = False, ablation: str = "mean",
+) -> pd.DataFrame:  # fmt: skip
+    """f per metric on ``task`` of ``heads`` kept (every other head ablated), of ``ranking``'s
+    prefix of the same size and of random kept sets of that size (:data:`SETS`). ``force``:
+    reuse ``out_dir`` when it holds another set's sweep (``run_sweep``)."""
+    from pathlib import Path
+
+    from interp_heads.sweep.loop import SweepConfig, run_sweep
+
+    n_total = model.cfg.n_layers * model.cfg.n_heads
+    size, found = len(heads), list(heads)
+    first = found + [h for h in ranking if h not in set(found)]  # the found set as a ranking
+    frames = []
+    for name, order, selections in (
+        ("found", first, ["all_but_topk", "all_but_randomk"]),
+        ("ranking prefix", list(ranking), ["all_but_topk"]),
+    ):
+        config = SweepConfig(ks=[0, size], selections=selections, seeds=seeds, fmt=fmt,
+                             metrics=list(metrics), max_new_tokens=max_new_tokens,
+                             ablation=ablation)  # fmt: skip
+        where = None if out_dir is None else Path(out_dir) / name.replace(" ", "_")
+        result = run_sweep(model, {task.name: task}, {task.name: order}, config,
+                           batch_size=batch_size, out_dir=where, force=force,
+                           progress=False)  # fmt: skip
+        curves, _ = faithfulness_curves(result.records, n_total, n_boot=n_boot)
+        at = curves[(curves.k == size) & curves.curve.isin(["ranking", "random"])]
+        frames.append(at.assign(set=at.curve.map({"ranking": name, "random": "random"})))
+    cols = ["set", "metric", "f", "f_low", "f_high", "mean", "full", "empty", "n_draws",
+            "n_examples"]  # fmt: skip
+    out = pd.concat(frames, ignore_index=True)[cols].assign(k=size)
+    return out.sort_values("set", key=lambda s: s.map(SETS.index), kind="stable").reset_index(
+        drop=True
+    )

@@ -1,0 +1,155 @@
+"""The search for a small sufficient head set: on the planted model it returns exactly the planted
+head, on a random-weight model no set of fewer than half the heads keeps 90%, every accepted step
+keeps f >= the target (checked again with the sweep's own mask), and steps back off to fewer
+heads before stopping."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import pytest
+import torch
+
+from interp_heads.analysis.head_search import search_heads
+from interp_heads.analysis.sufficient_set import find_sufficient_set
+from interp_heads.attribution.inputs import answer_logprob, final_logits, make_batches
+from interp_heads.errors import InputError
+from interp_heads.heads import all_heads
+from interp_heads.tasks.schema import Example, Task
+
+
+def _successor_task(model, repeat: int = 1) -> Task:
+    from interp_heads.analysis.known_heads import ordinal_token_ids
+
+    tok = model.tokenizer
+    digits = [tok.decode([i]) for i in ordinal_token_ids(model)["digits"]]
+    pairs = list(zip(digits[:-1], digits[1:], strict=True)) * repeat
+    # a trailing space: the byte tokenizer then puts the answer digit first (not a space)
+    return Task("succ", [Example(f"d{i}", "succ", a + " ", b, question=a)
+                         for i, (a, b) in enumerate(pairs)])  # fmt: skip
+
+
+def _toy() -> Task:
+    words = ["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op"]
+    return Task("toy", [Example(str(i), "toy", f"say {w} ", w, question=f"say {w}")
+                        for i, w in enumerate(words)])  # fmt: skip
+
+
+def _masked_logprob(model, batches, heads, prompts, kind="mean") -> float:
+    """m with ``heads`` ablated by the sweep's mask (``mask_heads``), means over ``prompts``."""
+    from interp_heads.interventions.kinds import get_kind
+    from interp_heads.interventions.masks import mask_heads
+
+    values, total, n = get_kind(kind).values(model, prompts), 0.0, 0
+    with torch.no_grad(), mask_heads(model, heads, kind, values=values, warn_if_idle=False):
+        for b in batches:
+            resid = model(b.clean, attention_mask=b.mask, stop_at_layer=model.cfg.n_layers)
+            total += float(answer_logprob(final_logits(model, resid), b).sum())
+            n += len(b)
+    return total / n
+
+
+def _f_by_the_sweeps_mask(model, task, path, kind="mean") -> float:
+    batches = make_batches(model, task, corrupted=False)
+    prompts = [e.prompt for e in task.examples]
+    heads = all_heads(model.cfg.n_layers, model.cfg.n_heads)
+    dropped = [h for h in heads if h not in path.heads]
+    m_kept, m_none = (_masked_logprob(model, batches, d, prompts, kind) for d in (dropped, heads))
+    m_all = _masked_logprob(model, batches, [], prompts, kind)
+    return (m_kept - m_none) / (m_all - m_none)
+
+
+@pytest.mark.parametrize("kind", ["mean", "position_mean"])
+def test_planted_model_search_returns_exactly_the_planted_head(kind):
+    from interp_heads.testing.planted import PLANTED, planted_model
+
+    model = planted_model()
+    task = _successor_task(model)
+    path = search_heads(model, make_batches(model, task, corrupted=False), ablation=kind)
+    assert path.heads == [PLANTED["successor"]]
+    assert path.f >= 0.9 and path.n_total == 8
+    assert _f_by_the_sweeps_mask(model, task, path, kind) == pytest.approx(path.f, abs=1e-4)
+
+
+def test_found_set_is_verified_on_held_out_examples_beside_prefix_and_random():
+    from interp_heads.testing.planted import PLANTED, planted_model
+
+    model = planted_model()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # random draws that equal the found set
+        res = find_sufficient_set(model, _successor_task(model, repeat=2), method="mean_ablation",
+                                  max_new_tokens=1, n_boot=50)  # fmt: skip
+    assert res.heads == [PLANTED["successor"]] and res.size == 1
+    assert res.n_search == 9 and res.n_held_out == 9
+    t = res.table().set_index(["set", "metric"])
+    assert t.loc[("found", "accuracy"), "mean"] == 1.0 and t.loc[("found", "accuracy"), "f"] == 1.0
+    assert t.loc[("found", "answer_logprob"), "f"] >= 0.9
+    assert t.loc[("ranking prefix", "accuracy"), "f"] == 1.0  # exact mean ablation ranks it first
+    assert (
+        t.loc[("random", "accuracy"), "f"] < 0.9 and t.loc[("random", "accuracy"), "n_draws"] == 3
+    )
+    assert "L1H2" in repr(res)
+
+
+def test_random_weight_model_has_no_small_set():
+    from interp_heads.testing.tiny import tiny_model
+
+    model = tiny_model()
+    task = _toy()
+    n_total = model.cfg.n_layers * model.cfg.n_heads
+    for kind in ("mean", "position_mean"):
+        path = search_heads(model, make_batches(model, task, corrupted=False), ablation=kind)
+        # no small set: the function is spread over the heads (pooled means: all 12 kept;
+        # position-wise means, which leave the kept model closer to its distribution: 6)
+        assert len(path.heads) >= n_total // 2, kind
+        assert path.f >= 0.9
+        assert _f_by_the_sweeps_mask(model, task, path, kind) == pytest.approx(path.f, abs=1e-4)
+    # a looser target does drop heads, and f there is the sweep's f too
+    path = search_heads(model, make_batches(model, task, corrupted=False), target=0.5,
+                        ablation="position_mean")  # fmt: skip
+    assert len(path.heads) < n_total and path.f >= 0.5
+    assert _f_by_the_sweeps_mask(model, task, path, "position_mean") == pytest.approx(
+        path.f, abs=1e-4
+    )
+
+
+@pytest.mark.parametrize("target", [0.9, 0.5])
+def test_each_step_keeps_f_above_target_and_backs_off_before_stopping(target):
+    from interp_heads.testing.tiny import tiny_model
+
+    model = tiny_model()
+    step = 0.4  # 5 of 12 heads first: a back-off halves it (5, 2, 1)
+    path = search_heads(model, make_batches(model, _toy(), corrupted=False), target=target,
+                        step=step)  # fmt: skip
+    steps = path.steps()
+    kept = model.cfg.n_layers * model.cfg.n_heads
+    for _, group in steps.groupby((steps.kept_before.diff() != 0).cumsum()):
+        tried = list(group.tried)
+        assert group.kept_before.iloc[0] == kept  # a step starts where the last one ended
+        assert tried[0] == math.ceil(step * kept)
+        assert all(b == max(1, a // 2) for a, b in zip(tried, tried[1:], strict=False))
+        assert not group.accepted.iloc[:-1].any()  # backed off only after a failed trial
+        if group.accepted.iloc[-1]:
+            assert group.f.iloc[-1] >= target
+            kept -= tried[-1]
+        else:
+            assert tried[-1] == 1 and group.f.iloc[-1] < target  # stop: one head crosses
+    assert not steps.accepted.iloc[-1] and len(path.heads) == kept
+    accepted = steps[steps.accepted]
+    assert (accepted.f >= target).all()
+    assert path.f == (accepted.f.iloc[-1] if len(accepted) else 1.0)
+
+
+def test_target_and_step_outside_zero_one_are_refused():
+    from interp_heads.testing.tiny import tiny_model
+
+    model = tiny_model()
+    batches = make_batches(model, _toy(), corrupted=False)
+    for bad in (dict(target=0.0), dict(step=1.5)):
+        with pytest.raises(InputError, match="in \\(0, 1\\]"):
+            search_heads(model, batches, **bad)
+    with pytest.raises(InputError, match="ablates with one of"):
+        search_heads(model, batches, ablation="zero")
+    with pytest.raises(InputError, match="n_search"):
+        find_sufficient_set(model, _toy(), n_search=8)

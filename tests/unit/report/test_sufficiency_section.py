@@ -1,0 +1,70 @@
+"""The sufficiency section's words: a minimal k of every head is said as what was tried, the
+minimal-set table names heads only for a set found, CPR and CMD are explained in one line each."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from interp_heads.report.sufficiency_results import minimal_table
+from interp_heads.report.sufficiency_section import (
+    CMD_LINE,
+    CPR_LINE,
+    minimal_cell,
+    plain_verdicts,
+    summary_table,
+)
+
+
+def _summary(found: bool) -> pd.DataFrame:
+    k = 14.0 if found else 270.0
+    heads = "L1H2,L3H4" if found else ""
+    rows = [
+        dict(task="t", metric="accuracy", curve="ranking", measure="minimal_k", value=k,
+             low=k, high=270.0, heads=heads, found=found, tested=243, n_examples=12),
+        dict(task="t", metric="accuracy", curve="random", measure="minimal_k", value=270.0,
+             low=270.0, high=270.0, heads="", found=False, tested=243, n_examples=12),
+        dict(task="t", metric="answer_logprob", curve="ranking", measure="cpr", value=0.75,
+             low=0.7, high=0.8),
+        dict(task="t", metric="answer_logprob", curve="random", measure="cpr", value=0.3,
+             low=0.2, high=0.4),
+        dict(task="t", metric="answer_logprob", curve="ranking", measure="cmd", value=0.25,
+             low=0.2, high=0.3),
+    ]  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def _curves() -> pd.DataFrame:
+    return pd.DataFrame([dict(task="t", metric="accuracy", curve="ranking", k=0, full=1.0,
+                              empty=0.0)])  # fmt: skip
+
+
+def test_a_minimal_k_of_every_head_is_said_as_what_was_tried():
+    rows = _summary(False).to_dict("records")
+    assert (
+        minimal_cell(rows[0])
+        == "no prefix of this ranking up to 243 heads reaches 90% (12 examples)"
+    )
+    assert minimal_cell(rows[1]) == "no random kept set up to 243 heads reaches 90% (12 examples)"
+    assert minimal_cell(_summary(True).to_dict("records")[0]) == "14 [14, 270]"
+    table = summary_table(_summary(False))
+    assert "270" not in table.loc[table.measure.str.startswith("minimal"), "ranking"].iloc[0]
+
+
+def test_minimal_table_names_heads_only_for_a_set_found(tmp_path):
+    for found in (True, False):
+        path = tmp_path / f"{found}.csv"
+        _summary(found).to_csv(path, index=False)  # as the page reads it: "" comes back NaN
+        row = minimal_table(pd.read_csv(path), _curves())[0]
+        assert row["its heads, most important first"] == ("L1H2, L3H4" if found else "")
+        assert (
+            "no prefix of this ranking up to 243" in row["minimal k, ranking [95% CI]"]
+        ) != found
+
+
+def test_plain_verdicts_say_the_minimal_set_and_cpr_beside_random():
+    (sentence,) = plain_verdicts(_summary(False))
+    assert sentence.startswith("t: no prefix of this ranking up to 243 heads reaches 90%")
+    assert "CPR 0.75 (random kept sets 0.30) and CMD 0.25" in sentence
+    (found,) = plain_verdicts(_summary(True))
+    assert "top 14 heads kept alone reach 90%" in found
+    assert CPR_LINE.startswith("CPR (higher is better)") and "\n" not in CPR_LINE + CMD_LINE
