@@ -1,0 +1,121 @@
+"""How many heads, answered: the smallest sufficient head set each task's search finds, under
+ablations that keep the model near its distribution, side by side (docs/sufficient_sets.md).
+
+Each ablation is one run of ``configs/sufficiency_search.toml`` (``sufficiency_search = true``):
+the pooled ``mean`` (every position gets one vector, MIB's strictest test) with the default
+``ablation_atp`` ranking, and ``position_mean`` (each position its own mean, counted from the end
+of the prompt), ranked by ``gradxact`` since ``ablation_atp`` estimates only kinds with one
+replacement per head (the search itself is the same in both; only the prefix it is compared with
+comes from another ranking). A search needs the run's own rank examples, so no run is given
+another's ranking. The page
+answers first whether any task has a sufficient set of at most half the heads, then each task's
+set, its f on each metric and accuracy beside the ranking's prefix and random sets of its size.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads.studies.base import STUDIES, Study, StudyRun
+
+ABLATIONS = ("mean", "position_mean")
+
+
+def found_rows(folders: dict[str, Path], ablations=ABLATIONS) -> pd.DataFrame:
+    """Every run's ``heads/sufficient_sets.csv`` with its ablation."""
+    from interp_heads import load_run
+
+    frames = []
+    for ablation in ablations:
+        sets = load_run(folders[f"sufficient_sets/{ablation}"]).get("sufficient_sets")
+        if sets is not None and len(sets):
+            frames.append(sets.assign(ablation=ablation))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def answer(rows: pd.DataFrame) -> list[str]:
+    """Sentences from the numbers: per ablation, the tasks whose found set is at most half the
+    heads, with the set's size and held-out f; or that none is, with the smallest size found."""
+    if rows.empty:
+        return ["- No run found a set (see each run's page: a task is skipped when ablating every "
+                "head does not lower the answer's log-prob)."]  # fmt: skip
+    out = []
+    found = rows[(rows.set == "found") & (rows.metric == "answer_logprob")]
+    for ablation, g in found.groupby("ablation", sort=False):
+        half = g[g.k <= g.n_total / 2]
+        if len(half):
+            said = "; ".join(f"{r.task}: {int(r.k)} of {int(r.n_total)} heads (held-out f "
+                             f"{r.f:.2f} [{r.f_low:.2f}, {r.f_high:.2f}])"
+                             for r in half.itertuples())  # fmt: skip
+            out.append(f"- With `{ablation}` ablation the search found a set of at most half the "
+                       "heads that keeps f on the answer's log-prob at the target on the searched "
+                       f"examples for {said}.")  # fmt: skip
+        else:
+            small = g.loc[g.k.idxmin()]
+            out.append(f"- With `{ablation}` ablation no task has a sufficient set of at most half "
+                       f"the heads: the smallest found is {int(small.k)} of {int(small.n_total)} "
+                       f"({small.task}).")  # fmt: skip
+    return out
+
+
+def _interval(f, low, high) -> str:
+    return "n/a (no change to recover)" if f != f else f"{f:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def table(rows: pd.DataFrame) -> list[str]:
+    cols = ["ablation", "task", "kept set", "size", "metric", "f [95% CI]", "mean", "n", "draws"]
+    out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
+    for r in rows.itertuples():
+        out.append("| " + " | ".join([
+            r.ablation, r.task, r.set, f"{int(r.k)} of {int(r.n_total)}", r.metric,
+            _interval(r.f, r.f_low, r.f_high), f"{r.mean:.2f}", str(int(r.n_examples)),
+            str(int(r.n_draws)) if r.n_draws == r.n_draws else "",
+        ]) + " |")  # fmt: skip
+    return out
+
+
+@STUDIES.register
+class SufficientSets(Study):
+    name = "sufficient_sets"
+    summary = "the smallest sufficient head set per task, searched, under two ablations"
+    minutes: dict[str, float] = {}
+    base = "configs/sufficiency_search.toml"
+    ablations = ABLATIONS
+    sizes = {"small": {"tasks": ["knowledge_recall", "math_calculation"], "n_rank": 12,
+                       "n_eval": 12}, "full": {}}  # fmt: skip
+
+    rankings = {"position_mean": "gradxact"}  # ablation_atp cannot estimate position_mean
+
+    def runs(self, size):
+        return [
+            StudyRun(f"sufficient_sets/{a}", self.base, {**self.sizes[size], "ablation": a,
+                     **({"attribution": self.rankings[a]} if a in self.rankings else {})})
+            for a in self.ablations
+        ]  # fmt: skip
+
+    def write_pages(self, folders, docs):
+        rows = found_rows(folders, self.ablations)
+        docs.mkdir(parents=True, exist_ok=True)
+        page = docs / "sufficient_sets.md"
+        text = [
+            "# How many heads, answered: searched sufficient sets",
+            "",
+            "Generated by `interp-heads study sufficient_sets` (`interp_heads/studies/"
+            "sufficient_sets.py`): on each task's rank examples heads are removed, cheapest first "
+            "by attribution re-ranked on the kept model, while f on the answer's log-prob stays "
+            "at the target; the set found is verified on the held-out examples beside the "
+            "ranking's prefix of the same size and random sets of that size.",
+            "",
+            "## The answer",
+            "",
+            *answer(rows),
+            "",
+            "## Each task's set",
+            "",
+            *(table(rows) if len(rows) else ["(no set found)"]),
+            "",
+        ]
+        page.write_text("\n".join(text) + "\n", encoding="utf-8")
+        return [page]
