@@ -277,6 +277,8 @@ def _study(sub, cmds) -> None:
         "--runs", type=validation.out_arg, default="runs", help="folder holding its run folders"
     )
     st.add_argument("--docs", default="docs", help="folder its pages are written to")
+    st.add_argument("--param", action="append", metavar="KEY=VALUE",
+                    help="a study parameter (repeatable), e.g. --param task=my.jsonl")  # fmt: skip
     cli_flag(st, "threads", help="torch CPU threads (None: the configs', else cores shared)")
     st.add_argument("--force", action="store_true", help="reuse folders holding a different config")
     st.add_argument("--quiet", action="store_true", help="no progress bars")

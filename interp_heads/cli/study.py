@@ -12,6 +12,14 @@ def cmd_study(args) -> int:
         for name in sorted(STUDIES.names()):
             print(STUDIES.get(name)().describe())
         return 0
+    params = {}
+    for item in args.param or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            from interp_heads.errors import PipelineError
+
+            raise PipelineError(f"--param {item!r}: expected KEY=VALUE")
+        params[key.strip()] = value.strip()
     pages = run_study(
         args.name,
         args.runs,
@@ -20,6 +28,7 @@ def cmd_study(args) -> int:
         threads=args.threads,
         force=args.force,
         quiet=args.quiet,
+        params=params,
     )
     for page in pages:
         print(f"wrote {page}")

@@ -2,7 +2,7 @@
 :data:`STUDIES` and run by ``interp-heads study NAME`` (:func:`run_study`). Importing the package
 registers the project's own (``builtin``)."""
 
-from interp_heads.studies import builtin, spec_curve, sufficient_sets  # noqa: F401 (registers them)
+from interp_heads.studies import builtin, claim, spec_curve, sufficient_sets  # noqa: F401 (registers them)
 from interp_heads.studies.base import SIZES, STUDIES, Study, StudyRun
 from interp_heads.studies.runner import get_study, run_study, study_config
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from interp_heads.errors import PipelineError
 from interp_heads.registry import Registry
 
 SIZES = ("small", "full")
@@ -50,6 +51,23 @@ class Study:
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     minutes: ClassVar[dict[str, float]] = {}
+    params: ClassVar[
+        dict[str, Any]
+    ] = {}  # the study's parameters and their defaults (None: needed)
+
+    def __init__(self, **params: Any):
+        unknown = sorted(set(params) - set(self.params))
+        if unknown:
+            known = ", ".join(self.params) or "none"
+            raise PipelineError(f"study {self.name}: unknown parameter(s) {', '.join(unknown)}; "
+                                f"known: {known}")  # fmt: skip
+        self.values = {**self.params, **params}
+
+    def param(self, name: str):
+        """A parameter's value; a one-line error when a needed one was not given."""
+        if self.values.get(name) is None:
+            raise PipelineError(f"study {self.name} needs --param {name}=VALUE")
+        return self.values[name]
 
     def runs(self, size: str) -> list[StudyRun]:
         """The runs at ``size`` (one of :data:`SIZES`)."""
@@ -62,11 +80,15 @@ class Study:
 
     def describe(self) -> str:
         """One line for ``interp-heads study --list``."""
-        sizes = ", ".join(
-            f"{s}: {len(self.runs(s))} run(s), "
-            + (f"{self.minutes[s]:g} min" if s in self.minutes else "not timed")
-            for s in SIZES
-        )
+        needed = [k for k, v in self.params.items() if v is None]
+        if needed:
+            sizes = "parameters " + ", ".join(f"{k}=..." for k in needed)
+        else:
+            sizes = ", ".join(
+                f"{s}: {len(self.runs(s))} run(s), "
+                + (f"{self.minutes[s]:g} min" if s in self.minutes else "not timed")
+                for s in SIZES
+            )
         return f"{self.name}: {self.summary} ({sizes})"
 
 

@@ -33,9 +33,9 @@ def study_config(
     return config
 
 
-def get_study(name: str) -> Study:
-    """The registered study ``name`` (one-line error listing the others)."""
-    return STUDIES.get(name)()
+def get_study(name: str, **params) -> Study:
+    """The registered study ``name`` with ``params`` (one-line error listing the others)."""
+    return STUDIES.get(name)(**params)
 
 
 def run_study(
@@ -47,12 +47,13 @@ def run_study(
     threads: int | None = None,
     force: bool = False,
     quiet: bool = False,
+    params: dict | None = None,
 ) -> list[Path]:
-    """Run or resume every run of study ``name`` at ``size`` under ``runs_dir``, then write its
-    pages into ``docs``; returns the pages written."""
+    """Run or resume every run of study ``name`` (with ``params``) at ``size`` under
+    ``runs_dir``, then write its pages into ``docs``; returns the pages written."""
     from interp_heads.pipeline.experiment import ATTRIBUTE, run_experiment, run_pipeline
 
-    study = get_study(name) if isinstance(name, str) else name
+    study = get_study(name, **(params or {})) if isinstance(name, str) else name
     if size not in SIZES:
         raise PipelineError(f"study size {size!r}: choose one of {', '.join(SIZES)}")
     runs = study.runs(size)

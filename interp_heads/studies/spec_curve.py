@@ -63,8 +63,7 @@ OPTIONS: dict[str, dict[str, dict]] = {
     "examples": {"all": {"correct_only": False}, "correct": {"correct_only": True}},
     "k": {"literal": {"k": 32}, "fractions": {"k": 8}},
 }
-GENERATING = ("ranking", "intervention", "scope", "format")
-READ = ("reference", "examples", "k")
+READ_KEYS = {"metric", "correct_only", "k"}  # what a read choice's options set
 STUDY_END = {"ranking": "probe", "intervention": "scale", "scope": "generated", "format": "study",
              "reference": "study", "examples": "all", "k": "literal"}  # fmt: skip
 CAUSAL_END = {"ranking": "ablation_atp", "intervention": "mean", "scope": "all", "format": "plain",
@@ -79,11 +78,12 @@ SIZES = {
 }
 
 
-def cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END)) -> list[dict]:
-    """Both ends and every protocol one choice away from either, each once, with ``end`` (the end
-    it is one choice from; both ends are their own) and ``flipped`` (the choice changed, or "")."""
+def cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END), names=("study", "causal")) -> list[dict]:
+    """Each end and every protocol one choice away from it, each once, with ``end`` (the name of
+    the end it is one choice from; an end is its own) and ``flipped`` (the choice changed, or
+    "")."""
     out, seen = [], set()
-    for end_name, end in zip(("study", "causal"), ends, strict=True):
+    for end_name, end in zip(names, ends, strict=True):
         for choice in ("", *options):
             for option in options[choice] if choice else [end.get(choice)]:
                 cell = {**end, **({choice: option} if choice else {})}
@@ -94,9 +94,23 @@ def cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END)) -> list[dict]:
     return out
 
 
-def run_name(cell: dict) -> str:
+def generating(options: dict) -> list[str]:
+    """The choices whose options set config values (a cell needs generations of its own); the
+    others (:data:`READ_KEYS`) say what a cell reads of a run's stored records."""
+    return [c for c in options if not set(next(iter(options[c].values()))) <= READ_KEYS]
+
+
+def read(cell: dict, options: dict, key: str, default=None):
+    """What ``cell`` reads for ``key`` (``metric``, ``correct_only``, ``k``), else ``default``."""
+    for choice in options:
+        if choice not in generating(options) and key in options[choice][cell[choice]]:
+            return options[choice][cell[choice]][key]
+    return default
+
+
+def run_name(cell: dict, options=OPTIONS, prefix: str = "spec_curve") -> str:
     """The run folder (under the study's folder) holding a cell's generations."""
-    return "spec_curve/" + "_".join(str(cell[c]) for c in GENERATING)
+    return f"{prefix}/" + "_".join(str(cell[c]) for c in generating(options))
 
 
 def rank_name(cell: dict) -> str:
@@ -121,7 +135,7 @@ def plan_runs(
             method = {**options["ranking"][cell["ranking"]]}
             method.setdefault("ablation", "mean")
             runs[rank] = StudyRun(rank, base, {**shared, **method}, steps="attribute")
-        name = run_name(cell)
+        name = run_name(cell, options)
         if name not in runs:
             changes = {**shared, **options["intervention"][cell["intervention"]],
                        **options["scope"][cell["scope"]],
@@ -132,16 +146,18 @@ def plan_runs(
 
 
 def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
-    """One row per task: the cell's TopK - RandomK on its metric, examples and k (read from a
-    run's ``sweep.parquet`` records) with interval, p, counts and verdict."""
+    """One row per task (and k, when the cell does not choose one): the cell's TopK - RandomK on
+    its metric, examples and k (read from a run's ``sweep.parquet`` records) with interval, p,
+    counts and verdict."""
     from interp_heads.report.compare_tables import collapses
     from interp_heads.sweep import stats
     from interp_heads.vocab import BASELINE
 
-    metric = options["reference"][cell["reference"]]["metric"]
-    k = options["k"][cell["k"]]["k"]
-    recs = records[(records.metric == metric) & records.k.isin([0, k])]
-    if options["examples"][cell["examples"]]["correct_only"]:
+    metric = read(cell, options, "metric", "accuracy")
+    k = read(cell, options, "k")
+    recs = records[records.metric == metric]
+    recs = recs if k is None else recs[recs.k.isin([0, k])]
+    if read(cell, options, "correct_only", False):
         gold = records[(records.selection == BASELINE) & (records.metric == "accuracy")]
         right = set(gold[gold.value >= 1].example_id)
         recs = recs[recs.example_id.isin(right)]
@@ -150,7 +166,7 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     rows = []
     for r in sig.itertuples():
         rows.append({
-            **{c: cell[c] for c in OPTIONS}, "end": cell["end"], "flipped": cell["flipped"],
+            **{c: cell[c] for c in options}, "end": cell["end"], "flipped": cell["flipped"],
             "task": r.task, "k_heads": int(r.k), "metric": metric, "baseline": r.baseline,
             "topk": r.top_mean, "randomk": r.control_mean, "effect": r.diff,
             "effect_low": r.diff_low, "effect_high": r.diff_high, "p": r.p_value,
@@ -161,12 +177,18 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     return rows
 
 
-def curve_frame(folders: dict[str, Path], options=OPTIONS, ends=(STUDY_END, CAUSAL_END)):
+def curve_frame(
+    folders: dict[str, Path],
+    options=OPTIONS,
+    ends=(STUDY_END, CAUSAL_END),
+    prefix="spec_curve",
+    names=("study", "causal"),
+) -> pd.DataFrame:
     """Every cell's rows (:func:`cell_rows`) from the study's run folders."""
     records = {}
     rows = []
-    for cell in cells(options, ends):
-        name = run_name(cell)
+    for cell in cells(options, ends, names):
+        name = run_name(cell, options, prefix)
         if name not in records:
             records[name] = pd.read_parquet(Path(folders[name]) / "sweep.parquet")
         rows += cell_rows(cell, records[name], options)

@@ -13,7 +13,15 @@ import pandas as pd
 from interp_heads.sweep.inference import holm
 
 FIGURE = "spec_curve"  # docs/figures/<FIGURE>.svg
-PROTOCOL = {"study": "the study's protocol", "causal": "the causal protocol"}
+PROTOCOL = {
+    "study": "the study's protocol",
+    "causal": "the causal protocol",
+    "default": "the default protocol (mean ablation at every position, accuracy)",
+}
+
+
+def protocol(end: str) -> str:
+    return PROTOCOL.get(end, f"the {end} protocol")
 
 
 def collapses(verdict: str) -> bool:
@@ -26,21 +34,21 @@ def _mark(row) -> str:
     return f"{word} ({row.effect:+.2f})"
 
 
-def end_table(frame: pd.DataFrame, tasks: list[str]) -> list[str]:
+def end_table(frame: pd.DataFrame, tasks: list[str], names=("study", "causal")) -> list[str]:
     """Each end's verdict per task: does TopK collapse the task against RandomK?"""
     out = ["| protocol | " + " | ".join(tasks) + " |", "|---" * (len(tasks) + 1) + "|"]
-    for end in ("study", "causal"):
+    for end in names:
         row = frame[(frame.end == end) & (frame.flipped == "")].set_index("task")
-        out.append(f"| {PROTOCOL[end]} | " + " | ".join(
+        out.append(f"| {protocol(end)} | " + " | ".join(
             _mark(row.loc[t]) if t in row.index else "-" for t in tasks) + " |")  # fmt: skip
     return out
 
 
-def flip_rows(frame: pd.DataFrame, ends: tuple[dict, dict]) -> pd.DataFrame:
+def flip_rows(frame: pd.DataFrame, ends: tuple, names=("study", "causal")) -> pd.DataFrame:
     """One row per end and flipped cell: the choice, its new option, and per task the verdict,
     whether it differs from the end's, and the change in effect."""
     rows = []
-    for end_name, end in zip(("study", "causal"), ends, strict=True):
+    for end_name, end in zip(names, ends, strict=True):
         base = frame[(frame.end == end_name) & (frame.flipped == "")].set_index("task")
         for _, cell in frame[(frame.end == end_name) & (frame.flipped != "")].groupby(
             ["flipped", *[c for c in ends[0]]], sort=False
@@ -70,24 +78,22 @@ def flip_table(flips: pd.DataFrame, tasks: list[str]) -> list[str]:
             for t in tasks
         ]  # fmt: skip
         flipped = [t for t in tasks if t in g.index and g.loc[t, "flips"]]
-        out.append(f"| {PROTOCOL[end]} | {g.choice.iloc[0]}: {change} | " + " | ".join(cells)
+        out.append(f"| {protocol(end)} | {g.choice.iloc[0]}: {change} | " + " | ".join(cells)
                    + f" | {len(flipped)} of {len(g)} |")  # fmt: skip
     return out
 
 
-def findings(flips: pd.DataFrame, frame: pd.DataFrame) -> list[str]:
+def findings(flips: pd.DataFrame, frame: pd.DataFrame, names=("study", "causal")) -> list[str]:
     """Sentences from the numbers: each end's verdict count, and which single choices flip it."""
     out = []
-    for end in ("study", "causal"):
+    for end in names:
         base = frame[(frame.end == end) & (frame.flipped == "")]
         yes = int(base.verdict.map(collapses).sum())
-        mine = flips[flips.end == end]
+        mine = flips[flips.end == end] if len(flips) else flips
         by = mine[mine.flips].groupby("change", sort=False).task.apply(list)
-        said = (
-            f"Under the {end}'s protocol TopK collapses {yes} of {len(base)} tasks against RandomK."
-        )
+        said = f"Under {protocol(end)} TopK collapses {yes} of {len(base)} tasks against RandomK."
         if by.empty:
-            said += f" No single choice flips that verdict on any task from the {end}'s end."
+            said += f" No single choice flips that verdict on any task from {protocol(end)}."
         else:
             said += " One choice flips it: " + "; ".join(
                 f"{change} on {', '.join(tasks)}" for change, tasks in by.items()) + "."  # fmt: skip
@@ -115,37 +121,52 @@ def cells_table(frame: pd.DataFrame) -> list[str]:
     return out
 
 
-def write_page(frame: pd.DataFrame, options: dict, ends: tuple, docs: Path) -> list[Path]:
-    """docs/spec_curve.md and its figure; returns the files written."""
+INTRO = (
+    "the seed claim (TopK collapses a task against RandomK: TopK's drop at least 3x RandomK's and "
+    "the paired 95% interval of TopK - RandomK below 0 with p < 0.05) in every cell one choice "
+    "away from the Cognitive Mirrors protocol or from the causal one "
+    "(`interp_heads/studies/spec_curve.py`)."
+)
+
+
+def write_page(
+    frame: pd.DataFrame,
+    options: dict,
+    ends: tuple,
+    docs: Path,
+    *,
+    names=("study", "causal"),
+    stem: str = FIGURE,
+    title: str = "Which choice decides the verdict",
+    intro: str = INTRO,
+) -> list[Path]:
+    """``docs/<stem>.md`` and its figure ``docs/figures/<stem>.svg``; returns the files written."""
     from interp_heads.figures.spec_curve import plot_spec_curve
 
     docs.mkdir(parents=True, exist_ok=True)
-    page, written = docs / "spec_curve.md", []
+    page, written = docs / f"{stem}.md", []
     tasks = list(dict.fromkeys(frame.task))
-    flips = flip_rows(frame, ends)
+    flips = flip_rows(frame, ends, names)
     fig = plot_spec_curve(frame, {c: list(o) for c, o in options.items()})
     image = None
     try:
         from interp_heads.figures.static import write_static
 
-        written += write_static({FIGURE: fig}, docs / "figures", ["svg"])
+        written += write_static({stem: fig}, docs / "figures", ["svg"])
         image = Path(os.path.relpath(written[-1].resolve(), page.resolve().parent)).as_posix()
     except Exception as exc:  # noqa: BLE001 (no kaleido or Chromium: the page without it)
         print(f"no static figure: {str(exc).splitlines()[0] if str(exc) else exc}")
     text = [
-        "# Which choice decides the verdict",
+        f"# {title}",
         "",
-        f"Generated by `interp-heads study spec_curve` on {dt.date.today()}: the seed claim (TopK "
-        "collapses a task against RandomK: TopK's drop at least 3x RandomK's and the paired 95% "
-        "interval of TopK - RandomK below 0) in every cell one choice away from the Cognitive "
-        "Mirrors protocol or from the causal one (`interp_heads/studies/spec_curve.py`).",
+        f"Generated by `interp-heads study` on {dt.date.today()}: {intro}",
         "",
         *([f"![specification curve]({image})", ""] if image else []),
         "## The answer",
         "",
-        *end_table(frame, tasks),
+        *end_table(frame, tasks, names),
         "",
-        *findings(flips, frame),
+        *findings(flips, frame, names),
         "",
         "Each single choice flipped from each end (bold: the verdict differs from the end's):",
         "",

@@ -1,5 +1,5 @@
 """The house: packages by role in one layer order, no import that runs back up, no circle,
-no module over 300 lines. Every ``import`` counts, also those inside functions."""
+no module over 400 lines. Every ``import`` counts, also those inside functions."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ LAYERS = [
     {"cli"},
 ]
 LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
-MAX_LINES = 300
+MAX_LINES = (
+    400  # one feature in one place: a cap that keeps modules readable, not a reason to split
+)
 
 
 def _modules():
@@ -177,7 +179,7 @@ def test_no_import_circle_in_bench_and_bench_is_above_the_package():
     assert not back, f"the package imports bench/: {back}"
 
 
-def test_no_module_is_over_300_lines():
+def test_no_module_is_over_400_lines():
     long = {
         str(path.relative_to(PACKAGE)): n
         for path, _ in _modules()
