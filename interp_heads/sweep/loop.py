@@ -36,6 +36,7 @@ from interp_heads.sweep.config import SweepConfig
 from interp_heads.sweep.plan import plan_conditions
 from interp_heads.sweep.records import collect_records, condition_payload, metric_items
 from interp_heads.sweep.result import SweepResult
+from interp_heads.tasks.fmt import check_same_format, filtered, task_format
 from interp_heads.tasks.prompts import render
 
 __all__ = [
@@ -117,8 +118,10 @@ def run_sweep(
     metrics = with_reference(metrics, config.reference)
     for name, task in tasks.items():
         if len(task) == 0:
-            raise InputError(f"task {name!r} has no examples to evaluate")
+            raise InputError(f"task {name!r} has no examples to evaluate{filtered(task)}")
         _check_format(config, name, task)
+        fmt = task_format(model, task, config.fmt)  # a file declaring none: measured, as the CLI
+        check_same_format(model, task, fmt, rankings.get(name), "run_sweep")
     if config.positions != "all" and any(getattr(m, "per_condition", 0) for m in metrics):
         raise InputError("the logit metrics need positions = 'all' (metrics.logits)")
     if config.reference == "unmasked" or any(getattr(m, "needs_unmasked", 0) for m in metrics):
