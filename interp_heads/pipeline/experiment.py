@@ -24,7 +24,7 @@ from pathlib import Path
 from interp_heads.config import validation
 from interp_heads.config.run_config import RunConfig, check_ks
 from interp_heads.errors import one_line
-from interp_heads.execution import threads
+from interp_heads.models import threads
 from interp_heads.models.specs import load_any_model
 from interp_heads.pipeline.given import check_ks_fit, given_rankings, manifest_record
 from interp_heads.pipeline.loading import PipelineError, load_any_task, load_any_tasks
@@ -96,7 +96,7 @@ def _tasks(config: RunConfig) -> dict:
     tasks = {}
     for spec in config.tasks:
         for task in load_any_tasks(config.task_path(spec)):  # a CogQA file: one per skill
-            task = task.split(config.skip)[1].subset(n=config.max_examples)
+            task = task.split(config.skip, allow_empty=True)[1].subset(n=config.max_examples)
             if task.name in tasks:
                 raise PipelineError(f"task {task.name!r} is listed twice")
             tasks[task.name] = task

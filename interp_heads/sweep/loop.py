@@ -36,8 +36,9 @@ from interp_heads.sweep.config import SweepConfig
 from interp_heads.sweep.plan import plan_conditions
 from interp_heads.sweep.records import collect_records, condition_payload, metric_items
 from interp_heads.sweep.result import SweepResult
-from interp_heads.tasks.fmt import check_same_format, filtered, task_format
+from interp_heads.tasks.fmt import check_same_format, task_format
 from interp_heads.tasks.prompts import render
+from interp_heads.tasks.schema import filter_note
 
 __all__ = [
     "ConditionStore",
@@ -118,7 +119,7 @@ def run_sweep(
     metrics = with_reference(metrics, config.reference)
     for name, task in tasks.items():
         if len(task) == 0:
-            raise InputError(f"task {name!r} has no examples to evaluate{filtered(task)}")
+            raise InputError(f"task {name!r} has no examples to evaluate{filter_note(task)}")
         _check_format(config, name, task)
         fmt = task_format(model, task, config.fmt)  # a file declaring none: measured, as the CLI
         check_same_format(model, task, fmt, rankings.get(name), "run_sweep")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import warnings
 
 from interp_heads.tasks.evaluate import DEFAULT_MAX_NEW_TOKENS, BaselineResult, evaluate_in_format
 from interp_heads.tasks.fmt import task_format
 from interp_heads.tasks.prompts import PromptFormat
-from interp_heads.tasks.schema import Task
+from interp_heads.tasks.schema import Task, filter_note
 
 __all__ = ["BaselineResult", "evaluate_baseline", "filter_correct", "take_correct"]
 log = logging.getLogger(__name__)
@@ -94,7 +95,20 @@ def filter_correct(
         len(task),
         " (clean and corrupted correct)" if need_corrupted else "",
     )
-    return Task(task.name, kept, task.source, task.sha256, meta)
+    return _none_kept_warned(Task(task.name, kept, task.source, task.sha256, meta))
+
+
+def _none_kept_warned(kept: Task) -> Task:
+    """``kept``, with a warning when the unmasked model answered none of its task correctly:
+    nothing is left to rank or evaluate (a wrong prompt format is the usual cause)."""
+    if not len(kept):
+        warnings.warn(
+            f"task {kept.name!r}: no example answered correctly{filter_note(kept)}; nothing is "
+            "left to rank or evaluate (try another fmt=, or more max_new_tokens)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return kept
 
 
 def take_correct(
@@ -138,7 +152,7 @@ def take_correct(
         "fmt": fmt,
         "max_new_tokens": max_new_tokens,
     }
-    return Task(task.name, kept, task.source, task.sha256, meta)
+    return _none_kept_warned(Task(task.name, kept, task.source, task.sha256, meta))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -154,13 +154,3 @@ def check_same_format(model, task: Task, fmt: str, ranking=None, where: str = ""
                 FormatWarning,
                 stacklevel=3,
             )
-
-
-def filtered(task: Task) -> str:
-    """What ``filter_correct`` or ``take_correct`` left of ``task``, for an error about an empty
-    task: `` (filter_correct kept 0 of 40 in prompt format 'chat')``; empty when unfiltered."""
-    info = task.meta.get("filter") or {}
-    n_before = info.get("n_before", info.get("n_evaluated"))
-    if n_before is None:
-        return ""
-    return f" (filter_correct kept {len(task)} of {n_before} in prompt format {info.get('fmt')!r})"

@@ -149,3 +149,11 @@ def test_an_emptied_task_says_what_the_filter_kept(chat_tiny):
     cfg = SweepConfig(ks=[1], seeds=1, max_new_tokens=5, metrics=["accuracy"])
     with pytest.raises(ValueError, match="kept 0 of 4 in prompt format 'chat'"):
         run_sweep(chat_tiny, [kept], {"mine": [(0, 0)]}, cfg, progress=False)
+
+
+def test_a_filter_that_keeps_nothing_warns(chat_tiny):
+    from interp_heads import filter_correct
+
+    task = plain_only_task(chat_tiny).subset(n=4)
+    with pytest.warns(UserWarning, match="no example answered correctly .*kept 0 of 4 in .*'chat'"):
+        filter_correct(chat_tiny, task, fmt="chat")
