@@ -43,6 +43,20 @@ class BaselineResult:
     def accuracy(self) -> float:
         return sum(self.correct) / self.n if self.n else 0.0
 
+    def figure(self):
+        """The unmasked model's answers on the task: correct and wrong, counted (Plotly)."""
+        import plotly.graph_objects as go
+
+        wrong = self.n - sum(self.correct)
+        fig = go.Figure(go.Bar(x=["correct", "wrong"], y=[sum(self.correct), wrong]))
+        return fig.update_layout(
+            title=f"{self.task}: accuracy {self.accuracy:.2f} on {self.n} examples "
+            f"(prompt format {self.fmt}, {self.max_new_tokens} new tokens)",
+            yaxis_title="examples",
+            width=520,
+            height=360,
+        )
+
     def to_frame(self):
         """One row per example (``pandas.DataFrame``)."""
         import pandas as pd
