@@ -184,3 +184,12 @@ def test_findings_say_when_the_random_control_collapses_too(tmp_path):
     assert "masking 32 random heads already takes the score from 1.00 to 0.12" in floor
     assert "in 4 of 4 tasks): the control collapses as TopK does" in floor
     assert "the control collapses" not in text(0.75)  # a control that holds: no such sentence
+
+
+def test_the_page_leads_with_figure_verdict_and_findings(runs, tmp_path):
+    page = tmp_path / "compare.md"
+    cp.write_pages(runs, page, runs / "index.html", None)
+    text = page.read_text()
+    order = ["Does TopK collapse", "## Findings", "Does the probe's ranking", "What each of"]
+    where = [text.index(title) for title in order]
+    assert where == sorted(where)  # the answer first, then what it rests on
