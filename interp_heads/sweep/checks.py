@@ -28,13 +28,13 @@ def check_verdict_counts(
 ) -> bool:
     """Warn before any generation when a task's examples (``{task: n}``) or the random draws per
     k are too few for a verdict (``stats.MIN_EXAMPLES``, ``stats.MIN_DRAWS``); True if it warned.
-    Nothing to warn about when no random selection is run. ``fix``: what to change, in the
+    Nothing to warn about without a masked random selection (RandomK and the like). ``fix``: what to change, in the
     caller's words (the command line names its flags)."""
     from interp_heads.interventions.selections import SELECTIONS
     from interp_heads.sweep.stats import shortfall
 
-    if not any(SELECTIONS.get(name).random for name in selections):
-        return False
+    if not any(SELECTIONS.get(n).random and not SELECTIONS.get(n).kept for n in selections):
+        return False  # no masked random control (a kept-set sweep has its own measures)
     warned = False
     for name, n in n_examples.items():
         short = shortfall(n, n_draws)

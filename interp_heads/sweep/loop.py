@@ -130,7 +130,10 @@ def run_sweep(
         fmt = task_format(model, task, config.fmt)  # a file declaring none: measured, as the CLI
         check_same_format(model, task, fmt, rankings.get(name), "run_sweep")
     check_verdict_counts(
-        config.selections, config.seeds, {n: len(t) for n, t in tasks.items()}, "raise seeds"
+        config.selections,
+        config.seeds,
+        {n: len(t) for n, t in tasks.items()},
+        "raise seeds or add examples",
     )
     if config.positions != "all" and any(getattr(m, "per_condition", 0) for m in metrics):
         raise InputError("the logit metrics need positions = 'all' (metrics.logits)")

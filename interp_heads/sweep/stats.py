@@ -199,8 +199,8 @@ def shortfall(n_examples: SupportsInt, n_draws: SupportsInt) -> str | None:
     """What is too few for any TopK vs random verdict, both counts named: ``"3 random draws (5
     needed)"``; None when both suffice (checked before a sweep, where ``too_few`` is after)."""
     short = [
-        f"{int(n)} {what} ({need} needed)"
-        for n, need, what in ((n_examples, MIN_EXAMPLES, "examples"), (n_draws, MIN_DRAWS, "random draws"))
+        f"{int(n)} {what}{'s' * (int(n) != 1)} ({need} needed)"
+        for n, need, what in ((n_examples, MIN_EXAMPLES, "example"), (n_draws, MIN_DRAWS, "random draw"))
         if int(n) < need
     ]  # fmt: skip
     return " and ".join(short) or None

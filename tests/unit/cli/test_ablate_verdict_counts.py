@@ -62,3 +62,12 @@ def test_run_sweep_warns_before_generating(tiny):
     cfg = SweepConfig(ks=[1], seeds=2, max_new_tokens=1, metrics=["accuracy"], fmt="plain")
     with pytest.warns(VerdictWarning, match="4 examples .* 2 random draws"):
         run_sweep(tiny, [task], {task.name: [(0, 0), (1, 1)]}, cfg, progress=False)
+
+
+def test_a_kept_set_sweep_is_not_warned_about(recwarn):
+    from interp_heads.sweep.checks import VerdictWarning, check_verdict_counts
+
+    assert not check_verdict_counts(["topk", "all_but_topk", "all_but_randomk"], 3, {"t": 4})
+    assert check_verdict_counts(["topk", "randomk"], 1, {"t": 40})
+    said = [str(w.message) for w in recwarn if w.category is VerdictWarning]
+    assert said == [said[0]] and "t: 1 random draw (5 needed)" in said[0]
