@@ -111,7 +111,8 @@ class Task:
 
     @property
     def fmt(self) -> str:
-        """Prompt format the task is meant for (``meta["fmt"]``; ``"auto"`` when unset)."""
+        """Prompt format the task is meant for (``meta["fmt"]``); ``"auto"`` while unset: a file
+        that declares none gets it measured by the first call that takes it with a model."""
         return self.meta.get("fmt", "auto")
 
     @property
