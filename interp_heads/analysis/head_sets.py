@@ -10,6 +10,7 @@ necessity area, minimal k), ``.verdicts()`` (plain words) and ``.figure()``. The
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -24,6 +25,7 @@ from interp_heads.analysis.sufficiency import (
     verdicts,
 )
 from interp_heads.interventions.selections import ranked_heads
+from interp_heads.tasks.fmt import FormatWarning, check_same_format, task_format
 
 DEFAULT_METRICS = ("accuracy", "answer_logprob", "kl_unmasked")
 
@@ -118,6 +120,8 @@ def sufficiency(
         seeds: random kept sets per k. ``metrics``: registered metric names (accuracy gives the
             minimal head set; the logit metrics need no generation).
         ablation: what an ablated head's ``hook_z`` becomes (a registered kind).
+        fmt: the prompt format of ranking and evaluation; None: the task's (a file that
+            declares none is measured once, as on the command line).
         out_dir: a folder to store and resume the sweep's conditions in.
     """
     from interp_heads.sweep.loop import SweepConfig, run_sweep
@@ -126,18 +130,22 @@ def sufficiency(
         from interp_heads.tasks import load_task
 
         task = load_task(task)
+    fmt = task_format(model, task, fmt)  # the task's, measured once if its file declares none
     if ranking is None:
         from interp_heads.attribution import attribute_heads
 
         ranking = attribute_heads(model, task, method, batch_size=batch_size, fmt=fmt)
+    check_same_format(model, task, fmt, ranking, "sufficiency")
     n_total = model.cfg.n_layers * model.cfg.n_heads
     config = SweepConfig(
         ks=kept_grid(n_total, ks), selections=list(SELECTIONS), seeds=seeds, ablation=ablation,
         max_new_tokens=max_new_tokens, fmt=fmt, metrics=list(metrics),
     )  # fmt: skip
-    result = run_sweep(
-        model, {task.name: task}, {task.name: ranking}, config, batch_size=batch_size,
-        out_dir=out_dir, progress=progress, pack_rows=pack_rows,
-    )  # fmt: skip
+    with warnings.catch_warnings():  # checked above, in this function's name
+        warnings.simplefilter("ignore", FormatWarning)
+        result = run_sweep(
+            model, {task.name: task}, {task.name: ranking}, config, batch_size=batch_size,
+            out_dir=out_dir, progress=progress, pack_rows=pack_rows,
+        )  # fmt: skip
     heads = {task.name: ranked_heads(ranking)}
     return SufficiencyResult(result.records, n_total, sorted(set(ks)), heads, n_boot)

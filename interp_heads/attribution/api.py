@@ -21,6 +21,7 @@ from interp_heads.attribution.verify import verify_ranking
 from interp_heads.errors import InputError
 from interp_heads.models.tl_compat import HookedTransformer
 from interp_heads.store.provenance import versions
+from interp_heads.tasks.fmt import check_same_format, task_format
 from interp_heads.tasks.schema import Example, Task
 
 EXACT_TARGET = (
@@ -66,7 +67,8 @@ def attribute_heads(
             ``mean_ablation`` on the same log-prob scale for the methods that estimate it);
             those heads rank first, the others keep their cheap scores and order below them.
         fmt: prompt format (``"auto"``, ``"chat"``, ``"plain"``), as in ``tasks.prompts.render``;
-            None (default): the task's own format (``task.fmt``; built-in tasks are ``"plain"``).
+            None (default): the task's own format (``task.fmt``; built-in tasks are ``"plain"``;
+            a file that declares none is measured once, as the command line does).
         verify: check the finished ranking's top ``verify`` heads and ``verify`` random others
             by their exact mean-ablation drop (``attribution.verify``), reusing the exact scores
             already made; the result is ``provenance["verification"]``.
@@ -126,7 +128,8 @@ def _forward_counter(model, enabled: bool):
 
 def _attribute(model, task, method, n_examples, batch_size, refine, fmt, verify, options, start):
     """The body of :func:`attribute_heads`, its arguments checked."""
-    fmt = fmt or getattr(task, "fmt", None) or "auto"
+    fmt = task_format(model, task, fmt)
+    check_same_format(model, task, fmt, where="attribute_heads")
     chosen = resolve(method, task.has_corrupted)
     if chosen.multi_task:
         raise InputError(

@@ -4,8 +4,8 @@ Importance is ``|score|`` by default (``by="abs"``): a head whose patching moves
 in either direction matters. ``by="signed"`` ranks by the raw score instead (highest first); it is
 the default of scores whose ``provenance["rank_by"]`` says so (``ablation_atp`` and
 ``mean_ablation``, which estimate the drop caused by ablating the head: a head whose ablation
-*helps* the task is not one the task depends on). When a ranking was refined (``refine=m``), the refined heads always rank above the
-others, whatever their scores; the others keep their cheap order below them.
+*helps* the task is not one the task depends on). Refined heads (``refine=m``) always rank
+first, the others keep their cheap order below them.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class HeadScores:
             scores[row.layer, row.head] = row.score
             if "refined" in frame.columns:
                 refined[row.layer, row.head] = bool(row.refined)
-        return cls(
+        out = cls(
             scores,
             str(frame["method"].iloc[0]),
             str(frame["task"].iloc[0]),
@@ -156,6 +156,18 @@ class HeadScores:
             dict(provenance or {}),
             refined if bool(refined.any()) else None,
         )
+        if "rank" in frame.columns and "rank_by" not in out.provenance:
+            out.provenance.update(out._stored_order(frame))
+        return out
+
+    def _stored_order(self, frame: pd.DataFrame) -> dict:
+        """``{"rank_by": "signed"}`` when that reproduces more of a table's ``rank`` column than
+        the default ``abs`` does (then ``{}``): a ranking read back keeps its own order."""
+        stored = torch.zeros(self.n_layers, self.n_heads, dtype=torch.long)
+        for row in frame.itertuples(index=False):
+            stored[row.layer, row.head] = int(row.rank)
+        agree = {by: int((self.rank(by) == stored).sum()) for by in ("abs", "signed")}
+        return {"rank_by": "signed"} if agree["signed"] > agree["abs"] else {}
 
     def to_dict(self) -> dict:
         return {
@@ -172,12 +184,8 @@ class HeadScores:
     def from_dict(cls, d: dict) -> HeadScores:
         if d.get("format") != FORMAT:
             raise InputError(f"not a HeadScores file (format {d.get('format')!r})")
-        refined = (
-            torch.tensor(d["refined"], dtype=torch.bool) if d.get("refined") is not None else None
-        )
-        scores = torch.tensor(
-            [[float("nan") if x is None else x for x in row] for row in d["scores"]]
-        )
+        refined = torch.tensor(d["refined"]).bool() if d.get("refined") is not None else None
+        scores = torch.tensor([[float("nan") if x is None else x for x in r] for r in d["scores"]])
         return cls(
             scores, d["method"], d["task"], d.get("metric", ""), d.get("provenance", {}), refined
         )
@@ -240,11 +248,14 @@ class HeadScores:
             )
         raise InputError(f"unsupported extension {path.suffix!r}: use .json or .parquet")
 
-    def heatmap(self, by: RankBy | str = "abs", title: str | None = None):
-        """Layer x head heatmap (``interp_heads.report.head_heatmap``)."""
+    def figure(self, by: RankBy | str | None = None, title: str | None = None, **kwargs):
+        """Layer x head heatmap (``figures.heatmaps.head_heatmap``: ``markers``, ``top``),
+        ranked in the ranking's own order unless ``by`` says otherwise."""
         from interp_heads.figures.heatmaps import head_heatmap
 
-        return head_heatmap(self, by, title)
+        return head_heatmap(self, by, title, **kwargs)
+
+    heatmap = figure  # its first name; ``figure`` is the one every result object has
 
 
 def overlap(scores_by_task: dict[str, HeadScores], k: int, by: RankBy = "abs") -> pd.DataFrame:

@@ -122,7 +122,7 @@ def _main(argv: list[str] | None) -> int:
     try:
         with store.held_locks(), _removes_unused(args.command):
             if args.command in ("attribute", "ablate", "run"):
-                from interp_heads.execution import threads
+                from interp_heads.models import threads
 
                 threads.configure(args.threads)
             return args.func(args)

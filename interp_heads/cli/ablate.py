@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import warnings
 
 from interp_heads.cli.args import config_from_args
 
@@ -16,15 +17,32 @@ def cmd_ablate(args) -> int:
     format is the ranking's, so heads are ranked and masked on the same prompts.
     """
     from interp_heads.pipeline.experiment import run_experiment
+    from interp_heads.sweep.checks import VerdictWarning, check_verdict_counts
 
     config = config_from_args(args, tasks=[args.task], baseline="needed")
-    exp, made = run_experiment(
-        config, args.out, force=args.force, quiet=args.quiet, notes=not args.quiet
+    said = check_verdict_counts(  # at the start, not after the model load and the baseline
+        config.selections, config.seeds, {args.task: config.n_eval}, "raise --seeds or --n-eval"
     )
+    with warnings.catch_warnings():
+        if said:  # the sweep would say it again
+            warnings.simplefilter("ignore", VerdictWarning)
+        exp, made = run_experiment(
+            config, args.out, force=args.force, quiet=args.quiet, notes=not args.quiet
+        )
     if exp.manifest.get("elbow_k") and not args.quiet:
         k = next(iter(exp.manifest["elbow_k"].values()))
         print(f"elbow of the ranking's sorted importances: k = {k}", file=sys.stderr)
-    cols = ["task", "selection", "k", "metric", "mean", "ci_low", "ci_high"]
+    cols = [
+        "task",
+        "selection",
+        "k",
+        "metric",
+        "mean",
+        "ci_low",
+        "ci_high",
+        "n_examples",
+        "n_draws",
+    ]
     print(made["sweep"].summary()[cols].to_string(index=False))
     print(f"wrote {made['report']}")
     return 0

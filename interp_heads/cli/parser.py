@@ -211,10 +211,12 @@ def _ablate(sub, cmds) -> None:
 
 
 def _no_filter(parser, help: str) -> None:
-    """``--no-filter``: the config's ``filter_correct = false``."""
+    """``--no-filter``: the config's ``filter_correct = false`` (no "(default: True)" in the help:
+    that is the destination's default, not the flag's)."""
     parser.add_argument(
-        "--no-filter", dest="filter_correct", action="store_false", default=True, help=help
-    )
+        "--no-filter", dest="filter_correct", action="store_false", default=argparse.SUPPRESS,
+        help=help,
+    )  # fmt: skip
 
 
 def _run(sub, cmds) -> None:

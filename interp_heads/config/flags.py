@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import argparse
 import typing
 from typing import Literal
 
@@ -27,7 +28,7 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     registry = _registry_of(info)
     literal = next((a for a in _walk(info.annotation) if typing.get_origin(a) is Literal), None)
     if registry is not None:  # any registered name, also one a user added
-        kwargs["type"] = registry.canonical
+        kwargs["type"] = _registered(registry)
         kwargs["metavar"] = "{" + ",".join(registry.vocab.values()) + ",...}"
     elif enum is not None:
         kwargs["choices"] = list(enum.values())
@@ -41,11 +42,31 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     elif float in (info.annotation, *typing.get_args(info.annotation)):
         kwargs["type"] = validation.finite_float  # never nan or inf
     kwargs.update(overrides)
+    if registry is not None and kwargs.get("type") is validation.names_arg:
+        kwargs["type"] = _registered(registry, many=True)  # each name checked, as one flag
     if isinstance(kwargs.get("default"), list):
         kwargs["default"] = [str(v) for v in kwargs["default"]]
     elif kwargs.get("default") is not None and enum is not None:
         kwargs["default"] = str(kwargs["default"])
     parser.add_argument(*(flags or ("--" + field.replace("_", "-"),)), **kwargs)
+
+
+def _registered(registry, many: bool = False):
+    """An argparse type: a registered name (``many``: a comma-separated list of them) in its
+    canonical spelling; an unknown one is refused as ``argument --flag: unknown ... 'x'; use one
+    of ...`` (argparse's own words would be ``invalid canonical value``)."""
+    from interp_heads.config import validation
+
+    def parse(text: str):
+        names = validation.names_arg(text) if many else [text]
+        try:
+            found = [registry.canonical(name) for name in names]
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return found if many else found[0]
+
+    parse.__name__, parse.registry = registry.what, registry
+    return parse
 
 
 def _walk(annotation):

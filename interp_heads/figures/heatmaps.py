@@ -18,7 +18,7 @@ MAX_CELL_PX = 44  # a head's column, at most (narrow models would get very wide 
 
 def head_heatmap(
     scores,
-    by: str = "abs",
+    by: str | None = None,
     title: str | None = None,
     markers: dict | None = None,
     top: int | None = None,
@@ -29,6 +29,8 @@ def head_heatmap(
     Hover: label, score, rank. ``markers`` (``{kind: [(layer, head), ...]}``, e.g. known head
     kinds) adds one marker trace per kind, smaller than a cell, with the legend below the plot
     (clear of the colour bar). ``top``: the ranking's top ``top`` heads are outlined.
+    ``by``: the order of the outline and of the hover ranks; None (default): the ranking's own
+    (``scores.rank_by``: signed for the methods that rank by signed score, refined heads first).
     """
     ranks = scores.rank(by)
     custom = [

@@ -21,6 +21,7 @@ import os
 import torch
 
 from interp_heads.errors import InputError
+from interp_heads.models import threads as shared
 from interp_heads.models.backends import get_backend
 from interp_heads.models.cache import (  # noqa: F401 (re-exported: the cache's public names)
     CACHE_FORMAT,
@@ -71,6 +72,7 @@ def load_model(
     use_cache: bool = True,
     n_devices: int = 1,
     backend: str = "hooked",
+    threads: int | str | None = "shared",
 ) -> HookedTransformer:
     """Load a model as a TransformerLens ``HookedTransformer`` with unprocessed weights.
 
@@ -88,12 +90,17 @@ def load_model(
         backend: a name in ``models.backends.BACKENDS``: ``"hooked"`` (HookedTransformer,
             TransformerLens 2.18) or ``"bridge"`` (TransformerBridge around the HF model,
             TransformerLens 4; a local model folder only), or one a user registered.
+        threads: torch's CPU threads, as the command line sets them (``models.threads``):
+            ``"shared"`` (default) shares the cores with the other running interp-heads
+            processes and the machine's load, re-checked every 2 s of forward passes; ``N``
+            (an int) sets N threads, as ``--threads N``; None leaves torch's setting alone.
 
     Raises:
         ModelLoadError: one-line message saying what is accepted or how to fix it.
         ValueError: ``spec`` is not a non-empty string or path, or ``device`` is unknown or absent.
     """
     spec = _check_spec(spec)
+    _check_threads(threads)
     check_device(device, allow_meta=True)
     device = device or default_device()
     if isinstance(dtype, str):
@@ -107,9 +114,26 @@ def load_model(
         chosen.check_available()
     except BackendError as exc:
         raise ModelLoadError(str(exc)) from None
+    if threads is not None:  # before the load, which runs on them too
+        shared.configure(None if threads == "shared" else threads)
     if spec == "tiny":
-        return chosen.tiny(device)
-    return chosen.load(spec, device, dtype, use_cache=use_cache, n_devices=n_devices)
+        model = chosen.tiny(device)
+    else:
+        model = chosen.load(spec, device, dtype, use_cache=use_cache, n_devices=n_devices)
+    if threads == "shared":
+        shared.watch(model)
+    return model
+
+
+def _check_threads(threads) -> None:
+    """``threads`` is ``"shared"``, None or an integer >= 1 (at most 4 x the cores)."""
+    if threads is None or threads == "shared":
+        return
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise InputError(
+            f"load_model: threads must be 'shared', None or an integer >= 1, got {threads!r}"
+        )
+    shared.check_count(threads)
 
 
 def _check_spec(spec) -> str:

@@ -43,7 +43,7 @@ def baseline_step(exp: Experiment) -> pd.DataFrame | None:
                 keep = pool.subset(ids=ok)
             else:
                 keep = _first_correct(exp, name, pool, n_rank + n_eval)
-            rank, rest = keep.split(n_rank)
+            rank, rest = keep.split(n_rank, allow_empty=True)
             evalset = rest.subset(n=n_eval)
             _check_split(exp, name, keep, rank, evalset, n_rank, n_eval)
             if cfg.baseline == "all":
@@ -82,14 +82,16 @@ def _first_correct(exp: Experiment, name: str, pool: Task, n: int) -> Task:
     cfg = exp.config
     if not cfg.filter_correct:
         return pool.subset(n=n)
-    kept = take_correct(
-        exp.model,
-        pool,
-        n,
-        fmt=exp.fmts[name],
-        max_new_tokens=cfg.max_new_tokens,
-        batch_size=cfg.batch_size,
-    )
+    with warnings.catch_warnings():  # none kept: _check_split says so, as the run's error
+        warnings.simplefilter("ignore", UserWarning)
+        kept = take_correct(
+            exp.model,
+            pool,
+            n,
+            fmt=exp.fmts[name],
+            max_new_tokens=cfg.max_new_tokens,
+            batch_size=cfg.batch_size,
+        )
     doing = "evaluating" if "sweep" in exp.plan else "ranking on"
     exp.say(
         f"{doing} {len(kept)} correctly answered example(s) "

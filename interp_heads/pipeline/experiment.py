@@ -24,10 +24,11 @@ from pathlib import Path
 from interp_heads.config import validation
 from interp_heads.config.run_config import RunConfig, check_ks
 from interp_heads.errors import one_line
-from interp_heads.execution import threads
+from interp_heads.models import threads
 from interp_heads.models.specs import load_any_model
 from interp_heads.pipeline.given import check_ks_fit, given_rankings, manifest_record
 from interp_heads.pipeline.loading import PipelineError, load_any_task, load_any_tasks
+from interp_heads.pipeline.rankings import ranking_file
 from interp_heads.pipeline.steps import Experiment, baseline, run_steps, task_hash
 from interp_heads.store import releases_locks
 from interp_heads.store.folder import RunFolder
@@ -96,7 +97,7 @@ def _tasks(config: RunConfig) -> dict:
     tasks = {}
     for spec in config.tasks:
         for task in load_any_tasks(config.task_path(spec)):  # a CogQA file: one per skill
-            task = task.split(config.skip)[1].subset(n=config.max_examples)
+            task = task.split(config.skip, allow_empty=True)[1].subset(n=config.max_examples)
             if task.name in tasks:
                 raise PipelineError(f"task {task.name!r} is listed twice")
             tasks[task.name] = task
@@ -133,12 +134,14 @@ def build_experiment(
     from interp_heads.metrics import MetricUnavailable, resolve_metrics
 
     steps = steps or plan_steps(config)
-    t0 = time.perf_counter()
     RunFolder(out_dir).check_usable(force)  # before any work
+    tasks = _tasks(config)  # a task file or ranking path in error: said before the model loads
+    if config.ranking is not None:
+        ranking_file(config.ranking)
+    t0 = time.perf_counter()
     torch.manual_seed(config.seed)
     model = _model(config)
     timings = {"load_model": time.perf_counter() - t0}
-    tasks = _tasks(config)
     _check_for_model(config, model, tasks, steps)
     given = given_rankings(config, model, tasks)
     ks = config.resolved_ks(model.cfg.n_layers * model.cfg.n_heads) if "sweep" in steps else []

@@ -19,11 +19,7 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
 
     from interp_heads.heads import parse_heads
 
-    p = Path(path)
-    if p.is_dir():
-        p = RunFolder(p).ranking_file()
-    if not p.exists():
-        raise PipelineError(f"ranking {str(p)!r} not found")
+    p = ranking_file(path)
     validation.check_regular_file(p, f"ranking {str(p)!r}", MAX_RANKING_BYTES)
     try:
         frame = (
@@ -60,6 +56,26 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
     validation.check_unique_heads(heads, f"ranking {str(p)!r}")
     _check_labels_agree(frame, heads, f"ranking {str(p)!r}")
     return heads
+
+
+def ranking_file(path: str) -> Path:
+    """The file ``--ranking PATH`` names (a folder's ``ranking.csv``, else its
+    ``attribution.parquet``); ``PipelineError`` saying what is expected when there is none.
+    Needs no model: the commands check it before the model loads."""
+    p = Path(path)
+    if p.is_dir():
+        folder, p = RunFolder(p), RunFolder(p).ranking_file()
+        if not p.exists():
+            command = folder.read_manifest().get("command")
+            what = f"an {command} run folder" if command else "a folder"
+            raise PipelineError(
+                f"ranking {str(path)!r} is {what} without ranking.csv or attribution.parquet; "
+                "--ranking expects the folder 'interp-heads attribute --out DIR' (or 'run') "
+                "wrote, or one of those files"
+            )
+    if not p.exists():
+        raise PipelineError(f"ranking {str(p)!r} not found")
+    return p
 
 
 def _ranks(column, source: str):

@@ -119,9 +119,10 @@ def sections(runs: dict[str, dict]) -> list[dict]:
             "how many tasks TopK collapses the task (as in the verdict table).",
             "table": choices,
         })  # fmt: skip
-    if len(verdict):
-        out.append({"title": "Findings", "note": "Written by the page generator from the "
-                    "numbers above.", "items": findings(verdict, agree, choices, PROTOCOLS)})  # fmt: skip
+    if len(verdict):  # the answer first: right after the verdict table it speaks of
+        out.insert(1, {"title": "Findings", "note": "Written by the page generator from the "
+                       "verdict table above and the tables below.",
+                       "items": findings(verdict, agree, choices, PROTOCOLS)})  # fmt: skip
     return out
 
 

@@ -202,7 +202,7 @@ def make_figures(run: dict) -> dict:
         marks = known_markers(run.get("known"))
         for task, s in scores.items():
             k = page.outline_k(run.get("manifest") or {}, s.n_layers * s.n_heads)
-            figs[f"heatmap_{task}"] = head_heatmap(s, "abs", None, marks, top=k)
+            figs[f"heatmap_{task}"] = head_heatmap(s, None, None, marks, top=k)  # its own order
         figs.update(_attention(run))
         if len(scores) > 1:
             ks = (run.get("manifest") or {}).get("ks") or [16]

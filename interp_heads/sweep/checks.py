@@ -19,6 +19,36 @@ class SweepWarning(UserWarning):
     """Something in the sweep looks wrong (mask without effect, empty answers, low baseline...)."""
 
 
+class VerdictWarning(SweepWarning):
+    """The sweep cannot give a TopK vs random verdict: too few examples or random draws."""
+
+
+def check_verdict_counts(
+    selections, n_draws: int, n_examples: dict[str, int], fix: str = "raise seeds or add examples"
+) -> bool:
+    """Warn before any generation when a task's examples (``{task: n}``) or the random draws per
+    k are too few for a verdict (``stats.MIN_EXAMPLES``, ``stats.MIN_DRAWS``); True if it warned.
+    Nothing to warn about without a masked random selection (RandomK and the like). ``fix``: what to change, in the
+    caller's words (the command line names its flags)."""
+    from interp_heads.interventions.selections import SELECTIONS
+    from interp_heads.sweep.stats import shortfall
+
+    if not any(SELECTIONS.get(n).random and not SELECTIONS.get(n).kept for n in selections):
+        return False  # no masked random control (a kept-set sweep has its own measures)
+    warned = False
+    for name, n in n_examples.items():
+        short = shortfall(n, n_draws)
+        if short:
+            warnings.warn(
+                f"{name}: {short}: no TopK vs random verdict can come from this run (every one "
+                f"will read 'too few ... to decide', without a p-value); {fix}",
+                VerdictWarning,
+                stacklevel=3,
+            )
+            warned = True
+    return warned
+
+
 def check_plan(plan, task: str) -> None:
     """Warn when a random draw equals the ranking's own set of the same k (TopK for masked-set
     controls, AllButTopK for kept-set ones; whether a selection is random or kept is read from

@@ -31,12 +31,20 @@ from interp_heads.errors import InputError
 from interp_heads.execution.base import Executor, SweepUnit, TaskContext
 from interp_heads.store.conditions import ConditionStore, entry_name
 from interp_heads.store.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
-from interp_heads.sweep.checks import SweepWarning, check_mask_effect, check_plan, check_results
+from interp_heads.sweep.checks import (
+    SweepWarning,
+    check_mask_effect,
+    check_plan,
+    check_results,
+    check_verdict_counts,
+)
 from interp_heads.sweep.config import SweepConfig
 from interp_heads.sweep.plan import plan_conditions
 from interp_heads.sweep.records import collect_records, condition_payload, metric_items
 from interp_heads.sweep.result import SweepResult
+from interp_heads.tasks.fmt import check_same_format, task_format
 from interp_heads.tasks.prompts import render
+from interp_heads.tasks.schema import filter_note
 
 __all__ = [
     "ConditionStore",
@@ -117,8 +125,16 @@ def run_sweep(
     metrics = with_reference(metrics, config.reference)
     for name, task in tasks.items():
         if len(task) == 0:
-            raise InputError(f"task {name!r} has no examples to evaluate")
+            raise InputError(f"task {name!r} has no examples to evaluate{filter_note(task)}")
         _check_format(config, name, task)
+        fmt = task_format(model, task, config.fmt)  # a file declaring none: measured, as the CLI
+        check_same_format(model, task, fmt, rankings.get(name), "run_sweep")
+    check_verdict_counts(
+        config.selections,
+        config.seeds,
+        {n: len(t) for n, t in tasks.items()},
+        "raise seeds or add examples",
+    )
     if config.positions != "all" and any(getattr(m, "per_condition", 0) for m in metrics):
         raise InputError("the logit metrics need positions = 'all' (metrics.logits)")
     if config.reference == "unmasked" or any(getattr(m, "needs_unmasked", 0) for m in metrics):

@@ -232,6 +232,17 @@ def too_few(n_examples: SupportsInt, n_draws: SupportsInt) -> str | None:
     return None
 
 
+def shortfall(n_examples: SupportsInt, n_draws: SupportsInt) -> str | None:
+    """What is too few for any TopK vs random verdict, both counts named: ``"3 random draws (5
+    needed)"``; None when both suffice (checked before a sweep, where ``too_few`` is after)."""
+    short = [
+        f"{int(n)} {what}{'s' * (int(n) != 1)} ({need} needed)"
+        for n, need, what in ((n_examples, MIN_EXAMPLES, "example"), (n_draws, MIN_DRAWS, "random draw"))
+        if int(n) < need
+    ]  # fmt: skip
+    return " and ".join(short) or None
+
+
 def decided(row) -> bool:
     """Whether a row of :func:`significance` is significant *and* has enough examples and draws."""
     return bool(row.significant) and too_few(row.n_examples, row.n_draws) is None

@@ -3,52 +3,15 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+import warnings
 
-from interp_heads.generation.decode import generate
-from interp_heads.tasks import cognitive_mirrors
-from interp_heads.tasks.checking import is_correct
-from interp_heads.tasks.prompts import PromptFormat, render
-from interp_heads.tasks.schema import Task
+from interp_heads.tasks.evaluate import DEFAULT_MAX_NEW_TOKENS, BaselineResult, evaluate_in_format
+from interp_heads.tasks.fmt import task_format
+from interp_heads.tasks.prompts import PromptFormat
+from interp_heads.tasks.schema import Task, filter_note
 
+__all__ = ["BaselineResult", "evaluate_baseline", "filter_correct", "take_correct"]
 log = logging.getLogger(__name__)
-
-DEFAULT_MAX_NEW_TOKENS = 5
-
-
-@dataclass
-class BaselineResult:
-    """Greedy generations of the unablated model on a task, and their correctness."""
-
-    task: str
-    ids: list[str]
-    generations: list[str]
-    correct: list[bool]
-    fmt: str = "auto"
-    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
-    corrupted_generations: list[str] | None = None
-    corrupted_correct: list[bool] | None = None
-    meta: dict = field(default_factory=dict)
-
-    @property
-    def n(self) -> int:
-        return len(self.ids)
-
-    @property
-    def accuracy(self) -> float:
-        return sum(self.correct) / self.n if self.n else 0.0
-
-    def to_frame(self):
-        """One row per example (``pandas.DataFrame``)."""
-        import pandas as pd
-
-        d = {"id": self.ids, "generation": self.generations, "correct": self.correct}
-        if self.corrupted_correct is not None:
-            d["corrupted_generation"] = self.corrupted_generations
-            d["corrupted_correct"] = self.corrupted_correct
-        frame = pd.DataFrame(d)
-        frame.insert(0, "task", self.task)
-        return frame
 
 
 def evaluate_baseline(
@@ -63,51 +26,17 @@ def evaluate_baseline(
 ) -> BaselineResult:
     """Greedy generations and correctness (``is_correct``) on every example of ``task``.
 
-    ``fmt=None`` uses the task's own format (``task.fmt``: ``"plain"`` for the built-in tasks).
-    With ``corrupted=True`` the corrupted prompts (when the task has them) are scored too,
-    against ``corrupted_answer``. In the ``cognitive_mirrors`` format generation stops after
-    ``]`` and the answer checked is the one extracted from the JSON block. ``progress`` shows a
-    bar over the prompts.
+    ``fmt=None`` uses the task's own format (``task.fmt``: ``"plain"`` for the built-in tasks;
+    a task file that declares none has it measured once, as the command line does:
+    ``tasks.fmt.task_format``). With ``corrupted=True`` the corrupted prompts (when the task has
+    them) are scored too, against ``corrupted_answer``. In the ``cognitive_mirrors`` format
+    generation stops after ``]`` and the answer checked is the one extracted from the JSON block.
+    ``progress`` shows a bar over the prompts.
     """
-    fmt = fmt or task.fmt
-    exs = task.examples
-    json_answers = fmt == PromptFormat.COGNITIVE_MIRRORS
-    opts = {"stop_after": cognitive_mirrors.STOP_TOKEN} if json_answers else {}
-    checked = cognitive_mirrors.answer_text if json_answers else str
-    gens = generate(
-        model,
-        render(model, [e.prompt for e in exs], fmt=fmt),
-        max_new_tokens,
-        batch_size=batch_size,
-        **opts,
-        progress=progress,
-    )
-    result = BaselineResult(
-        task=task.name,
-        ids=[e.id for e in exs],
-        generations=gens,
-        correct=[
-            is_correct(checked(g), e.answer, e.aliases, e.distractors)
-            for g, e in zip(gens, exs, strict=True)
-        ],
-        fmt=fmt,
-        max_new_tokens=max_new_tokens,
-    )
-    if corrupted and task.has_corrupted:
-        cgens = generate(
-            model,
-            render(model, [e.corrupted_prompt for e in exs], fmt=fmt),
-            max_new_tokens,
-            batch_size=batch_size,
-            **opts,
-            progress=progress,
-        )
-        result.corrupted_generations = cgens
-        result.corrupted_correct = [
-            is_correct(checked(g), e.corrupted_answer) for g, e in zip(cgens, exs, strict=True)
-        ]
-    log.info("baseline %s: accuracy %.3f on %d examples", task.name, result.accuracy, result.n)
-    return result
+    return evaluate_in_format(
+        model, task, task_format(model, task, fmt), max_new_tokens=max_new_tokens,
+        batch_size=batch_size, corrupted=corrupted, progress=progress,
+    )  # fmt: skip
 
 
 def filter_correct(
@@ -124,7 +53,7 @@ def filter_correct(
     """The examples the unablated model answers correctly (a new ``Task``).
 
     Args:
-        fmt: prompt format; ``None`` uses ``task.fmt``.
+        fmt: prompt format; ``None`` uses the task's (measured when the file declares none).
         require_corrupted: also require the corrupted prompt to be answered correctly.
         result: a baseline already computed for ``task`` (with the same options), to reuse.
         progress: show a progress bar over the generated answers.
@@ -135,6 +64,7 @@ def filter_correct(
     The counts go to ``meta["filter"]`` of the returned task and to the log.
     """
     need_corrupted = require_corrupted and task.has_corrupted
+    fmt = task_format(model, task, fmt) if result is None else result.fmt
     if result is None or (need_corrupted and result.corrupted_correct is None):
         result = evaluate_baseline(
             model,
@@ -165,7 +95,20 @@ def filter_correct(
         len(task),
         " (clean and corrupted correct)" if need_corrupted else "",
     )
-    return Task(task.name, kept, task.source, task.sha256, meta)
+    return _none_kept_warned(Task(task.name, kept, task.source, task.sha256, meta))
+
+
+def _none_kept_warned(kept: Task) -> Task:
+    """``kept``, with a warning when the unmasked model answered none of its task correctly:
+    nothing is left to rank or evaluate (a wrong prompt format is the usual cause)."""
+    if not len(kept):
+        warnings.warn(
+            f"task {kept.name!r}: no example answered correctly{filter_note(kept)}; nothing is "
+            "left to rank or evaluate (try another fmt=, or more max_new_tokens)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return kept
 
 
 def take_correct(
@@ -184,6 +127,7 @@ def take_correct(
     ``n`` is None), so ranking 24 examples of a 10,000-row file does not generate 10,000 answers.
     ``meta["filter"]`` of the result says how many were evaluated and kept.
     """
+    fmt = task_format(model, task, fmt)  # once, before the task is cut into chunks
     kept, done, chunk = [], 0, max(2 * (n or 0), 32)
     while done < len(task) and (n is None or len(kept) < n):
         part = Task(
@@ -205,10 +149,10 @@ def take_correct(
     meta["filter"] = {
         "n_evaluated": done,
         "n_kept": len(kept),
-        "fmt": fmt or task.fmt,
+        "fmt": fmt,
         "max_new_tokens": max_new_tokens,
     }
-    return Task(task.name, kept, task.source, task.sha256, meta)
+    return _none_kept_warned(Task(task.name, kept, task.source, task.sha256, meta))
 
 
 def main(argv: list[str] | None = None) -> int:

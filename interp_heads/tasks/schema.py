@@ -6,6 +6,8 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
+from interp_heads.errors import InputError
+
 BUILTIN_TASKS = ("retrieval", "knowledge_recall", "math_calculation", "inference")
 # Further built-in tasks, not part of the Cognitive Mirrors figure's four panels.
 EXTRA_TASKS = ("retrieval_keyed",)
@@ -109,7 +111,8 @@ class Task:
 
     @property
     def fmt(self) -> str:
-        """Prompt format the task is meant for (``meta["fmt"]``; ``"auto"`` when unset)."""
+        """Prompt format the task is meant for (``meta["fmt"]``); ``"auto"`` while unset: a file
+        that declares none gets it measured by the first call that takes it with a model."""
         return self.meta.get("fmt", "auto")
 
     @property
@@ -126,10 +129,33 @@ class Task:
             exs = exs[:n]
         return Task(self.name, list(exs), self.source, self.sha256, dict(self.meta))
 
-    def split(self, n_first: int) -> tuple[Task, Task]:
-        """Two disjoint tasks: the first ``n_first`` examples and the rest (e.g. rank vs evaluate)."""
+    def split(self, n_first: int, *, allow_empty: bool = False) -> tuple[Task, Task]:
+        """Two disjoint tasks: the first ``n_first`` examples and the rest (e.g. rank vs evaluate).
+
+        A split that leaves either part empty is refused (``ValueError`` saying how many
+        examples there are) unless ``allow_empty``: ranking or evaluating nothing is never meant.
+        """
+        if isinstance(n_first, bool) or not isinstance(n_first, int):
+            raise InputError(f"split: n_first must be an integer, got {n_first!r}")
+        if not allow_empty and not 0 < n_first < len(self):
+            raise InputError(
+                f"task {self.name!r} has {len(self)} example(s){filter_note(self)}: split"
+                f"({n_first}) would leave {'the first' if n_first < 1 else 'the second'} part "
+                f"empty; split at 1 to {len(self) - 1}"
+                + ("" if len(self) > 1 else " (it needs at least 2 examples)")
+            )
         a, b = self.examples[:n_first], self.examples[n_first:]
         return (
             Task(self.name, list(a), self.source, self.sha256, dict(self.meta)),
             Task(self.name, list(b), self.source, self.sha256, dict(self.meta)),
         )
+
+
+def filter_note(task: Task) -> str:
+    """What ``filter_correct`` or ``take_correct`` left of ``task``, for an error about too few
+    examples: `` (filter_correct kept 0 of 40 in prompt format 'chat')``; empty when unfiltered."""
+    info = task.meta.get("filter") or {}
+    n_before = info.get("n_before", info.get("n_evaluated"))
+    if n_before is None:
+        return ""
+    return f" (filter_correct kept {len(task)} of {n_before} in prompt format {info.get('fmt')!r})"

@@ -31,6 +31,14 @@ def test_head_scores_print_is_one_short_line():
     assert "tensor" not in text and "split_half" not in text and len(text) < 200
 
 
+@pytest.fixture(autouse=True)
+def _new_notebook_session():
+    """Each test is a fresh kernel: its first figure carries plotly.js."""
+    from interp_heads.figures.notebook import new_session
+
+    new_session()
+
+
 def test_head_scores_display_carries_plotly_js_not_a_cdn_link():
     from plotly.offline import get_plotlyjs
 

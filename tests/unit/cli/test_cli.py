@@ -293,8 +293,8 @@ def test_cli_flags_come_from_the_config_definitions():
     flags = {a.dest: a for a in sub["attribute"]._actions}
     # registered extension points: any registered name, checked by the registry itself
     assert flags["attribution"].option_strings == ["--method"]
-    assert flags["attribution"].type == METHODS.canonical and flags["attribution"].choices is None
-    assert flags["ablation"].type == KINDS.canonical
+    assert flags["attribution"].type.registry is METHODS and flags["attribution"].choices is None
+    assert flags["ablation"].type.registry is KINDS
     assert flags["fmt"].choices == list(PromptFormat.values())
     assert flags["n_rank"].default == RunConfig.model_fields["n_rank"].default
     ablate = {a.dest: a for a in sub["ablate"]._actions}

@@ -195,3 +195,12 @@ def test_a_cell_whose_interval_excludes_0_but_whose_p_does_not_is_no_collapse():
 
     assert collapses(0.9, 0.1, -0.2, 48, 5, p=0.01) == "yes"
     assert collapses(0.9, 0.1, -0.2, 48, 5, p=0.2) == "no"
+
+
+def test_the_page_leads_with_figure_verdict_and_findings(runs, tmp_path):
+    page = tmp_path / "compare.md"
+    cp.write_pages(runs, page, runs / "index.html", None)
+    text = page.read_text()
+    order = ["Does TopK collapse", "## Findings", "Does the probe's ranking", "What each of"]
+    where = [text.index(title) for title in order]
+    assert where == sorted(where)  # the answer first, then what it rests on

@@ -521,7 +521,7 @@ def test_lock_of_a_live_process_is_refused(runs, tmp_path, capsys):
 def test_threads_flag_and_fair_share(tmp_path, monkeypatch):
     import torch
 
-    from interp_heads.execution import threads
+    from interp_heads.models import threads
 
     before = torch.get_num_threads()
     try:

@@ -21,7 +21,7 @@ import pytest
 
 from interp_heads import store as runfolder
 from interp_heads.cli import main
-from interp_heads.execution import threads
+from interp_heads.models import threads
 from interp_heads.report import build_report
 from interp_heads.store import faults
 from interp_heads.store.names import safe_name
