@@ -36,7 +36,10 @@ def test_largest_k_whose_random_mean_keeps_eighty_percent():
 def test_damage_k_of_a_tiny_sweep_equals_the_hand_computation(tiny):
     prompts = [f"say {w}" for w in "abcdef"]
     answers = generate(tiny, prompts, 4, stop_at_newline=True)  # unmasked: chrF = 100
-    exs = [Example(str(i), "toy", p, a or "x") for i, (p, a) in enumerate(zip(prompts, answers))]
+    exs = [
+        Example(str(i), "toy", p, a or "x")
+        for i, (p, a) in enumerate(zip(prompts, answers, strict=True))
+    ]
     cfg = SweepConfig(ks=[1, 2, 4, 8], seeds=2, ablation="scale", scale_factor=0.9,
                       max_new_tokens=4, selections=["topk", "randomk"])  # fmt: skip
     with warnings.catch_warnings():
