@@ -224,7 +224,7 @@ class SweepSection(Section):
     damage_matched: bool = Field(
         False,
         description="also report each task's damage-matched k: the largest k of the grid at "
-        "which RandomK keeps at least 80% of the unmasked score (needs randomk)",
+        "which RandomK keeps at least 0.8 x the unmasked score (needs randomk)",
     )
 
 
