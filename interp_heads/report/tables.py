@@ -180,6 +180,17 @@ def probe_table(manifest: dict | None) -> str:
     return _table(pd.DataFrame([row]))
 
 
+def damage_table(manifest: dict | None) -> str:
+    """Each task's damage-matched k (``damage_matched = true``): the largest k of the grid at which
+    RandomK keeps 80% of the unmasked score; empty when the run did not ask for it."""
+    damage = (manifest or {}).get("damage_k")
+    if not isinstance(damage, dict) or not damage:
+        return ""
+    none = "none (RandomK keeps under 80% at every k)"
+    rows = [{"task": t, "damage-matched k": none if k is None else k} for t, k in damage.items()]
+    return _table(pd.DataFrame(rows))
+
+
 def verification_table(manifest: dict | None) -> str:
     """Per task: the ranking's verdict against exact mean ablation; flagged tasks are marked."""
     checks = (manifest or {}).get("verification") or {}

@@ -3,6 +3,7 @@ checked against a hand computation from a tiny model's sweep records."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import pandas as pd
@@ -68,3 +69,25 @@ def test_config_damage_matched_needs_randomk_and_keeps_the_digest_when_off():
     assert RunConfig(damage_matched=True).digest() != RunConfig().digest()
     with pytest.raises(PipelineError, match="damage_matched needs the randomk selection"):
         RunConfig(damage_matched=True, selections=["topk"])
+
+
+def test_a_run_records_each_tasks_damage_k_and_shows_it(tmp_path):
+    from interp_heads.pipeline.experiment import RunConfig, run_pipeline
+
+    cfg = RunConfig.from_dict(
+        {
+            "model": "tiny", "tasks": ["tests/data/tiny_echo.jsonl"], "attribution": "gradxact",
+            "n_rank": 4, "n_eval": 4, "filter_correct": False, "ks": [1, 2, 4],
+            "selections": ["topk", "randomk"], "seeds": 2, "metrics": ["chrf"],
+            "max_new_tokens": 2, "verify": 0, "known_heads": False, "damage_matched": True,
+        }
+    )  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        index = run_pipeline(cfg, tmp_path / "run", quiet=True)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    records = pd.read_parquet(tmp_path / "run" / "sweep.parquet")
+    (task,) = manifest["damage_k"]
+    assert manifest["damage_k"][task] == damage_matched_k(records, task, "chrf")
+    assert manifest["damage_metric"] == "chrf"
+    assert "random heads still keep 80% of the score" in index.read_text()
