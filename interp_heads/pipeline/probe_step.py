@@ -46,10 +46,33 @@ def probe_settings(cfg):
     )  # fmt: skip
 
 
+def probe_key(exp, settings, names, others, evaluated) -> str:
+    """The probe's resume key: every row it reads and its settings (the keys of before when the
+    study's options are at their defaults, so that earlier runs keep their stored probe)."""
+    from interp_heads.pipeline.baseline_step import rows_key
+
+    cfg = exp.config
+    keyed = [*(exp.splits[n][0] for n in names), *others, *(evaluated or [])]
+    extra = {"probe_rows": "evaluated"} if evaluated else {}
+    extra |= {"probe_others": [o.name for o in others]} if others else {}
+    if cfg.probe_position == "generated":
+        extra["probe_new_tokens"] = cfg.max_new_tokens
+    new = {"labels": "tasks", "importance": "mean_abs"}
+    return resume.attribution_key(
+        resume.model_fingerprint(exp.model),
+        "|".join(f"{r.name}:{rows_key(exp.model, r, exp.fmts[r.name])}" for r in keyed),
+        method="probe",
+        position=str(cfg.probe_position),
+        probe={k: v for k, v in vars(settings).items() if new.get(k, ...) != v},
+        batch_size=cfg.batch_size,
+        fmts={n: exp.fmts[n] for n in names},
+        **extra,
+    )
+
+
 def probe_attribute_step(exp) -> dict:
     """Train the probe on every task's rank split (or reuse it) and rank the heads per task."""
     from interp_heads.attribution.probe import probe_heads
-    from interp_heads.pipeline.baseline_step import rows_key
 
     cfg, t = exp.config, time.perf_counter()
     names = list(exp.splits)
@@ -57,23 +80,7 @@ def probe_attribute_step(exp) -> dict:
     settings = probe_settings(cfg)
     others = unswept_skills(exp) if settings.labels == "skills" else []
     evaluated = [exp.splits[n][1] for n in names] if cfg.probe_rows == "evaluated" else None
-    keyed = [*ranks, *others, *(evaluated or [])]
-    extra = {"probe_rows": "evaluated"} if evaluated else {}  # at the defaults: the keys of before
-    extra |= {"probe_others": [o.name for o in others]} if others else {}
-    if cfg.probe_position == "generated":
-        extra["probe_new_tokens"] = cfg.max_new_tokens
-    new = {"labels": "tasks", "importance": "mean_abs"}
-    probe = {k: v for k, v in vars(settings).items() if new.get(k, ...) != v}
-    key = resume.attribution_key(
-        resume.model_fingerprint(exp.model),
-        "|".join(f"{r.name}:{rows_key(exp.model, r, exp.fmts[r.name])}" for r in keyed),
-        method="probe",
-        position=str(cfg.probe_position),
-        probe=probe,
-        batch_size=cfg.batch_size,
-        fmts={n: exp.fmts[n] for n in names},
-        **extra,
-    )
+    key = probe_key(exp, settings, names, others, evaluated)
     stored = {n: load_stored(exp.folder.attribution_entry(n), key) for n in names}
     if any(s is None for s in stored.values()):
         stored = probe_heads(
