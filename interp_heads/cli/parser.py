@@ -204,6 +204,7 @@ def _ablate(sub, cmds) -> None:
         cli_flag(b, name)
     cli_flag(b, "free_form", action="store_true")
     cli_flag(b, "elbow", action="store_true")
+    cli_flag(b, "damage_matched", action="store_true")
     for name in PLACEMENT:
         if name != "n_devices":  # --n-devices is with the model flags above
             cli_flag(b, name)

@@ -123,6 +123,8 @@ class RunConfig(
             raise PipelineError(
                 "config: elbow needs a ranking with scores (--ranking, ranking =), not --heads"
             )
+        if self.damage_matched and "randomk" not in self.selections:
+            raise PipelineError("config: damage_matched needs the randomk selection")
         if self.ranking_task is not None and self.ranking is None:
             raise PipelineError("config: ranking_task needs ranking")
         logit = {"answer_logprob", "logit_diff", "kl_unmasked"}

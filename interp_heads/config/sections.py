@@ -6,9 +6,9 @@ section         keys
 ``model``       model, device, threads, backend
 ``tasks``       tasks, max_examples, skip, n_rank, n_eval, filter_correct, baseline, fmt
 ``ranking``     ranking, ranking_task, heads, allow_overlap (a given ranking instead of attribution)
-``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, known_heads, probe_position, probe_kind, probe_epochs
+``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, known_heads, probe_* (``config.probe_fields``)
 ``ablation``    ablation, positions, scale_factor
-``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow
+``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow, damage_matched
 ``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics, sufficiency_search, sufficiency_target, sufficiency_step (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
 ``metrics``     metrics, comet_model, reference
@@ -27,6 +27,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from interp_heads.attribution.methods import METHODS
+from interp_heads.config.probe_fields import ProbeFields
 from interp_heads.execution.registry import EXECUTORS
 from interp_heads.interventions.kinds import KINDS
 from interp_heads.interventions.selections import SELECTIONS
@@ -143,7 +144,7 @@ class RankingSection(Section):
     )
 
 
-class AttributionSection(Section):
+class AttributionSection(Section, ProbeFields):
     attribution: Annotated[str, _registered(METHODS)] = Field(
         AttributionMethod.AUTO.value,
         description="auto (atp with corrupted prompts, else ablation_atp), exact, atp, "
@@ -176,15 +177,6 @@ class AttributionSection(Section):
         description="detect known head kinds (previous-token, duplicate-token, induction, "
         "successor) and mark them on the heatmaps (false: skip the step)",
     )
-    probe_position: Literal["last", "answer", "mean"] = Field(
-        "answer",
-        description="probe: the hook_z feature's position (last prompt token, mean over the "
-        "forced-decoded answer's tokens, mean over the prompt)",
-    )
-    probe_kind: Literal["mlp", "linear"] = Field(
-        "mlp", description="probe: per-head projection then an MLP (Cognitive Mirrors), or linear"
-    )
-    probe_epochs: Pos = Field(40, description="probe: training epochs")
 
 
 class AblationSection(Section):
@@ -225,6 +217,11 @@ class SweepSection(Section):
         False,
         description="also mask each task's elbow k: the point of its sorted importances farthest "
         "from the first-to-last chord (Cognitive Mirrors' find_elbow_point)",
+    )
+    damage_matched: bool = Field(
+        False,
+        description="also report each task's damage-matched k: the largest k of the grid at "
+        "which RandomK keeps at least 0.8 x the unmasked score (needs randomk)",
     )
 
 

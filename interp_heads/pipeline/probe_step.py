@@ -21,36 +21,73 @@ from interp_heads.pipeline.ranking_checks import (
 from interp_heads.store import resume
 
 
+def unswept_skills(exp) -> list:
+    """The skills of the run's CogQA files that it does not sweep, ``n_rank`` rows each (the
+    probe's extra labels with ``probe_labels = "skills"``), in the file's format."""
+    from interp_heads.tasks.cogqa import is_cogqa, read_cogqa
+
+    sources = {r.source: n for n, (r, _) in exp.splits.items() if r.source and is_cogqa(r.source)}
+    others = {}
+    for source, name in sources.items():
+        for task in read_cogqa(source):
+            if task.name not in exp.splits and task.name not in others:
+                exp.fmts[task.name] = exp.fmts[name]
+                others[task.name] = task.subset(n=exp.config.n_rank)
+    return list(others.values())
+
+
+def probe_settings(cfg):
+    from interp_heads.attribution.probe import ProbeSettings
+
+    return ProbeSettings(
+        kind=str(cfg.probe_kind), epochs=cfg.probe_epochs, batch_size=cfg.probe_batch,
+        lr=cfg.probe_lr, labels=str(cfg.probe_labels), importance=str(cfg.probe_importance),
+        seed=cfg.seed,
+    )  # fmt: skip
+
+
+def probe_key(exp, settings, names, others, evaluated) -> str:
+    """The probe's resume key: every row it reads and its settings (the keys of before when the
+    study's options are at their defaults, so that earlier runs keep their stored probe)."""
+    from interp_heads.pipeline.baseline_step import rows_key
+
+    cfg = exp.config
+    keyed = [*(exp.splits[n][0] for n in names), *others, *(evaluated or [])]
+    extra = {"probe_rows": "evaluated"} if evaluated else {}
+    extra |= {"probe_others": [o.name for o in others]} if others else {}
+    if cfg.probe_position == "generated":
+        extra["probe_new_tokens"] = cfg.max_new_tokens
+    new = {"labels": "tasks", "importance": "mean_abs"}
+    return resume.attribution_key(
+        resume.model_fingerprint(exp.model),
+        "|".join(f"{r.name}:{rows_key(exp.model, r, exp.fmts[r.name])}" for r in keyed),
+        method="probe",
+        position=str(cfg.probe_position),
+        probe={k: v for k, v in vars(settings).items() if new.get(k, ...) != v},
+        batch_size=cfg.batch_size,
+        fmts={n: exp.fmts[n] for n in names},
+        **extra,
+    )
+
+
 def probe_attribute_step(exp) -> dict:
     """Train the probe on every task's rank split (or reuse it) and rank the heads per task."""
-    from interp_heads.attribution.probe import ProbeSettings, probe_heads
-    from interp_heads.pipeline.baseline_step import rows_key
+    from interp_heads.attribution.probe import probe_heads
 
     cfg, t = exp.config, time.perf_counter()
     names = list(exp.splits)
     ranks = [exp.splits[n][0] for n in names]
-    settings = ProbeSettings(kind=str(cfg.probe_kind), epochs=cfg.probe_epochs, seed=cfg.seed)
-    key = resume.attribution_key(
-        resume.model_fingerprint(exp.model),
-        "|".join(
-            f"{n}:{rows_key(exp.model, r, exp.fmts[n])}" for n, r in zip(names, ranks, strict=True)
-        ),
-        method="probe",
-        position=str(cfg.probe_position),
-        probe=vars(settings),
-        batch_size=cfg.batch_size,
-        fmts={n: exp.fmts[n] for n in names},
-    )
+    settings = probe_settings(cfg)
+    others = unswept_skills(exp) if settings.labels == "skills" else []
+    evaluated = [exp.splits[n][1] for n in names] if cfg.probe_rows == "evaluated" else None
+    key = probe_key(exp, settings, names, others, evaluated)
     stored = {n: load_stored(exp.folder.attribution_entry(n), key) for n in names}
     if any(s is None for s in stored.values()):
         stored = probe_heads(
-            exp.model,
-            ranks,
-            exp.fmts,
-            position=str(cfg.probe_position),
-            settings=settings,
-            batch_size=cfg.batch_size,
-        )
+            exp.model, ranks, exp.fmts, position=str(cfg.probe_position), settings=settings,
+            batch_size=cfg.batch_size, evaluated=evaluated, others=others,
+            max_new_tokens=cfg.max_new_tokens,
+        )  # fmt: skip
         for name, scores in stored.items():
             scores.provenance["resume_key"] = key
             scores.provenance.update(exp.provenance)

@@ -118,6 +118,12 @@ def sweep_step(exp: Experiment):
         from interp_heads.sweep.elbow import elbow_k
 
         exp.manifest["elbow_k"] = {n: elbow_k(r) for n, r in exp.rankings.items()}
+    if exp.config.damage_matched:
+        from interp_heads.sweep.damage import damage_matched
+
+        first = str(exp.sweep_config.metrics[0])
+        exp.manifest["damage_k"] = damage_matched(result.records, first)
+        exp.manifest["damage_metric"] = first
     exp.result = result
     return result
 

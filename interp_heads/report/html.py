@@ -20,6 +20,7 @@ from interp_heads.report.run import load_run, make_figures
 from interp_heads.report.sufficiency_section import sufficiency_parts
 from interp_heads.report.tables import (
     baseline_table,
+    damage_table,
     probe_table,
     provenance_table,
     significance_table,
@@ -100,6 +101,11 @@ def build_report(
     parts += known_kinds_parts(run) + stability_parts(manifest)
     if manifest.get("probe"):
         parts += ["<h2>How well does the probe tell the tasks apart?</h2>", probe_table(manifest)]
+    if manifest.get("damage_k"):
+        metric = esc(str(manifest.get("damage_metric", "")))
+        parts += ["<h2>At which k do random heads still keep 80% of the score?</h2>",
+                  f'<p class="note">The damage-matched k: the largest k of the grid at which RandomK '
+                  f"keeps at least 80% of the unmasked {metric}.</p>", damage_table(manifest)]  # fmt: skip
     if manifest.get("verification"):
         parts += _verification_section(manifest)
     for name, task in _breakdown_tasks(run, figs):

@@ -174,15 +174,28 @@ def probe_table(manifest: dict | None) -> str:
     p = (manifest or {}).get("probe") or {}
     if not p:
         return ""
+    rows = "rows masked" if p.get("rows") == "evaluated" else "held-out"
     row = {
         "probe": f"{p.get('kind')} on hook_z at {p.get('position')!r}",
-        "tasks (labels)": ", ".join(p.get("tasks") or []),
-        "held-out accuracy": p.get("heldout_accuracy"),
-        "chance (largest task's share)": p.get("chance"),
+        f"{p.get('labels', 'tasks')} (labels)": ", ".join(p.get("tasks") or []),
+        f"accuracy ({rows})": p.get("heldout_accuracy"),
+        "chance (1 / labels)": round(1 / len(p["tasks"]), 4) if p.get("tasks") else None,
+        "largest label's share": p.get("majority", p.get("chance")),
         "train accuracy": p.get("train_accuracy"),
-        "n train / held-out": f"{p.get('n_train')} / {p.get('n_heldout')}",
+        f"n train / {rows}": f"{p.get('n_train')} / {p.get('n_heldout')}",
     }
     return _table(pd.DataFrame([row]))
+
+
+def damage_table(manifest: dict | None) -> str:
+    """Each task's damage-matched k (``damage_matched = true``): the largest k of the grid at which
+    RandomK keeps 80% of the unmasked score; empty when the run did not ask for it."""
+    damage = (manifest or {}).get("damage_k")
+    if not isinstance(damage, dict) or not damage:
+        return ""
+    none = "none (RandomK keeps under 80% at every k)"
+    rows = [{"task": t, "damage-matched k": none if k is None else k} for t, k in damage.items()]
+    return _table(pd.DataFrame(rows))
 
 
 def verification_table(manifest: dict | None) -> str:

@@ -30,6 +30,7 @@ RETIRED = {"ablation", "packing", "batched_mask", "testing_planted", "runfolder"
 ELSEWHERE = {
     "get_activations.py",
     "get_importance.py",
+    "get_topk_tokens_by_answer.py",
     "interveners.py",
     "ablation_topk.py",
     "ablation_cot.py",

@@ -18,10 +18,18 @@ class Probe(Method):
 
     @dataclass(frozen=True)
     class Options(Common):
-        """Where the ``hook_z`` feature is read (``last``, ``answer``, ``mean``), the probe's
-        shape (``mlp``: Cognitive Mirrors' per-head projection then an MLP, or ``linear``) and
-        its training epochs."""
+        """Where the ``hook_z`` feature is read (``last``, ``answer``, ``mean``, ``generated``),
+        the probe's shape (``mlp``: Cognitive Mirrors' per-head projection then an MLP, or
+        ``linear``), its training (epochs, batch, learning rate), its labels (``tasks`` or the
+        examples' ``skills``), its importance (``mean_abs``: mean |grad x act|, ``abs_mean``:
+        the study's |mean grad x act|) and the rows that importance is read on (``heldout`` or
+        ``evaluated``: the rows the sweep masks, as the study does)."""
 
         probe_position: str = "answer"
         probe_kind: str = "mlp"
         probe_epochs: int = 40
+        probe_batch: int = 16
+        probe_lr: float = 1e-3
+        probe_labels: str = "tasks"
+        probe_importance: str = "mean_abs"
+        probe_rows: str = "heldout"

@@ -192,3 +192,25 @@ def test_pipeline_trains_once_stores_and_reuses(tmp_path, monkeypatch):
     assert calls == [1]  # the second run reused both stored rankings
     ranking = (out / "ranking.csv").read_text()
     assert "task_a" in ranking and "task_b" in ranking
+
+
+def test_study_importance_is_the_magnitude_of_the_mean():
+    """``abs_mean`` (the study's) is |mean_rows mean_d W_c[f] proj_f|; rows of opposite sign cancel
+    there and not in ``mean_abs``."""
+    torch.manual_seed(2)
+    half = torch.randn(3, 5, 3)
+    x, y = torch.cat([half, -half, torch.randn(2, 5, 3)]), torch.tensor([0] * 6 + [1] * 2)
+    data = ProbeData(x, y, [str(i) for i in range(8)], ["a", "b"])
+    probe = HeadProbe(3, 5, 2, ProbeSettings(kind="linear", proj_dim=4)).eval()
+    with torch.no_grad():
+        probe.feature_proj.bias.zero_()  # proj(-x) = -proj(x): label a's rows cancel exactly
+    w = probe.classifier.weight.detach().reshape(2, 5, 4)
+    proj = probe.feature_proj(x).detach()
+    gxa = [(w[c][None] * proj[y == c]).mean(-1) for c in range(2)]  # [row, feature]
+    study = importance(probe, data, torch.arange(8), "abs_mean")
+    for c in range(2):
+        torch.testing.assert_close(study[c], gxa[c].mean(0).abs())
+    torch.testing.assert_close(study[0], torch.zeros(5), atol=1e-6, rtol=0)
+    assert (importance(probe, data, torch.arange(8), "mean_abs")[0] > 1e-3).all()
+    with pytest.raises(InputError, match="probe importance"):
+        ProbeSettings(importance="max")
