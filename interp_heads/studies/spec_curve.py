@@ -39,9 +39,9 @@ PLAIN_TASKS = ["retrieval", "knowledge_recall", "math_calculation", "inference"]
 
 # choice -> option -> what it sets: config values (generating choices) or what a cell reads
 OPTIONS: dict[str, dict[str, dict]] = {
-    "ranking": {
-        "probe": {"attribution": "probe", "probe_position": "answer", "probe_kind": "mlp"},
-        "ablation_atp": {"attribution": "ablation_atp", "ablation": "mean"},
+    "ranking": {  # the probe: the study's own (configs/cognitive_mirrors.toml's probe_* keys)
+        "probe": {"attribution": "probe"},
+        "ablation_atp": {"attribution": "ablation_atp", "ablation": "mean", "probe": "defaults"},
     },
     "intervention": {
         "scale": {"ablation": "scale", "scale_factor": 1e-4},
@@ -76,6 +76,13 @@ SIZES = {
     "small": {"tasks": 2, "n_eval": 12, "n_rank": 12, "max_examples": 40},
     "full": {"tasks": 4, "n_eval": 24, "n_rank": 24, "max_examples": 160},
 }
+
+
+def probe_defaults() -> dict:
+    """The config's probe options at their defaults (a base config sets the study's)."""
+    from interp_heads.config.run_config import RunConfig
+
+    return {n: f.default for n, f in RunConfig.model_fields.items() if n.startswith("probe_")}
 
 
 def cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END), names=("study", "causal")) -> list[dict]:
@@ -134,11 +141,14 @@ def plan_runs(
         if rank not in runs:
             method = {**options["ranking"][cell["ranking"]]}
             method.setdefault("ablation", "mean")
+            if method.pop("probe", None) == "defaults":  # another method: the probe's keys unset
+                method.update(probe_defaults())
             runs[rank] = StudyRun(rank, base, {**shared, **method}, steps="attribute")
         name = run_name(cell, options)
         if name not in runs:
             changes = {**shared, **options["intervention"][cell["intervention"]],
                        **options["scope"][cell["scope"]],
+                       **(probe_defaults() if cell["ranking"] != "probe" else {}),
                        "attribution": options["ranking"][cell["ranking"]]["attribution"],
                        "ranking": "{runs}/" + rank}  # fmt: skip
             runs[name] = StudyRun(name, base, changes)
