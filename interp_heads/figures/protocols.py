@@ -1,4 +1,4 @@
-"""Two protocols' Cognitive Mirrors figures side by side (``report.compare_page``, docs/compare.md).
+"""Two protocols' Cognitive Mirrors figures side by side (``studies.compare``, docs/compare.md).
 
 Each protocol gets the study's figure layout: four task panels (two by two), x = number of masked
 heads (log axis), the first metric (Accuracy) blue and the second (COMET or its labelled stand-in)

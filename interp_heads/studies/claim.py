@@ -2,7 +2,7 @@
 metrics (docs/<name>.md, from ``interp-heads study claim --param task=... --param ranking=...``).
 
 The claim is the one the toolkit makes by default: masking the ranking's top k heads collapses
-the task against masking k random heads (``report.compare_tables.collapses``), under mean
+the task against masking k random heads (``studies.compare_tables.collapses``), under mean
 ablation at every position, scored by accuracy (:data:`END`). Each cell changes one choice:
 the intervention (zero, resample, the Cognitive Mirrors x1e-4 scale), the scope (the last
 position of each pass; every generated position with the prompt unmasked) or the metric (the

@@ -6,7 +6,7 @@ The Cognitive Mirrors protocol and this toolkit's causal protocol differ in seve
 probe's ranking under the causal protocol, the causal ranking under the study's) are among them.
 A cell's verdict is the seed claim on one task: TopK collapses the task against RandomK (TopK's
 drop at least 3x RandomK's and the paired 95% interval of TopK - RandomK below 0,
-``report.compare_tables.collapses``) (Simonsohn, Simmons & Nelson 2020 for the display).
+``studies.compare_tables.collapses``) (Simonsohn, Simmons & Nelson 2020 for the display).
 
 Nothing is computed twice. Choices split in two:
 
@@ -159,7 +159,7 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     """One row per task (and k, when the cell does not choose one): the cell's TopK - RandomK on
     its metric, examples and k (read from a run's ``sweep.parquet`` records) with interval, p,
     counts and verdict."""
-    from interp_heads.report.compare_tables import collapses
+    from interp_heads.studies.compare_tables import collapses
     from interp_heads.sweep import stats
     from interp_heads.vocab import BASELINE
 

@@ -94,26 +94,26 @@ def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):
 
 
 def _results_section(run, curves):
-    """``report.sufficiency_results`` writes docs/results.md's section from the run folder alone,
+    """``studies.sufficiency`` writes docs/results.md's section from the run folder alone,
     beside the section of make heads, and a second write replaces it."""
     import pytest
 
-    from interp_heads.report import results_page, sufficiency_results
+    from interp_heads.studies import seed_figure, sufficiency
 
     page = run / "results.md"
-    heads = "\n".join(results_page.SECTIONS["heads"])
+    heads = "\n".join(seed_figure.SECTIONS["heads"])
     page.write_text(f"# Results\n\n{heads}\n\n## Reading the results\n")
     argv = [str(run), "--results", str(page), "--figures", str(run / "docs_figures")]
-    sufficiency_results.main(argv)
-    sufficiency_results.main(argv)
+    sufficiency.main(argv)
+    sufficiency.main(argv)
     text = page.read_text()
-    block = results_page.section(text, "sufficiency")
-    assert block and text.count(results_page.SECTIONS["sufficiency"][0]) == 1
-    assert results_page.section(text, "heads") == heads
+    block = seed_figure.section(text, "sufficiency")
+    assert block and text.count(seed_figure.SECTIONS["sufficiency"][0]) == 1
+    assert seed_figure.section(text, "heads") == heads
     assert text.index(heads) < text.index(block) < text.index("## Reading the results")
     full = curves[(curves.metric == "accuracy") & (curves.curve == "ranking")].full.iloc[0]
     assert f"| {curves.task.iloc[0]} | {full:.2f} |" in block
     assert "CPR ranking" in block and "f, top 2 kept" in block
     assert "- CPR (higher is better)" in block
     with pytest.raises(SystemExit, match="no heads/sufficiency.csv"):
-        sufficiency_results.main([str(run / "nowhere"), "--results", str(page)])
+        sufficiency.main([str(run / "nowhere"), "--results", str(page)])

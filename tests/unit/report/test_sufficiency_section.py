@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interp_heads.report.sufficiency_results import minimal_table
 from interp_heads.report.sufficiency_section import (
     CMD_LINE,
     CPR_LINE,
@@ -13,6 +12,7 @@ from interp_heads.report.sufficiency_section import (
     plain_verdicts,
     summary_table,
 )
+from interp_heads.studies.sufficiency import minimal_table
 
 
 def _summary(found: bool) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""The comparison page on synthetic run folders (``report.compare_page``, ``compare_tables``,
+"""The comparison page on synthetic run folders (``studies.compare``, ``compare_tables``,
 ``compare_findings``, ``figures.protocols``): sweep tables built by ``sweep.stats`` from
 hand-made records, written to tmp folders; the verdict's numbers against a hand computation, the
 findings following the numbers, the figure's panels and line styles."""
@@ -10,9 +10,9 @@ import json
 import pandas as pd
 import pytest
 
-from interp_heads.report import compare_page as cp
-from interp_heads.report import compare_tables as ct
-from interp_heads.report.compare_findings import findings
+from interp_heads.studies import compare as cp
+from interp_heads.studies import compare_tables as ct
+from interp_heads.studies.compare_findings import findings
 from interp_heads.sweep import stats
 
 TASKS = ["retrieval", "knowledge_recall", "math_calculation", "inference"]
@@ -191,7 +191,7 @@ def test_findings_say_when_the_random_control_collapses_too(tmp_path):
 
 def test_a_cell_whose_interval_excludes_0_but_whose_p_does_not_is_no_collapse():
     """The verdict follows the significance rule: interval below 0 and p < 0.05 both."""
-    from interp_heads.report.compare_tables import collapses
+    from interp_heads.studies.compare_tables import collapses
 
     assert collapses(0.9, 0.1, -0.2, 48, 5, p=0.01) == "yes"
     assert collapses(0.9, 0.1, -0.2, 48, 5, p=0.2) == "no"

@@ -1,4 +1,4 @@
-"""``interp_heads.report.compare_page`` (docs/compare.md): each variant's config changes one of the
+"""``interp_heads.studies.compare`` (docs/compare.md): each variant's config changes one of the
 study's choices alone; a page without runs says so (the page on synthetic runs:
 test_compare_verdict.py)."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from interp_heads.report import compare_page
+from interp_heads.studies import compare as compare_page
 from tests.helpers import ROOT
 
 

@@ -1,6 +1,6 @@
 """The "Which heads" section of docs/results.md, from the two run folders of ``make heads``.
 
-``make heads`` writes it between the markers of ``report.results_page``, which keeps it when ``make
+``make heads`` writes it between the markers of ``studies.seed_figure``, which keeps it when ``make
 demo`` regenerates the page; every number is read from the heads run folder (no model needed).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from interp_heads.analysis.specificity import exclusivity
-from interp_heads.report.heads_page import (
+from interp_heads.studies.heads_page import (
     known,
     or_missing,
     retrieval_section,
@@ -18,7 +18,7 @@ from interp_heads.report.heads_page import (
     specificity,
     stability,
 )
-from interp_heads.report.results_page import SECTIONS
+from interp_heads.studies.seed_figure import SECTIONS
 
 
 def shared_sentence(rankings: dict, ks=(8, 16, 32)) -> str:
@@ -60,7 +60,7 @@ def results_block(inp, store) -> str:
         "",
         f"Written by `make heads` (`interp-heads run --config configs/heads.toml --out {inp.run}`, "
         f"`configs/heads_retrieval.toml --out {inp.retrieval_run}`, then "
-        f"`python -m interp_heads.report.heads_inputs {inp.run} {inp.retrieval_run}`) on {dt.date.today().isoformat()} from the "
+        f"`python -m interp_heads.studies.heads {inp.run} {inp.retrieval_run}`) on {dt.date.today().isoformat()} from the "
         f"run folder {inp.run} (git {m.get('git', '?')}); `make demo` keeps this section as it is. "
         f"Setup: the four built-in tasks, {c['attribution']} on {c['n_rank']} rank examples, "
         f"{c['ablation']} ablation, up to {c['n_eval']} eval examples, k = {ks} of {total} heads: "

@@ -1,4 +1,4 @@
-"""The tables of docs/results.md (``report.results_page``): the claim at one k, the k grid of
+"""The tables of docs/results.md (``studies.seed_figure``): the claim at one k, the k grid of
 each metric, the setup. Every number comes from a run folder's tables; the marks are computed
 here from the Cognitive Mirrors figure's claim (:data:`CLAIM_RATIO`)."""
 

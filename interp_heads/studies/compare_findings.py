@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interp_heads.report.compare_tables import FIXED_K
+from interp_heads.studies.compare_tables import FIXED_K
 
 
 def findings(

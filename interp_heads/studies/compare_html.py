@@ -1,4 +1,4 @@
-"""The comparison page as HTML (``report.compare_page``): the interactive figure first, then the
+"""The comparison page as HTML (``studies.compare``): the interactive figure first, then the
 same sections as docs/compare.md. Offline: plotly.js is loaded from ``plotly.min.js`` beside the
 page. Every value goes through ``figures.escape`` (a run folder may have been edited by hand)."""
 

@@ -1,11 +1,11 @@
-"""The tables of the comparison page (``report.compare_page``): the verdict, probe-vs-causal
+"""The tables of the comparison page (``studies.compare``): the verdict, probe-vs-causal
 agreement and what each of the study's choices changes.
 
 A run here is a dict of its folder's tables: ``manifest`` (dict), ``summary`` (one row per task,
 selection, k and metric), ``sig`` (``significance.csv``: TopK minus each random control, from
 ``interp_heads.sweep.stats.significance``) and ``ranking``. Every number is read from those; the
 verdict is computed here from the Cognitive Mirrors claim (TopK's drop at least
-:data:`~interp_heads.report.results_tables.CLAIM_RATIO` times RandomK's, the paired interval of
+:data:`~interp_heads.studies.seed_figure_tables.CLAIM_RATIO` times RandomK's, the paired interval of
 TopK minus RandomK below 0) and the counts a verdict needs (``stats.too_few``).
 """
 
@@ -16,7 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from interp_heads.report.results_tables import CLAIM_RATIO
+from interp_heads.studies.seed_figure_tables import CLAIM_RATIO
 from interp_heads.sweep import stats
 from interp_heads.sweep.inference import holm
 

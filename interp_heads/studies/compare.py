@@ -1,7 +1,7 @@
 """The Cognitive Mirrors protocol beside the causal one: docs/compare.md and an HTML page.
 
     make compare   # interp-heads run each config of VARIANTS into runs/compare/<name>, then:
-    python -m interp_heads.report.compare_page runs/compare [--page docs/compare.md]
+    python -m interp_heads.studies.compare runs/compare [--page docs/compare.md]
         [--html runs/compare/index.html] [--figures docs/figures]
 
 ``seed`` is ``configs/cognitive_mirrors.toml`` (the Cognitive Mirrors protocol, on the four
@@ -27,8 +27,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads.report import compare_tables as ct
-from interp_heads.report.compare_findings import findings
+from interp_heads.studies import compare_tables as ct
+from interp_heads.studies.base import STUDIES, Study, StudyRun
+from interp_heads.studies.compare_findings import findings
 
 # run folder -> its config (``make compare`` runs each into runs/compare/<name>)
 VARIANTS = {
@@ -51,7 +52,7 @@ CHANGED = {
 VARIANT_BUDGET = {"ranking", "n_eval", "elbow", "selections", "seeds"}
 PROTOCOLS = {"seed": "the study's protocol", "causal": "the causal protocol"}
 FIGURE = "compare_protocols"  # docs/figures/<FIGURE>.svg
-BEGIN = "<!-- begin: written by make compare (interp_heads.report.compare_page); edit around it -->"
+BEGIN = "<!-- begin: written by make compare (interp_heads.studies.compare); edit around it -->"
 END = "<!-- end: written by make compare -->"
 
 
@@ -185,7 +186,7 @@ def with_block(text: str, block: str) -> str:
 
 def write_pages(out: Path, page: Path, html: Path, figures: Path | None) -> list[Path]:
     """docs/compare.md (its generated block), the HTML page and the static figure."""
-    from interp_heads.report.compare_html import html_page
+    from interp_heads.studies.compare_html import html_page
 
     runs = load_runs(out)
     fig, image, written = figure(runs), None, []
@@ -217,6 +218,32 @@ def main(argv=None) -> int:
     ):
         print(f"wrote {path}")
     return 0
+
+
+# --------------------------------------------------------------------------- the study
+COMPARE_VARIANTS = ["causal", "positions_all", "mean_ablation", "gold_reference"]
+
+
+@STUDIES.register
+class Compare(Study):
+    name = "compare"
+    summary = "the Cognitive Mirrors protocol beside the causal one (docs/compare.md)"
+    minutes = {"full": 56.1}
+
+    def runs(self, size):
+        small = {"n_eval": 12, "seeds": 5} if size == "small" else {}
+        seed = StudyRun("compare/seed", "configs/cognitive_mirrors.toml", small)
+        variants = [
+            StudyRun(f"compare/{v}", f"configs/compare/{v}.toml", dict(small))
+            for v in COMPARE_VARIANTS
+        ]
+        for run in variants[1:]:  # the one-choice runs read the seed run's probe ranking
+            run.changes["ranking"] = "{runs}/compare/seed"
+        return [seed, *variants]
+
+    def write_pages(self, folders, docs):
+        out = Path(folders["compare/seed"]).parent
+        return write_pages(out, docs / "compare.md", out / "index.html", docs / "figures")
 
 
 if __name__ == "__main__":

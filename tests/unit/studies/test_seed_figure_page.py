@@ -1,4 +1,4 @@
-"""``interp_heads.report.results_page`` (docs/results.md): it keeps the sections ``make heads`` and
+"""``interp_heads.studies.seed_figure`` (docs/results.md): it keeps the sections ``make heads`` and
 ``make sufficiency`` write, words verdicts at small n, links its static figures and splits one run's two k grids."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from interp_heads.report import results_page
+from interp_heads.studies import seed_figure
 from tests.helpers import DATA
 
 
 def _make_results():
-    return results_page
+    return seed_figure
 
 
 @pytest.mark.parametrize("name", ["heads", "sufficiency"])
@@ -104,8 +104,8 @@ def test_one_run_with_both_k_grids_gives_each_its_tables():
     ks = [0, 4, 8, 16, 32]
     frame = pd.DataFrame({"k": ks, "task": "t", "selection": "TopK"})
     run = {"manifest": manifest, "summary": frame, "sig": frame}
-    literal, scaled = results_page.grid_views(run)
+    literal, scaled = seed_figure.grid_views(run)
     assert sorted(literal["summary"].k) == [0, 16, 32] and literal["manifest"]["ks"] == [16, 32]
     assert sorted(scaled["summary"].k) == [0, 4, 8] and scaled["manifest"]["ks"] == [4, 8]
     one = {**run, "manifest": {**manifest, "config": {"ks": [16, 32]}}}
-    assert results_page.grid_views(one) == (one, None)
+    assert seed_figure.grid_views(one) == (one, None)

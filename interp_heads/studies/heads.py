@@ -2,7 +2,7 @@
 
     interp-heads run --config configs/heads.toml --out runs/heads
     interp-heads run --config configs/heads_retrieval.toml --out runs/heads_retrieval
-    python -m interp_heads.report.heads_inputs runs/heads runs/heads_retrieval
+    python -m interp_heads.studies.heads runs/heads runs/heads_retrieval
 
 The first run ranks the four built-in tasks, masks TopK, ExclusiveTopK and RandomK, and adds the
 cross-task matrix and the split-half re-ranking (``analyses``: ``heads/specificity.csv``,
@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 
 import pandas as pd
+
+from interp_heads.studies.base import STUDIES, Study, StudyRun
 
 
 class Inputs:
@@ -68,17 +70,37 @@ def write_pages(run: Path, retrieval_run: Path, out: Path, results: Path) -> lis
             raise SystemExit(f"error: {folder} has no ranking.csv: run configs/{config}.toml first")
     inp = Inputs(run, retrieval_run)
     store = run / "heads"
-    from interp_heads.report.heads_page import write_page
+    from interp_heads.studies.heads_page import write_page
 
     write_page(inp, store, out)
     print(f"wrote {out}")
-    from interp_heads.report.heads_results import results_block
-    from interp_heads.report.results_page import with_section
+    from interp_heads.studies.heads_results import results_block
+    from interp_heads.studies.seed_figure import with_section
 
     text = results.read_text() if results.exists() else ""
     results.write_text(with_section(text, "heads", results_block(inp, store)))
     print(f"wrote the make heads section of {results}")
     return [out, results]
+
+
+# --------------------------------------------------------------------------- the study
+@STUDIES.register
+class Heads(Study):
+    name = "heads"
+    summary = "which heads: cross-task specificity, known kinds, retrieval heads (docs/heads.md)"
+    minutes = {"full": 20.0}
+
+    def runs(self, size):
+        small = {"n_eval": 16, "max_examples": 120} if size == "small" else {}
+        return [
+            StudyRun("heads", "configs/heads.toml", small),
+            StudyRun("heads_retrieval", "configs/heads_retrieval.toml", small),
+        ]
+
+    def write_pages(self, folders, docs):
+        return write_pages(
+            folders["heads"], folders["heads_retrieval"], docs / "heads.md", docs / "results.md"
+        )
 
 
 if __name__ == "__main__":
