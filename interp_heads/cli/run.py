@@ -43,7 +43,9 @@ def cmd_report(args) -> int:
     from interp_heads.store import lifecycle
 
     folder = RunFolder(run_dir)
+    folder.check_links()  # the page and figures are written inside the folder only
     folder.lock()
+    folder.clean_temps()  # killed writes' leftovers, and any link planted under such a name
     written: list = []
     static = getattr(args, "static", None)
     index = build_report(run_dir, written=written, static=static)
