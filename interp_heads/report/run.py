@@ -12,7 +12,7 @@ import os
 
 import pandas as pd
 
-from interp_heads.errors import InputError
+from interp_heads.errors import InputError, one_line
 from interp_heads.figures.notebook import figure_html, table_html
 from interp_heads.report import page
 from interp_heads.report.pieces import read_pieces
@@ -147,13 +147,28 @@ def k_grids(manifest: dict) -> dict[str, tuple[str, list[int] | None]]:
 
 def make_figures(run: dict) -> dict:
     """``{name: plotly Figure}``: the Cognitive Mirrors figure (``seed_figure``), one heatmap per
-    task, cross-task overlap, needle breakdowns."""
-    from interp_heads.attribution import HeadScores, overlap, overlap_heatmap
-    from interp_heads.figures.curves import plot_sweep
-    from interp_heads.figures.heatmaps import head_heatmap
-
+    task, cross-task overlap, needle breakdowns. A table that cannot be drawn (edited by hand:
+    text where numbers belong) is an ``InputError`` naming its file, never a crash."""
     figs = {}
-    summary = run.get("summary")
+    for source, draw in (
+        ("summary.parquet", _sweep_figures),
+        ("generations.jsonl", _breakdowns),
+        ("heads/sufficiency_curves.csv", _sufficiency_figure),
+        ("attribution.parquet", _attribution_figures),
+    ):
+        try:
+            figs.update(draw(run))
+        except Exception as exc:  # pandas and plotly raise many types for a table not theirs
+            raise InputError(
+                f"{source}: cannot be drawn ({type(exc).__name__}: {one_line(exc)})"
+            ) from None
+    return figs
+
+
+def _sweep_figures(run: dict) -> dict:
+    from interp_heads.figures.curves import plot_sweep
+
+    figs, summary = {}, run.get("summary")
     for name, (title, ks) in k_grids(run.get("manifest") or {}).items():
         grid = summary if summary is None or ks is None else summary[summary.k.isin([0, *ks])]
         if grid is None or not len(grid):
@@ -169,15 +184,24 @@ def make_figures(run: dict) -> dict:
                     "xanchor": "center"},
         )  # fmt: skip
         figs[name] = fig
-    figs.update(_breakdowns(run))
-    curves = run.get("sufficiency_curves")
-    if curves is not None and len(curves):
-        from interp_heads.figures.sufficiency import plot_faithfulness
+    return figs
 
-        figs["sufficiency"] = plot_faithfulness(
-            curves, title="Keeping only the TopK heads vs random heads (every other head ablated)"
-        )
-    attr = run.get("attribution")
+
+def _sufficiency_figure(run: dict) -> dict:
+    curves = run.get("sufficiency_curves")
+    if curves is None or not len(curves):
+        return {}
+    from interp_heads.figures.sufficiency import plot_faithfulness
+
+    title = "Keeping only the TopK heads vs random heads (every other head ablated)"
+    return {"sufficiency": plot_faithfulness(curves, title=title)}
+
+
+def _attribution_figures(run: dict) -> dict:
+    from interp_heads.attribution import HeadScores, overlap, overlap_heatmap
+    from interp_heads.figures.heatmaps import head_heatmap
+
+    figs, attr = {}, run.get("attribution")
     if attr is not None and len(attr):
         scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}
         marks = known_markers(run.get("known"))
