@@ -66,6 +66,8 @@ class TokenPositions:
     predicate: TokenPredicate | None = None
     selection: torch.Tensor | None = field(default=None, repr=False)  # [batch, pos] of this pass
     _verdicts: dict[int, bool] = field(default_factory=dict, repr=False)
+    reached: int = field(default=0, repr=False)  # positions selected over every pass so far
+    longest: int = field(default=0, repr=False)  # the longest row seen (tokens)
 
     def select(self, model, tokens: torch.Tensor, new_mask: torch.Tensor, before: torch.Tensor):
         """``[batch, pos]`` booleans for a pass reading ``tokens`` with ``new_mask`` (1: a real
@@ -75,6 +77,8 @@ class TokenPositions:
         if self.predicate is not None:
             return real & self._matches(model, tokens)
         index = before[:, None] + in_pass  # the token's position in its row
+        if len(before):
+            self.longest = max(self.longest, int((before + real.long().sum(1)).max()))
         from_end = in_pass - real.long().sum(1, keepdim=True)  # -1: the pass's last real token
         sel = torch.zeros_like(real)
         for p in self.ints:
@@ -97,6 +101,7 @@ class TokenPositions:
                 tokens = model.to_tokens(tokens)
             new_mask, before = _masks(tokens, kwargs)
             self.selection = self.select(model, tokens, new_mask, before)
+            self.reached += int(self.selection.sum())
 
         def after_pass(module, args, kwargs, output):
             self.selection = None
@@ -110,6 +115,15 @@ class TokenPositions:
         finally:
             for h in handles:
                 h.remove()
+
+    def check_reached(self) -> None:
+        """``InputError`` when chosen positions (``ints``) selected no token of any row in the
+        passes that ran: out of range for every prompt, the mask changed nothing."""
+        if self.ints and self.longest and not self.reached:
+            raise InputError(
+                f"positions {list(self.ints)} are out of range for every row (the longest had "
+                f"{self.longest} tokens): the mask changed nothing"
+            )
 
     def current(self, z: torch.Tensor) -> torch.Tensor:
         """The selection of the pass ``z`` (``[batch pos head_index d_head]``) belongs to."""
