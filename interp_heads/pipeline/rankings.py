@@ -45,7 +45,7 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
             )
         frame = frame[frame["task"] == task]
     labels = list(frame["label"])
-    if not labels or any(not isinstance(x, str) for x in labels):
+    if not labels or any(not isinstance(x, str) or not x.strip() for x in labels):
         raise PipelineError(
             f"ranking {str(p)!r} has {'no rows' if not labels else 'rows without a label'} (truncated?)"
         )
