@@ -58,6 +58,8 @@ def check_plan(config: RunConfig, model, tasks: dict, steps: list[str], formats)
         raise PipelineError(one_line(exc)) from None
     fmts, fmt_infos = formats(config, model, tasks, given)
     sweep_config = config.sweep_config(ks, fmts)  # SweepConfig checks its own values
+    if "attribute" in steps:
+        _check_attribution_inputs(config, model, tasks, fmts)
     if "sweep" in steps:
         _check_sweep(sweep_config, model, tasks, fmts, metrics + extra)
     return Plan(ks, metrics, fmts, fmt_infos, given, sweep_config)
@@ -77,6 +79,22 @@ def _check_for_model(config: RunConfig, model, tasks: dict, steps: list[str]) ->
         raise PipelineError(f"refine={config.refine} exceeds the number of heads ({n_total})")
     for name, task in tasks.items():
         config.method_options(has_corrupted=task.has_corrupted, task=name, model_cfg=model.cfg)
+
+
+def _check_attribution_inputs(config: RunConfig, model, tasks: dict, fmts: dict) -> None:
+    """The clean and corrupted prompts the attribution method reads, tokenised for every example
+    (any may land in the rank split): a corrupted prompt of another token length, or a corrupted
+    answer sharing the answer's first token, is refused here, not by the attribute step."""
+    from interp_heads.attribution.inputs import make_batches
+    from interp_heads.attribution.methods import resolve
+
+    if str(config.attribution) == "probe":
+        return
+    for name, task in tasks.items():
+        method = resolve(str(config.attribution), task.has_corrupted)
+        opts = config.method_options(has_corrupted=task.has_corrupted, task=name)
+        if method.needs_corrupted(opts, task.has_corrupted):
+            make_batches(model, task, batch_size=config.batch_size, fmt=fmts[name])
 
 
 def _metrics(config: RunConfig, steps: list[str]) -> tuple[list, list]:

@@ -228,3 +228,20 @@ def test_a_run_with_only_the_stability_analysis_writes_its_table(tmp_path):
     out = tmp_path / "run"
     assert cli("run", "--config", tmp_path / "c.toml", "--out", out, "--quiet") == 0
     assert (out / "heads" / "stability.csv").is_file()
+
+
+# --------------------------------------------------------------------------- the ranking's inputs
+@pytest.mark.parametrize("edit", ["same_first_token", "other_length"])
+def test_run_with_corrupted_prompts_the_method_cannot_use_leaves_the_earlier_run(
+    finished, tmp_path, capsys, edit
+):
+    rows = [json.loads(line) for line in TASK.read_text().splitlines() if line.strip()]
+    if edit == "same_first_token":
+        rows[1]["corrupted_answer"] = rows[1]["answer"]
+    else:
+        rows[1]["corrupted_prompt"] = "A much longer corrupted prompt than the clean one: x y z\n"
+    path = tmp_path / "task" / "tiny_echo.jsonl"
+    path.parent.mkdir()
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = _run(tmp_path, "", CONFIG.replace(str(TASK), str(path)))
+    assert "corrupted" in refused(finished, tmp_path, *argv, capsys=capsys)
