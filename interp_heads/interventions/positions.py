@@ -9,7 +9,8 @@
   is not counted), whether it is read in the prompt pass or generated later, so masked generation
   with the KV cache equals masked generation without it. ``p < 0`` counts from the end of each
   forward pass, as ``"last"`` does (``[-1]`` is ``"last"``): under the KV cache the prompt's last
-  tokens, then each generated token for ``-1``. Positions a row does not have are skipped;
+  tokens, then each generated token for ``-1``. Positions a row does not have are skipped (none
+  reached in any row of the block is refused when ``mask_heads`` ends: ``check_reached``);
 - a predicate ``f(token: str) -> bool``: called with each token's text (as ``model.to_str_tokens``
   shows it, prompt and generated tokens alike); the mask acts where it is True.
 
