@@ -160,7 +160,7 @@ def _to_outside(path: Path) -> None:
 
 PLANTS = {"fifo": _fifo, "dev_zero": _to_dev_zero, "outside_link": _to_outside}
 READ_BACK = ["summary.parquet", "significance.csv", "manifest.json", "generations.jsonl",
-             "baseline.csv", "ranking.csv", "attribution.parquet", "sweep.parquet"]  # fmt: skip
+             "baseline.csv", "attribution.parquet", "sweep.parquet"]  # fmt: skip
 
 
 @pytest.mark.parametrize("name", ["summary.parquet", "significance.csv", "manifest.json"])
@@ -180,8 +180,6 @@ def test_load_run_refuses_a_link_or_non_regular_file_with_one_line(run, name, pl
     if name == "manifest.json" and plant != "outside_link":
         pytest.skip("covered through report above")
     PLANTS[plant](run / name)
-    if name in ("ranking.csv",):  # not read by load_run: the ablate --ranking reader refuses it
-        return
     with pytest.raises(InputError, match=name.replace(".", r"\.")):
         load_run(run)
 
