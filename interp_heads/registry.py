@@ -63,11 +63,14 @@ class Registry(Generic[T]):
         self._items.pop(key, None)
         self._aliases = {a: k for a, k in self._aliases.items() if k != key}
 
-    def canonical(self, name: str) -> str:
-        """The registered name for ``name`` (an alias or another spelling), else InputError.
+    def canonical(self, name: object) -> str:
+        """The registered name for ``name`` (an alias or another spelling), else InputError
+        (also for a value that is not a string: ``ablation = 3`` in a config).
 
         A built-in name (``vocab``) is answered from the vocabulary alone.
         """
+        if not isinstance(name, str):
+            raise InputError(f"{self.what}: expected a name, got {type(name).__name__} {name!r}")
         if self.vocab is not None:
             try:
                 return self.vocab.parse(name).value

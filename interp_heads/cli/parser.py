@@ -299,6 +299,10 @@ def _formats_arg(value: str) -> list[str]:
 
 
 def cut_line(msg: str, limit: int = MAX_MESSAGE) -> str:
-    """First line of ``msg``, at most ``limit`` characters."""
+    """First line of ``msg``, at most ``limit`` characters, without bidi controls (a task named
+    with U+202E reads as written on stderr, as on the pages: ``figures.escape.strip_bidi``)."""
+    from interp_heads.figures.escape import strip_bidi
+
+    msg = strip_bidi(msg)
     line = msg.strip().splitlines()[0] if msg.strip() else ""
     return line if len(line) <= limit else line[: limit - 15] + f" ... [{len(line)} chars]"

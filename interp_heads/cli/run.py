@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from pathlib import Path
 
 from interp_heads.config.run_config import RunConfig
 from interp_heads.config.sections import PLACEMENT
-from interp_heads.errors import PipelineError
+from interp_heads.errors import PipelineError, one_line
 from interp_heads.store.folder import RunFolder
 
 
@@ -30,11 +31,28 @@ def cmd_run(args) -> int:
     return 0
 
 
+def _built(run_dir: Path, written: list, static) -> Path:
+    """``build_report``; a folder file it cannot show (edited by hand into something no step
+    writes) is one line naming the folder, not an internal error (``INTERP_HEADS_DEBUG=1``
+    shows the traceback)."""
+    from interp_heads.report import build_report
+
+    try:
+        return build_report(run_dir, written=written, static=static)
+    except (PipelineError, OSError):
+        raise
+    except Exception as exc:
+        if os.environ.get("INTERP_HEADS_DEBUG"):
+            raise
+        raise PipelineError(
+            f"{str(run_dir)!r}: a file of the run folder cannot be shown "
+            f"({type(exc).__name__}: {one_line(exc)}); was it edited by hand?"
+        ) from None
+
+
 def cmd_report(args) -> int:
     """Rebuild figures and index.html of a run folder from its saved results (no model);
     --static svg,png also writes every figure as an image for papers."""
-    from interp_heads.report import build_report
-
     run_dir = Path(args.dir)
     if not run_dir.is_dir() or not RunFolder(run_dir).is_run():
         raise PipelineError(
@@ -43,10 +61,12 @@ def cmd_report(args) -> int:
     from interp_heads.store import lifecycle
 
     folder = RunFolder(run_dir)
+    folder.check_links()  # the page and figures are written inside the folder only
     folder.lock()
+    folder.clean_temps()  # killed writes' leftovers, and any link planted under such a name
     written: list = []
     static = getattr(args, "static", None)
-    index = build_report(run_dir, written=written, static=static)
+    index = _built(run_dir, written, static)
     lifecycle.note_report(folder, written)  # the tool's files, retired by a later --force run
     print(f"wrote {index}")
     if static:

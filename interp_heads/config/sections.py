@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from interp_heads.arguments import finite_number, torch_seed
 from interp_heads.attribution.methods import METHODS
 from interp_heads.config.probe_fields import ProbeFields
 from interp_heads.execution.registry import EXECUTORS
@@ -190,7 +191,7 @@ class AblationSection(Section):
         description="where the mask acts: all; last (position -1 of each pass); generated (the "
         "prompt's pass unmasked, each generated position masked: the Cognitive Mirrors scope)",
     )
-    scale_factor: float = Field(
+    scale_factor: Annotated[float, AfterValidator(finite_number)] = Field(
         SCALE_FACTOR, description="ablation 'scale': what a masked head's hook_z is multiplied by"
     )
 
@@ -255,9 +256,7 @@ class AnalysisSection(Section):
 class GenerationSection(Section):
     max_new_tokens: Pos = Field(16, description="tokens generated per answer")
     batch_size: Pos = Field(16, description="examples per forward pass")
-    seed: int = Field(
-        0, ge=-(2**63), le=2**64 - 1, description="torch seed set before the run"
-    )  # torch.manual_seed's range
+    seed: Annotated[int, AfterValidator(torch_seed)] = Field(0, description="torch seed of the run")
     free_form: bool = Field(
         False,
         description="generate max_new_tokens without the first-line stop and score whole answers",

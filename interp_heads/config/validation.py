@@ -8,13 +8,13 @@ as it was. The ``*_arg`` functions are ``argparse`` types.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import stat
 from collections import Counter
 from pathlib import Path
 
-from interp_heads.errors import PipelineError
+from interp_heads.arguments import finite_number
+from interp_heads.errors import InputError, PipelineError
 from interp_heads.models.devices import DEVICE, check_device  # noqa: F401 (re-exported)
 
 
@@ -87,9 +87,10 @@ def finite_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
-    return value
+    try:
+        return finite_number(value)  # the check the Python API makes (interp_heads.arguments)
+    except InputError:
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}") from None
 
 
 # --------------------------------------------------------------------------- values

@@ -29,6 +29,12 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+def spacing(n: int, wanted: float) -> float:
+    """The gap between ``n`` subplots in a row or column: ``wanted``, shrunk so that many
+    panels (a folder with dozens of metric names) still fit (Plotly needs it <= 1 / (n - 1))."""
+    return 0.0 if n < 2 else min(wanted, 0.5 / (n - 1))
+
+
 def plot_sweep(
     summary: pd.DataFrame,
     tasks: Sequence[str] | None = None,
@@ -54,8 +60,8 @@ def plot_sweep(
         subplot_titles=titles,
         shared_yaxes=True,
         shared_xaxes=True,
-        horizontal_spacing=0.03,
-        vertical_spacing=0.08 if len(metrics) > 1 else 0.0,
+        horizontal_spacing=spacing(len(tasks), 0.03),
+        vertical_spacing=spacing(len(metrics), 0.08),
     )
     ks = sorted(k for k in summary["k"].unique() if k > 0)
     for col, task in enumerate(tasks, start=1):

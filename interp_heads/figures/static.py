@@ -63,6 +63,8 @@ def write_static(
         ) from None
     import plotly.io as pio
 
+    from interp_heads.store.files import create_new, is_plain
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     jobs = [(name, fmt) for name in figs for fmt in formats]
@@ -72,6 +74,8 @@ def write_static(
         for p, (_, fmt) in zip(final, jobs, strict=True)
     ]
     chosen = [figs[name] for name, _ in jobs]
+    for tmp in temps:  # kaleido writes into files of ours, never through a link planted there
+        os.close(create_new(tmp))
     try:
         pio.write_images(
             chosen, temps, format=[fmt for _, fmt in jobs],
@@ -83,6 +87,8 @@ def write_static(
             tmp.unlink(missing_ok=True)
         raise StaticExportError(f"static export failed: {_why(exc)}") from None
     for tmp, path in zip(temps, final, strict=True):
+        if not is_plain(tmp):
+            raise StaticExportError(f"{tmp} is no longer a plain file; not renamed onto {path}")
         os.replace(tmp, path)
     return final
 

@@ -13,6 +13,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from interp_heads.figures.curves import spacing
+
 STYLE = {"ranking": ("TopK kept (ranking)", "solid"), "random": ("random heads kept", "dash")}
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
 
@@ -35,8 +37,8 @@ def plot_faithfulness(
     labels = curves.drop_duplicates("metric").set_index("metric")["label"].to_dict()
     fig = make_subplots(
         rows=len(metrics), cols=len(tasks), subplot_titles=[*tasks, *[""] * len(tasks) * (len(metrics) - 1)],
-        shared_yaxes=True, shared_xaxes=True, horizontal_spacing=0.03,
-        vertical_spacing=0.08 if len(metrics) > 1 else 0.0,
+        shared_yaxes=True, shared_xaxes=True, horizontal_spacing=spacing(len(tasks), 0.03),
+        vertical_spacing=spacing(len(metrics), 0.08),
     )  # fmt: skip
     for col, task in enumerate(tasks, start=1):
         for row, metric in enumerate(metrics, start=1):

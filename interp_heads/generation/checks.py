@@ -20,6 +20,21 @@ def positive_int(value, name: str) -> int:
     return value
 
 
+def hook_list(fwd_hooks) -> list:
+    """``fwd_hooks`` as a list of ``(hook name, function)`` pairs, else InputError naming the
+    first bad one (TransformerLens would fail later with a bare TypeError)."""
+    if isinstance(fwd_hooks, str | bytes) or not isinstance(fwd_hooks, Iterable):
+        raise InputError(f"fwd_hooks must be a list of (name, fn) pairs, got {fwd_hooks!r}")
+    hooks = list(fwd_hooks)
+    for i, pair in enumerate(hooks):
+        ok = isinstance(pair, tuple | list) and len(pair) == 2
+        if not ok or not (isinstance(pair[0], str) or callable(pair[0])) or not callable(pair[1]):
+            raise InputError(
+                f"fwd_hooks[{i}] must be a (hook name, function) pair, got {str(pair)[:80]}"
+            )
+    return hooks
+
+
 def prompt_list(prompts) -> list[str]:
     """``prompts`` (a list, tuple, pandas column ... of strings) as a list; the caller unwraps a
     lone string first."""

@@ -137,6 +137,7 @@ def generate_tokens(
             temperature=temperature, top_p=top_p, seed=seed, progress=progress, prefixes=prefixes,
         )[0]  # fmt: skip
     prompts = checks.prompt_list(prompts)
+    fwd_hooks = checks.hook_list(fwd_hooks)
     checks.positive_int(max_new_tokens, "max_new_tokens")
     checks.positive_int(batch_size, "batch_size")
     sampling = Sampling(temperature, top_p, seed)
@@ -259,6 +260,10 @@ def generate(
         >>> generate(model, ["Paris is in", "Rome is in"], 3, temperature=0.8, seed=0)
         [' France', ' Italy']
     """
+    if not isinstance(prompts, str):
+        prompts = checks.prompt_list(prompts)
+        if not prompts:
+            raise InputError("generate: prompts is empty (give a string or a list of strings)")
     rows = generate_tokens(model, prompts, max_new_tokens, **kwargs)
     if isinstance(prompts, str):
         return model.tokenizer.decode(rows, skip_special_tokens=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from interp_heads.arguments import torch_seed
 from interp_heads.errors import InputError
 
 
@@ -30,10 +31,8 @@ class Sampling:
             raise InputError(f"temperature must be a finite number >= 0 (0: greedy), got {t!r}")
         if isinstance(p, bool) or not isinstance(p, int | float) or not 0 < p <= 1:
             raise InputError(f"top_p must be in (0, 1], got {p!r}")
-        if self.seed is not None and (
-            isinstance(self.seed, bool) or not isinstance(self.seed, int)
-        ):
-            raise InputError(f"seed must be an integer or None, got {self.seed!r}")
+        if self.seed is not None:
+            torch_seed(self.seed)
         if self.greedy and p != 1:
             raise InputError("top_p applies to sampling: also pass a temperature > 0")
 

@@ -36,6 +36,7 @@ from contextlib import contextmanager, nullcontext
 
 import torch
 
+from interp_heads.arguments import finite_number, torch_seed
 from interp_heads.errors import InputError
 from interp_heads.heads import Head, hook_z
 from interp_heads.interventions.kinds import Ablation, Rewrite, get_kind
@@ -78,6 +79,11 @@ def _values(model, ablation: Ablation, values):
     kind = ablation.name
     if isinstance(values, str):
         values = [values]
+    if isinstance(values, list | tuple) and not values:
+        raise InputError(
+            f"mask_heads: values is empty; kind={kind!r} needs the reference prompts to average "
+            "each head's z over (values=prompts) or head_means(model, prompts)"
+        )
     if isinstance(values, list | tuple) and values and all(isinstance(v, str) for v in values):
         return ablation.values(model, list(values))
     if values is None and type(ablation).values is not Ablation.values:
@@ -92,6 +98,8 @@ def _values(model, ablation: Ablation, values):
 def _hooks(model, heads, kind, values, seed, where, scale_factor, k) -> tuple[list, dict]:
     """The mask's ``(hook_name, fn)`` pairs and the dict their calls are counted in."""
     parsed = mask_targets(heads, model.cfg.n_layers, model.cfg.n_heads, k)
+    torch_seed(seed)  # the checks the config makes of the same settings (interp_heads.arguments)
+    finite_number(scale_factor)
     ablation = get_kind(kind, scale_factor=scale_factor)
     values = _values(model, ablation, values) if parsed else values
     plan = rewrites(parsed, ablation, values, seed)
@@ -195,6 +203,8 @@ def mask_heads(
     chosen = where.attach(model) if isinstance(where, TokenPositions) else nullcontext()
     with chosen, model.hooks(fwd_hooks=fwd):
         yield stats
+    if isinstance(where, TokenPositions):
+        where.check_reached()
     if warn_if_idle and stats["heads"] and stats["calls"] == 0:
         warnings.warn(
             "mask_heads: no forward pass ran inside the block; the mask changed nothing",

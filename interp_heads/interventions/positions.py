@@ -15,7 +15,8 @@
   is not counted), whether it is read in the prompt pass or generated later, so masked generation
   with the KV cache equals masked generation without it. ``p < 0`` counts from the end of each
   forward pass, as ``"last"`` does (``[-1]`` is ``"last"``): under the KV cache the prompt's last
-  tokens, then each generated token for ``-1``. Positions a row does not have are skipped;
+  tokens, then each generated token for ``-1``. Positions a row does not have are skipped (none
+  reached in any row of the block is refused when ``mask_heads`` ends: ``check_reached``);
 - a predicate ``f(token: str) -> bool``: called with each token's text (as ``model.to_str_tokens``
   shows it, prompt and generated tokens alike); the mask acts where it is True.
 
@@ -77,6 +78,8 @@ class TokenPositions:
     passes_selecting: int = 0
     selection: torch.Tensor | None = field(default=None, repr=False)  # [batch, pos] of this pass
     _verdicts: dict[int, bool] = field(default_factory=dict, repr=False)
+    reached: int = field(default=0, repr=False)  # positions selected over every pass so far
+    longest: int = field(default=0, repr=False)  # the longest row seen (tokens)
 
     def select(self, model, tokens: torch.Tensor, new_mask: torch.Tensor, before: torch.Tensor):
         """``[batch, pos]`` booleans for a pass reading ``tokens`` with ``new_mask`` (1: a real
@@ -88,6 +91,8 @@ class TokenPositions:
         if self.predicate is not None:
             return real & self._matches(model, tokens)
         index = before[:, None] + in_pass  # the token's position in its row
+        if len(before):
+            self.longest = max(self.longest, int((before + real.long().sum(1)).max()))
         from_end = in_pass - real.long().sum(1, keepdim=True)  # -1: the pass's last real token
         sel = torch.zeros_like(real)
         for p in self.ints:
@@ -111,6 +116,7 @@ class TokenPositions:
             new_mask, before = _masks(tokens, kwargs)
             self.selection = self.select(model, tokens, new_mask, before)
             self.passes_selecting += bool(self.selection.any())
+            self.reached += int(self.selection.sum())
 
         def after_pass(module, args, kwargs, output):
             self.selection = None
@@ -124,6 +130,15 @@ class TokenPositions:
         finally:
             for h in handles:
                 h.remove()
+
+    def check_reached(self) -> None:
+        """``InputError`` when chosen positions (``ints``) selected no token of any row in the
+        passes that ran: out of range for every prompt, the mask changed nothing."""
+        if self.ints and self.longest and not self.reached:
+            raise InputError(
+                f"positions {list(self.ints)} are out of range for every row (the longest had "
+                f"{self.longest} tokens): the mask changed nothing"
+            )
 
     def current(self, z: torch.Tensor) -> torch.Tensor:
         """The selection of the pass ``z`` (``[batch pos head_index d_head]``) belongs to."""

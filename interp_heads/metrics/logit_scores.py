@@ -53,15 +53,15 @@ def _first_distractor(model, example, gold: int, lead: str) -> int:
     return -1
 
 
-def prepare(model, task, prompts, metrics, *, batch_size: int = 16) -> LogitInputs:
-    """Teacher-forced batches of ``task``'s examples after their rendered ``prompts``, and the
-    unmasked distribution when ``kl_unmasked`` is asked for.
+def answer_tokens(model, task, prompts, metrics) -> tuple[list[list[int]], list[int]]:
+    """Each example's gold answer tokens after its rendered prompt and its distractor's first
+    token (-1: none), checked: the pipeline calls this before a run folder is touched.
 
     Raises:
         InputError: an empty answer, or ``logit_diff`` on examples with no distractor.
     """
-    backend, names = backend_of(model), {m.name for m in metrics}
-    examples, device = list(task), model.cfg.device
+    backend, names = backend_of(model), {getattr(m, "name", m) for m in metrics}
+    examples = list(task)
     answers, distractors = [], []
     for e, prompt in zip(examples, prompts, strict=True):
         lead = continuation(prompt)
@@ -77,6 +77,19 @@ def prepare(model, task, prompts, metrics, *, batch_size: int = 16) -> LogitInpu
             f"{len(examples)} examples ({missing[:3]}): give them `distractors` or a "
             "`corrupted_answer` whose first token differs from the answer's, or drop logit_diff"
         )
+    return answers, distractors
+
+
+def prepare(model, task, prompts, metrics, *, batch_size: int = 16) -> LogitInputs:
+    """Teacher-forced batches of ``task``'s examples after their rendered ``prompts``, and the
+    unmasked distribution when ``kl_unmasked`` is asked for.
+
+    Raises:
+        InputError: an empty answer, or ``logit_diff`` on examples with no distractor.
+    """
+    names = {m.name for m in metrics}
+    examples, device = list(task), model.cfg.device
+    answers, distractors = answer_tokens(model, task, prompts, metrics)
     batches = []
     for start in range(0, len(examples), batch_size):
         rows = list(range(start, min(start + batch_size, len(examples))))

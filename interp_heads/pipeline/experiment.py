@@ -21,13 +21,12 @@ import os
 import time
 from pathlib import Path
 
-from interp_heads.config import validation
 from interp_heads.config.run_config import RunConfig, check_ks
-from interp_heads.errors import one_line
 from interp_heads.models import threads
 from interp_heads.models.specs import load_any_model
-from interp_heads.pipeline.given import check_ks_fit, given_rankings, manifest_record
+from interp_heads.pipeline.given import manifest_record
 from interp_heads.pipeline.loading import PipelineError, load_any_task, load_any_tasks
+from interp_heads.pipeline.plan_check import check_plan
 from interp_heads.pipeline.rankings import ranking_file
 from interp_heads.pipeline.steps import Experiment, baseline, run_steps, task_hash
 from interp_heads.store import releases_locks
@@ -104,18 +103,6 @@ def _tasks(config: RunConfig) -> dict:
     return tasks
 
 
-def _check_for_model(config: RunConfig, model, tasks: dict, steps: list[str]) -> None:
-    """The settings whose valid range depends on the model or the tasks, checked before any step
-    (a refused run must not have touched the folder)."""
-    if "attribute" not in steps:
-        return
-    n_total = model.cfg.n_layers * model.cfg.n_heads
-    if config.refine is not None and config.refine > n_total:
-        raise PipelineError(f"refine={config.refine} exceeds the number of heads ({n_total})")
-    for name, task in tasks.items():
-        config.method_options(has_corrupted=task.has_corrupted, task=name, model_cfg=model.cfg)
-
-
 def build_experiment(
     config: RunConfig,
     out_dir: str | os.PathLike,
@@ -131,8 +118,6 @@ def build_experiment(
     """
     import torch
 
-    from interp_heads.metrics import MetricUnavailable, resolve_metrics
-
     steps = steps or plan_steps(config)
     RunFolder(out_dir).check_usable(force)  # before any work
     tasks = _tasks(config)  # a task file or ranking path in error: said before the model loads
@@ -142,44 +127,30 @@ def build_experiment(
     torch.manual_seed(config.seed)
     model = _model(config)
     timings = {"load_model": time.perf_counter() - t0}
-    _check_for_model(config, model, tasks, steps)
-    given = given_rankings(config, model, tasks)
-    ks = config.resolved_ks(model.cfg.n_layers * model.cfg.n_heads) if "sweep" in steps else []
-    if given and "sweep" in steps:
-        check_ks_fit(ks, given, config)
-    for task in tasks.values():  # before task_formats generates: the longest rendering
-        validation.check_prompt_lengths(
-            model, task, config.fmt or task.fmt, config.max_new_tokens, corrupted=task.has_corrupted
-        )
-    try:  # only a sweep scores answers
-        names = [str(m) for m in config.metrics] if "sweep" in steps else []
-        metrics = resolve_metrics(names, config.comet_model)
-    except (MetricUnavailable, ValueError) as exc:
-        raise PipelineError(one_line(exc)) from None
-    fmts, fmt_infos = task_formats(config, model, tasks, given)
+    plan = check_plan(config, model, tasks, steps, task_formats)  # the whole plan, first
     folder = RunFolder(out_dir)
     digest = config.digest()
-    folder.claim(digest, force)  # before any long step: fail fast
+    folder.claim(digest, force)  # nothing was written before: a refusal leaves the folder as it was
     exp = Experiment(
         config=config,
         folder=folder,
         model=model,
         tasks=tasks,
-        fmts=fmts,
-        fmt_infos=fmt_infos,
-        metrics=metrics,
-        ks=ks,
+        fmts=plan.fmts,
+        fmt_infos=plan.fmt_infos,
+        metrics=plan.metrics,
+        ks=plan.ks,
         quiet=quiet,
         force=force,  # nothing is deleted: each unit's resume key decides what is recomputed
         digest=digest,
         batch_size=config.batch_size,
         timings=timings,
-        sweep_config=config.sweep_config(ks, fmts),
+        sweep_config=plan.sweep_config,
         provenance={"filter_correct": config.filter_correct},
-        given=given,
+        given=plan.given,
         plan=steps,
         notes=notes,
-        rankings={name: g.ranking for name, g in given.items()},
+        rankings={name: g.ranking for name, g in plan.given.items()},
     )
     _describe(exp, folder.read_manifest(), steps)
     return exp

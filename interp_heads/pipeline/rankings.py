@@ -7,7 +7,7 @@ from pathlib import Path
 
 from interp_heads.config import validation
 from interp_heads.errors import PipelineError, one_line
-from interp_heads.store.csv_cells import csv_restore
+from interp_heads.store.csv_cells import csv_restore, parse_csv
 from interp_heads.store.folder import RunFolder
 
 MAX_RANKING_BYTES = 64 * 2**20  # a ranking of a million heads is ~50 MB; more is not a ranking
@@ -23,9 +23,7 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
     validation.check_regular_file(p, f"ranking {str(p)!r}", MAX_RANKING_BYTES)
     try:
         frame = (
-            pd.read_parquet(p)
-            if p.suffix == ".parquet"
-            else csv_restore(pd.read_csv(p, dtype={"label": str, "task": str}))
+            pd.read_parquet(p) if p.suffix == ".parquet" else csv_restore(parse_csv(p.read_bytes()))
         )
     except Exception as exc:  # pandas/pyarrow raise many types for a damaged file
         msg = one_line(exc)
@@ -43,7 +41,7 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
             )
         frame = frame[frame["task"] == task]
     labels = list(frame["label"])
-    if not labels or any(not isinstance(x, str) for x in labels):
+    if not labels or any(not isinstance(x, str) or not x.strip() for x in labels):
         raise PipelineError(
             f"ranking {str(p)!r} has {'no rows' if not labels else 'rows without a label'} (truncated?)"
         )

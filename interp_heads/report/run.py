@@ -15,9 +15,9 @@ import pandas as pd
 from interp_heads.errors import InputError, one_line
 from interp_heads.figures.notebook import figure_html, table_html
 from interp_heads.report import page
+from interp_heads.report.pieces import read_pieces
 from interp_heads.report.which_heads import known_markers
 from interp_heads.store import atomic
-from interp_heads.store.csv_cells import read_csv
 from interp_heads.store.folder import RunFolder
 
 
@@ -101,44 +101,25 @@ def _status(manifest: dict) -> str:
 
 def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     """The saved pieces of a run directory (``None`` for the missing ones), as a
-    :class:`LoadedRun` (``interp_heads.load_run``)."""
+    :class:`LoadedRun` (``interp_heads.load_run``).
+
+    Every piece is read as a plain file of bounded size (``store.files.read_plain``: a link, a
+    FIFO or a device is refused) and parsed with the task names kept as written.
+
+    Raises:
+        TypeError: ``run_dir`` is not a path.
+        InputError: not a run folder, or a piece that is unreadable (one line naming it).
+    """
+    if not isinstance(run_dir, str | os.PathLike):
+        raise TypeError(f"load_run: expected a run folder's path, got {type(run_dir).__name__}")
     if not os.path.isdir(run_dir):
         raise InputError(f"{os.fspath(run_dir)}: no such run folder")
     folder = RunFolder(run_dir)
-
-    def opt(path, reader):
-        if not path.exists():
-            return None
-        try:
-            return reader(path)
-        except pd.errors.EmptyDataError:  # e.g. significance.csv of a sweep without TopK
-            return None
-        except Exception as exc:  # pyarrow/pandas name a '<Buffer>', not the file
-            msg = one_line(exc)
-            raise InputError(f"{path}: unreadable ({msg})") from None
-
-    run = LoadedRun(
-        {
-            "manifest": opt(folder.manifest, lambda p: json.loads(p.read_text())),
-            "baseline": opt(folder.baseline_csv, read_csv),
-            "attribution": opt(folder.attribution_parquet, pd.read_parquet),
-            "known": opt(folder.known_csv, read_csv),
-            "summary": opt(folder.summary_parquet, pd.read_parquet),
-            "records": opt(folder.sweep_parquet, pd.read_parquet),
-            "significance": opt(folder.significance_csv, read_csv),
-            "generations": opt(
-                folder.generations, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
-            ),
-            "prompts": opt(
-                folder.prompts, lambda p: pd.read_json(p, lines=True, dtype={"example_id": str})
-            ),
-            "attention": opt(folder.attention, lambda p: json.loads(p.read_text())),
-            "sufficiency": opt(folder.sufficiency_csv, read_csv),
-            "sufficiency_curves": opt(folder.sufficiency_curves_csv, read_csv),
-            "sufficiency_verdicts": opt(folder.sufficiency_verdicts_csv, read_csv),
-            "sufficient_sets": opt(folder.sufficient_sets_csv, read_csv),
-        }
-    )
+    if not folder.is_run():
+        raise InputError(
+            f"{os.fspath(run_dir)}: not a run folder (no manifest.json, summary or attribution)"
+        )
+    run = LoadedRun(read_pieces(folder))
     run.path = str(run_dir)
     return run
 
@@ -166,13 +147,28 @@ def k_grids(manifest: dict) -> dict[str, tuple[str, list[int] | None]]:
 
 def make_figures(run: dict) -> dict:
     """``{name: plotly Figure}``: the Cognitive Mirrors figure (``seed_figure``), one heatmap per
-    task, cross-task overlap, needle breakdowns."""
-    from interp_heads.attribution import HeadScores, overlap, overlap_heatmap
-    from interp_heads.figures.curves import plot_sweep
-    from interp_heads.figures.heatmaps import head_heatmap
-
+    task, cross-task overlap, needle breakdowns. A table that cannot be drawn (edited by hand:
+    text where numbers belong) is an ``InputError`` naming its file, never a crash."""
     figs = {}
-    summary = run.get("summary")
+    for source, draw in (
+        ("summary.parquet", _sweep_figures),
+        ("generations.jsonl", _breakdowns),
+        ("heads/sufficiency_curves.csv", _sufficiency_figure),
+        ("attribution.parquet", _attribution_figures),
+    ):
+        try:
+            figs.update(draw(run))
+        except Exception as exc:  # pandas and plotly raise many types for a table not theirs
+            raise InputError(
+                f"{source}: cannot be drawn ({type(exc).__name__}: {one_line(exc)})"
+            ) from None
+    return figs
+
+
+def _sweep_figures(run: dict) -> dict:
+    from interp_heads.figures.curves import plot_sweep
+
+    figs, summary = {}, run.get("summary")
     for name, (title, ks) in k_grids(run.get("manifest") or {}).items():
         grid = summary if summary is None or ks is None else summary[summary.k.isin([0, *ks])]
         if grid is None or not len(grid):
@@ -188,15 +184,24 @@ def make_figures(run: dict) -> dict:
                     "xanchor": "center"},
         )  # fmt: skip
         figs[name] = fig
-    figs.update(_breakdowns(run))
-    curves = run.get("sufficiency_curves")
-    if curves is not None and len(curves):
-        from interp_heads.figures.sufficiency import plot_faithfulness
+    return figs
 
-        figs["sufficiency"] = plot_faithfulness(
-            curves, title="Keeping only the TopK heads vs random heads (every other head ablated)"
-        )
-    attr = run.get("attribution")
+
+def _sufficiency_figure(run: dict) -> dict:
+    curves = run.get("sufficiency_curves")
+    if curves is None or not len(curves):
+        return {}
+    from interp_heads.figures.sufficiency import plot_faithfulness
+
+    title = "Keeping only the TopK heads vs random heads (every other head ablated)"
+    return {"sufficiency": plot_faithfulness(curves, title=title)}
+
+
+def _attribution_figures(run: dict) -> dict:
+    from interp_heads.attribution import HeadScores, overlap, overlap_heatmap
+    from interp_heads.figures.heatmaps import head_heatmap
+
+    figs, attr = {}, run.get("attribution")
     if attr is not None and len(attr):
         scores = {t: HeadScores.from_frame(g) for t, g in attr.groupby("task", sort=False)}
         marks = known_markers(run.get("known"))

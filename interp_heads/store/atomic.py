@@ -12,6 +12,7 @@ form is fixed.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from interp_heads.store import faults
+from interp_heads.store.files import UnsafeFile, create_new, is_plain, read_plain
 
 CHECKSUM = "_sha256"
 TEMP_MARK = ".interp-heads-tmp"  # a temporary file of the tool: ``.NAME.interp-heads-tmpPID``
@@ -48,16 +50,20 @@ def temp_pid(name: str) -> int | None:
 
 
 def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file, ``fsync`` and a rename."""
+    """Write ``data`` to ``path`` through a temporary file, ``fsync`` and a rename.
+
+    The temporary file is created new (``O_EXCL | O_NOFOLLOW``: a link planted under its name is
+    removed, never written through) and renamed over ``path``'s own entry (a link at ``path`` is
+    replaced by the file, its target untouched)."""
     path = Path(path)
     tmp = temp_path(path)
     try:
-        with open(tmp, "wb") as fh:
+        with os.fdopen(create_new(tmp), "wb") as fh:
             fh.write(data.encode() if isinstance(data, str) else data)
             fh.flush()
             os.fsync(fh.fileno())
         faults.point(f"write:{path.parent.name}/{path.name}")
-        os.replace(tmp, path)
+        _replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
@@ -66,6 +72,13 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+
+
+def _replace(tmp: Path, path: Path) -> None:
+    """Rename ``tmp`` onto ``path`` when ``tmp`` is still the plain file this process wrote."""
+    if not is_plain(tmp):
+        raise OSError(errno.EPERM, f"{tmp} is no longer a plain file; not renamed onto {path}")
+    os.replace(tmp, path)
 
 
 def _named(exc: OSError, path: Path) -> OSError:
@@ -87,9 +100,10 @@ def atomic(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     tmp = temp_path(path)
     try:
+        os.close(create_new(tmp))  # the writer opens our own new file, not a planted link
         yield tmp
         faults.point(f"write:{path.parent.name}/{path.name}")
-        os.replace(tmp, path)
+        _replace(tmp, path)
     except OSError as exc:
         raise _named(exc, path) from None
     finally:
@@ -145,8 +159,11 @@ def read_entry(
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        raw = read_plain(path)
     except FileNotFoundError:
+        return None
+    except UnsafeFile as exc:
+        _warn(path, str(exc).removeprefix(f"{path}: "))
         return None
     except OSError as exc:
         _warn(path, f"unreadable ({exc.strerror or exc})")

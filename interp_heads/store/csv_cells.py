@@ -10,6 +10,7 @@ name survives the round trip.
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -66,6 +67,27 @@ def write_csv(frame: pd.DataFrame, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
+# Columns of names: read as written ('NA', '007' and 'null' are task names, not missing values
+# or numbers); every other column keeps pandas' reading (numbers, and its missing-value words).
+NAME_COLUMNS = ("task", "label", "example_id", "selection", "metric", "method", "source", "target")
+_MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND",
+            "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]  # fmt: skip
+
+
+def parse_csv(data: bytes, **kwargs) -> pd.DataFrame:
+    """A CSV's bytes as a frame, the :data:`NAME_COLUMNS` as strings exactly as written."""
+    header = pd.read_csv(io.BytesIO(data), nrows=0, **kwargs).columns
+    names = [c for c in header if restore_cell(str(c)) in NAME_COLUMNS]
+    missing = {c: _MISSING for c in header if c not in names}
+    return pd.read_csv(
+        io.BytesIO(data), dtype=dict.fromkeys(names, str), keep_default_na=False,
+        na_values=missing, **kwargs,
+    )  # fmt: skip
+
+
 def read_csv(path: str | os.PathLike) -> pd.DataFrame:
-    """A CSV of the tool read back, its quoted text cells as they were (:func:`csv_restore`)."""
-    return csv_restore(pd.read_csv(path))
+    """A CSV of the tool's run folder read back (a plain file, bounded: ``store.files``), its
+    name columns as strings and its quoted text cells as they were (:func:`csv_restore`)."""
+    from interp_heads.store.files import read_plain
+
+    return csv_restore(parse_csv(read_plain(path)))

@@ -27,8 +27,10 @@ from interp_heads import store
 from interp_heads.errors import PipelineError
 from interp_heads.store.created import note_created
 from interp_heads.store.csv_cells import write_csv
+from interp_heads.store.files import create_new, read_plain
 from interp_heads.store.layout import SUBFOLDERS, FolderLayout
 
+MAX_MANIFEST = 64 * 2**20  # a manifest lists a run's files and settings: a few MB at most
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
 
 
@@ -76,13 +78,17 @@ class RunFolder(FolderLayout):
 
     def clean_temps(self) -> None:
         """Delete the temporary files killed writes of dead processes left: only names the tool
-        makes (``store.temp_path``: ``.NAME.interp-heads-tmpPID``), never a user's ``.x.tmp1``."""
+        makes (``store.temp_path``: ``.NAME.interp-heads-tmpPID``), never a user's ``.x.tmp1``.
+        A link under such a name is never the tool's (it writes plain files only): the link
+        itself is removed, whoever's pid it names, and its target is left alone."""
         for where in (self.root, *(self.root / n for n in SUBFOLDERS)):
             if not where.is_dir() or where.is_symlink():
                 continue
             for p in where.iterdir():
                 pid = store.temp_pid(p.name)
-                if pid is not None and pid != os.getpid() and not store.pid_alive(pid):
+                if pid is not None and p.is_symlink():
+                    p.unlink(missing_ok=True)
+                elif pid is not None and pid != os.getpid() and not store.pid_alive(pid):
                     self.delete(p)
 
     def listed(self, kind: str) -> list[str]:
@@ -107,7 +113,7 @@ class RunFolder(FolderLayout):
             if top is not None:  # made by this invocation: removed again if it stays unused
                 note_created(out_dir, top)
             probe = store.temp_path(out_dir / "write-probe")
-            probe.write_text("")
+            os.close(create_new(probe))  # never through a link planted under its name
             probe.unlink()
         except OSError as exc:
             raise PipelineError(
@@ -160,8 +166,8 @@ class RunFolder(FolderLayout):
     def read_manifest(self) -> dict:
         """The manifest as a dict; ``{}`` when absent or unreadable."""
         try:
-            d = json.loads(self.manifest.read_text())
-        except (OSError, ValueError, RecursionError):  # absent, truncated, not UTF-8, too deep
+            d = json.loads(read_plain(self.manifest, MAX_MANIFEST))
+        except (OSError, ValueError, RecursionError):  # absent, a link or FIFO, damaged, too deep
             return {}
         return d if isinstance(d, dict) else {}
 
@@ -187,7 +193,11 @@ class RunFolder(FolderLayout):
     # ------------------------------------------------------------------ tables
     def write_frame(self, path: Path, frame: pd.DataFrame) -> None:
         """``frame`` to ``path`` (``.csv`` or ``.parquet``), atomically; a CSV's text cells
-        through ``store.csv_cells.csv_safe``."""
+        through ``store.csv_cells.csv_safe``. A table of one of the folder's own subfolders
+        (``heads/stability.csv``) makes that subfolder (never through a link)."""
+        if path.parent != self.root:
+            self.check_links()
+            path.parent.mkdir(exist_ok=True)
         with store.atomic(path) as tmp:
             if path.suffix == ".parquet":
                 frame.to_parquet(tmp, index=False)

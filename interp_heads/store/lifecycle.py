@@ -33,6 +33,7 @@ from pathlib import Path
 from interp_heads import store
 from interp_heads.errors import PipelineError, one_line
 from interp_heads.store.created import created
+from interp_heads.store.files import UnsafeFile, read_plain
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.layout import SUBFOLDERS
 
@@ -68,8 +69,8 @@ def start(exp, plan: list[str]) -> dict:
     list its outputs as retiring and move its ``index.html`` aside. Returns what undoes it."""
     folder = exp.folder
     try:
-        earlier_bytes = folder.manifest.read_bytes()
-    except OSError:
+        earlier_bytes = read_plain(folder.manifest)
+    except (OSError, UnsafeFile):  # absent, or no manifest of the tool's to put back
         earlier_bytes = None
     earlier = folder.read_manifest()
     files = dict(earlier.get("files")) if isinstance(earlier.get("files"), dict) else {}

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from interp_heads.store.atomic import StoreWarning, temp_path
+from interp_heads.store.files import create_new, read_plain
 
 LOCK_NAME = ".interp_heads.lock"
 
@@ -67,7 +68,7 @@ def _holder_alive(theirs: dict) -> bool:
 
 def _read_lock(lock: Path) -> dict | None:
     try:
-        d = json.loads(lock.read_text())
+        d = json.loads(read_plain(lock, 4096))  # a link, FIFO or device is no lock
         return d if isinstance(d, dict) and isinstance(d.get("pid"), int) else None
     except (OSError, ValueError):
         return None
@@ -89,7 +90,8 @@ def acquire(out_dir: str | os.PathLike) -> Path:
         return lock
     me = {"pid": os.getpid(), "host": socket.gethostname(), "started": _started(os.getpid())}
     tmp = temp_path(lock)
-    tmp.write_text(json.dumps(me))
+    with os.fdopen(create_new(tmp), "w") as fh:  # never through a link planted under its name
+        fh.write(json.dumps(me))
     try:
         for _ in range(5):
             try:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 
-from interp_heads.errors import InputError
+from interp_heads.arguments import finite_number
 from interp_heads.execution.base import Generation
 from interp_heads.interventions.kinds import KINDS, get_kind
 from interp_heads.store import config_digest
@@ -44,9 +43,7 @@ class SweepConfig:
     def __post_init__(self) -> None:
         self.ablation = KINDS.canonical(self.ablation)
         self.positions = str(MaskPositions.parse(self.positions, "mask positions"))
-        self.scale_factor = float(self.scale_factor)
-        if not math.isfinite(self.scale_factor):
-            raise InputError(f"scale_factor must be a finite number, got {self.scale_factor}")
+        self.scale_factor = finite_number(self.scale_factor)
 
     def kind(self):
         """The ablation kind, built with the options it declares (``Scale.scale_factor``)."""

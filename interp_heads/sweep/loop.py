@@ -123,10 +123,8 @@ def run_sweep(
         tasks = {t.name: t for t in tasks}
     metrics = list(metrics) if metrics is not None else resolve_metrics(config.metrics)
     metrics = with_reference(metrics, config.reference)
+    check_inputs(config, tasks, metrics)
     for name, task in tasks.items():
-        if len(task) == 0:
-            raise InputError(f"task {name!r} has no examples to evaluate{filter_note(task)}")
-        _check_format(config, name, task)
         fmt = task_format(model, task, config.fmt)  # a file declaring none: measured, as the CLI
         check_same_format(model, task, fmt, rankings.get(name), "run_sweep")
     check_verdict_counts(
@@ -135,8 +133,6 @@ def run_sweep(
         {n: len(t) for n, t in tasks.items()},
         "raise seeds or add examples",
     )
-    if config.positions != "all" and any(getattr(m, "per_condition", 0) for m in metrics):
-        raise InputError("the logit metrics need positions = 'all' (metrics.logits)")
     if config.reference == "unmasked" or any(getattr(m, "needs_unmasked", 0) for m in metrics):
         tasks = attach_unmasked(model, tasks, config, batch_size, out_dir)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
@@ -173,14 +169,21 @@ def run_sweep(
     return result
 
 
-def _check_format(config: SweepConfig, name: str, task) -> None:
-    """A task in the ``cognitive_mirrors`` format needs the sweep's ``fmt`` to say so: its ``]``
-    stop and whole-text scoring are one setting per sweep (``SweepConfig.json_answers``)."""
-    if getattr(task, "fmt", None) == "cognitive_mirrors" and config.fmt is None:
-        raise InputError(
-            f"task {name!r} is in the cognitive_mirrors format: set the sweep's fmt to "
-            "'cognitive_mirrors' (every task of the sweep must then be in it)"
-        )
+def check_inputs(config: SweepConfig, tasks: Mapping, metrics) -> None:
+    """What a sweep refuses before its first forward pass (the pipeline checks it before a run
+    folder is touched): an empty task, a task in the ``cognitive_mirrors`` format without the
+    sweep's ``fmt`` saying so (its ``]`` stop and whole-text scoring are one setting per sweep,
+    ``SweepConfig.json_answers``), a logit metric masking only the last position."""
+    for name, task in tasks.items():
+        if len(task) == 0:
+            raise InputError(f"task {name!r} has no examples to evaluate{filter_note(task)}")
+        if getattr(task, "fmt", None) == "cognitive_mirrors" and config.fmt is None:
+            raise InputError(
+                f"task {name!r} is in the cognitive_mirrors format: set the sweep's fmt to "
+                "'cognitive_mirrors' (every task of the sweep must then be in it)"
+            )
+    if config.positions != "all" and any(getattr(m, "per_condition", 0) for m in metrics):
+        raise InputError("the logit metrics need positions = 'all' (metrics.logits)")
 
 
 def _prepare(run: SweepRun) -> None:

@@ -16,15 +16,21 @@ line ``{"fmt": "plain"}`` before the first example (JSONL). Every problem raises
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import os
 import re
 from pathlib import Path
 
 from interp_heads.tasks.checking import normalize
+from interp_heads.tasks.rows import (  # noqa: F401 (TaskFormatError, MAX_TEXT_CHARS re-exported)
+    MAX_TEXT_CHARS,
+    TaskFormatError,
+    TaskWarning,
+    csv_rows,
+    jsonl_rows,
+    warn_answer_in_distractors,
+)
 from interp_heads.tasks.schema import BUILTIN_TASKS, EXTRA_TASKS, Example, Task
 
 FIELDS = (
@@ -51,12 +57,7 @@ BUILTIN_FORMAT = "plain"
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
-MAX_TEXT_CHARS = 1_000_000  # one field; no model here reads a prompt of ~250,000 tokens
 MAX_FILE_BYTES = 512 * 2**20  # a task file; the largest built-in one is 1.3 MB
-
-
-class TaskFormatError(ValueError):
-    """A task file that cannot be used; the message names the file, the line and the reason."""
 
 
 def data_dir() -> Path:
@@ -140,40 +141,6 @@ def _hint(row: dict, key: str) -> str:
     return ""
 
 
-def _rows_jsonl(text: str, where: str):
-    for lineno, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield lineno, json.loads(line)
-        except json.JSONDecodeError as e:
-            raise TaskFormatError(f"{where}:{lineno}: invalid JSON ({e.msg})") from None
-        except RecursionError:
-            raise TaskFormatError(f"{where}:{lineno}: JSON nested too deeply") from None
-
-
-def _rows_csv(text: str, where: str):
-    if csv.field_size_limit() < MAX_TEXT_CHARS + 1:  # a longer field: csv.Error, refused below
-        csv.field_size_limit(MAX_TEXT_CHARS + 1)
-    reader = csv.DictReader(io.StringIO(text))
-    try:
-        if reader.fieldnames is None:
-            raise TaskFormatError(f"{where}:1: empty CSV file (a header row is required)")
-        twice = sorted({c for c in reader.fieldnames if reader.fieldnames.count(c) > 1})
-        if twice:
-            raise TaskFormatError(f"{where}:1: the header names column {twice[0]!r} twice")
-        for row in reader:
-            lineno = reader.line_num
-            if None in row:
-                raise TaskFormatError(f"{where}:{lineno}: more values than header columns")
-            yield lineno, {k: v for k, v in row.items() if v is not None}
-    except csv.Error as exc:  # e.g. a field over the limit: more than MAX_TEXT_CHARS
-        raise TaskFormatError(
-            f"{where}:{reader.line_num}: unreadable CSV ({exc}; a field holds at most "
-            f"{MAX_TEXT_CHARS:,} characters)"
-        ) from None
-
-
 def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
     """Parse and validate a JSONL or CSV task file."""
     path = Path(path)
@@ -187,7 +154,7 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
     except UnicodeDecodeError as e:
         lineno = raw[: e.start].count(b"\n") + 1
         raise TaskFormatError(f"{where}:{lineno}: not valid UTF-8 (byte {e.start})") from None
-    rows = _rows_csv(text, where) if path.suffix.lower() == ".csv" else _rows_jsonl(text, where)
+    rows = csv_rows(text, where) if path.suffix.lower() == ".csv" else jsonl_rows(text, where)
     default_task = name or path.stem
     examples, seen = [], {}
     fmts: dict[str, int] = {}
@@ -201,6 +168,7 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
                 fmts.setdefault(row["fmt"], lineno)
             continue
         ex = _example(row, lineno, default_task, where)
+        warn_answer_in_distractors(ex, f"{where}:{lineno}")
         if row.get("fmt"):
             fmts.setdefault(row["fmt"], lineno)
         if ex.id in seen:

@@ -95,9 +95,9 @@ def test_loaded_run_repr_summary_and_figure(run_dir):
 def test_load_run_refuses_a_missing_folder(tmp_path):
     with pytest.raises(ValueError, match="no such run folder"):
         interp_heads.load_run(tmp_path / "nothing")
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match="no sweep summary"):
-        interp_heads.load_run(tmp_path / "empty").summary()
+    (tmp_path / "empty").mkdir()  # a folder that holds no run is refused, not an empty run
+    with pytest.raises(ValueError, match="not a run folder"):
+        interp_heads.load_run(tmp_path / "empty")
 
 
 def test_sweep_result_repr_is_one_line():

@@ -73,3 +73,32 @@ def test_static_figures_keep_their_layout_size(tmp_path):
     paths = write_static({"sized": sized, "plain": plain}, tmp_path, ["svg"])
     sizes = [re.search(r'width="(\d+)" height="(\d+)"', p.read_text()).groups() for p in paths]
     assert sizes == [("1360", "760"), ("700", "500")]  # its own size, else plotly's default
+
+
+def test_static_export_never_writes_through_a_planted_temporary_link(monkeypatch, tmp_path):
+    """kaleido is replaced by a writer of the paths it is given: the export's temporary files are
+    the tool's own new files, so a link planted under a temporary name keeps its target."""
+    import os
+    from pathlib import Path
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    from interp_heads.figures.static import write_static
+
+    def fake_write_images(figs, paths, **kwargs):
+        for path in paths:
+            with open(path, "w") as fh:
+                fh.write("<svg/>")
+
+    monkeypatch.setitem(sys.modules, "kaleido", object())
+    monkeypatch.setattr(pio, "write_images", fake_write_images)
+    outside = tmp_path / "outside.svg"
+    outside.write_text("keep")
+    folder = tmp_path / "figures"
+    folder.mkdir()
+    (folder / f".fig.tmp{os.getpid()}.svg").symlink_to(outside)
+    written = write_static({"fig": go.Figure()}, folder, ["svg"])
+    assert outside.read_text() == "keep"
+    assert [Path(p).read_text() for p in written] == ["<svg/>"]
+    assert not (folder / "fig.svg").is_symlink()
