@@ -52,6 +52,20 @@ def side(package: str):
     return load.load_model, decode.generate_tokens, prefix.PromptPrefixes, masks.mask_heads
 
 
+@contextlib.contextmanager
+def rows_kept(enabled: bool):
+    """Inside: this checkout's caches refuse to drop rows (every row runs to the end)."""
+    from interp_heads.generation.kv_cache import KVCache
+
+    keep = KVCache.keep
+    if enabled:
+        KVCache.keep = lambda self, rows: False
+    try:
+        yield
+    finally:
+        KVCache.keep = keep
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--baseline", required=True, help="a checkout of the commit to compare with")
@@ -59,6 +73,11 @@ def main(argv=None) -> None:
     ap.add_argument("--conditions", type=int, default=3)
     ap.add_argument("--k", type=int, default=32, help="masked heads (0: the unmasked model)")
     ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument(
+        "--keep-rows",
+        action="store_true",
+        help="also time this checkout with every row kept to the end (no row leaves its batch)",
+    )
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--task", default=str(ROOT / "data/cognitive_mirrors/retrieval.jsonl"))
     ap.add_argument("--out", default=str(result_path("static_cache.json")))
@@ -73,6 +92,8 @@ def main(argv=None) -> None:
 
     sides = {"baseline": side("interp_heads_base"), "this": side("interp_heads")}
     models = {name: s[0]("smollm2-135m", device="cpu") for name, s in sides.items()}
+    variants = list(sides) + (["this_rows_kept"] if args.keep_rows else [])
+    of = {name: name if name in sides else "this" for name in variants}
     task = load_task(args.task).subset(n=args.n)
     prompts = render(models["this"], [e.prompt for e in task], fmt=task.fmt)
     lengths = [len(models["this"].to_tokens(p, prepend_bos=False)[0]) for p in prompts]
@@ -83,25 +104,24 @@ def main(argv=None) -> None:
         prefixes[name] = Prefixes(models[name], prompts, batch_size=args.batch_size)
         build[name] = round(time.perf_counter() - t, 2)
         print(f"prefix {name}: {build[name]} s", flush=True)
-    seconds = {name: [] for name in sides}
+    seconds = {name: [] for name in variants}
     equal, loads = [], []
     model = models["this"]
     for seed in range(args.conditions):
         heads = (
             RandomK(model.cfg.n_layers, model.cfg.n_heads).select(args.k, seed) if args.k else []
         )
-        order = list(sides) if seed % 2 == 0 else list(sides)[::-1]
+        order = variants[seed % len(variants) :] + variants[: seed % len(variants)]
         tokens = {}
         for name in order:
-            _, generate_tokens, _, mask_heads = sides[name]
-            masked = mask_heads(models[name], heads, "scale", scale_factor=1e-4, positions="last")
-            with masked if heads else contextlib.nullcontext():
+            _, generate_tokens, _, mask_heads = sides[of[name]]
+            model_ = models[of[name]]
+            masked = mask_heads(model_, heads, "scale", scale_factor=1e-4, positions="last")
+            with masked if heads else contextlib.nullcontext(), rows_kept(name != of[name]):
                 t = time.perf_counter()
-                tokens[name] = generate_tokens(
-                    models[name], prompts, prefixes=prefixes[name], **gen
-                )
+                tokens[name] = generate_tokens(model_, prompts, prefixes=prefixes[of[name]], **gen)
                 seconds[name].append(round(time.perf_counter() - t, 2))
-        equal.append(tokens["baseline"] == tokens["this"])
+        equal.append(all(tokens[name] == tokens["baseline"] for name in variants))
         loads.append(round(os.getloadavg()[0], 2))
         print(f"condition {seed}: " + ", ".join(f"{n} {seconds[n][-1]} s" for n in order)
               + f", tokens equal {equal[-1]}, load {loads[-1]}", flush=True)  # fmt: skip
@@ -117,6 +137,7 @@ def main(argv=None) -> None:
         "torch_threads": torch.get_num_threads(),
         "baseline_s": seconds["baseline"],
         "this_s": seconds["this"],
+        "this_rows_kept_s": seconds.get("this_rows_kept"),
         "speedup_per_condition": round(sum(seconds["baseline"]) / sum(seconds["this"]), 2),
         "speedup_per_pair": [
             round(a / b, 2) for a, b in zip(seconds["baseline"], seconds["this"], strict=True)
