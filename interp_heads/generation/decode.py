@@ -120,7 +120,8 @@ def generate_tokens(
     ``on_batch`` is called with the prompt indices of each batch, in row order, before the batch
     runs (a per-row mask such as ``interp_heads.interventions.row_masks.mask_rows`` learns its
     rows there), and again with the indices left when greedy rows that stopped leave the batch
-    (a cache that can drop rows: ``hooked``; later steps compute the live rows only). ``fast_attention`` computes ``z`` with PyTorch's fused attention
+    (a cache that can drop rows: ``hooked``; later steps compute the live rows only).
+    ``fast_attention`` computes ``z`` with PyTorch's fused attention
     (``interp_heads.generation.fast_attention``; hooks on ``hook_z`` and q/k/v still fire, a hook
     on the pattern or scores switches a layer back); ``None``: :data:`FAST_ATTENTION_DEFAULT`
     for the model's device type. ``temperature > 0`` samples instead of taking the arg-max
