@@ -29,6 +29,8 @@ from interp_heads.models.tl_compat import HookedTransformer
 # Fused attention by default only where measured not slower, with the same greedy tokens
 # (bench/speed/bench_generation.py, docs/performance.md); other device types keep TransformerLens' path.
 FAST_ATTENTION_DEFAULT = {"cpu": True}
+# Rows that stopped leave the batch once at least 1/DROP_EVERY of the computed rows have stopped.
+DROP_EVERY = 8
 
 
 def stop_token_ids(model: HookedTransformer) -> set[int]:
@@ -117,7 +119,9 @@ def generate_tokens(
     which is kept (``"]"``: the Cognitive Mirrors format's JSON answer; :func:`vocab_token_id`).
     ``on_batch`` is called with the prompt indices of each batch, in row order, before the batch
     runs (a per-row mask such as ``interp_heads.interventions.row_masks.mask_rows`` learns its
-    rows there). ``fast_attention`` computes ``z`` with PyTorch's fused attention
+    rows there), and again with the indices left when greedy rows that stopped leave the batch
+    (a cache that can drop rows: ``hooked``; later steps compute the live rows only).
+    ``fast_attention`` computes ``z`` with PyTorch's fused attention
     (``interp_heads.generation.fast_attention``; hooks on ``hook_z`` and q/k/v still fire, a hook
     on the pattern or scores switches a layer back); ``None``: :data:`FAST_ATTENTION_DEFAULT`
     for the model's device type. ``temperature > 0`` samples instead of taking the arg-max
@@ -159,11 +163,19 @@ def generate_tokens(
             rows = _greedy(
                 model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl,
                 after, pick=lambda logits: sampling.pick(logits, generator), prefix=prefix,
+                on_rows=_row_callback(idx, on_batch) if sampling.greedy and use_cache else None,
             )  # fmt: skip
             for i, row in zip(idx, rows, strict=True):
                 out[i] = row
             bar.update(len(idx))
     return out  # type: ignore[return-value]
+
+
+def _row_callback(idx: list[int], on_batch):
+    """What to call when rows leave a batch: ``on_batch`` with the prompt indices left."""
+    if on_batch is None:
+        return lambda rows: None
+    return lambda rows: on_batch([idx[r] for r in rows])
 
 
 def batches(model, prompts: Sequence[str], batch_size: int, prepend_bos: bool | None):
@@ -190,11 +202,14 @@ def _progress(total: int, enabled: bool):
 
 def _greedy(
     model, tokens, mask, max_new_tokens, stops, use_cache, nl=None, after=(), pick=None,
-    prefix=None,
+    prefix=None, on_rows=None,
 ) -> list[list[int]]:  # fmt: skip
+    """Each row's answer ids. ``on_rows``: given, rows that stopped leave the batch (when the
+    cache can drop them) and it is called with the batch rows still computed, in order."""
     batch, device = tokens.shape[0], tokens.device
     kv = prefix.kv if prefix is not None else None
-    cache = KVCache(model, batch, kv) if use_cache else None
+    capacity = tokens.shape[1] + max_new_tokens
+    cache = KVCache(model, batch, kv, capacity) if use_cache else None
     first = prefix.logits if prefix is not None else None  # the whole prompt read: step 0's
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=device)
     after_tensor = torch.tensor(sorted(after), dtype=torch.long, device=device)
@@ -203,6 +218,7 @@ def _greedy(
     seen_text = torch.zeros(batch, dtype=torch.bool, device=device)
     done = torch.zeros(batch, dtype=torch.bool, device=device)
     length = torch.full((batch,), max_new_tokens, dtype=torch.long, device=device)
+    live = torch.arange(batch, device=device)  # the batch rows computed (all, until some leave)
     steps: list[torch.Tensor] = []
     step_input, step_mask = tokens, mask
     if prefix is not None and first is None:  # every prompt position but the last is cached
@@ -216,7 +232,9 @@ def _greedy(
         else:
             logits = last_logits(model, tokens, mask)
         best = logits.argmax(dim=-1) if pick is None else pick(logits)
-        nxt = torch.where(done, torch.full((batch,), pad, device=device), best)
+        nxt = torch.full((batch,), pad, dtype=torch.long, device=device)
+        nxt[live] = best
+        nxt = torch.where(done, pad, nxt)
         steps.append(nxt)
         ends = torch.isin(nxt, stop_tensor) & ~done  # stop token: not part of the answer
         length = torch.where(ends, step, length)
@@ -233,12 +251,23 @@ def _greedy(
         done = done | newly
         if bool(done.all()):
             break
-        step_input = nxt[:, None]
-        step_mask = torch.ones((batch, 1), dtype=mask.dtype, device=device)
+        stay = ~done[live]
+        if on_rows is not None and _worth_dropping(stay) and cache.keep(stay.nonzero()[:, 0]):
+            live, tokens, mask = live[stay], tokens[stay], mask[stay]
+            on_rows(live.tolist())
+        step_input = nxt[live][:, None]
+        step_mask = torch.ones((len(live), 1), dtype=mask.dtype, device=device)
         tokens = torch.cat([tokens, step_input], dim=1)
         mask = torch.cat([mask, step_mask], dim=1)
     generated = torch.stack(steps, dim=1).tolist()
     return [row[:n] for row, n in zip(generated, length.tolist(), strict=True)]
+
+
+def _worth_dropping(stay: torch.Tensor) -> bool:
+    """Whether enough computed rows stopped to move the others (a copy of their cache): an
+    eighth of the batch, at least one row."""
+    stopped = len(stay) - int(stay.sum())
+    return stopped >= max(1, len(stay) // DROP_EVERY)
 
 
 def generate(

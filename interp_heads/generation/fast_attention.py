@@ -8,7 +8,11 @@ them, and that costs 2-2.6x Hugging Face's fused attention on a GPU. Inside
 same scale), and ``hook_q``, ``hook_k``, ``hook_v``, ``hook_rot_q``, ``hook_rot_k`` and ``hook_z``
 still fire with the tensors TransformerLens would give them, so head masks on ``hook_z`` work
 unchanged. With a KV cache, rotated keys of past positions are kept next to the cache entry and
-only the new keys are rotated (rotation is element-wise, so the values are identical).
+only the new keys are rotated (rotation is element-wise, so the values are identical); with the
+hooked backend's preallocated cache (``models.backends.static_kv``) they are written in place.
+Grouped-query keys and values are never repeated per query head (TransformerLens' own path
+repeats them on every call, in ``GroupedQueryAttention.calculate_attention_scores`` and
+``calculate_z_scores``): the query heads sharing a key/value head are folded into one axis.
 
 A layer takes TransformerLens' own path, call by call, whenever something needs what the fused
 kernel does not produce: a hook on ``hook_attn_scores`` or ``hook_pattern``, ALiBi or relative
@@ -96,14 +100,7 @@ def _fast_forward(
     allowed = self.mask[None, None, -q_len:, -k_len:]  # causal (or local) band, as TransformerLens
     if attention_mask is not None:
         allowed = allowed & attention_mask[:, None, None, :].bool()
-    qh, kh, vh = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-    if kh.shape[1] != qh.shape[1]:  # grouped-query attention: as TransformerLens, repeat K and V
-        rep = qh.shape[1] // kh.shape[1]
-        kh, vh = kh.repeat_interleave(rep, dim=1), vh.repeat_interleave(rep, dim=1)
-    vh = vh.to(qh.dtype)
-    z = F.scaled_dot_product_attention(
-        qh, kh.to(qh.dtype), vh, attn_mask=allowed, scale=1.0 / self.attn_scale
-    )
+    z = _attend(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), allowed, self.attn_scale)
     if q_len > 1 and attention_mask is not None:
         # query rows that see only padding: TransformerLens gives 0 there, some kernels NaN
         z = torch.nan_to_num(z, nan=0.0)
@@ -112,7 +109,35 @@ def _fast_forward(
     return F.linear(z.reshape(z.shape[0], z.shape[1], cfg.d_head * cfg.n_heads), w, self.b_O)
 
 
+def _attend(qh, kh, vh, allowed, attn_scale):
+    """``z`` ``[batch, head, query, d_head]`` by fused attention. Grouped-query keys and values
+    are not repeated: the query heads of one key/value head are folded into its query axis
+    (query head ``h`` reads key/value head ``h // rep``, as TransformerLens' repeat gives)."""
+    batch, n_q, q_len, d_head = qh.shape
+    rep = n_q // kh.shape[1]
+    if rep > 1:
+        qh = qh.reshape(batch, kh.shape[1], rep * q_len, d_head)
+        allowed = allowed[:, :, None].expand(allowed.shape[0], 1, rep, q_len, allowed.shape[-1])
+        allowed = allowed.reshape(allowed.shape[0], 1, rep * q_len, allowed.shape[-1])
+    z = F.scaled_dot_product_attention(
+        qh, kh.to(qh.dtype), vh.to(qh.dtype), attn_mask=allowed, scale=1.0 / attn_scale
+    )
+    return z.reshape(batch, n_q, q_len, d_head)
+
+
 def _rotated_keys(self, entry, k, k_new, offset, attention_mask):
+    """Rotated keys of all positions, ``[batch, pos, kv_head, d_head]``; only the new ones are
+    rotated when the past ones are kept (a preallocated entry's buffer, or a side tensor)."""
+    if hasattr(entry, "write_rotated") and not entry.frozen and not _hooked(self.hook_rot_k):
+        if attention_mask is not None and entry.has_rotated(offset):
+            new = self.apply_rotary(k_new, offset, attention_mask)
+            return entry.write_rotated(offset, new.transpose(1, 2)).transpose(1, 2)
+        rotated = self.apply_rotary(k, 0, attention_mask)
+        return entry.write_rotated(0, rotated.transpose(1, 2)).transpose(1, 2)
+    return _side_rotated_keys(self, entry, k, k_new, offset, attention_mask)
+
+
+def _side_rotated_keys(self, entry, k, k_new, offset, attention_mask):
     """Rotated keys of all positions; past ones from the side cache when it is current."""
     past = getattr(entry, "_interp_heads_rot_k", None) if entry is not None else None
     usable = (

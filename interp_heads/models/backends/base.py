@@ -49,10 +49,12 @@ class Backend:
         ``stop_at_layer=n_layers``."""
         raise NotImplementedError
 
-    def kv_cache(self, model, batch: int, prefix=None):
+    def kv_cache(self, model, batch: int, prefix=None, capacity: int | None = None):
         """One batch's KV cache for greedy generation: an object whose ``step(new_tokens,
         new_mask, full_mask)`` returns the last position's logits (hooks fire on new positions),
-        starting from ``prefix`` (what :meth:`prompt_prefix` returned) when given."""
+        starting from ``prefix`` (what :meth:`prompt_prefix` returned) when given. ``capacity``:
+        the positions the batch will reach (prompt and answer), for a cache that preallocates.
+        A cache that has ``keep(rows)`` can drop the rows that stopped (it returns True)."""
         raise NotImplementedError
 
     def prompt_prefix(self, model, tokens, mask):

@@ -4,6 +4,7 @@ Loads the embedded SmolLM2 (its GGUF de-quantised and converted once, then cache
 Hugging Face folder or ``.gguf`` file of a registered family (``models.families``), or a
 TransformerLens official model name. The forward ends in TransformerLens' own unembedding and
 KV cache; a cache entry can be *frozen*, so exact patching hands it the shared prompt prefix.
+Generation uses a preallocated cache written in place (``static_kv``).
 """
 
 from __future__ import annotations
@@ -88,11 +89,11 @@ class HookedBackend(Backend):
             logits = cap * torch.tanh(logits / cap)
         return logits
 
-    def kv_cache(self, model, batch, prefix=None):
-        return _HookedCache(self, model, batch, prefix)
+    def kv_cache(self, model, batch, prefix=None, capacity=None):
+        return _HookedCache(self, model, batch, prefix, capacity)
 
     def prompt_pass(self, model, tokens, mask):
-        cache = _HookedCache(self, model, tokens.shape[0])
+        cache = _HookedCache(self, model, tokens.shape[0], capacity=tokens.shape[1])
         logits = cache.step(tokens, mask, mask)
         return cache.cache, logits
 
@@ -117,18 +118,18 @@ class HookedBackend(Backend):
 
 
 class _HookedCache:
-    """TransformerLens' KV cache of one batch; each step runs the new positions only."""
+    """One batch's preallocated KV cache (``static_kv.StaticCache``); each step runs the new
+    positions only. ``capacity``: positions to allocate (the prompt plus the answer budget)."""
 
-    def __init__(self, backend: HookedBackend, model, batch: int, prefix=None):
-        from interp_heads.models.tl_compat import HookedTransformerKeyValueCache
+    def __init__(self, backend: HookedBackend, model, batch: int, prefix=None, capacity=None):
+        from interp_heads.models.backends.static_kv import StaticCache
 
         self.backend, self.model = backend, model
+        capacity = capacity or 0  # unknown: the buffers grow by doubling
         if prefix is None:
-            self.cache = HookedTransformerKeyValueCache.init_cache(
-                model.cfg, model.cfg.device, batch
-            )
-        else:
-            self.cache = _continuing(prefix)
+            self.cache = StaticCache.empty(model.cfg, model.cfg.device, batch, capacity)
+        else:  # the prefix is copied once into this batch's own buffers, never written
+            self.cache = prefix.copy_of(capacity)
 
     def step(self, new_tokens, new_mask, full_mask):
         resid = self.model(
@@ -139,21 +140,10 @@ class _HookedCache:
         )
         return self.backend.final_logits(self.model, resid)
 
-
-def _continuing(prefix):
-    """A cache that starts where ``prefix`` ends and leaves it as it is: TransformerLens appends
-    with ``torch.cat`` (new tensors), so the prefix's tensors are shared, never written."""
-    from interp_heads.models.tl_compat import HookedTransformerKeyValueCache
-    from interp_heads.models.tl_compat import HookedTransformerKeyValueCacheEntry as Entry
-
-    entries = []
-    for old in prefix.entries:
-        entry = Entry(old.past_keys, old.past_values)
-        rotated = getattr(old, "_interp_heads_rot_k", None)  # fast attention's rotated keys
-        if rotated is not None:
-            entry._interp_heads_rot_k = rotated
-        entries.append(entry)
-    return HookedTransformerKeyValueCache(entries, prefix.previous_attention_mask)
+    def keep(self, rows) -> bool:
+        """Keep only ``rows`` of the batch (ascending); later steps compute those rows only."""
+        self.cache.keep(rows)
+        return True
 
 
 def _cache_keys(model, layer: int, k):
