@@ -22,7 +22,10 @@ from interp_heads.tasks.schema import TASK_TITLES
 from interp_heads.vocab import BASELINE
 
 # the study's figure draws these selections (table names), each in its own ``Selection.dash``
+# and marker, so lines of one colour differ by more than their dash
 DRAWN = ("TopK", "RandomK", "LowK")
+MARKERS = {"TopK": "circle", "RandomK": "square", "LowK": "diamond"}
+TITLE = "Masking TopK vs random heads: the study's protocol beside the causal one"
 ROLES = ("Accuracy", "COMET")  # legend names of the first and second metric (full labels on hover)
 GAP = 0.12  # width of the spacer column between the two blocks, relative to a panel
 
@@ -81,8 +84,10 @@ def plot_protocols(
     fig.update_yaxes(visible=False, col=3)
     fig.update_yaxes(range=[-0.03, 1.03], dtick=0.2)
     fig.update_layout(
-        title=title, width=1360, height=760, template="plotly_white",
-        margin={"t": 110, "l": 50, "r": 20, "b": 120},
+        title={"text": TITLE if title is None else title, "x": 0.5, "xanchor": "center",
+               "font": {"size": 17}},
+        width=1360, height=780, template="plotly_white",
+        margin={"t": 130, "l": 50, "r": 20, "b": 120},
         legend={"orientation": "h", "y": -0.12, "yanchor": "top", "x": 0.5, "xanchor": "center"},
     )  # fmt: skip
     return fig
@@ -119,7 +124,8 @@ def _panel(rows: pd.DataFrame, role: str, color: str, protocol: str, task: str) 
         out.append(
             go.Scatter(
                 x=line.k, y=line["mean"], mode="lines+markers", name=name, legendgroup=name,
-                line={"color": color, "dash": dash, "width": 2}, marker={"size": 5},
+                line={"color": color, "dash": dash, "width": 2},
+                marker={"size": 7, "symbol": MARKERS.get(sel, "circle")},
                 customdata=line[["ci_low", "ci_high", "n_draws", "n_examples"]].to_numpy(),
                 hovertemplate=(
                     f"{sel} {label}<br>k=%{{x}}<br>score=%{{y:.3f}}"
