@@ -25,9 +25,9 @@
 from __future__ import annotations
 
 import itertools
+from statistics import NormalDist  # the standard library's: scipy is not in every environment
 
 import numpy as np
-from scipy.stats import norm
 
 MONTE_CARLO_FLIPS = 200_000
 ENUMERATE_UP_TO = 16  # non-zero differences enumerated exactly when not on a common unit
@@ -45,7 +45,7 @@ def wilson_interval(p_hat: float, n: int, alpha: float = 0.05) -> tuple[float, f
     """The Wilson score interval of a proportion ``p_hat`` observed on ``n`` trials."""
     if n <= 0:
         return float("nan"), float("nan")
-    z = float(norm.ppf(1 - alpha / 2))
+    z = NormalDist().inv_cdf(1 - alpha / 2)
     denom = 1 + z * z / n
     center = (p_hat + z * z / (2 * n)) / denom
     half = z / denom * np.sqrt(max(p_hat * (1 - p_hat), 0.0) / n + z * z / (4 * n * n))
@@ -130,6 +130,6 @@ def min_detectable(
     n = d.size
     if n < 2:
         return float("nan")
-    c = float(norm.ppf(1 - alpha / 2) + norm.ppf(power))
+    c = NormalDist().inv_cdf(1 - alpha / 2) + NormalDist().inv_cdf(power)
     shift = c * float(np.std(d, ddof=1)) / np.sqrt(n)
     return max(shift, c * c / (n + c * c)) if unit_range else shift
