@@ -11,6 +11,7 @@ its metric, 95% confidence bands, the unmasked baseline as a thin grey line.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import pandas as pd
@@ -33,6 +34,10 @@ def spacing(n: int, wanted: float) -> float:
     """The gap between ``n`` subplots in a row or column: ``wanted``, shrunk so that many
     panels (a folder with dozens of metric names) still fit (Plotly needs it <= 1 / (n - 1))."""
     return 0.0 if n < 2 else min(wanted, 0.5 / (n - 1))
+
+
+LEGEND_ENTRY_PX = 250  # a legend entry's width, roughly (line sample and label)
+LEGEND_ROW_PX = 26  # one legend row's height
 
 
 def plot_sweep(
@@ -90,13 +95,20 @@ def plot_sweep(
         fig.update_yaxes(title_text=_wrap(labels.get(metric, metric)), row=mi + 1, col=1)
         if _unit_interval(summary[summary.metric == metric]):  # a logit metric: its own range
             fig.update_yaxes(range=[-0.02, 1.02], dtick=0.2, row=mi + 1)
+    width = max(420, 300 * len(tasks))
+    # the legend below the x-axis titles, where its wrapped rows cover no title (a narrow
+    # figure wraps it into several rows): the bottom margin grows with its rows
+    entries = sum(1 for t in fig.data if t.showlegend is not False)
+    rows = max(1, math.ceil(entries * LEGEND_ENTRY_PX / width))
+    bottom, top = 70 + LEGEND_ROW_PX * rows, 90
+    height = 120 + 260 * len(metrics) + LEGEND_ROW_PX * rows
     fig.update_layout(
         title=title,
-        height=120 + 260 * len(metrics),
-        width=max(420, 300 * len(tasks)),
-        legend={"orientation": "h", "y": 1.0 + 80 / (260 * len(metrics)), "x": 0.5,
-                "xanchor": "center", "yanchor": "bottom"},
-        margin={"t": 90, "l": 70, "r": 20, "b": 50},
+        height=height,
+        width=width,
+        legend={"orientation": "h", "y": -62 / (height - top - bottom), "x": 0.5,
+                "xanchor": "center", "yanchor": "top"},
+        margin={"t": top, "l": 70, "r": 20, "b": bottom},
         template="plotly_white",
     )  # fmt: skip
     return fig
