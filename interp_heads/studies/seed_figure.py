@@ -250,7 +250,8 @@ def main() -> None:
         help="folder for the page's static figures (SVG; needs kaleido and a Chromium)",
     )
     args = ap.parse_args()
-    write_page(args.default, args.scaled, args.out, args.notes, args.figures)
+    for path in write_page(args.default, args.scaled, args.out, args.notes, args.figures):
+        print(f"wrote {path}")
 
 
 def write_page(
@@ -272,7 +273,6 @@ def write_page(
     if notes.exists():
         text += "\n" + notes.read_text()
     out.write_text(text)
-    print(f"wrote {out}")
     return [out, *images.values()]
 
 
