@@ -228,7 +228,8 @@ COMPARE_VARIANTS = ["causal", "positions_all", "mean_ablation", "gold_reference"
 class Compare(Study):
     name = "compare"
     summary = "the Cognitive Mirrors protocol beside the causal one (docs/compare.md)"
-    minutes = {"full": 56.1}
+    # 56.1 min before the study's probe (100 epochs, batch 1) and scope generated: not re-timed
+    minutes: dict[str, float] = {}
 
     def runs(self, size):
         small = {"n_eval": 12, "seeds": 5} if size == "small" else {}
