@@ -30,7 +30,10 @@ def baseline_step(exp: Experiment) -> pd.DataFrame | None:
     """
     cfg, new = exp.config, {}
     n_rank = cfg.n_rank if "attribute" in exp.plan else 0
-    n_eval = cfg.n_eval if "sweep" in exp.plan else 0
+    # the probe's importance read on the rows a sweep masks (probe_rows = "evaluated") needs them
+    # in an attribute-only run too: the rows a sweep of this config would evaluate
+    reads_eval = str(cfg.attribution) == "probe" and cfg.probe_rows == "evaluated"
+    n_eval = cfg.n_eval if "sweep" in exp.plan or reads_eval else 0
     n_examples = sum(len(t) for t in exp.tasks.values())
     bars = exp.quiet or not cfg.filter_correct or cfg.baseline != "all"
     with progress_bar(n_examples, "baseline examples", bars) as bar:

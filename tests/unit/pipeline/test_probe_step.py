@@ -62,3 +62,29 @@ def test_evaluated_rows_go_to_the_manifest_and_the_page(tmp_path):
     assert p["settings"]["batch_size"] == 4 and p["importance"] == "abs_mean"
     page = index.read_text()
     assert "chance (1 / labels)" in page and "accuracy (rows masked)" in page
+
+
+@pytest.mark.skipif(not HAS_HOOKED, reason="a planted HookedTransformer (no TL 4 twin)")
+def test_an_attribute_only_run_reads_the_evaluated_rows_a_sweep_of_its_config_would_mask(tmp_path):
+    """A ranking made apart (``attribute``, a study's ranking run) with probe_rows = "evaluated"
+    reads the rows its config's sweep evaluates: the rank rows' successors, as a run would."""
+    from interp_heads.pipeline.experiment import ATTRIBUTE, RunConfig, run_experiment, run_pipeline
+    from interp_heads.tasks.io import save_task
+
+    paths = [str(save_task(t, tmp_path / f"{t.name}.jsonl")) for t in label_planted_tasks(12)]
+    d = {"model": "tiny", "tasks": paths, "attribution": "probe", "probe_position": "last",
+         "probe_rows": "evaluated", "probe_epochs": 5, "probe_batch": 4, "n_rank": 8,
+         "n_eval": 4, "ks": [2], "seeds": 1, "selections": ["topk", "randomk"],
+         "metrics": ["accuracy"], "max_new_tokens": 2, "filter_correct": False, "verify": 0,
+         "known_heads": False}  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_experiment(RunConfig.from_dict(d), tmp_path / "attr", quiet=True, steps=ATTRIBUTE)
+        run_pipeline(RunConfig.from_dict(d), tmp_path / "run", quiet=True)
+    alone = json.loads((tmp_path / "attr" / "manifest.json").read_text())
+    whole = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert alone["splits"] == whole["splits"] and alone["splits"]["task_a"]["eval"]
+    for key in ("rows", "n_heldout", "heldout_accuracy"):
+        assert alone["probe"][key] == whole["probe"][key]
+    ranks = [(tmp_path / f / "ranking.csv").read_text() for f in ("attr", "run")]
+    assert ranks[0] == ranks[1]  # the ranking made apart is the one a whole run makes
