@@ -39,16 +39,16 @@ def judged_ks(run: dict, task: str) -> list[tuple[str, int]]:
     return out + [(f"k = {FIXED_K}", FIXED_K)]
 
 
-def collapses(top_drop, control_drop, diff_high, n_examples, n_draws, p=0.0) -> str:
+def collapses(top_drop, control_drop, diff_high, n_examples, n_draws, significant=True) -> str:
     """``yes`` / ``no`` / why it cannot be decided, for TopK against RandomK in one cell: yes when
-    TopK's drop is at least CLAIM_RATIO x RandomK's and TopK - RandomK is below 0 (its 95%
-    interval below 0 and the paired test's ``p`` under 0.05, ``stats``' rule)."""
+    TopK's drop is at least CLAIM_RATIO x RandomK's and TopK - RandomK is below 0: its 95%
+    interval below 0 and the cell ``significant`` by ``stats.paired_difference``'s rule."""
     if any(v != v for v in (top_drop, control_drop, diff_high)):
         return "no data"
     ratio_ok = control_drop <= 0 < top_drop or (
         control_drop > 0 and top_drop / control_drop >= CLAIM_RATIO
     )
-    below = diff_high < 0 and not p >= 0.05
+    below = diff_high < 0 and bool(significant)
     why = stats.too_few(n_examples, n_draws)
     if why:
         return f"{'yes' if ratio_ok and below else 'no'}, but {why}"
@@ -78,7 +78,7 @@ def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
             row.update(_sig_part(g))
             row["collapses"] = collapses(
                 row["top_drop"], row["control_drop"], row["diff_high"],
-                row["n_examples"], row["n_draws"], row.get("p_value", 0.0),
+                row["n_examples"], row["n_draws"], row["significant"],
             )  # fmt: skip
             rows.append(row)
     return pd.DataFrame(rows)
@@ -87,9 +87,11 @@ def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
 def _sig_part(g) -> dict:
     keys = ("top_drop", "control_drop", "diff", "diff_low", "diff_high", "p_value")
     if g is None:
-        return {**dict.fromkeys(keys, np.nan), "mde": np.nan, "n_examples": 0, "n_draws": 0}
+        return {**dict.fromkeys(keys, np.nan), "mde": np.nan, "significant": False,
+                "n_examples": 0, "n_draws": 0}  # fmt: skip
     return {
         **{key: float(g[key]) for key in keys},
+        "significant": bool(g["significant"]),
         "mde": float(g["mde"]) if "mde" in g else np.nan,  # tables stored before it: none
         "n_examples": int(g["n_examples"]),
         "n_draws": int(g["n_draws"]),

@@ -182,7 +182,7 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
             "effect_low": r.diff_low, "effect_high": r.diff_high, "p": r.p_value,
             "n": int(r.n_examples), "draws": int(r.n_draws), "mde": float(r.mde),
             "verdict": collapses(r.top_drop, r.control_drop, r.diff_high, r.n_examples,
-                                 r.n_draws, r.p_value),
+                                 r.n_draws, r.significant),
         })  # fmt: skip
     return rows
 

@@ -190,11 +190,20 @@ def test_findings_say_when_the_random_control_collapses_too(tmp_path):
 
 
 def test_a_cell_whose_interval_excludes_0_but_whose_p_does_not_is_no_collapse():
-    """The verdict follows the significance rule: interval below 0 and p < 0.05 both."""
-    from interp_heads.studies.compare_tables import collapses
+    """The verdict follows the significance rule (interval below 0 and p < 0.05 both): a cell
+    ``stats.paired_difference`` does not call significant does not collapse."""
+    import numpy as np
 
-    assert collapses(0.9, 0.1, -0.2, 48, 5, p=0.01) == "yes"
-    assert collapses(0.9, 0.1, -0.2, 48, 5, p=0.2) == "no"
+    from interp_heads.studies.compare_tables import collapses
+    from interp_heads.sweep.stats import paired_difference
+
+    # TopK 0 on 4 examples where the control answers 1: the interval is below 0, yet the exact
+    # sign-flip p over 4 examples cannot go below 0.125
+    few = paired_difference(np.zeros(4), np.ones((5, 4)))
+    assert few["diff_high"] < 0 and few["p_value"] >= 0.05 and not few["significant"]
+    assert collapses(0.9, 0.1, few["diff_high"], 48, 5, few["significant"]) == "no"
+    many = paired_difference(np.zeros(12), np.ones((5, 12)))
+    assert collapses(0.9, 0.1, many["diff_high"], 48, 5, many["significant"]) == "yes"
 
 
 def test_the_page_leads_with_figure_verdict_and_findings(runs, tmp_path):
