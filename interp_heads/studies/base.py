@@ -28,6 +28,7 @@ from interp_heads.errors import PipelineError
 from interp_heads.registry import Registry
 
 SIZES = ("small", "full")
+TASKS_SHORT = ["knowledge_recall", "math_calculation"]  # small sizes: the cheap built-in tasks
 
 
 @dataclass(frozen=True)

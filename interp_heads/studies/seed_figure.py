@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads.studies.base import STUDIES, Study, StudyRun
+from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 from interp_heads.studies.seed_figure_tables import (
     CLAIM_RATIO,
     claim_rows,
@@ -277,9 +277,6 @@ def write_page(
 
 
 # --------------------------------------------------------------------------- the study
-TASKS_SHORT = ["knowledge_recall", "math_calculation"]  # small sizes: the cheap tasks
-
-
 @STUDIES.register
 class SeedFigure(Study):
     name = "seed_figure"

@@ -28,7 +28,7 @@ from interp_heads.report.sufficiency_section import (
     minimal_cell,
     plain_verdicts,
 )
-from interp_heads.studies.base import STUDIES, Study, StudyRun
+from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 from interp_heads.studies.seed_figure import SECTIONS, with_section
 from interp_heads.studies.seed_figure_tables import md
 
@@ -220,9 +220,6 @@ def write_section(run_dir: Path, results: Path, figures: Path) -> list[Path]:
 
 
 # --------------------------------------------------------------------------- the study
-TASKS_SHORT = ["knowledge_recall", "math_calculation"]  # small sizes: the cheap tasks
-
-
 @STUDIES.register
 class Sufficiency(Study):
     name = "sufficiency"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads.studies.base import STUDIES, Study, StudyRun
+from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 
 ABLATIONS = ("mean", "position_mean")
 
@@ -83,7 +83,7 @@ class SufficientSets(Study):
     minutes = {"small": 7.6}  # measured on 2 cores (453 s); full: not yet
     base = "configs/sufficiency_search.toml"
     ablations = ABLATIONS
-    sizes = {"small": {"tasks": ["knowledge_recall", "math_calculation"], "n_rank": 12,
+    sizes = {"small": {"tasks": TASKS_SHORT, "n_rank": 12,
                        "n_eval": 12}, "full": {}}  # fmt: skip
 
     rankings = {"position_mean": "gradxact"}  # ablation_atp cannot estimate position_mean
