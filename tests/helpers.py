@@ -25,6 +25,42 @@ def cli(*argv, ignore_warnings: bool = True) -> int:
         return main([str(a) for a in argv])
 
 
+TINY_CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")  # absolute paths
+
+
+def finished_run(root: Path, config: str = TINY_CONFIG) -> Path:
+    """``config`` run to the end in ``root/run`` (its TOML beside it): what a refused, damaged
+    or attacked command must leave as it was."""
+    (root / "c.toml").write_text(config)
+    assert cli("run", "--config", root / "c.toml", "--out", root / "run", "--quiet") == 0
+    return root / "run"
+
+
+def last_position_hooks(heads, means=None, kind: str = "mean", factor: float = 1e-4) -> list:
+    """Hand-written TransformerLens ``hook_z`` hooks that rewrite ``heads`` at position -1 of
+    every forward pass (zero, the head's mean from ``means[layer]``, or x ``factor``): the
+    reference the toolkit's last-position masks are tested against."""
+
+    def make(layer, hs):
+        def hook(z, hook):
+            z = z.clone()
+            for h in hs:
+                if kind == "zero":
+                    z[:, -1, h] = 0.0
+                elif kind == "mean":
+                    z[:, -1, h] = means[layer][h]
+                else:  # scale
+                    z[:, -1, h] = z[:, -1, h] * factor
+            return z
+
+        return hook
+
+    by_layer: dict[int, list[int]] = {}
+    for layer, h in heads:
+        by_layer.setdefault(layer, []).append(h)
+    return [(f"blocks.{layer}.attn.hook_z", make(layer, hs)) for layer, hs in by_layer.items()]
+
+
 def snapshot(folder: Path, skip=lambda path: False) -> dict:
     """Every file under ``folder`` (but those ``skip`` names) and its SHA-256: what a refused or
     killed command must leave unchanged."""

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from interp_heads.cli import main
-from tests.helpers import DATA, snapshot
+from tests.helpers import DATA, TINY_CONFIG, finished_run, snapshot
 
 TASK = str(DATA / "tiny_echo.jsonl")
-CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
+CONFIG = TINY_CONFIG
 ROW = json.loads(Path(TASK).read_text().splitlines()[0])
 JUNK = bytes(range(256)) * 8
 
@@ -208,15 +208,7 @@ DAMAGED: dict[str, tuple[str, bytes]] = {
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fuzz")
-    (root / "c.toml").write_text(CONFIG)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert (
-            main(["run", "--config", str(root / "c.toml"), "--out", str(root / "run"), "--quiet"])
-            == 0
-        )
-    return root / "run"
+    return finished_run(tmp_path_factory.mktemp("fuzz"))
 
 
 def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:

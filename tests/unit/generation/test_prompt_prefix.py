@@ -14,25 +14,10 @@ from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.prefix import PromptPrefixes
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
+from tests.helpers import last_position_hooks
 
 PROMPTS = ["a", "say hello there", "xyz", "one two three four five six", "q?", "the cat"]
 MASKS = [[(0, 1), (1, 3), (2, 0), (2, 2)], [(0, 0), (0, 2)], [(2, 1)]]
-
-
-def _last_position_hooks(heads, means):
-    def make(layer, hs):
-        def hook(z, hook):
-            z = z.clone()
-            for h in hs:
-                z[:, -1, h] = means[layer][h]
-            return z
-
-        return hook
-
-    by_layer: dict[int, list[int]] = {}
-    for layer, h in heads:
-        by_layer.setdefault(layer, []).append(h)
-    return [(f"blocks.{layer}.attn.hook_z", make(layer, hs)) for layer, hs in by_layer.items()]
 
 
 def _gen(model, **kw):
@@ -49,7 +34,7 @@ def test_prefix_generation_equals_whole_prompt_generation_under_last_position_ma
     prefixes.get = lambda tokens, mask: hits.append(get(tokens, mask)) or hits[-1]
     answers = []
     for heads in MASKS:
-        reference = _gen(tiny, fwd_hooks=_last_position_hooks(heads, means), fast_attention=fast)
+        reference = _gen(tiny, fwd_hooks=last_position_hooks(heads, means), fast_attention=fast)
         with mask_heads(tiny, heads, "mean", values=means, positions="last"):
             shared = _gen(tiny, prefixes=prefixes, fast_attention=fast)
         assert shared == reference

@@ -23,35 +23,13 @@ from interp_heads.interventions.masks import MaskNotFiring, mask_heads, mask_hoo
 from interp_heads.interventions.means import head_means
 from interp_heads.interventions.selections import RandomK
 from interp_heads.models.tl_compat import HAS_HOOKED
+from tests.helpers import last_position_hooks
 
 PROMPTS = ["a", "say hello there", "xyz", "one two three four five six", "q?", "the cat"]
 HEADS = [(0, 1), (1, 3), (2, 0), (2, 2)]
 N_NEW = 8
 
 hooked_only = pytest.mark.skipif(not HAS_HOOKED, reason="the reference uses TransformerLens' cache")
-
-
-def _hooks(heads, kind, means, factor):
-    """``hook_z`` hooks that rewrite the heads at position -1 of the pass."""
-
-    def make(layer, hs):
-        def hook(z, hook):
-            z = z.clone()
-            for h in hs:
-                if kind == "zero":
-                    z[:, -1, h] = 0.0
-                elif kind == "mean":
-                    z[:, -1, h] = means[layer][h]
-                else:  # scale
-                    z[:, -1, h] = z[:, -1, h] * factor
-            return z
-
-        return hook
-
-    by_layer: dict[int, list[int]] = {}
-    for layer, h in heads:
-        by_layer.setdefault(layer, []).append(h)
-    return [(f"blocks.{layer}.attn.hook_z", make(layer, hs)) for layer, hs in by_layer.items()]
 
 
 def _pyvene_like(model, prompt, heads, kind, means, factor=1e-4) -> list[int]:
@@ -62,7 +40,7 @@ def _pyvene_like(model, prompt, heads, kind, means, factor=1e-4) -> list[int]:
     with torch.no_grad():
         logits = model(model.to_tokens(prompt), past_kv_cache=cache)
         out = [int(logits[0, -1].argmax())]
-        with model.hooks(fwd_hooks=_hooks(heads, kind, means, factor)):
+        with model.hooks(fwd_hooks=last_position_hooks(heads, means, kind, factor)):
             for _ in range(N_NEW - 1):
                 logits = model(torch.tensor([[out[-1]]]), past_kv_cache=cache)
                 out.append(int(logits[0, -1].argmax()))

@@ -15,19 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import DATA, cli, snapshot
+from tests.helpers import DATA, TINY_CONFIG, cli, finished_run, snapshot
 
 TASK = DATA / "tiny_echo.jsonl"
-CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
+CONFIG = TINY_CONFIG
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
     """One finished tiny run (``tests/data/tiny.toml``), copied by each case."""
-    root = tmp_path_factory.mktemp("finished")
-    (root / "c.toml").write_text(CONFIG)
-    assert cli("run", "--config", root / "c.toml", "--out", root / "run", "--quiet") == 0
-    return root / "run"
+    return finished_run(tmp_path_factory.mktemp("finished"))
 
 
 @pytest.fixture(scope="module")

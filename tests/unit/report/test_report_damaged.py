@@ -12,10 +12,10 @@ import pytest
 
 from interp_heads import load_run
 from interp_heads.errors import InputError
-from tests.helpers import DATA, cli
+from tests.helpers import DATA, TINY_CONFIG, cli, finished_run
 
 TASK = DATA / "tiny_echo.jsonl"
-CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
+CONFIG = TINY_CONFIG
 SUFFICIENT = CONFIG.replace("ks = [2, 4, 8]", "ks = [2]").replace("seeds = 2", "seeds = 1")
 SUFFICIENT += 'sufficiency = true\nsufficiency_seeds = 1\nsufficiency_metrics = ["accuracy"]\n'
 
@@ -23,10 +23,7 @@ SUFFICIENT += 'sufficiency = true\nsufficiency_seeds = 1\nsufficiency_metrics = 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
     """A finished tiny run with the kept-set curves (``sufficiency = true``)."""
-    root = tmp_path_factory.mktemp("finished")
-    (root / "c.toml").write_text(SUFFICIENT)
-    assert cli("run", "--config", root / "c.toml", "--out", root / "run", "--quiet") == 0
-    return root / "run"
+    return finished_run(tmp_path_factory.mktemp("finished"), SUFFICIENT)
 
 
 @pytest.fixture

@@ -14,17 +14,15 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import warnings
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from interp_heads.cli import main
 from interp_heads.report import build_report
-from tests.helpers import DATA, ROOT, headless
+from tests.helpers import ROOT, TINY_CONFIG, finished_run, headless
 
-CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
+CONFIG = TINY_CONFIG
 PACKAGE = ROOT / "interp_heads"
 
 
@@ -192,12 +190,7 @@ VECTORS = {
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
-    root = tmp_path_factory.mktemp("inject")
-    (root / "c.toml").write_text(CONFIG)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert main(["run", "--config", str(root / "c.toml"), "--out", str(root / "run"), "--quiet"]) == 0  # fmt: skip
-    return root / "run"
+    return finished_run(tmp_path_factory.mktemp("inject"))
 
 
 def _outside_scripts(page: str) -> str:

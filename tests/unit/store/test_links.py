@@ -23,18 +23,15 @@ import pytest
 from interp_heads import store
 from interp_heads.errors import InputError
 from interp_heads.store.atomic import TEMP_MARK
-from tests.helpers import DATA, ROOT, cli
+from tests.helpers import ROOT, TINY_CONFIG, cli, finished_run
 
-CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")
+CONFIG = TINY_CONFIG
 ENV = {**os.environ, "PYTHONWARNINGS": "ignore", "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("finished")
-    (root / "c.toml").write_text(CONFIG)
-    assert cli("run", "--config", root / "c.toml", "--out", root / "run", "--quiet") == 0
-    return root / "run"
+    return finished_run(tmp_path_factory.mktemp("finished"))
 
 
 @pytest.fixture
