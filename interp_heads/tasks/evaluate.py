@@ -91,14 +91,13 @@ def evaluate_in_format(
     json_answers = fmt == PromptFormat.COGNITIVE_MIRRORS
     opts = {"stop_after": cognitive_mirrors.STOP_TOKEN} if json_answers else {}
     checked = cognitive_mirrors.answer_text if json_answers else str
-    gens = generate(
-        model,
-        render(model, [e.prompt for e in exs], fmt=fmt),
-        max_new_tokens,
-        batch_size=batch_size,
-        **opts,
-        progress=progress,
-    )
+
+    def answers(prompts: list[str]) -> list[str]:
+        rendered = render(model, prompts, fmt=fmt)
+        return generate(model, rendered, max_new_tokens, batch_size=batch_size, **opts,
+                        progress=progress)  # fmt: skip
+
+    gens = answers([e.prompt for e in exs])
     result = BaselineResult(
         task=task.name,
         ids=[e.id for e in exs],
@@ -111,14 +110,7 @@ def evaluate_in_format(
         max_new_tokens=max_new_tokens,
     )
     if corrupted and task.has_corrupted:
-        cgens = generate(
-            model,
-            render(model, [e.corrupted_prompt for e in exs], fmt=fmt),
-            max_new_tokens,
-            batch_size=batch_size,
-            **opts,
-            progress=progress,
-        )
+        cgens = answers([e.corrupted_prompt for e in exs])
         result.corrupted_generations = cgens
         result.corrupted_correct = [
             is_correct(checked(g), e.corrupted_answer) for g, e in zip(cgens, exs, strict=True)
