@@ -40,6 +40,23 @@ LEGEND_ENTRY_PX = 250  # a legend entry's width, roughly (line sample and label)
 LEGEND_ROW_PX = 26  # one legend row's height
 
 
+def legend_below(fig: go.Figure, width: int, panels_height: int, top: int) -> dict:
+    """Layout keys (height, margin, legend) that put ``fig``'s horizontal legend below the
+    x-axis titles, where its wrapped rows cover no title (a legend above the panels covered the
+    figure's title once a narrow figure wrapped it; a fixed share of the plot height put it on
+    the x-axis titles of a one-row figure): the figure and its bottom margin grow by its rows."""
+    entries = sum(1 for t in fig.data if t.showlegend is not False)
+    rows = max(1, math.ceil(entries * LEGEND_ENTRY_PX / width))
+    bottom = 70 + LEGEND_ROW_PX * rows
+    height = panels_height + LEGEND_ROW_PX * rows
+    return {
+        "height": height,
+        "margin": {"t": top, "b": bottom},
+        "legend": {"orientation": "h", "y": -62 / (height - top - bottom), "x": 0.5,
+                   "xanchor": "center", "yanchor": "top"},
+    }  # fmt: skip
+
+
 def plot_sweep(
     summary: pd.DataFrame,
     tasks: Sequence[str] | None = None,
@@ -96,19 +113,12 @@ def plot_sweep(
         if _unit_interval(summary[summary.metric == metric]):  # a logit metric: its own range
             fig.update_yaxes(range=[-0.02, 1.02], dtick=0.2, row=mi + 1)
     width = max(420, 300 * len(tasks))
-    # the legend below the x-axis titles, where its wrapped rows cover no title (a narrow
-    # figure wraps it into several rows): the bottom margin grows with its rows
-    entries = sum(1 for t in fig.data if t.showlegend is not False)
-    rows = max(1, math.ceil(entries * LEGEND_ENTRY_PX / width))
-    bottom, top = 70 + LEGEND_ROW_PX * rows, 90
-    height = 120 + 260 * len(metrics) + LEGEND_ROW_PX * rows
+    below = legend_below(fig, width, 120 + 260 * len(metrics), top=90)
+    below["margin"].update(l=70, r=20)
     fig.update_layout(
         title=title,
-        height=height,
         width=width,
-        legend={"orientation": "h", "y": -62 / (height - top - bottom), "x": 0.5,
-                "xanchor": "center", "yanchor": "top"},
-        margin={"t": top, "l": 70, "r": 20, "b": bottom},
+        **below,
         template="plotly_white",
     )  # fmt: skip
     return fig

@@ -7,14 +7,13 @@ table only (it never runs a model). The kept fraction's axis is logarithmic, as 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from interp_heads.figures.curves import LEGEND_ENTRY_PX, LEGEND_ROW_PX, spacing
+from interp_heads.figures.curves import legend_below, spacing
 
 STYLE = {"ranking": ("TopK kept (ranking)", "solid"), "random": ("random heads kept", "dash")}
 COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
@@ -65,18 +64,10 @@ def plot_faithfulness(
         )
     ticks = [0.1, 1, 10, 100]  # decades only: the minor log ticks crowd a narrow panel
     fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
-    # the legend below the x-axis titles whatever the number of rows (a fixed share of the plot
-    # height put it on the titles of a one-metric figure); the margin grows with its rows
     width = max(760, 320 * len(tasks))
-    entries = sum(1 for t in fig.data if t.showlegend)
-    rows = max(1, math.ceil(entries * LEGEND_ENTRY_PX / width))
-    top, bottom = 100, 70 + LEGEND_ROW_PX * rows
-    height = 120 + 260 * len(metrics) + LEGEND_ROW_PX * rows
     fig.update_layout(
-        title={"text": title, "font": {"size": 14}}, template="plotly_white",
-        height=height, width=width, margin={"t": top, "b": bottom},
-        legend={"orientation": "h", "y": -62 / (height - top - bottom), "x": 0.5,
-                "xanchor": "center", "yanchor": "top"},
+        title={"text": title, "font": {"size": 14}}, template="plotly_white", width=width,
+        **legend_below(fig, width, 120 + 260 * len(metrics), top=100),
     )  # fmt: skip
     return fig
 
