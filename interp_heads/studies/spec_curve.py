@@ -41,7 +41,7 @@ PLAIN_TASKS = ["retrieval", "knowledge_recall", "math_calculation", "inference"]
 OPTIONS: dict[str, dict[str, dict]] = {
     "ranking": {  # the probe: the study's own (configs/cognitive_mirrors.toml's probe_* keys)
         "probe": {"attribution": "probe"},
-        "ablation_atp": {"attribution": "ablation_atp", "ablation": "mean", "probe": "defaults"},
+        "ablation_atp": {"attribution": "ablation_atp", "ablation": "mean"},
     },
     "intervention": {
         "scale": {"ablation": "scale", "scale_factor": 1e-4},
@@ -109,8 +109,9 @@ def generating(options: dict) -> list[str]:
 
 def read(cell: dict, options: dict, key: str, default=None):
     """What ``cell`` reads for ``key`` (``metric``, ``correct_only``, ``k``), else ``default``."""
+    made = generating(options)
     for choice in options:
-        if choice not in generating(options) and key in options[choice][cell[choice]]:
+        if choice not in made and key in options[choice][cell[choice]]:
             return options[choice][cell[choice]][key]
     return default
 
@@ -131,25 +132,23 @@ def plan_runs(
     """The attribute-only ranking runs first, then one run per distinct generating choice."""
     sized = dict(sizes[size])
     n_tasks = sized.pop("tasks")
+    ks = sorted({o["k"] for o in options["k"].values()})  # every run sweeps every read k
     runs: dict[str, StudyRun] = {}
     for cell in cells(options, ends):
         fmt = dict(options["format"][cell["format"]])
         fmt["tasks"] = list(fmt["tasks"])[:n_tasks]
-        shared = {**common, **sized, **fmt}
-        shared["ks"] = sorted({o["k"] for o in options["k"].values()})
+        method = options["ranking"][cell["ranking"]]
+        # another method than the probe: the base config's probe keys back at their defaults
+        unset = {} if method["attribution"] == "probe" else probe_defaults()
+        shared = {**common, **sized, **fmt, "ks": ks, **unset}
         rank = rank_name(cell)
         if rank not in runs:
-            method = {**options["ranking"][cell["ranking"]]}
-            method.setdefault("ablation", "mean")
-            if method.pop("probe", None) == "defaults":  # another method: the probe's keys unset
-                method.update(probe_defaults())
-            runs[rank] = StudyRun(rank, base, {**shared, **method}, steps="attribute")
+            runs[rank] = StudyRun(rank, base, {**shared, "ablation": "mean", **method},
+                                  steps="attribute")  # fmt: skip
         name = run_name(cell, options)
         if name not in runs:
             changes = {**shared, **options["intervention"][cell["intervention"]],
-                       **options["scope"][cell["scope"]],
-                       **(probe_defaults() if cell["ranking"] != "probe" else {}),
-                       "attribution": options["ranking"][cell["ranking"]]["attribution"],
+                       **options["scope"][cell["scope"]], "attribution": method["attribution"],
                        "ranking": "{runs}/" + rank}  # fmt: skip
             runs[name] = StudyRun(name, base, changes)
     return sorted(runs.values(), key=lambda r: r.steps != "attribute")
