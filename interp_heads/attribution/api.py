@@ -72,7 +72,8 @@ def attribute_heads(
         verify: check the finished ranking's top ``verify`` heads and ``verify`` random others
             by their exact mean-ablation drop (``attribution.verify``), reusing the exact scores
             already made; the result is ``provenance["verification"]``.
-        progress: show a progress bar counting the model's forward passes.
+        progress: show a progress bar: each pass over the examples' batches with its total,
+            the model's forward passes so far beside it.
         options: the common fields of ``methods.Options``: ``ablation`` (the kind
             ``ablation_atp`` estimates), ``seed`` (its resample partners), ``max_rows`` (heads x
             examples per patched forward pass), and the method's own (its ``Options`` class:
@@ -89,9 +90,9 @@ def attribute_heads(
             isinstance(value, bool) or not isinstance(value, int) or value < 1
         ):
             raise InputError(f"attribute_heads: {name} must be an integer >= 1, got {value!r}")
-    with _forward_counter(model, progress):
+    with _progress(model, progress) as track:
         return _attribute(
-            model, task, method, n_examples, batch_size, refine, fmt, verify, options, start
+            model, task, method, n_examples, batch_size, refine, fmt, verify, options, start, track
         )
 
 
@@ -109,24 +110,48 @@ def _checked_task(task) -> Task:
     return task
 
 
+class _TrackedBatches(list):
+    """The batches, each pass over them a progress bar with its total (``pass i: b/n batches``);
+    the model's forward passes so far in the postfix (methods differ in how many they run)."""
+
+    def __init__(self, batches, bar, forwards: list[int]):
+        super().__init__(batches)
+        self.bar, self.forwards, self.passes = bar, forwards, 0
+
+    def __iter__(self):
+        self.passes += 1
+        self.bar.reset(total=len(self))
+        self.bar.set_description(f"attribute_heads pass {self.passes}")
+        for batch in super().__iter__():
+            yield batch
+            self.bar.set_postfix(forward=self.forwards[0], refresh=False)
+            self.bar.update(1)
+
+
 @contextlib.contextmanager
-def _forward_counter(model, enabled: bool):
-    """A progress bar counting the model's forward passes (methods differ in how many they run)."""
+def _progress(model, enabled: bool):
+    """Inside: a function that makes the batches report progress (a no-op when not ``enabled``)."""
+    if not enabled:
+        yield lambda batches: batches
+        return
     from tqdm.auto import tqdm
 
-    with tqdm(desc="attribute_heads", unit=" forward", disable=not enabled) as bar:
+    forwards = [0]
 
-        def count(*_) -> None:  # a forward hook returning a value would replace the output
-            bar.update(1)
+    def count(*_) -> None:  # a forward hook returning a value would replace the output
+        forwards[0] += 1
 
+    with tqdm(desc="attribute_heads", unit=" batch") as bar:
         handle = model.register_forward_hook(count)
         try:
-            yield
+            yield lambda batches: _TrackedBatches(batches, bar, forwards)
         finally:
             handle.remove()
 
 
-def _attribute(model, task, method, n_examples, batch_size, refine, fmt, verify, options, start):
+def _attribute(
+    model, task, method, n_examples, batch_size, refine, fmt, verify, options, start, track
+):
     """The body of :func:`attribute_heads`, its arguments checked."""
     fmt = task_format(model, task, fmt)
     check_same_format(model, task, fmt, where="attribute_heads")
@@ -138,13 +163,15 @@ def _attribute(model, task, method, n_examples, batch_size, refine, fmt, verify,
         )
     settings = {"refine": refine, "fmt": fmt, **options}
     opts = check_method(method, settings, has_corrupted=task.has_corrupted, model_cfg=model.cfg)
-    batches = make_batches(
-        model,
-        task,
-        n_examples=n_examples,
-        batch_size=batch_size,
-        fmt=fmt,
-        corrupted=chosen.needs_corrupted(opts, task.has_corrupted),
+    batches = track(
+        make_batches(
+            model,
+            task,
+            n_examples=n_examples,
+            batch_size=batch_size,
+            fmt=fmt,
+            corrupted=chosen.needs_corrupted(opts, task.has_corrupted),
+        )
     )
     per: list[torch.Tensor] = []  # per-example scores [example layer head]: split-half stability
     scores, target = chosen.score(model, task, batches, opts, per)

@@ -60,18 +60,12 @@ def section(text: str, name: str) -> str:
     return text[start : end + len(end_line)] if 0 <= start < end else ""
 
 
-def with_section(text: str, name: str, block: str, before: str = "## Reading the results") -> str:
-    """``text`` with its section ``name`` replaced by ``block`` (placed before the hand-written
-    notes, else at the end, when it has none)."""
+def with_section(text: str, name: str, block: str) -> str:
+    """``text`` with its section ``name`` replaced by ``block`` (appended when it has none)."""
     old = section(text, name)
     if old:
         return text.replace(old, block)
-    at = text.find(before)
-    return (
-        text[:at] + block + "\n\n" + text[at:]
-        if at >= 0
-        else text.rstrip("\n") + "\n\n" + block + "\n"
-    )
+    return text.rstrip("\n") + "\n\n" + block + "\n"
 
 
 def load(run: Path) -> dict:
@@ -128,8 +122,12 @@ def _figure(figures: dict[str, str], key: str, what: str) -> list[str]:
     return [f"![{what}]({figures[key]})", ""] if key in figures else []
 
 
-def render(default: dict, scaled: dict | None, figures: dict[str, str] | None = None) -> str:
-    """The page; ``figures``: ``{"default"|"scaled": image path relative to the page}``."""
+def render(
+    default: dict, scaled: dict | None, figures: dict[str, str] | None = None, notes: str = ""
+) -> str:
+    """The page: the claim's figures and verdicts, the hand-written ``notes`` (the reading of
+    them), then setup and tables; ``figures``: ``{"default"|"scaled": image path relative to
+    the page}``."""
     figures = figures or {}
     parts = [
         "# Results on SmolLM2-135M-Instruct",
@@ -174,6 +172,8 @@ def render(default: dict, scaled: dict | None, figures: dict[str, str] | None = 
             md(claim_rows(scaled, k8)),
             "",
         ]
+    if notes:
+        parts += [notes.strip("\n"), ""]
     parts += [
         "## Setup (literal k)",
         "",
@@ -241,7 +241,7 @@ def main() -> None:
         "--notes",
         type=Path,
         default=Path("docs/results_notes.md"),
-        help="hand-written reading of the results, appended when present",
+        help="hand-written reading of the results, placed after the claim's verdicts when present",
     )
     ap.add_argument(
         "--figures",
@@ -265,13 +265,12 @@ def write_page(
     runs = {"default": default, **({"scaled": scaled} if scaled is not None else {})}
     images = write_figures(runs, figures)
     rel = {k: os.path.relpath(v.resolve(), out.resolve().parent) for k, v in images.items()}
-    text = render(default, scaled, {k: Path(v).as_posix() for k, v in rel.items()})
+    reading = notes.read_text() if notes.exists() else ""
+    text = render(default, scaled, {k: Path(v).as_posix() for k, v in rel.items()}, reading)
     old = out.read_text() if out.exists() else ""
     for kept in (section(old, name) for name in SECTIONS):
         if kept:
             text += "\n" + kept + "\n"
-    if notes.exists():
-        text += "\n" + notes.read_text()
     out.write_text(text)
     return [out, *images.values()]
 

@@ -281,3 +281,11 @@ def test_answer_token_plain_format(tiny):
     assert answer_token(tiny, "Paris", chat=False, prompt="is") == int(space)
     assert answer_token(tiny, "Paris", chat=False, prompt="is ") == int(letter)
     assert answer_token(tiny, "Paris", chat=True) == int(letter)
+
+
+def test_progress_shows_each_pass_with_its_total(tiny, task, capsys):
+    plain = attribute_heads(tiny, task, "ablation_atp", batch_size=2)
+    shown = attribute_heads(tiny, task, "ablation_atp", batch_size=2, progress=True)
+    err = capsys.readouterr().err
+    assert "attribute_heads pass 1" in err and "2/2" in err and "forward=" in err
+    assert torch.equal(plain.scores, shown.scores) and no_hooks(tiny)

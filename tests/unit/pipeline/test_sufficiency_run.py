@@ -102,7 +102,7 @@ def _results_section(run, curves):
 
     page = run / "results.md"
     heads = "\n".join(seed_figure.SECTIONS["heads"])
-    page.write_text(f"# Results\n\n{heads}\n\n## Reading the results\n")
+    page.write_text(f"# Results\n\n## Reading the results\n\n{heads}\n")
     argv = [str(run), "--results", str(page), "--figures", str(run / "docs_figures")]
     sufficiency.main(argv)
     sufficiency.main(argv)
@@ -110,7 +110,7 @@ def _results_section(run, curves):
     block = seed_figure.section(text, "sufficiency")
     assert block and text.count(seed_figure.SECTIONS["sufficiency"][0]) == 1
     assert seed_figure.section(text, "heads") == heads
-    assert text.index(heads) < text.index(block) < text.index("## Reading the results")
+    assert text.index("## Reading the results") < text.index(heads) < text.index(block)
     full = curves[(curves.metric == "accuracy") & (curves.curve == "ranking")].full.iloc[0]
     assert f"| {curves.task.iloc[0]} | {full:.2f} |" in block
     assert "CPR ranking" in block and "f, top 2 kept" in block

@@ -16,13 +16,13 @@ def _make_results():
 
 
 @pytest.mark.parametrize("name", ["heads", "sufficiency"])
-def test_section_is_inserted_before_the_notes_replaced_and_read_back(name):
+def test_section_is_appended_after_the_notes_replaced_and_read_back(name):
     mr = _make_results()
     begin, end = mr.SECTIONS[name]
     block = f"{begin}\n## Which heads\n| k | 8 |\n{end}"
     page = "# Results\n\n| table |\n\n## Reading the results (hand-written)\n\n- note\n"
     first = mr.with_section(page, name, block)
-    assert first.index("## Which heads") < first.index("## Reading the results")
+    assert first.index("## Reading the results") < first.index("## Which heads")
     assert mr.section(first, name) == block
     newer = block.replace("| k | 8 |", "| k | 32 |")
     second = mr.with_section(first, name, newer)
@@ -81,9 +81,13 @@ def test_results_page_links_its_static_figures(tmp_path, monkeypatch):
     run = _run(tmp_path)
     out, figs = tmp_path / "docs" / "results.md", tmp_path / "docs" / "figures"
     argv = ["results_page", str(run), str(run), "--out", str(out), "--figures", str(figs)]
-    monkeypatch.setattr(sys, "argv", [*argv, "--notes", str(tmp_path / "none.md")])
+    notes = tmp_path / "notes.md"
+    notes.write_text("## Reading the results\n\n- a note\n")
+    monkeypatch.setattr(sys, "argv", [*argv, "--notes", str(notes)])
     _make_results().main()
     page = out.read_text()
+    claim, reading = page.index("## The Cognitive Mirrors"), page.index("## Reading the results")
+    assert claim < reading < page.index("## Setup")  # the answer, its reading, then the tables
     for name in ("results_literal_k.svg", "results_scaled_k.svg"):
         assert f"](figures/{name})" in page  # relative to the page: it renders where it lies
         svg = (figs / name).read_text()
