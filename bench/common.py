@@ -115,3 +115,25 @@ def logits_vs_hf(model, hf):
     ours = model(tokens, attention_mask=mask)
     ref = hf(tokens, attention_mask=mask, position_ids=pos).logits
     return tokens, mask, ours, ref
+
+
+def pin_threads(n: int, packages=("interp_heads",)) -> None:
+    """torch on ``n`` threads for the whole script (0: torch's default): the packages' shared
+    thread count (``models.threads``, which lowers a process's threads when the load average is
+    high and re-checks every 2 s) is switched off, so every side of a comparison runs on the
+    same threads whatever else ran a minute before."""
+    import importlib
+
+    import torch
+
+    if not n:
+        return
+    torch.set_num_threads(n)
+    for package in packages:
+        try:
+            shared = importlib.import_module(f"{package}.models.threads")
+        except ImportError:
+            continue
+        for name in ("configure", "rebalance", "watch"):
+            if hasattr(shared, name):
+                setattr(shared, name, lambda *args, **kwargs: None)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import torch
 
-from bench.common import ROOT, result_path
+from bench.common import ROOT, pin_threads, result_path
 
 IMPORTS = re.compile(r"""(from |import |["']|f["'])interp_heads\b""")
 
@@ -82,10 +82,9 @@ def main(argv=None) -> None:
     ap.add_argument("--task", default=str(ROOT / "data/cognitive_mirrors/retrieval.jsonl"))
     ap.add_argument("--out", default=str(result_path("static_cache.json")))
     args = ap.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
     torch.set_grad_enabled(False)
     sys.path.insert(0, renamed_package(Path(args.baseline)))
+    pin_threads(args.threads, ("interp_heads", "interp_heads_base"))
     from interp_heads.interventions.selections import RandomK
     from interp_heads.tasks import load_task
     from interp_heads.tasks.prompts import render
