@@ -94,3 +94,13 @@ class Study:
 
 
 STUDIES: Registry[type[Study]] = Registry("study")
+
+
+def run_minutes(manifest: dict, step: str = "total") -> tuple[float | None, int]:
+    """Minutes a run folder's ``step`` took over every invocation of its config (a resumed run
+    records its earlier invocations in ``earlier_timings``), and how many invocations there were.
+    ``None`` when no invocation timed that step."""
+    history = [t for t in manifest.get("earlier_timings", []) if isinstance(t, dict)]
+    spent = [t.get(step) for t in history + [manifest.get("timings") or {}]]
+    spent = [s for s in spent if isinstance(s, int | float)]
+    return (sum(spent) / 60 if spent else None), len(history) + 1

@@ -280,7 +280,7 @@ def write_page(
 class SeedFigure(Study):
     name = "seed_figure"
     summary = "TopK vs RandomK at the paper's k and its fractions (docs/results.md)"
-    minutes = {"full": 21.9}
+    minutes = {"full": 23.5}
 
     def runs(self, size):
         small = {"tasks": TASKS_SHORT, "n_eval": 24, "ks": [16, 32], "scaled_ks": []}

@@ -8,6 +8,7 @@ import json
 
 import pandas as pd
 
+from interp_heads.studies.base import run_minutes
 from interp_heads.sweep import stats
 
 CLAIM_RATIO = 3.0  # TopK's accuracy drop at least this many times RandomK's
@@ -121,10 +122,19 @@ def setup_table(r: dict) -> str:
         ("ks", ", ".join(map(str, m["ks"])) + " (" + ", ".join(f"{k / n_heads:.1%}" for k in m["ks"]) + " of the heads)"),
         ("metrics", "; ".join(m.get("metrics", {}).values())),
         ("greedy generation", f"at most {c['max_new_tokens']} new tokens, stopped at the end of the first line"),
-        ("run time", f"{m['timings'].get('total', float('nan')) / 60:.1f} min (sweep {m['timings'].get('sweep', float('nan')) / 60:.1f} min)"),
+        ("run time", run_time(m)),
         ("commit", str(m.get("git"))),
     ]  # fmt: skip
     return md(pd.DataFrame(rows, columns=["item", "value"]))
+
+
+def run_time(manifest: dict) -> str:
+    """The run's compute time, summed over the invocations a resumed run took."""
+    (total, calls), (sweep, _) = run_minutes(manifest), run_minutes(manifest, "sweep")
+    if total is None:
+        return "not timed"
+    out = f"{total:.1f} min" + (f" (sweep {sweep:.1f} min)" if sweep is not None else "")
+    return out + (f", over {calls} invocations (resumed)" if calls > 1 else "")
 
 
 def p_phrase(p: float) -> str:

@@ -28,7 +28,7 @@ from interp_heads.report.sufficiency_section import (
     minimal_cell,
     plain_verdicts,
 )
-from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
+from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run_minutes
 from interp_heads.studies.seed_figure import SECTIONS, with_section
 from interp_heads.studies.seed_figure_tables import md
 
@@ -98,12 +98,12 @@ def measures_table(summary: pd.DataFrame, curves: pd.DataFrame, k: int) -> list[
 
 
 def _minutes(manifest: dict) -> str:
-    timings = manifest.get("timings", {})
-    total, step = timings.get("total"), timings.get("sufficiency")
+    (total, calls), (step, _) = run_minutes(manifest), run_minutes(manifest, "sufficiency")
     if not total:
         return ""
-    out = f" The run took {total / 60:.1f} min on the 2-core CPU machine"
-    return out + (f", {step / 60:.1f} of them in the kept-set sweep." if step else ".")
+    over = f" over {calls} invocations" if calls > 1 else ""
+    out = f" The run took {total:.1f} min{over} on the 2-core CPU machine"
+    return out + (f", {step:.1f} of them in the kept-set sweep." if step else ".")
 
 
 def _heads(row, shown: int = 16) -> str:

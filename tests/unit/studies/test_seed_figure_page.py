@@ -113,3 +113,13 @@ def test_one_run_with_both_k_grids_gives_each_its_tables():
     assert sorted(scaled["summary"].k) == [0, 4, 8] and scaled["manifest"]["ks"] == [4, 8]
     one = {**run, "manifest": {**manifest, "config": {"ks": [16, 32]}}}
     assert seed_figure.grid_views(one) == (one, None)
+
+
+def test_run_time_sums_the_invocations_of_a_resumed_run():
+    from interp_heads.studies.seed_figure_tables import run_time
+
+    first = {"total": 1409.0, "sweep": 1102.0}
+    resumed = {"timings": {"total": 37.0, "sweep": 31.0}, "earlier_timings": [first]}
+    assert run_time(resumed) == "24.1 min (sweep 18.9 min), over 2 invocations (resumed)"
+    assert run_time({"timings": first}) == "23.5 min (sweep 18.4 min)"
+    assert run_time({}) == "not timed"
