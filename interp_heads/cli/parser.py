@@ -171,6 +171,7 @@ def _ablate(sub, cmds) -> None:
     """``ablate``: mask TopK and random heads of one task while it generates."""
     from interp_heads.config import validation
     from interp_heads.config.flags import cli_flag
+    from interp_heads.config.options import section_options
     from interp_heads.config.sections import PLACEMENT
 
     b = sub.add_parser("ablate", help=cmds["ablate"].__doc__, description=cmds["ablate"].__doc__)
@@ -193,7 +194,8 @@ def _ablate(sub, cmds) -> None:
     cli_flag(b, "metrics", type=validation.names_arg)
     for name in ("comet_model", "ablation", "positions", "n_eval", "skip"):
         cli_flag(b, name)
-    cli_flag(b, "scale_factor", type=validation.finite_float)
+    for name in section_options("ablation"):  # every registered kind's options
+        cli_flag(b, name)
     _no_filter(b, "evaluate examples whether or not the unmasked model gets them right")
     for name in ("allow_overlap", "allow_other_model", "allow_other_task"):
         cli_flag(b, name, action="store_true")

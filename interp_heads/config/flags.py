@@ -1,7 +1,8 @@
 """CLI flags derived from config fields: type, default, choices and help come from the field.
 
 ``cli_flag(parser, "seeds")`` adds ``--seeds`` with the bounds, default and help of
-``SweepSection.seeds``, so the command line and the TOML config cannot drift apart.
+``SweepSection.seeds``, so the command line and the TOML config cannot drift apart; a registered
+variant's option (``config.options``) gets its flag the same way.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import argparse
 import typing
 from typing import Literal
 
+from interp_heads.config.options import option_fields
 from interp_heads.config.sections import FIELDS
 from interp_heads.vocab import Choice
 
@@ -18,7 +20,7 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     """Add ``--field-name`` for a config field, with its type, default, choices and help."""
     from interp_heads.config import validation
 
-    info = FIELDS[field]
+    info = FIELDS[field] if field in FIELDS else option_fields()[field]
     kwargs: dict = {
         "default": info.get_default(call_default_factory=True),
         "help": info.description,

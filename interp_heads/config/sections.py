@@ -7,7 +7,7 @@ section         keys
 ``tasks``       tasks, max_examples, skip, n_rank, n_eval, filter_correct, baseline, fmt
 ``ranking``     ranking, ranking_task, heads, allow_overlap (a given ranking instead of attribution)
 ``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, known_heads, probe_* (``config.probe_fields``)
-``ablation``    ablation, positions, scale_factor
+``ablation``    ablation, positions, each kind's options (``config.options``: ``KINDS.options()``)
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow, damage_matched
 ``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics, sufficiency_search, sufficiency_target, sufficiency_step (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
@@ -26,7 +26,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from interp_heads.arguments import finite_number, torch_seed
+from interp_heads.arguments import torch_seed
 from interp_heads.attribution.methods import METHODS
 from interp_heads.config.probe_fields import ProbeFields
 from interp_heads.execution.registry import EXECUTORS
@@ -36,7 +36,6 @@ from interp_heads.metrics.registry import METRICS
 from interp_heads.models.backends import BACKENDS
 from interp_heads.tasks.schema import BUILTIN_TASKS
 from interp_heads.vocab import (
-    SCALE_FACTOR,
     AblationKind,
     AttributionMethod,
     MaskPositions,
@@ -190,9 +189,6 @@ class AblationSection(Section):
         MaskPositions.ALL,
         description="where the mask acts: all; last (position -1 of each pass); generated (the "
         "prompt's pass unmasked, each generated position masked: the Cognitive Mirrors scope)",
-    )
-    scale_factor: Annotated[float, AfterValidator(finite_number)] = Field(
-        SCALE_FACTOR, description="ablation 'scale': what a masked head's hook_z is multiplied by"
     )
 
 
