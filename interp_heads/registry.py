@@ -104,8 +104,8 @@ class Registry(Generic[T]):
                 and _default(owner[1]) != _default(f)
             ):
                 raise ValueError(
-                    f"{self.what} {cls.name!r}: option {f.name!r} is {owner[0].name!r}'s, with "
-                    f"another default; name it differently"
+                    f"{self.what} {cls.name!r}: option {f.name!r} is declared by "
+                    f"{owner[0].name!r} with another default; name it differently"
                 )
 
     def unregister(self, name: str) -> None:

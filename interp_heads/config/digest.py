@@ -18,19 +18,9 @@ NOT_IN_DIGEST = {"threads", "verify", "known_heads", *PLACEMENT}
 # option (``config.options``) is left out at its default too, without an entry here.
 DIGEST_IF_SET = {
     "exclude_top": False,
-    "exact_layers": None,
-    "rivals": 0,
-    "lookahead": 0,
+    "rivals": 0,  # ablation_atp's: its default None has always been in the digest
     "positions": "all",
     "backend": "hooked",
-    "probe_position": "answer",
-    "probe_kind": "mlp",
-    "probe_epochs": 40,
-    "probe_batch": 16,
-    "probe_lr": 1e-3,
-    "probe_labels": "tasks",
-    "probe_importance": "mean_abs",
-    "probe_rows": "heldout",
     "reference": "gold",
     "free_form": False,
     "elbow": False,

@@ -1,13 +1,14 @@
 """The variants' options as config keys, read from the registries (never declared twice).
 
-Every option a registered ablation kind declares (a field of its ``Options`` dataclass,
-``KINDS.options()``) is a key of the run config: its type and default are the field's, its help
-the field's ``metadata["help"]``, its value checked by that ``Options`` (its ``__post_init__``).
-The keys are flat or under their section (``[ablation]``), the ``ablate``
-command has a flag for each (``config.flags.cli_flag``), and the config digest leaves each out at
-its default (``config.digest``). A kind registered later (a user's) has its options read the same
-way the moment it is registered: SAELens' ``register_sae_class``, which registers the config class
-with the class, is the model.
+Every option a registered ablation kind or attribution method declares (a field of its
+``Options`` dataclass: ``KINDS.options()``, ``METHODS.options()``) is a key of the run config: its
+type (with bounds) and default are the field's, its help the field's ``metadata["help"]``, its
+value checked by that ``Options`` (its ``__post_init__``). The keys are flat or under their
+section (``[ablation]``, ``[attribution]``), the commands have a flag for each
+(``config.flags.cli_flag``: ``ablate`` the kinds', ``attribute`` the per-task methods'), and the
+config digest leaves each out at its default (``config.digest``). A variant registered later (a
+user's) has its options read the same way the moment it is registered: SAELens'
+``register_sae_class``, which registers the config class with the class, is the model.
 """
 
 from __future__ import annotations
@@ -19,11 +20,12 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, create_model
 from pydantic.fields import FieldInfo
 
+from interp_heads.attribution.methods import METHODS
 from interp_heads.config.sections import Section
 from interp_heads.interventions.kinds import KINDS
 
 # which section each registry's options belong to
-OPTION_SECTIONS = {"ablation": KINDS}
+OPTION_SECTIONS = {"attribution": METHODS, "ablation": KINDS}
 
 
 def _declared() -> tuple:
@@ -67,9 +69,10 @@ def option_fields() -> dict[str, FieldInfo]:
     return dict(options_model().model_fields)
 
 
-def section_options(section: str) -> tuple[str, ...]:
-    """The option names of ``section`` (``"ablation"``: every kind's)."""
-    return tuple(name for s, name, _ in _declared() if s == section)
+def section_options(section: str, of=lambda owner: True) -> tuple[str, ...]:
+    """The option names of ``section`` (``"ablation"``: every kind's), of the variants ``of``
+    accepts."""
+    return tuple(name for s, name, owner in _declared() if s == section and of(owner))
 
 
 def option_defaults() -> dict:

@@ -217,8 +217,13 @@ class RunConfig(
 
     def method_settings(self) -> dict:
         """The config's values of every attribution option (common and each method's own)."""
-        names = {"ablation", "refine"} | {o for cls in METHODS.classes() for o in cls.own_options()}
-        return {n: getattr(self, n) for n in names if n in type(self).model_fields}
+        return {"ablation": self.ablation, "refine": self.refine, **self.options("attribution")}
+
+    def __getattr__(self, name: str):
+        """A registered variant's option reads as an attribute too (``cfg.probe_rows``)."""
+        if not name.startswith("_") and name in option_fields():
+            return self.option(name)
+        return super().__getattr__(name)
 
     def option(self, name: str):
         """The value of a registered variant's option (its default when not given)."""

@@ -6,7 +6,7 @@ section         keys
 ``model``       model, device, threads, backend
 ``tasks``       tasks, max_examples, skip, n_rank, n_eval, filter_correct, baseline, fmt
 ``ranking``     ranking, ranking_task, heads, allow_overlap (a given ranking instead of attribution)
-``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, known_heads, probe_* (``config.probe_fields``)
+``attribution`` attribution, refine, verify, known_heads, each method's options (``config.options``: ``METHODS.options()``)
 ``ablation``    ablation, positions, each kind's options (``config.options``: ``KINDS.options()``)
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow, damage_matched
 ``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics, sufficiency_search, sufficiency_target, sufficiency_step (steps after the sweep)
@@ -28,7 +28,6 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from interp_heads.arguments import torch_seed
 from interp_heads.attribution.methods import METHODS
-from interp_heads.config.probe_fields import ProbeFields
 from interp_heads.execution.registry import EXECUTORS
 from interp_heads.interventions.kinds import KINDS
 from interp_heads.interventions.selections import SELECTIONS
@@ -144,29 +143,13 @@ class RankingSection(Section):
     )
 
 
-class AttributionSection(Section, ProbeFields):
+class AttributionSection(Section):
     attribution: Annotated[str, _registered(METHODS)] = Field(
         AttributionMethod.AUTO.value,
         description="auto (atp with corrupted prompts, else ablation_atp), exact, atp, "
         "ablation_atp, gradxact, headmask, mean_ablation or probe (all tasks together)",
     )
     refine: Pos | None = Field(None, description="re-score the top N heads exactly")
-    exact_layers: NonNeg | None = Field(
-        None,
-        description="ablation_atp: score the first N layers' heads by exact mean ablation "
-        "(None: 1 with mean ablation, else 0)",
-    )
-    rivals: NonNeg | None = Field(
-        None,
-        description="ablation_atp: linearise the logits of the answer and its N strongest "
-        "rivals and take the log-softmax exactly (None: 1 with mean ablation, else 0; "
-        "0: plain first order)",
-    )
-    lookahead: NonNeg = Field(
-        0,
-        description="ablation_atp: run each head's mean ablation exactly through N blocks and "
-        "take only the rest to first order (0: first order from the head on)",
-    )
     verify: NonNeg = Field(
         8,
         description="check the ranking's top N heads and N random others by their exact "
