@@ -13,6 +13,7 @@ from typing import Literal
 
 from interp_heads.config.options import option_fields
 from interp_heads.config.sections import FIELDS
+from interp_heads.registry import Registry
 from interp_heads.vocab import Choice
 
 
@@ -31,7 +32,7 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     literal = next((a for a in _walk(info.annotation) if typing.get_origin(a) is Literal), None)
     if registry is not None:  # any registered name, also one a user added
         kwargs["type"] = _registered(registry)
-        kwargs["metavar"] = "{" + ",".join(registry.vocab.values()) + ",...}"
+        kwargs["metavar"] = "{" + ",".join((*registry.also, *registry.names())) + ",...}"
     elif enum is not None:
         kwargs["choices"] = list(enum.values())
     elif literal is not None:
@@ -83,7 +84,7 @@ def _registry_of(info):
     for a in (*info.metadata, *_walk(info.annotation)):
         func = getattr(a, "func", None)
         owner = getattr(func, "__self__", None)
-        if owner is not None and hasattr(owner, "vocab") and func.__name__ == "canonical":
+        if isinstance(owner, Registry) and func.__name__ == "canonical":
             return owner
     return None
 

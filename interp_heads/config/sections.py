@@ -34,13 +34,7 @@ from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.metrics.registry import METRICS
 from interp_heads.models.backends import BACKENDS
 from interp_heads.tasks.schema import BUILTIN_TASKS
-from interp_heads.vocab import (
-    AblationKind,
-    AttributionMethod,
-    MaskPositions,
-    MetricName,
-    PromptFormat,
-)
+from interp_heads.vocab import MaskPositions, PromptFormat
 
 
 def _parsed(enum):
@@ -48,7 +42,7 @@ def _parsed(enum):
 
 
 def _registered(registry):
-    """A name of ``registry`` (built-ins from ``vocab``, or one a user registered)."""
+    """A name of ``registry`` (a built-in, or one a user registered)."""
     return BeforeValidator(registry.canonical)
 
 
@@ -145,7 +139,7 @@ class RankingSection(Section):
 
 class AttributionSection(Section):
     attribution: Annotated[str, _registered(METHODS)] = Field(
-        AttributionMethod.AUTO.value,
+        "auto",
         description="auto (atp with corrupted prompts, else ablation_atp), exact, atp, "
         "ablation_atp, gradxact, headmask, mean_ablation or probe (all tasks together)",
     )
@@ -164,7 +158,7 @@ class AttributionSection(Section):
 
 class AblationSection(Section):
     ablation: Annotated[str, _registered(KINDS)] = Field(
-        AblationKind.MEAN.value,
+        "mean",
         description="ablation kind: what a masked head's hook_z becomes (zero, mean, resample, "
         "scale)",
     )
@@ -244,7 +238,7 @@ class GenerationSection(Section):
 
 class MetricsSection(Section):
     metrics: list[Annotated[str, _registered(METRICS)]] = Field(
-        default_factory=lambda: [MetricName.ACCURACY.value, MetricName.COMET.value],
+        default_factory=lambda: ["accuracy", "comet"],
         min_length=1,
         description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine; answer_logprob, "
         "logit_diff, kl_unmasked (the masked model's logits, one forward pass per condition)",

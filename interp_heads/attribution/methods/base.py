@@ -10,7 +10,6 @@ from annotated_types import Ge, Gt
 
 from interp_heads.errors import InputError
 from interp_heads.registry import Registry
-from interp_heads.vocab import AttributionMethod
 
 AUTO = "auto"
 AUTO_CHOICES = ("atp", "ablation_atp")  # with corrupted prompts, without
@@ -75,9 +74,7 @@ class Method:
         return self.corrupted == "required" or refine_exact or optional
 
 
-METHODS: Registry[type[Method]] = Registry(
-    "attribution method", vocab=AttributionMethod, common=Options
-)
+METHODS: Registry[type[Method]] = Registry("attribution method", also=(AUTO,), common=Options)
 
 
 def resolve(name: str, has_corrupted: bool) -> Method:

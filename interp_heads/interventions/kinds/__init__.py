@@ -16,16 +16,20 @@ It knows
 ``mask_heads``, the per-row masks of packed sweeps, the sweep's value step and ``ablation_atp``
 all go through these objects, so a new kind, options included, is one new file with a
 registered class.
-The built-in names are ``vocab.AblationKind``.
+The built-ins are the files this package imports.
 """
 
+# the import order is the registration order: the order names are listed in (help, tables)
+# isort: off
 from interp_heads.interventions.kinds import (  # noqa: F401 (registers)
+    zero,
     mean,
-    position_mean,
     resample,
     scale,
-    zero,
+    position_mean,
 )
+
+# isort: on
 from interp_heads.interventions.kinds.base import (
     KINDS,
     Ablation,

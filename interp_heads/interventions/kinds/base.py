@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 
 from interp_heads.errors import InputError
 from interp_heads.registry import Registry
-from interp_heads.vocab import AblationKind
 
 
 @dataclass(frozen=True)
@@ -104,7 +103,7 @@ class Ablation:
         return dataclasses.asdict(self.options)
 
 
-KINDS: Registry[type[Ablation]] = Registry("ablation kind", vocab=AblationKind)
+KINDS: Registry[type[Ablation]] = Registry("ablation kind")
 
 
 def check_options(options: dict) -> dict:
