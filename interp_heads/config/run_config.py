@@ -88,7 +88,7 @@ class RunConfig(
     """
 
     _base_dir: Path | None = PrivateAttr(None)  # the config file's folder (``task_path``)
-    _options: dict = PrivateAttr(default_factory=dict)  # the variants' options, as given
+    _options: dict = PrivateAttr(default_factory=dict)  # the variants' options, checked
 
     def __init__(self, **data: Any):
         given, data = split_options(data)
