@@ -1,9 +1,9 @@
 """Checks of the numbers a mask or a generation takes, shared by the Python API and the config.
 
-``mask_heads``/``mask_hooks`` (``interventions.masks``), the ``scale`` kind, ``generate``'s
-sampling and the run config (``config.sections``, ``config.validation``: the command line's flags
-and TOML keys) all check ``scale_factor`` and ``seed`` here, so a value the command line refuses
-is refused by the API with the same one line.
+``mask_heads``/``mask_hooks`` (``interventions.masks``), the ablation kinds' options (``scale``'s
+factor), ``generate``'s sampling and the run config (``config.sections``, ``config.validation``:
+the command line's flags and TOML keys) all check numbers and seeds here, so a value the command
+line refuses is refused by the API with the same one line.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from interp_heads.errors import InputError
 SEED_RANGE = (-(2**63), 2**64 - 1)  # torch.manual_seed's range
 
 
-def finite_number(value, name: str = "scale_factor") -> float:
+def finite_number(value, name: str = "value") -> float:
     """``value`` as a float when it is a finite real number (not a bool, not a string)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(f"{name} must be a finite number, got {type(value).__name__} {value!r}")

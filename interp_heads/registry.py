@@ -12,15 +12,22 @@ registers the same way: an object with ``name`` and ``aliases``)::
         name = "first_prompt_mean"
 
 The package that owns a registry imports its built-in files, so importing the package registers
-them (the files import the registry's ``base`` module, never the package: no import circle). A
-user's variant does the same and is then accepted by the config, the CLI and every code path that
-resolves the name. Names are matched case-insensitively with ``-`` and ``_`` equal, as ``vocab``
-parses its values; the built-in names are the ``vocab`` enums, so a config is checked without
-importing the variants' heavy code.
+them (the files import the registry's ``base`` module, never the package: no import circle); the
+order it imports them in is the order :meth:`Registry.names` lists them (help, tables, figures).
+A user's variant does the same and is then accepted by the config, the CLI and every code path
+that resolves the name. The registry is the only list of the names: the built-in files register
+without importing torch, so a config is checked against it cheaply.
+
+A class declares its options once, as the fields of its nested ``Options`` dataclass
+(``Scale.Options``); :meth:`Registry.options` gathers them over the registered classes, so the
+config, the CLI flags and the digests read them from there and a new variant's options need no
+second declaration. Names are matched case-insensitively with ``-`` and ``_`` equal (and an
+underscore may be left out: ``layermatched``, ``keeptopk``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Generic, TypeVar
 
@@ -33,12 +40,21 @@ def _key(name: str) -> str:
     return str(name).strip().lower().replace("-", "_")
 
 
+def _default(field: dataclasses.Field):
+    """A dataclass field's default (from its factory when it has one)."""
+    if field.default_factory is not dataclasses.MISSING:
+        return field.default_factory()
+    return field.default
+
+
 class Registry(Generic[T]):
     """Named classes of one kind (``what`` names the kind in error messages)."""
 
-    def __init__(self, what: str, vocab=None):
+    def __init__(self, what: str, also: tuple[str, ...] = (), common: type | None = None):
         self.what = what
-        self.vocab = vocab  # the built-in names (a ``vocab`` enum)
+        self.also = also  # names accepted besides the classes' (``auto``: one is picked later)
+        # the ``Options`` every class has (a method's common options): not any class's own
+        self.common = {f.name for f in dataclasses.fields(common)} if common else set()
         self._items: dict[str, T] = {}
         self._aliases: dict[str, str] = {}
 
@@ -53,10 +69,45 @@ class Registry(Generic[T]):
         key = _key(name)
         if key in self._items and not replace and self._items[key] is not cls:
             raise ValueError(f"{self.what} {name!r} is already registered")
+        self._check_options(cls, key)
         self._items[key] = cls
         for alias in getattr(cls, "aliases", ()) or ():
             self._aliases[_key(alias)] = key
         return cls
+
+    def own_options(self, cls) -> tuple[dataclasses.Field, ...]:
+        """The options ``cls`` declares: its ``Options`` fields less the common ones."""
+        options = getattr(cls, "Options", None)
+        if options is None or not dataclasses.is_dataclass(options):
+            return ()
+        return tuple(f for f in dataclasses.fields(options) if f.name not in self.common)
+
+    def options(self) -> dict[str, tuple[T, dataclasses.Field]]:
+        """Every registered class's own options by name: ``{name: (class, field)}``, in
+        :meth:`names` order (a name two classes declare is the first one's, same default)."""
+        found: dict = {}
+        for cls in self.classes():
+            for f in self.own_options(cls):
+                found.setdefault(f.name, (cls, f))
+        return found
+
+    def option_defaults(self) -> dict:
+        """The default of every option the registered classes declare."""
+        return {name: _default(f) for name, (_, f) in self.options().items()}
+
+    def _check_options(self, cls, key: str) -> None:
+        """An option name another class declares must have the same default there (one key)."""
+        for f in self.own_options(cls):
+            owner = self.options().get(f.name)
+            if (
+                owner is not None
+                and _key(owner[0].name) != key
+                and _default(owner[1]) != _default(f)
+            ):
+                raise ValueError(
+                    f"{self.what} {cls.name!r}: option {f.name!r} is declared by "
+                    f"{owner[0].name!r} with another default; name it differently"
+                )
 
     def unregister(self, name: str) -> None:
         key = _key(name)
@@ -65,37 +116,29 @@ class Registry(Generic[T]):
 
     def canonical(self, name: object) -> str:
         """The registered name for ``name`` (an alias or another spelling), else InputError
-        (also for a value that is not a string: ``ablation = 3`` in a config).
-
-        A built-in name (``vocab``) is answered from the vocabulary alone.
-        """
+        (also for a value that is not a string: ``ablation = 3`` in a config)."""
         if not isinstance(name, str):
             raise InputError(f"{self.what}: expected a name, got {type(name).__name__} {name!r}")
-        if self.vocab is not None:
-            try:
-                return self.vocab.parse(name).value
-            except InputError:
-                pass
+        known = {**{a: a for a in self.also}, **{k: k for k in self._items}, **self._aliases}
         key = _key(name)
-        key = self._aliases.get(key, key)
-        if key not in self._items:
-            squeezed = {k.replace("_", ""): k for k in self._items}
-            key = squeezed.get(key.replace("_", ""), key)
-        if key not in self._items:
-            raise InputError(f"unknown {self.what} {name!r}; use one of {', '.join(self.names())}")
-        return key
+        found = known.get(key)
+        if found is None:
+            found = {k.replace("_", ""): v for k, v in known.items()}.get(key.replace("_", ""))
+        if found is None:
+            choices = ", ".join(self.names())
+            raise InputError(f"unknown {self.what} {name!r}; use one of {choices}")
+        return found
 
     def get(self, name: str) -> T:
         """The class registered under ``name`` (any spelling ``canonical`` accepts)."""
         key = self.canonical(name)
-        if key not in self._items:
+        if key not in self._items:  # one of ``also``
             raise InputError(f"{self.what} {name!r} is not registered")
         return self._items[key]
 
     def names(self) -> tuple[str, ...]:
-        """The registered names: the built-ins in ``vocab`` order, then the others."""
-        builtin = [v for v in (self.vocab.values() if self.vocab else ()) if v in self._items]
-        return (*builtin, *(k for k in self._items if k not in builtin))
+        """The registered names, in the order they were registered."""
+        return tuple(self._items)
 
     def classes(self) -> list[T]:
         """The registered classes, in :meth:`names` order."""

@@ -11,7 +11,7 @@ def config_from_args(args, **fixed) -> RunConfig:
     default."""
     values = {
         name: getattr(args, name)
-        for name in RunConfig.model_fields
+        for name in RunConfig.keys()
         if hasattr(args, name) and getattr(args, name) is not None
     }
     return RunConfig(**{**values, **fixed})

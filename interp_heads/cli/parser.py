@@ -150,6 +150,7 @@ def _common(sp, out_help: str) -> None:
 def _attribute(sub, cmds) -> None:
     """``attribute``: rank the heads of one task."""
     from interp_heads.config.flags import cli_flag
+    from interp_heads.config.options import section_options
 
     a = sub.add_parser(
         "attribute", help=cmds["attribute"].__doc__, description=cmds["attribute"].__doc__
@@ -161,8 +162,10 @@ def _attribute(sub, cmds) -> None:
     _no_filter(a, "rank on the first N examples, answered correctly or not")
     cli_flag(a, "fmt")
     cli_flag(a, "max_new_tokens", help="answer length when checking correctness")
-    for name in ("refine", "exact_layers", "rivals", "lookahead", "verify"):
-        cli_flag(a, name)
+    cli_flag(a, "refine")
+    for name in section_options("attribution", of=lambda method: not method.multi_task):
+        cli_flag(a, name)  # the options of every method that ranks one task
+    cli_flag(a, "verify")
     cli_flag(a, "known_heads", action=argparse.BooleanOptionalAction)
     a.set_defaults(func=cmds["attribute"])
 
@@ -171,6 +174,7 @@ def _ablate(sub, cmds) -> None:
     """``ablate``: mask TopK and random heads of one task while it generates."""
     from interp_heads.config import validation
     from interp_heads.config.flags import cli_flag
+    from interp_heads.config.options import section_options
     from interp_heads.config.sections import PLACEMENT
 
     b = sub.add_parser("ablate", help=cmds["ablate"].__doc__, description=cmds["ablate"].__doc__)
@@ -193,7 +197,8 @@ def _ablate(sub, cmds) -> None:
     cli_flag(b, "metrics", type=validation.names_arg)
     for name in ("comet_model", "ablation", "positions", "n_eval", "skip"):
         cli_flag(b, name)
-    cli_flag(b, "scale_factor", type=validation.finite_float)
+    for name in section_options("ablation"):  # every registered kind's options
+        cli_flag(b, name)
     _no_filter(b, "evaluate examples whether or not the unmasked model gets them right")
     for name in ("allow_overlap", "allow_other_model", "allow_other_task"):
         cli_flag(b, name, action="store_true")

@@ -6,31 +6,21 @@ differs, so ``--force`` is needed; resume keys still decide what is reused).
 
 from __future__ import annotations
 
+from interp_heads.config.options import option_defaults
 from interp_heads.config.sections import PLACEMENT
 from interp_heads.store import config_digest
-from interp_heads.vocab import SCALE_FACTOR
 
 # speed, placement and checks only: the results do not depend on them (``verify`` adds a check of
 # the ranking and changes no result table; ``known_heads`` only marks heads on the page)
 NOT_IN_DIGEST = {"threads", "verify", "known_heads", *PLACEMENT}
 # Keys added after run folders existed: left out of the digest at their default value, so that
-# those folders keep resuming (a non-default value is a different config).
+# those folders keep resuming (a non-default value is a different config). A registered variant's
+# option (``config.options``) is left out at its default too, without an entry here.
 DIGEST_IF_SET = {
     "exclude_top": False,
-    "exact_layers": None,
-    "rivals": 0,
-    "lookahead": 0,
+    "rivals": 0,  # ablation_atp's: its default None has always been in the digest
     "positions": "all",
-    "scale_factor": SCALE_FACTOR,
     "backend": "hooked",
-    "probe_position": "answer",
-    "probe_kind": "mlp",
-    "probe_epochs": 40,
-    "probe_batch": 16,
-    "probe_lr": 1e-3,
-    "probe_labels": "tasks",
-    "probe_importance": "mean_abs",
-    "probe_rows": "heldout",
     "reference": "gold",
     "free_form": False,
     "elbow": False,
@@ -56,9 +46,10 @@ DIGEST_IF_SET = {
 
 def digest_of(config: dict) -> str:
     """The digest of a config's plain values (``RunConfig.to_dict``), keys above left out."""
+    if_set = option_defaults() | DIGEST_IF_SET
     kept = {
         k: v
         for k, v in config.items()
-        if k not in NOT_IN_DIGEST and not (k in DIGEST_IF_SET and v == DIGEST_IF_SET[k])
+        if k not in NOT_IN_DIGEST and not (k in if_set and v == if_set[k])
     }
     return config_digest(kept)

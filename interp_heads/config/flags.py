@@ -1,7 +1,8 @@
 """CLI flags derived from config fields: type, default, choices and help come from the field.
 
 ``cli_flag(parser, "seeds")`` adds ``--seeds`` with the bounds, default and help of
-``SweepSection.seeds``, so the command line and the TOML config cannot drift apart.
+``SweepSection.seeds``, so the command line and the TOML config cannot drift apart; a registered
+variant's option (``config.options``) gets its flag the same way.
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ import argparse
 import typing
 from typing import Literal
 
+from interp_heads.config.options import option_fields
 from interp_heads.config.sections import FIELDS
+from interp_heads.registry import Registry
 from interp_heads.vocab import Choice
 
 
@@ -18,7 +21,7 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     """Add ``--field-name`` for a config field, with its type, default, choices and help."""
     from interp_heads.config import validation
 
-    info = FIELDS[field]
+    info = FIELDS[field] if field in FIELDS else option_fields()[field]
     kwargs: dict = {
         "default": info.get_default(call_default_factory=True),
         "help": info.description,
@@ -29,7 +32,7 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
     literal = next((a for a in _walk(info.annotation) if typing.get_origin(a) is Literal), None)
     if registry is not None:  # any registered name, also one a user added
         kwargs["type"] = _registered(registry)
-        kwargs["metavar"] = "{" + ",".join(registry.vocab.values()) + ",...}"
+        kwargs["metavar"] = "{" + ",".join((*registry.also, *registry.names())) + ",...}"
     elif enum is not None:
         kwargs["choices"] = list(enum.values())
     elif literal is not None:
@@ -81,7 +84,7 @@ def _registry_of(info):
     for a in (*info.metadata, *_walk(info.annotation)):
         func = getattr(a, "func", None)
         owner = getattr(func, "__self__", None)
-        if owner is not None and hasattr(owner, "vocab") and func.__name__ == "canonical":
+        if isinstance(owner, Registry) and func.__name__ == "canonical":
             return owner
     return None
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from interp_heads.config.options import section_options
 from interp_heads.config.sections import SECTIONS
 from interp_heads.errors import PipelineError
 
@@ -55,7 +56,7 @@ def flatten(d: dict, source: str) -> dict:
     flat: dict = {}
     for key, value in d.items():
         if key in SECTIONS and isinstance(value, dict):  # no field takes a table as its value
-            allowed = SECTIONS[key].model_fields
+            allowed = (*SECTIONS[key].model_fields, *section_options(key))
             for sub, v in value.items():
                 if sub not in allowed:
                     raise PipelineError(

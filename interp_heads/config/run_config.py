@@ -21,6 +21,13 @@ from pydantic import PrivateAttr, ValidationError
 from interp_heads.attribution.methods import METHODS, check_method
 from interp_heads.config.digest import DIGEST_IF_SET, NOT_IN_DIGEST, digest_of
 from interp_heads.config.flags import cli_flag
+from interp_heads.config.options import (
+    checked_options,
+    option_fields,
+    options_model,
+    section_options,
+    split_options,
+)
 from interp_heads.config.reading import check_ks, flatten, names_skills, one_line, read_toml
 from interp_heads.config.sections import (
     MAX_SEEDS,
@@ -76,14 +83,18 @@ class RunConfig(
     """Everything that determines a run's results (hashed into ``manifest.json``).
 
     Fields are those of the sections (see the module docstring); ``cfg.section("sweep")`` gives
-    one section as its own typed object.
+    one section as its own typed object. The registered variants' options (``config.options``)
+    are keys too, held apart from the fields: ``cfg.option(name)``, ``cfg.options()``.
     """
 
     _base_dir: Path | None = PrivateAttr(None)  # the config file's folder (``task_path``)
+    _options: dict = PrivateAttr(default_factory=dict)  # the variants' options, checked
 
     def __init__(self, **data: Any):
+        given, data = split_options(data)
         try:
             super().__init__(**data)
+            self._options = checked_options(given)
         except ValidationError as exc:
             raise PipelineError(f"config: {one_line(exc)}") from None
         from interp_heads.config import validation
@@ -167,7 +178,7 @@ class RunConfig(
             exclude_top=self.exclude_top,
             ablation=str(self.ablation),
             positions=str(self.positions),
-            scale_factor=self.scale_factor,
+            options=self.options("ablation"),
             max_new_tokens=self.max_new_tokens,
             metrics=[str(m) for m in self.metrics],
             reference=str(self.reference),
@@ -206,17 +217,38 @@ class RunConfig(
 
     def method_settings(self) -> dict:
         """The config's values of every attribution option (common and each method's own)."""
-        names = {"ablation", "refine"} | {o for cls in METHODS.classes() for o in cls.own_options()}
-        return {n: getattr(self, n) for n in names if n in type(self).model_fields}
+        return {"ablation": self.ablation, "refine": self.refine, **self.options("attribution")}
+
+    def __getattr__(self, name: str):
+        """A registered variant's option reads as an attribute too (``cfg.probe_rows``)."""
+        if not name.startswith("_") and name in option_fields():
+            return self.option(name)
+        return super().__getattr__(name)
+
+    def option(self, name: str):
+        """The value of a registered variant's option (its default when not given)."""
+        return self.options()[name]
+
+    def options(self, section: str | None = None) -> dict:
+        """The registered variants' options (``section``: of that section only), by name."""
+        values = dict(options_model()(**{k: v for k, v in self._options.items()
+                                         if k in option_fields()}))  # fmt: skip
+        names = section_options(section) if section else values
+        return {n: values[n] for n in names}
+
+    @classmethod
+    def keys(cls) -> tuple[str, ...]:
+        """Every config key: the sections' fields and the registered variants' options."""
+        return (*cls.model_fields, *option_fields())
 
     @classmethod
     def from_dict(cls, d: dict, source: str = "config") -> RunConfig:
         """Build from a flat or sectioned mapping, refusing unknown keys and bad values."""
         flat = flatten(d, source)
-        unknown = sorted(set(flat) - set(cls.model_fields))
+        unknown = sorted(set(flat) - set(cls.keys()))
         if unknown:
             raise PipelineError(
-                f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(cls.model_fields)}"
+                f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(cls.keys())}"
             )
         try:
             return cls(**flat)
@@ -256,8 +288,17 @@ class RunConfig(
         return ks
 
     def to_dict(self) -> dict:
-        """Plain JSON-able values (enums as their strings), as in the TOML file."""
-        return self.model_dump(mode="json")
+        """Plain JSON-able values (enums as their strings), as in the TOML file; each section's
+        variant options follow its last field."""
+        fields = self.model_dump(mode="json")
+        options = options_model()(**self.options()).model_dump(mode="json")
+        out = {}
+        for key, value in fields.items():
+            out[key] = value
+            for name, section in SECTIONS.items():
+                if key == list(section.model_fields)[-1]:
+                    out |= {n: options[n] for n in section_options(name)}
+        return out
 
     def digest(self) -> str:
         """The run folder's ``config_digest`` (``config.digest``: the keys it leaves out)."""

@@ -6,8 +6,8 @@ section         keys
 ``model``       model, device, threads, backend
 ``tasks``       tasks, max_examples, skip, n_rank, n_eval, filter_correct, baseline, fmt
 ``ranking``     ranking, ranking_task, heads, allow_overlap (a given ranking instead of attribution)
-``attribution`` attribution, refine, exact_layers, rivals, lookahead, verify, known_heads, probe_* (``config.probe_fields``)
-``ablation``    ablation, positions, scale_factor
+``attribution`` attribution, refine, verify, known_heads, each method's options (``config.options``: ``METHODS.options()``)
+``ablation``    ablation, positions, each kind's options (``config.options``: ``KINDS.options()``)
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow, damage_matched
 ``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics, sufficiency_search, sufficiency_target, sufficiency_step (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
@@ -26,23 +26,15 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
-from interp_heads.arguments import finite_number, torch_seed
+from interp_heads.arguments import torch_seed
 from interp_heads.attribution.methods import METHODS
-from interp_heads.config.probe_fields import ProbeFields
 from interp_heads.execution.registry import EXECUTORS
 from interp_heads.interventions.kinds import KINDS
 from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.metrics.registry import METRICS
 from interp_heads.models.backends import BACKENDS
 from interp_heads.tasks.schema import BUILTIN_TASKS
-from interp_heads.vocab import (
-    SCALE_FACTOR,
-    AblationKind,
-    AttributionMethod,
-    MaskPositions,
-    MetricName,
-    PromptFormat,
-)
+from interp_heads.vocab import MaskPositions, PromptFormat
 
 
 def _parsed(enum):
@@ -50,7 +42,7 @@ def _parsed(enum):
 
 
 def _registered(registry):
-    """A name of ``registry`` (built-ins from ``vocab``, or one a user registered)."""
+    """A name of ``registry`` (a built-in, or one a user registered)."""
     return BeforeValidator(registry.canonical)
 
 
@@ -145,29 +137,13 @@ class RankingSection(Section):
     )
 
 
-class AttributionSection(Section, ProbeFields):
+class AttributionSection(Section):
     attribution: Annotated[str, _registered(METHODS)] = Field(
-        AttributionMethod.AUTO.value,
+        "auto",
         description="auto (atp with corrupted prompts, else ablation_atp), exact, atp, "
         "ablation_atp, gradxact, headmask, mean_ablation or probe (all tasks together)",
     )
     refine: Pos | None = Field(None, description="re-score the top N heads exactly")
-    exact_layers: NonNeg | None = Field(
-        None,
-        description="ablation_atp: score the first N layers' heads by exact mean ablation "
-        "(None: 1 with mean ablation, else 0)",
-    )
-    rivals: NonNeg | None = Field(
-        None,
-        description="ablation_atp: linearise the logits of the answer and its N strongest "
-        "rivals and take the log-softmax exactly (None: 1 with mean ablation, else 0; "
-        "0: plain first order)",
-    )
-    lookahead: NonNeg = Field(
-        0,
-        description="ablation_atp: run each head's mean ablation exactly through N blocks and "
-        "take only the rest to first order (0: first order from the head on)",
-    )
     verify: NonNeg = Field(
         8,
         description="check the ranking's top N heads and N random others by their exact "
@@ -182,7 +158,7 @@ class AttributionSection(Section, ProbeFields):
 
 class AblationSection(Section):
     ablation: Annotated[str, _registered(KINDS)] = Field(
-        AblationKind.MEAN.value,
+        "mean",
         description="ablation kind: what a masked head's hook_z becomes (zero, mean, resample, "
         "scale)",
     )
@@ -190,9 +166,6 @@ class AblationSection(Section):
         MaskPositions.ALL,
         description="where the mask acts: all; last (position -1 of each pass); generated (the "
         "prompt's pass unmasked, each generated position masked: the Cognitive Mirrors scope)",
-    )
-    scale_factor: Annotated[float, AfterValidator(finite_number)] = Field(
-        SCALE_FACTOR, description="ablation 'scale': what a masked head's hook_z is multiplied by"
     )
 
 
@@ -265,7 +238,7 @@ class GenerationSection(Section):
 
 class MetricsSection(Section):
     metrics: list[Annotated[str, _registered(METRICS)]] = Field(
-        default_factory=lambda: [MetricName.ACCURACY.value, MetricName.COMET.value],
+        default_factory=lambda: ["accuracy", "comet"],
         min_length=1,
         description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine; answer_logprob, "
         "logit_diff, kl_unmasked (the masked model's logits, one forward pass per condition)",

@@ -26,7 +26,6 @@ from interp_heads.heads import Head
 from interp_heads.interventions.kinds import Ablation
 from interp_heads.interventions.means import HeadValues
 from interp_heads.interventions.row_masks import RowMasks, mask_rows
-from interp_heads.vocab import SCALE_FACTOR
 
 PackRows = int | Literal["auto"] | None
 WAVE_BATCHES = 16
@@ -107,20 +106,18 @@ def generate_packed(
     *,
     pack_rows: int,
     positions: str = "all",
-    scale_factor: float = SCALE_FACTOR,
     **kwargs,
 ) -> list[list[str]]:
     """Each job's generations, as ``generate`` under ``mask_heads(job.heads, ...)`` alone gives them.
 
     Keyword arguments go to :func:`interp_heads.generation.decode.generate` (``stop_at_newline``,
-    ``use_cache`` ...); ``pack_rows`` is its batch size; ``ablation``, ``positions`` and
-    ``scale_factor`` are those of ``mask_heads``.
+    ``use_cache`` ...); ``pack_rows`` is its batch size; ``ablation`` and ``positions`` are those
+    of ``mask_heads`` (a kind with options: an ``Ablation`` object, ``get_kind(name, **options)``).
     """
     masks = RowMasks.build(
         model,
         [(j.heads, ablation, j.values, j.seed) for j in jobs],
         positions=positions,
-        scale_factor=scale_factor,
     )
     prompts: list[str] = []
     condition: list[int] = []

@@ -5,7 +5,7 @@ A registered class has a ``name`` and ``build(settings, model)``: it takes the r
 driver's model, and returns an ``Executor`` (``execution.base``). The built-in classes
 (``execution.builtin``: ``local``, ``plain`` and ``packed`` of ``execution.local``, ``ray`` of
 ``execution.ray``) import their executor when they build it, so the names are known without
-torch. The built-in names are ``vocab.ExecutorName``.
+torch.
 """
 
 from __future__ import annotations
@@ -13,9 +13,8 @@ from __future__ import annotations
 import contextlib
 
 from interp_heads.registry import Registry
-from interp_heads.vocab import ExecutorName
 
-EXECUTORS: Registry[type] = Registry("executor", vocab=ExecutorName)
+EXECUTORS: Registry[type] = Registry("executor")
 
 
 def make_executor(settings, model):

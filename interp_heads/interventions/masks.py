@@ -5,13 +5,14 @@ editing ``z[:, :, h]`` removes exactly head ``h``'s contribution. Under grouped-
 several query heads share a key/value head; masking at ``hook_z`` (not at K/V, not after ``W_O``)
 still touches only the chosen query heads.
 
-Ablation kinds (each a registered class in ``interventions.kinds`` that owns its rewrite of ``z``):
+Ablation kinds (each a registered class in ``interventions.kinds`` that owns its rewrite of ``z``
+and declares its options, which ``mask_heads`` takes as keywords):
     ``zero``: ``z = 0``.
     ``mean``: ``z`` = the head's mean over a reference set of prompts (all non-pad positions).
     ``resample``: ``z`` = the head's mean over the positions of one reference prompt drawn at
         random (seeded) per head: a noisier, example-specific replacement.
-    ``scale``: ``z = scale_factor * z`` (default ``1e-4``), the mask of the Cognitive Mirrors study
-        (Ma et al., NeurIPS 2025), which multiplies the head's ``o_proj`` input.
+    ``scale``: ``z`` multiplied by the kind's factor (default ``1e-4``), the mask of the Cognitive
+        Mirrors study (Ma et al., NeurIPS 2025), which multiplies the head's ``o_proj`` input.
 
 Mask positions (``positions``):
     ``all``: every position of every forward pass. The replacement does not depend on the
@@ -36,7 +37,7 @@ from contextlib import contextmanager, nullcontext
 
 import torch
 
-from interp_heads.arguments import finite_number, torch_seed
+from interp_heads.arguments import torch_seed
 from interp_heads.errors import InputError
 from interp_heads.heads import Head, hook_z
 from interp_heads.interventions.kinds import Ablation, Rewrite, get_kind
@@ -49,7 +50,6 @@ from interp_heads.interventions.positions import (
 )
 from interp_heads.interventions.targets import mask_targets
 from interp_heads.models.tl_compat import HookedTransformer
-from interp_heads.vocab import SCALE_FACTOR
 
 
 class MaskNotFiring(UserWarning):
@@ -95,12 +95,11 @@ def _values(model, ablation: Ablation, values):
     return values
 
 
-def _hooks(model, heads, kind, values, seed, where, scale_factor, k) -> tuple[list, dict]:
+def _hooks(model, heads, kind, values, seed, where, options, k) -> tuple[list, dict]:
     """The mask's ``(hook_name, fn)`` pairs and the dict their calls are counted in."""
     parsed = mask_targets(heads, model.cfg.n_layers, model.cfg.n_heads, k)
     torch_seed(seed)  # the checks the config makes of the same settings (interp_heads.arguments)
-    finite_number(scale_factor)
-    ablation = get_kind(kind, scale_factor=scale_factor)
+    ablation = get_kind(kind, **options)  # every option checked by the kind declaring it
     values = _values(model, ablation, values) if parsed else values
     plan = rewrites(parsed, ablation, values, seed)
     last = where == "last"
@@ -137,8 +136,8 @@ def mask_hooks(
     values=None,
     seed: int = 0,
     positions: PositionSpec = "all",
-    scale_factor: float = SCALE_FACTOR,
     k: int | None = None,
+    **options,
 ) -> list[tuple[str, Callable]]:
     """The mask of :func:`mask_heads` as TransformerLens ``fwd_hooks``: ``[(hook_name, fn), ...]``.
 
@@ -153,7 +152,7 @@ def mask_hooks(
             "mask_hooks: positions must be 'all' or 'last'; 'generated', a list of positions or a "
             "predicate needs the per-pass token positions that only `with mask_heads(...)` resolves"
         )
-    return _hooks(model, heads, kind, values, seed, where, scale_factor, k)[0]
+    return _hooks(model, heads, kind, values, seed, where, options, k)[0]
 
 
 @contextmanager
@@ -166,8 +165,8 @@ def mask_heads(
     seed: int = 0,
     warn_if_idle: bool = True,
     positions: PositionSpec = "all",
-    scale_factor: float = SCALE_FACTOR,
     k: int | None = None,
+    **options,
 ) -> Iterator[dict]:
     """Mask query heads on ``hook_z`` for every forward pass inside the block.
 
@@ -187,9 +186,9 @@ def mask_heads(
             (every pass that continues a KV cache: the generated positions, the prompt unmasked),
             a list of positions (negative ones count from the end of each pass) or a predicate on
             a token's text (``interventions.positions``).
-        scale_factor: for ``scale``, what ``z`` is multiplied by (a kind's option: ignored by
-            kinds without it).
         k: with a ``HeadScores`` as ``heads``, how many of its top heads to mask.
+        **options: the ablation kinds' options by name (the fields of their ``Options``, e.g.
+            ``scale``'s factor); each is checked, and one the kind does not declare is ignored.
 
     Yields:
         A dict with ``calls``: how many times the hooks fired.
@@ -199,7 +198,7 @@ def mask_heads(
         ...     answers = generate(model, prompts)
     """
     where = parse_positions(positions)
-    fwd, stats = _hooks(model, heads, kind, values, seed, where, scale_factor, k)
+    fwd, stats = _hooks(model, heads, kind, values, seed, where, options, k)
     chosen = where.attach(model) if isinstance(where, TokenPositions) else nullcontext()
     with chosen, model.hooks(fwd_hooks=fwd):
         yield stats

@@ -37,7 +37,6 @@ from interp_heads.interventions.masks import MaskNotFiring, rewrites
 from interp_heads.interventions.means import HeadValues
 from interp_heads.interventions.positions import TokenPositions, blend
 from interp_heads.models.tl_compat import HookedTransformer
-from interp_heads.vocab import SCALE_FACTOR
 
 
 @dataclass
@@ -70,12 +69,12 @@ class RowMasks:
         ],
         *,
         positions: str = "all",
-        scale_factor: float = SCALE_FACTOR,
+        **options,
     ) -> RowMasks:
         """Tables for ``conditions``: ``(heads, kind, values, seed)`` each, as ``mask_heads`` takes them.
 
         A condition with no heads (the unmasked baseline) leaves its rows untouched. ``positions``
-        and ``scale_factor`` apply to every condition, as ``mask_heads`` takes them.
+        and the kinds' ``options`` apply to every condition, as ``mask_heads`` takes them.
         """
         from interp_heads.vocab import MaskPositions
 
@@ -83,7 +82,7 @@ class RowMasks:
         plans = [
             rewrites(
                 parse_heads(heads, cfg.n_layers, cfg.n_heads),
-                get_kind(kind, scale_factor=scale_factor),
+                get_kind(kind, **options),
                 values,
                 seed,
             )

@@ -2,6 +2,18 @@
 Cognitive Mirrors rule; and metrics of the masked model's logits (answer log-prob, logit
 difference, KL from the unmasked model), one forward pass per condition."""
 
+# the import order is the registration order: the order names are listed in (help, tables)
+# isort: off
+from interp_heads.metrics import (  # noqa: F401 (each registers its metrics)
+    accuracy,
+    comet_metric,
+    embedding,
+    seed_accuracy,
+    cognitive_mirrors,
+    logits,
+)
+
+# isort: on
 from interp_heads.metrics.accuracy import Accuracy
 from interp_heads.metrics.base import Metric, MetricItem, MetricUnavailable
 from interp_heads.metrics.cache import MetricCache

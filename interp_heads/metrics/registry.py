@@ -4,16 +4,15 @@ Each metric's file registers its class (``@METRICS.register`` on ``class ChrF``)
 imports every metric's file, so importing ``interp_heads.metrics`` registers them; a class builds its
 object with :meth:`Metric.build`, which COMET overrides to fall back to the offline MiniLM
 stand-in (with a printed note) when no checkpoint loads. A user's metric is one file with a
-``Metric`` subclass and its registration. The built-in names are ``vocab.MetricName``.
+``Metric`` subclass and its registration. The package's import order is the registry's order.
 """
 
 from __future__ import annotations
 
 from interp_heads.metrics.base import Metric
 from interp_heads.registry import Registry
-from interp_heads.vocab import MetricName
 
-METRICS: Registry[type[Metric]] = Registry("metric", vocab=MetricName)
+METRICS: Registry[type[Metric]] = Registry("metric")
 
 
 def resolve_metrics(

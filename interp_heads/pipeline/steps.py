@@ -40,8 +40,16 @@ from interp_heads.tasks.schema import Task
 
 # --------------------------------------------------------------------------- attribute
 # Options in the attribution key as they resolve, absent at 0 (their value before they existed):
-# older folders hold.
+# older folders hold. A method's other own options (``ablation_ig``'s ``steps``) are in it away
+# from their defaults (``exact_layers`` is in ``attribution_settings`` as configured).
 OPTIONAL_KEYS = ("rivals", "lookahead")
+
+
+def _keyed(name: str, value, defaults: dict) -> bool:
+    """Whether a setting is part of the attribution key (see ``OPTIONAL_KEYS``)."""
+    if name in OPTIONAL_KEYS:
+        return bool(value)
+    return name not in defaults or name == "exact_layers" or value != defaults[name]
 
 
 def attribute_step(exp: Experiment) -> dict:
@@ -61,9 +69,10 @@ def attribute_step(exp: Experiment) -> dict:
             settings = cfg.attribution_settings(exp.fmts[name])
             opts = cfg.method_options(has_corrupted=rank.has_corrupted, task=name)
             own = dataclasses.asdict(opts)  # the options of the method the task resolves to
-            settings |= {k: own[k] for k in OPTIONAL_KEYS if k in own}
+            defaults = {k: v for k, v in METHODS.option_defaults().items() if k in own}
+            settings |= {k: own[k] for k in defaults if k != "exact_layers"}
             fp = resume.model_fingerprint(exp.model)
-            keyed = {k: v for k, v in settings.items() if v or k not in OPTIONAL_KEYS}
+            keyed = {k: v for k, v in settings.items() if _keyed(k, v, defaults)}
             key = resume.attribution_key(fp, rows_key(exp.model, rank, exp.fmts[name]), **keyed)
             scores = load_stored(
                 exp.folder.attribution_entry(name), key

@@ -80,9 +80,9 @@ SIZES = {
 
 def probe_defaults() -> dict:
     """The config's probe options at their defaults (a base config sets the study's)."""
-    from interp_heads.config.run_config import RunConfig
+    from interp_heads.attribution.methods import METHODS
 
-    return {n: f.default for n, f in RunConfig.model_fields.items() if n.startswith("probe_")}
+    return {f.name: f.default for f in METHODS.own_options(METHODS.get("probe"))}
 
 
 def cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END), names=("study", "causal")) -> list[dict]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from interp_heads.arguments import finite_number
 from interp_heads.execution.base import Generation
-from interp_heads.interventions.kinds import KINDS, get_kind
+from interp_heads.interventions.kinds import KINDS, check_options, get_kind
 from interp_heads.store import config_digest
 from interp_heads.tasks.cognitive_mirrors import STOP_TOKEN
-from interp_heads.vocab import SCALE_FACTOR, MaskPositions, PromptFormat
+from interp_heads.vocab import MaskPositions, PromptFormat
 
 
 @dataclass
@@ -18,8 +17,9 @@ class SweepConfig:
 
     ``ablation`` is the ablation kind (a name in ``interventions.kinds.KINDS``: ``mean``,
     ``zero``, ``resample``, ``scale`` or a registered one).
-    ``positions`` is the mask's scope (``all``, ``last`` or ``generated``), ``scale_factor`` the option of the
-    ``scale`` kind (:meth:`kind` builds the kind with the options it declares). ``reference`` is what COMET, MiniLM and chrF score against
+    ``positions`` is the mask's scope (``all``, ``last`` or ``generated``); ``options`` are the
+    ablation kinds' options by name (``KINDS.options()``: :meth:`kind` builds the kind with those
+    it declares). ``reference`` is what COMET, MiniLM and chrF score against
     (``gold`` or ``unmasked``: ``interp_heads.metrics.reference``); ``free_form`` generates
     without the first-line stop and scores whole answers. With ``fmt = "cognitive_mirrors"``
     (:attr:`json_answers`) generation stops after ``]`` instead and answers are scored as
@@ -35,7 +35,7 @@ class SweepConfig:
     exclude_top: bool = False
     metrics: list[str] = field(default_factory=lambda: ["accuracy"])
     positions: str = "all"
-    scale_factor: float = SCALE_FACTOR
+    options: dict = field(default_factory=dict)  # the ablation kinds' options, by name
     reference: str = "gold"
     free_form: bool = False
     elbow: bool = False  # also mask each task's elbow k (``interp_heads.sweep.elbow``)
@@ -43,11 +43,11 @@ class SweepConfig:
     def __post_init__(self) -> None:
         self.ablation = KINDS.canonical(self.ablation)
         self.positions = str(MaskPositions.parse(self.positions, "mask positions"))
-        self.scale_factor = finite_number(self.scale_factor)
+        self.options = check_options(self.options)
 
     def kind(self):
-        """The ablation kind, built with the options it declares (``Scale.scale_factor``)."""
-        return get_kind(self.ablation, scale_factor=self.scale_factor)
+        """The ablation kind, built with the options it declares among ``options``."""
+        return get_kind(self.ablation, **self.options)
 
     def mask_key(self) -> dict | None:
         """The mask settings a resume key adds beside kind and values (None at the defaults)."""
@@ -57,15 +57,17 @@ class SweepConfig:
 
     def to_dict(self) -> dict:
         """The fields as the sweep's digest reads them: the ablation kind is stored under the key
-        ``method``, the scale factor under ``scale``, and the later settings are left out at their
-        defaults, so that existing run folders keep their digests and resume."""
+        ``method``, each kind option flat under its name (or the ``stored_as`` of its field) and
+        only away from its default, and the later settings are left out at their defaults, so
+        that existing run folders keep their digests and resume."""
         d = asdict(self)
         d["method"] = d.pop("ablation")
-        d["scale"] = d.pop("scale_factor")
+        declared, defaults = KINDS.options(), KINDS.option_defaults()
+        for name, value in d.pop("options").items():
+            if value != defaults[name]:
+                d[declared[name][1].metadata.get("stored_as", name)] = value
         if d["positions"] == "all":
             del d["positions"]
-        if d["scale"] == SCALE_FACTOR:
-            del d["scale"]
         for key, default in (("reference", "gold"), ("free_form", False), ("elbow", False)):
             if d[key] == default:
                 del d[key]

@@ -188,39 +188,63 @@ def test_no_module_is_over_400_lines():
     assert not long, long
 
 
-@pytest.mark.parametrize(
-    "registry", ["kinds", "methods", "metrics", "executors", "selections", "backends"]
-)
-def test_every_builtin_name_is_registered_and_nothing_else_is_builtin(registry):
-    """Every registry holds classes that name themselves (one shape), the vocabulary's built-ins."""
-    from interp_heads.attribution.methods import METHODS
-    from interp_heads.execution.registry import EXECUTORS
-    from interp_heads.interventions.kinds import KINDS
-    from interp_heads.interventions.selections import SELECTIONS
-    from interp_heads.metrics.registry import METRICS
-    from interp_heads.models.backends import BACKENDS
-    from interp_heads.vocab import (
-        AblationKind,
-        AttributionMethod,
-        BackendName,
-        ExecutorName,
-        MetricName,
-        SelectionName,
-    )
+REGISTRIES = {  # each registry and the package whose files register its built-ins
+    "kinds": ("interp_heads.interventions.kinds", "KINDS"),
+    "methods": ("interp_heads.attribution.methods", "METHODS"),
+    "metrics": ("interp_heads.metrics.registry", "METRICS"),
+    "executors": ("interp_heads.execution.registry", "EXECUTORS"),
+    "selections": ("interp_heads.interventions.selections", "SELECTIONS"),
+    "backends": ("interp_heads.models.backends", "BACKENDS"),
+}
 
-    reg, vocab = {
-        "kinds": (KINDS, AblationKind),
-        "methods": (METHODS, AttributionMethod),
-        "metrics": (METRICS, MetricName),
-        "executors": (EXECUTORS, ExecutorName),
-        "selections": (SELECTIONS, SelectionName),
-        "backends": (BACKENDS, BackendName),
-    }[registry]
-    expected = set(vocab.values()) - {"auto"}  # auto picks a method per task
-    assert set(reg.names()) == expected
-    for name in expected:
-        cls = reg.get(name)
-        assert isinstance(cls, type) and cls.name == name
+
+def _registered_in_a_fresh_process(module: str, registry: str) -> dict[str, str]:
+    """``{name: module.Class}`` of a registry once a config is read, in a new interpreter."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import json\n"
+        "import interp_heads.config.run_config\n"
+        f"from {module} import {registry} as R\n"
+        "print(json.dumps({n: f'{c.__module__}.{c.__qualname__}' for n, c in "
+        "zip(R.names(), R.classes())}))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _decorated_classes(package: Path) -> set[str]:
+    """``module.Class`` of every class under ``package`` with a ``@....register`` line."""
+    found = set()
+    for path in sorted(package.rglob("*.py")):
+        module = ".".join(("interp_heads", *path.relative_to(PACKAGE).with_suffix("").parts))
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and any(
+                ast.unparse(d).split("(")[0].endswith(".register") for d in node.decorator_list
+            ):
+                found.add(f"{module.removesuffix('.__init__')}.{node.name}")
+    return found
+
+
+@pytest.mark.parametrize("registry", sorted(REGISTRIES))
+def test_every_builtin_class_is_registered_under_its_own_name_once_a_config_is_read(registry):
+    """Each class a built-in file registers is in its registry as soon as a config is read (its
+    package imports the file), under the name it gives itself: the registry is the one list of
+    the built-in names, with none to keep in step with it."""
+    module, name = REGISTRIES[registry]
+    registered = _registered_in_a_fresh_process(module, name)
+    package = PACKAGE.joinpath(*module.split(".")[1:])
+    package = package if package.is_dir() else package.parent
+    decorated = _decorated_classes(package)
+    assert decorated and decorated <= set(registered.values())
+    from importlib import import_module
+
+    reg = getattr(import_module(module), name)
+    for registered_name in registered:
+        assert reg.get(registered_name).name == registered_name
 
 
 def test_a_config_and_the_registries_are_read_without_torch():

@@ -27,23 +27,25 @@ DOC = ROOT / "docs" / "extending.md"
 REGISTRIES = (METHODS, KINDS, METRICS, EXECUTORS, SELECTIONS, BACKENDS, STUDIES)
 
 
+BASE = {
+    "model": "tiny",
+    "tasks": [str(DATA / "tiny_echo.jsonl")],
+    "n_rank": 4,
+    "n_eval": 6,
+    "attribution": "atp",
+    "ks": [2, 4],
+    "selections": ["topk", "randomk"],
+    "seeds": 1,
+    "metrics": ["accuracy"],
+    "max_new_tokens": 3,
+    "batch_size": 4,
+    "filter_correct": False,
+    "verify": 0,
+}
+
+
 def _run(out, **over):
-    d = {
-        "model": "tiny",
-        "tasks": [str(DATA / "tiny_echo.jsonl")],
-        "n_rank": 4,
-        "n_eval": 6,
-        "attribution": "atp",
-        "ks": [2, 4],
-        "selections": ["topk", "randomk"],
-        "seeds": 1,
-        "metrics": ["accuracy"],
-        "max_new_tokens": 3,
-        "batch_size": 4,
-        "filter_correct": False,
-        "verify": 0,
-    }
-    d.update(over)
+    d = {**BASE, **over}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the random model answers nothing: low-baseline warnings
         run_pipeline(RunConfig.from_dict(d), out, quiet=True)
@@ -91,13 +93,28 @@ def test_a_new_attribution_method(example, tmp_path):
 
 
 # ----------------------------------------------------------------------------- an ablation kind
-def test_a_new_ablation_kind(example, tmp_path, tiny):
+def test_a_new_ablation_kind_with_an_option_set_from_a_toml_file(example, tmp_path, tiny):
     example("An ablation kind")
-    run = _run(tmp_path / "run", ablation="first_prompt_mean")
+    settings = {**BASE, "ablation": "first_prompts_mean"}
+    toml = "".join(f"{key} = {json.dumps(value)}\n" for key, value in settings.items())
+    path = tmp_path / "kind.toml"
+    path.write_text(toml + "n_first = 2\n")
+    config = RunConfig.from_toml(path)
+    assert config.option("n_first") == 2
+    # in the digest away from its default, left out at it (the default is the digest of old)
+    assert config.digest() != RunConfig.from_dict({**settings, "n_first": 1}).digest()
+    assert RunConfig.from_dict({**settings, "n_first": 1}).digest() == (
+        RunConfig.from_dict(settings).digest()
+    )
+    run = tmp_path / "run"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the random model answers nothing: low-baseline warnings
+        run_pipeline(config, run, quiet=True)
+    assert json.loads((run / "manifest.json").read_text())["config"]["n_first"] == 2
     gens = pd.read_json(run / "generations.jsonl", lines=True, dtype={"example_id": str})
     row = gens[(gens.selection == "TopK") & (gens.k == 4)]
     heads = [(int(h[1]), int(h[3])) for h in row["heads"].iloc[0].split(",")]
-    # the reference: plain TransformerLens hooks that write the first prompt's mean z by hand
+    # the reference: plain TransformerLens hooks that write the first two prompts' mean z by hand
     from interp_heads.generation.decode import generate
     from interp_heads.tasks import load_task
     from interp_heads.tasks.prompts import render
@@ -105,10 +122,11 @@ def test_a_new_ablation_kind(example, tmp_path, tiny):
     task = load_task(str(DATA / "tiny_echo.jsonl"))
     ids = row["example_id"].tolist()
     prompts = render(tiny, [e.prompt for e in task if e.id in ids], fmt=task.fmt or "auto")
-    _, cache = tiny.run_with_cache(tiny.to_tokens(prompts[0], prepend_bos=False))
+    caches = [tiny.run_with_cache(tiny.to_tokens(p, prepend_bos=False))[1] for p in prompts[:2]]
     hooks = []
     for layer in sorted({h[0] for h in heads}):
-        mean = cache[f"blocks.{layer}.attn.hook_z"][0].mean(0)  # [head d_head]
+        name = f"blocks.{layer}.attn.hook_z"
+        mean = torch.cat([c[name][0] for c in caches]).mean(0)  # [head d_head]
         mine = [h for lay, h in heads if lay == layer]
 
         def hook(z, hook, mean=mean, mine=mine):
@@ -116,10 +134,20 @@ def test_a_new_ablation_kind(example, tmp_path, tiny):
             z[:, :, mine] = mean[mine]
             return z
 
-        hooks.append((f"blocks.{layer}.attn.hook_z", hook))
+        hooks.append((name, hook))
     with tiny.hooks(fwd_hooks=hooks):
         want = generate(tiny, prompts, 3, batch_size=4)
     assert row.set_index("example_id").loc[ids, "generation"].tolist() == want
+
+
+def test_a_new_ablation_kinds_option_is_a_flag_of_ablate(example):
+    from interp_heads.cli import build_parser
+
+    example("An ablation kind")
+    sub = build_parser()._subparsers._group_actions[0].choices
+    flag = {a.dest: a for a in sub["ablate"]._actions}["n_first"]
+    assert flag.option_strings == ["--n-first"] and flag.default == 1
+    assert flag.help == "prompts the mean is taken over"
 
 
 # ----------------------------------------------------------------------------- a metric

@@ -8,20 +8,24 @@ signed, what ``refine`` confirms its top heads with, and what its score measures
 :meth:`Method.score` computes the scores.
 :func:`check_method` holds every rule about a method and its options, and is what the config,
 the pipeline and ``attribute_heads`` call, so a rule lives in one place.
-The built-in names are ``vocab.AttributionMethod`` (``auto`` picks one per task).
+The built-ins are the files this package imports; ``auto`` (``METHODS.also``) picks one per task.
 """
 
+# the import order is the registration order: the order names are listed in (help, tables)
+# isort: off
 from interp_heads.attribution.methods import (  # noqa: F401 (each registers its method)
+    exact,
+    atp,
     ablation_atp,
     ablation_ig,
-    atp,
-    exact,
     gradxact,
     headmask,
     mean_ablation,
-    probe,
     retrieval_score,
+    probe,
 )
+
+# isort: on
 from interp_heads.attribution.methods.base import (
     AUTO,
     METHODS,

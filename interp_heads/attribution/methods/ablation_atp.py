@@ -8,9 +8,9 @@ layers by their exact mean-ablation drop instead: the first-order estimate fails
 """
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from interp_heads.attribution.methods.base import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method, NonNeg
 from interp_heads.attribution.methods.base import Options as Common
 from interp_heads.errors import InputError
 
@@ -28,13 +28,30 @@ class AblationAtP(Method):
 
     @dataclass(frozen=True)
     class Options(Common):
-        """``exact_layers``: score the first N layers' heads by their exact mean-ablation drop;
-        ``rivals``: linearise the answer's and N rivals' logits, exact log-softmax; ``lookahead``:
-        run each head's mean ablation exactly through N blocks (None: the defaults below)."""
+        """Its own options (None: the defaults of :meth:`defaults`)."""
 
-        exact_layers: int | None = None
-        rivals: int | None = None
-        lookahead: int = 0
+        exact_layers: NonNeg | None = field(
+            default=None,
+            metadata={
+                "help": "ablation_atp: score the first N layers' heads by exact mean ablation "
+                "(None: 1 with mean ablation, else 0)"
+            },
+        )
+        rivals: NonNeg | None = field(
+            default=None,
+            metadata={
+                "help": "ablation_atp: linearise the logits of the answer and its N strongest "
+                "rivals and take the log-softmax exactly (None: 1 with mean ablation, else 0; "
+                "0: plain first order)"
+            },
+        )
+        lookahead: NonNeg = field(
+            default=0,
+            metadata={
+                "help": "ablation_atp: run each head's mean ablation exactly through N blocks "
+                "and take only the rest to first order (0: first order from the head on)"
+            },
+        )
 
     def defaults(self, opts):
         """With mean ablation: layer 0 exact and one rival (docs/attribution.md, measured); the

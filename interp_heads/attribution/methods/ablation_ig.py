@@ -1,8 +1,8 @@
 """``ablation_ig``: integrated gradients along z -> task mean, all heads together."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from interp_heads.attribution.methods.base import METHODS, Method
+from interp_heads.attribution.methods.base import METHODS, Method, Pos
 from interp_heads.attribution.methods.base import Options as Common
 
 
@@ -19,7 +19,9 @@ class AblationIG(Method):
 
     @dataclass(frozen=True)
     class Options(Common):
-        steps: int = 8  # midpoint steps along z -> task mean
+        steps: Pos = field(
+            default=8, metadata={"help": "ablation_ig: midpoint steps along z -> task mean"}
+        )
 
     def score(self, model, task, batches, opts, per_example):
         from interp_heads.attribution.paths import ablation_ig_scores

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
+
+from annotated_types import Ge, Gt
 
 from interp_heads.errors import InputError
 from interp_heads.registry import Registry
-from interp_heads.vocab import AttributionMethod
 
 AUTO = "auto"
 AUTO_CHOICES = ("atp", "ablation_atp")  # with corrupted prompts, without
+# the bounds a method's option may declare in its type (the config checks them, the flags too)
+NonNeg = Annotated[int, Ge(0)]
+Pos = Annotated[int, Gt(0)]
 
 
 @dataclass(frozen=True)
 class Options:
     """What every method takes besides the model and the batches. A method with options of its
-    own subclasses this (``AblationAtP.Options`` adds ``rivals``, ``exact_layers``, ``lookahead``)."""
+    own subclasses this (``AblationAtP.Options`` adds ``rivals``, ``exact_layers``, ``lookahead``);
+    each own field is a config key (``config.options``): its type (bounds as ``NonNeg``, ``Pos``),
+    default and ``metadata["help"]`` are the key's."""
 
     ablation: str = "mean"
     seed: int = 0
@@ -68,7 +74,7 @@ class Method:
         return self.corrupted == "required" or refine_exact or optional
 
 
-METHODS: Registry[type[Method]] = Registry("attribution method", vocab=AttributionMethod)
+METHODS: Registry[type[Method]] = Registry("attribution method", also=(AUTO,), common=Options)
 
 
 def resolve(name: str, has_corrupted: bool) -> Method:

@@ -8,7 +8,6 @@ from typing import Any, ClassVar
 
 from interp_heads.errors import InputError
 from interp_heads.registry import Registry
-from interp_heads.vocab import AblationKind
 
 
 @dataclass(frozen=True)
@@ -42,13 +41,33 @@ class Rewrite:
         return scaled if offset is None else scaled + offset
 
 
-@dataclass(frozen=True)
 class Ablation:
-    """An ablation kind. Subclasses set ``name``, declare their options as dataclass fields and
-    override what differs from zero ablation."""
+    """An ablation kind. Subclasses set ``name``, declare their options in a nested ``Options``
+    frozen dataclass (none by default) and override what differs from zero ablation.
+
+    A kind object holds its options (``kind.options``); ``KINDS.options()`` gathers every
+    registered kind's, which is where the config keys, the CLI flags, the digests and
+    ``mask_heads``' keywords come from. A field's ``metadata["help"]`` is its one-line help.
+    """
 
     name: ClassVar[str] = ""
     aliases: ClassVar[tuple[str, ...]] = ()
+
+    @dataclass(frozen=True)
+    class Options:
+        """No options."""
+
+    def __init__(self, options=None):
+        self.options = self.Options() if options is None else options
+
+    def __eq__(self, other) -> bool:
+        return type(other) is type(self) and other.options == self.options
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.options))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.options!r})"
 
     def values(self, model, prompts, *, batch_size: int = 32):
         """The values shared by every condition of a task (None: the kind needs none)."""
@@ -80,25 +99,36 @@ class Ablation:
         return type(self).linear_baseline is not Ablation.linear_baseline
 
     def key(self) -> dict:
-        """This kind's options as resume keys hold them (empty at their defaults)."""
-        return {}
-
-    @classmethod
-    def option_names(cls) -> tuple[str, ...]:
-        """The options this kind declares (its dataclass fields)."""
-        return tuple(f.name for f in dataclasses.fields(cls))
+        """This kind's options as resume keys hold them (every option, by name)."""
+        return dataclasses.asdict(self.options)
 
 
-KINDS: Registry[type[Ablation]] = Registry("ablation kind", vocab=AblationKind)
+KINDS: Registry[type[Ablation]] = Registry("ablation kind")
 
 
-def get_kind(kind: str | Ablation, **settings) -> Ablation:
-    """The kind ``kind`` names (``KINDS``), built with the settings it declares among ``settings``
-    (the others are not its options and are ignored); an ``Ablation`` object is returned as is."""
+def check_options(options: dict) -> dict:
+    """``options`` (any registered kind's, by name) checked by the ``Options`` that declares each
+    (its ``__post_init__``); an unknown name is an InputError."""
+    declared = KINDS.options()
+    checked = {}
+    for name, value in options.items():
+        if name not in declared:
+            known = ", ".join(declared) or "none"
+            raise InputError(f"unknown ablation kind option {name!r}; the kinds' options: {known}")
+        checked[name] = getattr(declared[name][0].Options(**{name: value}), name)
+    return checked
+
+
+def get_kind(kind: str | Ablation, **options) -> Ablation:
+    """The kind ``kind`` names (``KINDS``), built with the options it declares among ``options``
+    (each checked; another kind's option is not this kind's and is left out); an ``Ablation``
+    object is returned as is."""
     if isinstance(kind, Ablation):
         return kind
     cls = KINDS.get(kind)
-    return cls(**{k: v for k, v in settings.items() if k in cls.option_names()})
+    options = check_options(options)
+    mine = {f.name for f in KINDS.own_options(cls)}
+    return cls(cls.Options(**{k: v for k, v in options.items() if k in mine}))
 
 
 def linear_kind(name: str) -> Ablation:

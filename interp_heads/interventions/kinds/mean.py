@@ -1,12 +1,9 @@
 """``mean``: a masked head's ``z`` is its mean over the task's prompts (all non-pad positions)."""
 
-from dataclasses import dataclass
-
 from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
 @KINDS.register
-@dataclass(frozen=True)
 class Mean(Ablation):
     name = "mean"
 

@@ -10,13 +10,10 @@ token's mean. Not in packed sweeps (their per-row values hold one vector per hea
 ``ablation_atp`` (no linear baseline).
 """
 
-from dataclasses import dataclass
-
 from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
 @KINDS.register
-@dataclass(frozen=True)
 class PositionMean(Ablation):
     name = "position_mean"
 

@@ -1,12 +1,9 @@
 """``resample``: a masked head's ``z`` is its mean over one other prompt, drawn (seeded) per head."""
 
-from dataclasses import dataclass
-
 from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
 @KINDS.register
-@dataclass(frozen=True)
 class Resample(Ablation):
     name = "resample"
 

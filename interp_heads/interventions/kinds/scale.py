@@ -4,24 +4,33 @@ The mask of the Cognitive Mirrors study (Ma et al., NeurIPS 2025), which multipl
 ``o_proj`` input.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from interp_heads.arguments import finite_number
 from interp_heads.interventions.kinds.base import KINDS, Ablation, Rewrite
-from interp_heads.vocab import SCALE_FACTOR
 
 
 @KINDS.register
-@dataclass(frozen=True)
 class Scale(Ablation):
     name = "scale"
-    scale_factor: float = SCALE_FACTOR
 
-    def __post_init__(self):
-        object.__setattr__(self, "scale_factor", finite_number(self.scale_factor))
+    @dataclass(frozen=True)
+    class Options:
+        # ``stored_as``: the key the sweep's digest has held it under since before kinds had options
+        scale_factor: float = field(
+            default=1e-4,
+            metadata={
+                "help": "ablation 'scale': what a masked head's hook_z is multiplied by",
+                "stored_as": "scale",
+            },
+        )
+
+        def __post_init__(self):
+            value = finite_number(self.scale_factor, "scale_factor")
+            object.__setattr__(self, "scale_factor", value)
 
     def rewrite(self, layer, heads, values, generator) -> Rewrite:
-        return Rewrite(coef=float(self.scale_factor))
+        return Rewrite(coef=float(self.options.scale_factor))
 
     def key(self) -> dict:
-        return {"factor": float(self.scale_factor)}  # the name stored resume keys hold
+        return {"factor": float(self.options.scale_factor)}  # the name stored resume keys hold

@@ -1,12 +1,9 @@
 """``zero``: a masked head's ``z`` is set to 0."""
 
-from dataclasses import dataclass
-
 from interp_heads.interventions.kinds.base import KINDS, Ablation
 
 
 @KINDS.register
-@dataclass(frozen=True)
 class Zero(Ablation):
     name = "zero"
 

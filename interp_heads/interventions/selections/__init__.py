@@ -9,18 +9,22 @@ condition) and its line style in the figures (``dash``), builds itself for one t
 (the ranking, the model's shape, the task's salt, the other tasks' rankings) and returns the heads
 masked at each k with :meth:`Selection.select`. The sweep's plan, its checks, the statistics and
 the figures read all of that from the objects, so a new selection is one new file.
-The built-in names are ``vocab.SelectionName``.
+The built-ins are the files this package imports.
 """
 
+# the import order is the registration order: the order names are listed in (help, tables)
+# isort: off
 from interp_heads.interventions.selections import (  # noqa: F401 (each registers its selection)
-    all_but_randomk,
-    all_but_topk,
-    exclusive_topk,
-    layermatched,
-    lowk,
-    randomk,
     topk,
+    randomk,
+    layermatched,
+    exclusive_topk,
+    lowk,
+    all_but_topk,
+    all_but_randomk,
 )
+
+# isort: on
 from interp_heads.interventions.selections.all_but_randomk import AllButRandomK
 from interp_heads.interventions.selections.all_but_topk import AllButTopK
 from interp_heads.interventions.selections.base import (

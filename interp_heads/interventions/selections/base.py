@@ -12,7 +12,6 @@ import numpy as np
 from interp_heads.errors import InputError
 from interp_heads.heads import Head
 from interp_heads.registry import Registry
-from interp_heads.vocab import SelectionName
 
 
 @dataclass(frozen=True)
@@ -80,7 +79,7 @@ class Selection:
         return cls.label or cls.display
 
 
-SELECTIONS: Registry[type[Selection]] = Registry("selection", vocab=SelectionName)
+SELECTIONS: Registry[type[Selection]] = Registry("selection")
 
 
 def rng(*parts) -> np.random.Generator:

@@ -14,7 +14,7 @@ residual stream, the KV-cached generation step, the patching differences (a froz
 the hook names activations are cached under, positions of a forward from a residual input) and
 a text's own tokens (whether the tokenizer puts BOS before any text). Callers ask
 ``backend_of(model)`` (e.g. ``backend_of(model).final_logits(model, resid)``) and never test which
-backend they have. The built-ins (names in ``vocab.BackendName``):
+backend they have. The built-ins (the files this package imports):
 
 - ``hooked`` (:mod:`.hooked`): TransformerLens 2.18's HookedTransformer with converted weights,
   the default environment;
@@ -24,7 +24,11 @@ backend they have. The built-ins (names in ``vocab.BackendName``):
 Importing this package imports no torch: the backends import what they run when asked.
 """
 
-from interp_heads.models.backends import bridge, hooked  # noqa: F401 (each registers itself)
+# the import order is the registration order: the order names are listed in (help, tables)
+# isort: off
+from interp_heads.models.backends import hooked, bridge  # noqa: F401 (each registers itself)
+
+# isort: on
 from interp_heads.models.backends.base import (
     BACKENDS,
     Backend,

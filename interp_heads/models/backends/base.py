@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import ClassVar
 
 from interp_heads.registry import Registry
-from interp_heads.vocab import BackendName
 
 
 class Backend:
@@ -90,7 +89,7 @@ class Backend:
         return {}
 
 
-BACKENDS: Registry[type[Backend]] = Registry("backend", vocab=BackendName)
+BACKENDS: Registry[type[Backend]] = Registry("backend")
 
 
 def get_backend(name: str) -> Backend:
@@ -108,14 +107,15 @@ def get_backend(name: str) -> Backend:
 
 def backend_of(model) -> Backend:
     """The backend of ``model``: the one that loaded it (``interp_heads_source["backend"]``),
-    else the built-in whose model class it is, else ``hooked``."""
+    else the first registered backend (the built-ins first) whose model class it is, else
+    ``hooked``."""
     named = (getattr(model, "interp_heads_source", None) or {}).get("backend")
     if named and named in BACKENDS:
         return BACKENDS.get(named)()
-    for name in BackendName.values():
-        if name in BACKENDS and (backend := BACKENDS.get(name)()).owns(model):
+    for cls in BACKENDS.classes():
+        if (backend := cls()).owns(model):
             return backend
-    return BACKENDS.get(BackendName.HOOKED)()
+    return BACKENDS.get("hooked")()
 
 
 def n_kv_heads(model) -> int:

@@ -71,7 +71,7 @@ def test_the_sweep_config_refuses_a_non_finite_scale():
     from interp_heads.sweep.config import SweepConfig
 
     with pytest.raises(ValueError, match="scale_factor must be a finite number"):
-        SweepConfig(ks=[1], scale_factor=float("nan"))
+        SweepConfig(ks=[1], options={"scale_factor": float("nan")})
 
 
 # --------------------------------------------------------------------------- files

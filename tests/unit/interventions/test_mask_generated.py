@@ -19,6 +19,7 @@ from interp_heads.errors import InputError
 from interp_heads.execution.packed import PackedJob, generate_packed
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.prefix import PromptPrefixes
+from interp_heads.interventions.kinds import get_kind
 from interp_heads.interventions.masks import MaskNotFiring, mask_heads, mask_hooks
 from interp_heads.interventions.means import head_means
 from interp_heads.interventions.selections import RandomK
@@ -98,7 +99,7 @@ def test_generated_scope_packed_equals_plain(tiny, kind):
         ):  # fmt: skip
             alone.append(_gen(tiny))
     packed = generate_packed(
-        tiny, jobs, kind, N_NEW, pack_rows=5, positions="generated", scale_factor=0.01,
+        tiny, jobs, get_kind(kind, scale_factor=0.01), N_NEW, pack_rows=5, positions="generated",
         stop_at_eos=False,
     )  # fmt: skip
     texts = [[tiny.tokenizer.decode(r, skip_special_tokens=True) for r in rows] for rows in alone]

@@ -11,6 +11,7 @@ import pytest
 
 from interp_heads.execution.packed import PackedJob, generate_packed
 from interp_heads.generation.decode import generate_tokens
+from interp_heads.interventions.kinds import get_kind
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
 from interp_heads.interventions.selections import RandomK
@@ -104,11 +105,10 @@ def test_packed_equals_plain_for_every_kind_and_scope(tiny, kind, positions, use
     packed = generate_packed(
         tiny,
         jobs,
-        kind,
+        get_kind(kind, scale_factor=0.01),
         8,
         pack_rows=5,
         positions=positions,
-        scale_factor=0.01,
         use_cache=use_cache,
         stop_at_eos=False,
     )
@@ -166,7 +166,7 @@ def test_sweep_with_a_scoped_scale_is_the_same_plain_packed_and_by_executor(
         seeds=1,
         ablation="scale",
         positions=positions,
-        scale_factor=1e-3,
+        options={"scale_factor": 1e-3},
         max_new_tokens=5,
     )
     plain = _sweep(tiny, cfg, tmp_path / "plain", pack_rows=0)

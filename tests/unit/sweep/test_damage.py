@@ -41,7 +41,7 @@ def test_damage_k_of_a_tiny_sweep_equals_the_hand_computation(tiny):
         Example(str(i), "toy", p, a or "x")
         for i, (p, a) in enumerate(zip(prompts, answers, strict=True))
     ]
-    cfg = SweepConfig(ks=[1, 2, 4, 8], seeds=2, ablation="scale", scale_factor=0.9,
+    cfg = SweepConfig(ks=[1, 2, 4, 8], seeds=2, ablation="scale", options={"scale_factor": 0.9},
                       max_new_tokens=4, selections=["topk", "randomk"])  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

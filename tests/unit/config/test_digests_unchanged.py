@@ -1,0 +1,106 @@
+"""A config's digests are fixed once run folders hold them: the run's ``config_digest``, the
+sweep's digest (``conditions/config.json``) and the mask part of every condition's resume key of
+each shipped config, and of configs that set the variants' options, equal the values recorded
+before the variants declared their options themselves (a change would make every existing run
+folder refuse to resume)."""
+
+from __future__ import annotations
+
+import pytest
+
+from interp_heads.config.run_config import RunConfig
+from tests.helpers import ROOT
+
+# path: (config digest, sweep digest, mask key)
+SHIPPED = {
+    "bench/checks/equivalence/cm_small.toml": (
+        "c7fb324ae67755d4",
+        "3303c122c1a1d449",
+        {"positions": "last", "factor": 0.0001},
+    ),
+    "bench/checks/equivalence/demo_small.toml": ("d3467a739452d019", "0533b9c0191861b6", None),
+    "bench/checks/equivalence/quick_zero.toml": ("c49d555bb86c94c1", "73f61dfa5f3e2954", None),
+    "configs/cognitive_mirrors.toml": (
+        "0fed8690a6b193ba",
+        "85997c4a2a6751de",
+        {"positions": "generated", "factor": 0.0001},
+    ),
+    "configs/compare/causal.toml": ("09dc7465bd4e54c8", "69ae295263e7dd9e", None),
+    "configs/compare/fractions.toml": (
+        "6abd92939adf80ba",
+        "d4aab5f7c82c2d55",
+        {"positions": "generated", "factor": 0.0001},
+    ),
+    "configs/compare/gold_reference.toml": (
+        "5d1563a5e5b70354",
+        "9c157354785852fe",
+        {"positions": "generated", "factor": 0.0001},
+    ),
+    "configs/compare/literal.toml": (
+        "9ab280a3360a0ea9",
+        "0c6d3b7c19c830b9",
+        {"positions": "generated", "factor": 0.0001},
+    ),
+    "configs/compare/mean_ablation.toml": (
+        "ea8902f3f81ba0fc",
+        "7d11555a9e3e3e91",
+        {"positions": "generated"},
+    ),
+    "configs/compare/positions_all.toml": (
+        "f67929805babc850",
+        "775f55069be8d54a",
+        {"factor": 0.0001},
+    ),
+    "configs/heads.toml": ("35a079bddcc32beb", "bd41e842ca9b3ac8", None),
+    "configs/heads_retrieval.toml": ("17a1cc3c68423dac", "ac7b15e240097de0", None),
+    "configs/quick.toml": ("3d48d75503480fe1", "db154c68317a3762", None),
+    "configs/seed_figure.toml": ("2ddc118546b39c73", "6fc54b62675db12b", None),
+    "configs/sufficiency.toml": ("6dd01bfa3c422180", "13680d7c254be9f2", None),
+    "configs/sufficiency_search.toml": ("1cfca6f4579b292a", "13680d7c254be9f2", None),
+    "tests/data/smollm_small.toml": ("36e49d92aa60fd37", "5dda9b2ef946cdc0", None),
+    "tests/data/tiny.toml": ("0a34a87a133db1ac", "8a00869d79d56e98", None),
+}
+# settings: (config digest, sweep digest at ks [1, 2], mask key)
+SET = {
+    "scale_0.5": (
+        dict(ablation="scale", scale_factor=0.5),
+        ("08ee1c9755c1143e", "3c4c808ca4f02e3a", {"factor": 0.5}),
+    ),
+    "mean_scale_0.5": (
+        dict(ablation="mean", scale_factor=0.5),
+        ("a4e4d8b2cb8e33e4", "b1eec7c0ad001079", None),
+    ),
+    "default": ({}, ("01fed5fbf95b9d60", "ba70f713a588b17c", None)),
+    "scale_default": (
+        dict(ablation="scale"),
+        ("e50d822ea78ceeb3", "62782b5dbd5d72b9", {"factor": 0.0001}),
+    ),
+    "probe_epochs": (
+        dict(attribution="probe", tasks=["retrieval", "copy"], probe_epochs=5, probe_lr=1e-4),
+        ("56966bffd34c3f0e", "ba70f713a588b17c", None),
+    ),
+    "atp_rivals": (
+        dict(attribution="ablation_atp", rivals=2, lookahead=1, exact_layers=0),
+        ("c9bf900b0b712437", "ba70f713a588b17c", None),
+    ),
+    "atp_rivals0": (
+        dict(attribution="ablation_atp", rivals=0),
+        ("27a68a24328107a4", "ba70f713a588b17c", None),
+    ),
+}
+
+
+def _digests(config: RunConfig, ks: list[int] | None = None) -> tuple:
+    sweep = config.sweep_config(ks or list(config.ks), {"t": "plain"})
+    return config.digest(), sweep.digest(), sweep.mask_key()
+
+
+@pytest.mark.parametrize("path", sorted(SHIPPED))
+def test_a_shipped_configs_digests_and_resume_key_are_unchanged(path):
+    assert _digests(RunConfig.from_toml(ROOT / path)) == SHIPPED[path]
+
+
+@pytest.mark.parametrize("name", sorted(SET))
+def test_the_digests_of_a_config_that_sets_variant_options_are_unchanged(name):
+    settings, want = SET[name]
+    assert _digests(RunConfig(**settings), [1, 2]) == want
