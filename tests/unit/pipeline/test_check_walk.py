@@ -69,6 +69,7 @@ CASES: dict[str, tuple[str | list[str], str]] = {
     "ranking of another task": (_rank("OTHERTASK"), "was made on task"),
     "ranking of a bad label": (_rank("BADLABEL"), r"ranking '.*': "),
     "ranking missing": (_rank("/no/such/ranking.csv"), "not found"),
+    "ranking a link": (_rank("LINKCSV"), "is a symbolic link; refused"),
     "ranking a user folder": (_rank("USER"), "without ranking.csv or attribution.parquet"),
     "ranking rank not whole": (_rank("FRACRANK"), "is not a whole number"),
     "ranking rank twice": (_rank("DUPRANK"), "is given to two heads"),
@@ -106,6 +107,7 @@ SITES: dict[tuple[str, str, str], str] = {
     ("pipeline/rankings.py", "load_ranking", "ranking {} was made on task(s) {}, not {"): "ranking of another task",
     ("pipeline/rankings.py", "load_ranking", "ranking {}: {}"): "ranking of a bad label",
     ("pipeline/rankings.py", "ranking_file", "ranking {} not found"): "ranking missing",
+    ("pipeline/rankings.py", "ranking_file", "ranking {} is a symbolic link; refused ("): "ranking a link",
     ("pipeline/rankings.py", "ranking_file", "ranking {} is {} without ranking.csv or "): "ranking a user folder",
     ("pipeline/rankings.py", "_ranks", "{}: rank {} is not a whole number"): "ranking rank not whole",
     ("pipeline/rankings.py", "_ranks", "{}: rank {} is given to two heads"): "ranking rank twice",
@@ -241,6 +243,9 @@ def _inputs(tmp: Path, run: Path) -> dict[str, str]:
     (tmp / "user").mkdir()
     (tmp / "user" / "notes.txt").write_text("mine")
     files["USER"] = str(tmp / "user")
+    (tmp / "linked").mkdir()  # a folder whose ranking.csv is a link
+    (tmp / "linked" / "ranking.csv").symlink_to(files["BARECSV"])
+    files["LINKCSV"] = str(tmp / "linked")
     files["OTHERMODEL"] = _other_model(run, tmp)
     changed = [{**rows[0], "answer": "changed"}, *rows[1:]]
     files["SAMENAME"] = str(tmp / "inputs" / "same" / "tiny_echo.jsonl")
