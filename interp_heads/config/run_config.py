@@ -270,7 +270,7 @@ class RunConfig(
         if base is None or spec in BUILTIN_TASKS or Path(spec).is_absolute():
             return spec
         there = base / spec
-        return str(there) if there.exists() or not Path(spec).exists() else spec
+        return str(there) if _exists(there) or not _exists(Path(spec)) else spec
 
     def section(self, name: str) -> Section:
         """One section (``"model"``, ``"sweep"``...) as its own typed object."""
@@ -303,3 +303,12 @@ class RunConfig(
     def digest(self) -> str:
         """The run folder's ``config_digest`` (``config.digest``: the keys it leaves out)."""
         return digest_of(self.to_dict())
+
+
+def _exists(path: Path) -> bool:
+    """Whether ``path`` exists; a name the file system cannot hold (too long) does not: the
+    task loader then refuses it with one line."""
+    try:
+        return path.exists()
+    except OSError:
+        return False

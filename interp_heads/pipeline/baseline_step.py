@@ -20,15 +20,32 @@ from interp_heads.tasks.schema import Task
 
 
 def baseline_step(exp: Experiment) -> pd.DataFrame | None:
-    """The correctly answered examples and the rank/eval split of every task; with ``baseline =
-    "all"`` every example's unmasked answer (``baseline.csv``).
+    """Store what :func:`split_examples` found (run before the folder was claimed, else now):
+    the baseline entries and, with ``baseline = "all"``, ``baseline.csv``."""
+    new = exp.baseline_entries if exp.baseline_entries is not None else split_examples(exp)
+    exp.baseline_entries = None  # stored once
+    for name, entry in new.items():
+        if entry is not None:
+            exp.folder.write_baseline(name, entry)
+    if exp.config.baseline != "all":
+        return None
+    frame = pd.DataFrame(exp.base_rows)
+    exp.folder.write_frame(exp.folder.baseline_csv, frame)
+    return frame
+
+
+def split_examples(exp: Experiment) -> dict:
+    """The correctly answered examples and the rank/eval split of every task (``exp.splits``);
+    with ``baseline = "all"`` every example's unmasked answer (``exp.base_rows``). Writes
+    nothing: ``pipeline.experiment.build_experiment`` calls it before the folder is claimed, so
+    a task left without examples (bad input) is refused before anything changes. Returns the
+    new baseline resume entries :func:`baseline_step` stores.
 
     Only the splits the run's steps use are filled: rank rows when it ranks heads, eval rows when
-    it sweeps. Every task is computed and checked before anything is written (a task left
-    without examples is bad input and must not change the folder); then baseline entries and
-    ``baseline.csv``.
+    it sweeps.
     """
     cfg, new = exp.config, {}
+    exp.base_rows.clear()
     n_rank = cfg.n_rank if "attribute" in exp.plan else 0
     # the probe's importance read on the rows a sweep masks (probe_rows = "evaluated") needs them
     # in an attribute-only run too: the rows a sweep of this config would evaluate
@@ -54,14 +71,7 @@ def baseline_step(exp: Experiment) -> pd.DataFrame | None:
             exp.splits[name] = (rank, evalset)
             exp.timings[f"{name}/baseline"] = time.perf_counter() - t
             bar.update(len(task))
-    for name, entry in new.items():
-        if entry is not None:
-            exp.folder.write_baseline(name, entry)
-    if cfg.baseline != "all":
-        return None
-    frame = pd.DataFrame(exp.base_rows)
-    exp.folder.write_frame(exp.folder.baseline_csv, frame)
-    return frame
+    return new
 
 
 def _left_out(exp: Experiment, name: str, task: Task) -> Task:

@@ -24,6 +24,7 @@ from pathlib import Path
 from interp_heads.config.run_config import RunConfig, check_ks
 from interp_heads.models import threads
 from interp_heads.models.specs import load_any_model
+from interp_heads.pipeline.baseline_step import split_examples
 from interp_heads.pipeline.given import manifest_record
 from interp_heads.pipeline.loading import PipelineError, load_any_task, load_any_tasks
 from interp_heads.pipeline.plan_check import check_plan
@@ -130,7 +131,6 @@ def build_experiment(
     plan = check_plan(config, model, tasks, steps, task_formats)  # the whole plan, first
     folder = RunFolder(out_dir)
     digest = config.digest()
-    folder.claim(digest, force)  # nothing was written before: a refusal leaves the folder as it was
     exp = Experiment(
         config=config,
         folder=folder,
@@ -153,6 +153,9 @@ def build_experiment(
         rankings={name: g.ranking for name, g in plan.given.items()},
     )
     _describe(exp, folder.read_manifest(), steps)
+    if "baseline" in steps:  # which examples are left (it generates): a task left with none
+        exp.baseline_entries = split_examples(exp)  # is refused before the folder is claimed
+    folder.claim(digest, force)  # nothing was written before: a refusal leaves the folder as it was
     return exp
 
 

@@ -6,9 +6,12 @@
 ``refine``, ``exact_layers``, ``ks``), against the tasks (prompt lengths, corrupted prompts for
 the method, a given ranking's task and model) and against each other, every metric's needs (the
 logit metrics mask every position; ``logit_diff`` needs a distractor for every example) and every
-step's inputs (a given ranking). A ``--force`` rerun refused here has not retired, locked or
-rewritten anything: the earlier run stays byte-identical. A check a later step would raise on
-bad input belongs here.
+step's inputs (a given ranking). Then, still before the claim, ``build_experiment`` splits
+each task's examples (``pipeline.baseline_step.split_examples``: a filter that keeps none is
+refused there). A ``--force`` rerun refused here has not retired, locked or rewritten anything:
+the earlier run stays byte-identical. A check a later step would raise on bad input belongs
+here: ``tests/unit/pipeline/test_check_walk.py`` walks every raise of the step modules and
+fails on one it cannot reach before the claim.
 """
 
 from __future__ import annotations

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import io
 import math
+import os
 from pathlib import Path
 
 from interp_heads.config import validation
 from interp_heads.errors import PipelineError, one_line
 from interp_heads.store.csv_cells import csv_restore, parse_csv
+from interp_heads.store.files import is_plain, read_plain
 from interp_heads.store.folder import RunFolder
 
 MAX_RANKING_BYTES = 64 * 2**20  # a ranking of a million heads is ~50 MB; more is not a ranking
@@ -21,9 +24,12 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
 
     p = ranking_file(path)
     validation.check_regular_file(p, f"ranking {str(p)!r}", MAX_RANKING_BYTES)
+    data = read_plain(p, MAX_RANKING_BYTES)  # never through a link, bounded
     try:
         frame = (
-            pd.read_parquet(p) if p.suffix == ".parquet" else csv_restore(parse_csv(p.read_bytes()))
+            pd.read_parquet(io.BytesIO(data))
+            if p.suffix == ".parquet"
+            else csv_restore(parse_csv(data))
         )
     except Exception as exc:  # pandas/pyarrow raise many types for a damaged file
         msg = one_line(exc)
@@ -58,12 +64,15 @@ def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tupl
 
 def ranking_file(path: str) -> Path:
     """The file ``--ranking PATH`` names (a folder's ``ranking.csv``, else its
-    ``attribution.parquet``); ``PipelineError`` saying what is expected when there is none.
-    Needs no model: the commands check it before the model loads."""
+    ``attribution.parquet``); ``PipelineError`` saying what is expected when there is none, or
+    when the file is a symbolic link (a run folder's files are read only when plain). Needs no
+    model: the commands check it before the model loads."""
     p = Path(path)
     if p.is_dir():
-        folder, p = RunFolder(p), RunFolder(p).ranking_file()
-        if not p.exists():
+        folder = RunFolder(p)
+        there = [f for f in (folder.ranking_csv, folder.attribution_parquet) if os.path.lexists(f)]
+        p = there[0] if there else folder.ranking_csv
+        if not there:
             command = folder.read_manifest().get("command")
             what = f"an {command} run folder" if command else "a folder"
             raise PipelineError(
@@ -71,6 +80,11 @@ def ranking_file(path: str) -> Path:
                 "--ranking expects the folder 'interp-heads attribute --out DIR' (or 'run') "
                 "wrote, or one of those files"
             )
+    if p.is_symlink():
+        raise PipelineError(
+            f"ranking {str(p)!r} is a symbolic link; refused (only plain files are read: give "
+            "the file it points to)"
+        )
     if not p.exists():
         raise PipelineError(f"ranking {str(p)!r} not found")
     return p
@@ -118,7 +132,7 @@ def stored_scores(path: str, task: str):
     folder = RunFolder(root)
     cands = [p] if p.suffix == ".parquet" else []
     for cand in cands + [folder.attribution_entry(task), folder.attribution_parquet]:
-        if cand.exists():
+        if is_plain(cand):  # a link or a FIFO (whose read would block) is passed over
             try:
                 scores = HeadScores.load(cand)
             except (OSError, ValueError, KeyError):

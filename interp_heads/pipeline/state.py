@@ -38,6 +38,7 @@ class Experiment:
     # made by the steps
     base_rows: list[dict] = field(default_factory=list)
     splits: dict[str, tuple[Task, Task]] = field(default_factory=dict)  # task: (rank, eval)
+    baseline_entries: dict | None = None  # split before the claim, stored by the baseline step
     rankings: dict = field(default_factory=dict)  # task: HeadScores or ordered head list
     result: Any = None  # SweepResult
     timings: dict[str, float] = field(default_factory=dict)

@@ -35,6 +35,7 @@ from interp_heads.report.which_heads import (
     which_heads_parts,
 )
 from interp_heads.store import atomic, write_atomic
+from interp_heads.store.files import read_plain
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.names import safe_name
 from interp_heads.sweep import stats
@@ -251,6 +252,6 @@ def _plotlyjs_file(figures: Path) -> Path:
 
 def _sha256(path: Path) -> bytes:
     try:
-        return hashlib.sha256(path.read_bytes()).digest()
+        return hashlib.sha256(read_plain(path)).digest()  # never a link, bounded
     except OSError:
         return b""

@@ -21,12 +21,12 @@ between :data:`BEGIN` and :data:`END`; the hand-written text around it is kept.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.store.readback import read_csv, read_json, read_parquet
 from interp_heads.studies import compare_tables as ct
 from interp_heads.studies.base import STUDIES, Study, StudyRun
 from interp_heads.studies.compare_findings import findings
@@ -59,20 +59,20 @@ END = "<!-- end: written by make compare -->"
 def load(folder: Path) -> dict:
     """A run folder's manifest, summary, significance and ranking tables."""
     summary = (
-        pd.read_parquet(folder / "summary.parquet")
-        if (folder / "summary.parquet").exists()
-        else pd.read_csv(folder / "summary.csv")
+        read_parquet(folder / "summary.parquet")
+        if os.path.lexists(folder / "summary.parquet")
+        else read_csv(folder / "summary.csv")
     )
     try:
-        sig = pd.read_csv(folder / "significance.csv")
+        sig = read_csv(folder / "significance.csv")
     except (FileNotFoundError, pd.errors.EmptyDataError):
         sig = pd.DataFrame()
     ranking = folder / "ranking.csv"
     return {
-        "manifest": json.loads((folder / "manifest.json").read_text()),
+        "manifest": read_json(folder / "manifest.json"),
         "summary": summary,
         "sig": sig,
-        "ranking": pd.read_csv(ranking) if ranking.exists() else None,
+        "ranking": read_csv(ranking) if os.path.lexists(ranking) else None,
     }
 
 

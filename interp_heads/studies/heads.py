@@ -15,11 +15,11 @@ examples and masks those heads. This script only reads the two folders; it also 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.store.readback import read_csv, read_json
 from interp_heads.studies.base import STUDIES, Study, StudyRun
 
 
@@ -28,8 +28,8 @@ class Inputs:
 
     def __init__(self, run: Path, retrieval_run: Path):
         self.run, self.retrieval_run = run, retrieval_run
-        self.manifest = json.loads((run / "manifest.json").read_text())
-        ranking = pd.read_csv(run / "ranking.csv").sort_values(["task", "rank"])
+        self.manifest = read_json(run / "manifest.json")
+        ranking = read_csv(run / "ranking.csv").sort_values(["task", "rank"])
         self.rankings = {
             t: [(int(layer), int(head)) for layer, head in zip(g["layer"], g["head"], strict=True)]
             for t, g in ranking.groupby("task", sort=False)
@@ -41,16 +41,17 @@ class Inputs:
     def known(self) -> dict:
         from interp_heads.attribution import HeadScores
 
-        entry = json.loads(self.known_path.read_text())
+        entry = read_json(self.known_path)
         return {k: HeadScores.from_dict(v) for k, v in entry["scores"].items()}
 
     def retrieval(self):
         from interp_heads.attribution import HeadScores
 
-        return HeadScores.load(self.retrieval_path)
+        entry = read_json(self.retrieval_path)  # what HeadScores.load reads, read plainly
+        return HeadScores.from_dict({k: v for k, v in entry.items() if k != "_sha256"})
 
     def retrieval_significance(self) -> pd.DataFrame:
-        return pd.read_csv(self.retrieval_run / "significance.csv")
+        return read_csv(self.retrieval_run / "significance.csv")
 
 
 def main(argv=None) -> None:

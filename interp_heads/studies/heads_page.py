@@ -12,6 +12,7 @@ from interp_heads.analysis.specificity import drop_heatmap, exclusivity, shared_
 from interp_heads.attribution import HeadScores
 from interp_heads.heads import head_label
 from interp_heads.interventions.selections import ExclusiveTopK, RandomK, TopK
+from interp_heads.store.readback import read_csv, read_parquet
 from interp_heads.vocab import BASELINE
 
 # the seed table's columns: the registered selections' table names
@@ -27,7 +28,7 @@ def _cell(row) -> str:
 
 
 def seed_table(run: Path) -> list[str]:
-    s = pd.read_parquet(run / "summary.parquet")
+    s = read_parquet(run / "summary.parquet")
     s = s[s.metric == "accuracy"]
     out = [
         "| task | k | unmasked | TopK | ExclusiveTopK | RandomK (outside TopK) |",
@@ -63,7 +64,7 @@ def sharing(rankings: dict) -> list[str]:
 
 
 def specificity(store: Path) -> list[str]:
-    m = pd.read_csv(store / "specificity.csv")
+    m = read_csv(store / "specificity.csv")
     out = []
     for k in sorted(m.k.unique()):
         sub = m[m.k == k]
@@ -133,7 +134,7 @@ def retrieval(s: HeadScores, sig: pd.DataFrame, rankings: dict, n_heads_total: i
 
 
 def stability(store: Path) -> list[str]:
-    f = pd.read_csv(store / "stability.csv").sort_values(["task", "k"])
+    f = read_csv(store / "stability.csv").sort_values(["task", "k"])
     out = [
         "| task | rank examples (per half) | k | TopK Jaccard | shared | Spearman | unstable |",
         "|---" * 7 + "|",
@@ -188,7 +189,7 @@ def heatmaps(inp, store: Path) -> None:
     }
     r = inp.retrieval()
     marks["retrieval"] = [tuple(h) for h in (r.scores >= 0.1).nonzero().tolist()]
-    frame = pd.read_csv(inp.run / "ranking.csv")
+    frame = read_csv(inp.run / "ranking.csv")
     for task, grp in frame.groupby("task"):
         scores = HeadScores.from_frame(grp, provenance={"rank_by": "signed"})
         fig = head_heatmap(scores, "signed", f"{task}: ranking, known kinds marked", marks)

@@ -20,12 +20,10 @@ run folders.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 from pathlib import Path
 
-import pandas as pd
-
+from interp_heads.store.readback import read_csv, read_json, read_parquet
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 from interp_heads.studies.seed_figure_tables import (
     CLAIM_RATIO,
@@ -69,13 +67,13 @@ def with_section(text: str, name: str, block: str) -> str:
 
 
 def load(run: Path) -> dict:
-    manifest = json.loads((run / "manifest.json").read_text())
+    manifest = read_json(run / "manifest.json")
     return {
         "dir": run,
         "manifest": manifest,
-        "baseline": pd.read_csv(run / "baseline.csv"),
-        "summary": pd.read_parquet(run / "summary.parquet"),
-        "sig": pd.read_csv(run / "significance.csv"),
+        "baseline": read_csv(run / "baseline.csv"),
+        "summary": read_parquet(run / "summary.parquet"),
+        "sig": read_csv(run / "significance.csv"),
     }
 
 

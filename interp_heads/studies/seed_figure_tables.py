@@ -4,11 +4,10 @@ here from the Cognitive Mirrors figure's claim (:data:`CLAIM_RATIO`)."""
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from interp_heads.studies.base import run_minutes
+from interp_heads.store.readback import read_json
 from interp_heads.sweep import stats
 
 CLAIM_RATIO = 3.0  # TopK's accuracy drop at least this many times RandomK's
@@ -89,7 +88,7 @@ def _exact_note(r: dict) -> str:
     if r["manifest"]["config"]["attribution"] != "ablation_atp":
         return ""
     entries = sorted((r["dir"] / "attribution").glob("*.json"))
-    ns = {json.loads(p.read_text())["provenance"].get("exact_layers") or 0 for p in entries}
+    ns = {read_json(p)["provenance"].get("exact_layers") or 0 for p in entries}
     if len(ns) != 1:
         return f" (exact layers per task: {sorted(ns)})"
     n = ns.pop()

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.store.readback import read_parquet
 from interp_heads.studies.base import STUDIES, Study, StudyRun
 
 STUDY_TASKS = [f"data/cognitive_mirrors/{t}.jsonl" for t in
@@ -199,7 +200,7 @@ def curve_frame(
     for cell in cells(options, ends, names):
         name = run_name(cell, options, prefix)
         if name not in records:
-            records[name] = pd.read_parquet(Path(folders[name]) / "sweep.parquet")
+            records[name] = read_parquet(Path(folders[name]) / "sweep.parquet")
         rows += cell_rows(cell, records[name], options)
     return pd.DataFrame(rows)
 
