@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interp_heads.studies.base import run_minutes
 from interp_heads.store.readback import read_json
+from interp_heads.studies.base import run_minutes
 from interp_heads.sweep import stats
 
 CLAIM_RATIO = 3.0  # TopK's accuracy drop at least this many times RandomK's
