@@ -45,13 +45,22 @@ def condition_keys(config) -> list[tuple]:
     return keys
 
 
+def values_keys(config) -> list[tuple]:
+    """One key per task whose replacement values a run of ``config`` averages (mean kinds)."""
+    if str(config.ablation) not in ("mean", "position_mean", "resample"):
+        return []
+    rows = (config.max_examples, config.skip, config.n_rank, config.n_eval)
+    return [(task, rows, str(config.ablation), config.batch_size) for task in config.tasks]
+
+
 def count(size: str) -> dict:
     """Runs, conditions and rows generated at ``size``, without and with the shared store."""
     study = SpecCurve()
-    keys, rows = [], {}
+    keys, rows, means = [], {}, []
     runs = [r for r in study.runs(size) if r.steps == "run"]
     for run in runs:
         config = study_config(run, "runs")
+        means += values_keys(config)
         for key in condition_keys(config):
             keys.append(key)
             rows[key] = config.n_eval
@@ -65,18 +74,20 @@ def count(size: str) -> dict:
         "shared_unmasked": len(set(unmasked)),
         "rows": sum(rows[k] for k in keys),
         "shared_rows": sum(rows[k] for k in set(keys)),
+        "means": len(means),
+        "shared_means": len(set(means)),
     }
 
 
 def main() -> None:
     print("| size | generating runs | generations (rows) | with the shared store (rows) | "
-          "ratio | of which unmasked: without, with |")  # fmt: skip
-    print("|---|---|---|---|---|---|")
+          "ratio | of which unmasked: without, with | mean passes: without, with |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
     for size in ("small", "full"):
         c = count(size)
         print(f"| {size} | {c['runs']} | {c['generations']} ({c['rows']}) | "
               f"{c['shared']} ({c['shared_rows']}) | {c['generations'] / c['shared']:.2f}x | "
-              f"{c['unmasked']}, {c['shared_unmasked']} |")  # fmt: skip
+              f"{c['unmasked']}, {c['shared_unmasked']} | {c['means']}, {c['shared_means']} |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -172,6 +172,24 @@ def generation_key(
     )
 
 
+def values_key(model_fp: dict, prompts: str, kind: dict, batch_size: int, device: str) -> str:
+    """Key of an ablation kind's replacement values in a shared store: the model, the prompts
+    (digest as in :func:`generation_key`), the kind with its options, the batch size of the
+    forward passes that average them and the device type."""
+    return digest(
+        {
+            "v": KEY_VERSION,
+            "unit": "values",
+            "model": model_fp,
+            "prompts": prompts,
+            "kind": kind,
+            "batch_size": batch_size,
+            "device": device,
+        },
+        32,
+    )
+
+
 def attribution_key(model_fp: dict, rows: str, **settings) -> str:
     """Resume key of one attribution file: model, rank rows and every ``attribute_heads`` setting."""
     return unit_key("attribution", model_fp, rows, settings=settings)

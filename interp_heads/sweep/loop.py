@@ -44,7 +44,7 @@ from interp_heads.sweep.config import SweepConfig
 from interp_heads.sweep.plan import plan_conditions
 from interp_heads.sweep.records import collect_records, condition_payload, metric_items
 from interp_heads.sweep.result import SweepResult
-from interp_heads.sweep.shared import TaskKeys, remember, split_stored
+from interp_heads.sweep.shared import remember, split_stored, task_values
 from interp_heads.tasks.fmt import check_same_format, task_format
 from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import filter_note
@@ -206,10 +206,13 @@ def _prepare(run: SweepRun) -> None:
         fmt = cfg.fmt or getattr(task, "fmt", None) or "auto"
         prompts = render(run.model, [e.prompt for e in task], fmt=fmt)
         # the replacement values' digest is part of every condition's resume key
-        values = cfg.kind().values(run.model, prompts, batch_size=run.batch_size)
+        if run.shared is None:
+            values = cfg.kind().values(run.model, prompts, batch_size=run.batch_size)
+        else:  # computed once for every run sharing the store
+            values, run.task_keys[name] = task_values(
+                run.shared, run.model, prompts, cfg, run.batch_size
+            )
         run.contexts[name] = TaskContext(name, prompts, values)
-        if run.shared is not None:
-            run.task_keys[name] = TaskKeys.of(run.model, prompts, values, cfg, run.batch_size)
         if run.logit_metrics:
             from interp_heads.metrics.logit_scores import prepare
 

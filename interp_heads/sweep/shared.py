@@ -9,12 +9,18 @@ metrics and reference).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
 
 from interp_heads.store import digest
-from interp_heads.store.resume import generation_key, model_fingerprint, tensor_digest
+from interp_heads.store.resume import (
+    generation_key,
+    model_fingerprint,
+    tensor_digest,
+    values_key,
+)
 from interp_heads.store.shared import SharedGenerations
 
 
@@ -28,6 +34,16 @@ def prompts_digest(model, prompts: list[str]) -> str:
     return digest({"prompts": list(prompts), "ids": ids, **specials}, 32)
 
 
+def kind_identity(config) -> dict:
+    """The sweep's ablation kind as the shared keys hold it: its name and class (a kind
+    registered again under a taken name is another kind), every option it declares and its
+    resume-key options (``Ablation.key``)."""
+    kind = config.kind()
+    options = {n: repr(getattr(kind, n)) for n in kind.option_names()}
+    cls = f"{type(kind).__module__}.{type(kind).__qualname__}"
+    return {"kind": config.ablation, "class": cls, "options": options, **kind.key()}
+
+
 @dataclass(frozen=True)
 class TaskKeys:
     """What every condition of one task shares in its generation key; :meth:`key` adds the heads."""
@@ -39,25 +55,41 @@ class TaskKeys:
     device: str
 
     @classmethod
-    def of(cls, model, prompts: list[str], values, config, batch_size: int) -> TaskKeys:
+    def of(cls, model, prompts: list[str], config, batch_size: int, values=None) -> TaskKeys:
         """The keys of a task's conditions under sweep ``config`` (``values``: the ablation
         kind's replacement values for these prompts)."""
-        kind = config.kind()
-        options = {n: repr(getattr(kind, n)) for n in kind.option_names()}
-        ablation = {"kind": config.ablation, "values": tensor_digest(values), "options": options}
-        ablation |= {"positions": config.positions, **kind.key()}
+        ablation = {**kind_identity(config), "positions": config.positions}
         return cls(
             model_fingerprint(model),
             prompts_digest(model, prompts),
-            ablation,
+            {**ablation, "values": tensor_digest(values)},
             config.generation_key(batch_size),
             torch.device(model.cfg.device).type,
+        )
+
+    def with_values(self, values) -> TaskKeys:
+        return dataclasses.replace(
+            self, ablation={**self.ablation, "values": tensor_digest(values)}
         )
 
     def key(self, heads) -> str:
         return generation_key(
             self.model_fp, self.prompts, heads, self.ablation, self.generation, self.device
         )
+
+
+def task_values(store: SharedGenerations, model, prompts: list[str], config, batch_size: int):
+    """``(values, keys)``: the ablation kind's replacement values for ``prompts`` (read from
+    ``store`` when it holds them under :func:`~interp_heads.store.resume.values_key`, else
+    computed and written there) and the task's :class:`TaskKeys`."""
+    keys = TaskKeys.of(model, prompts, config, batch_size)
+    vkey = values_key(keys.model_fp, keys.prompts, kind_identity(config), batch_size, keys.device)
+    values = store.get_values(vkey)
+    if values is None:
+        values = config.kind().values(model, prompts, batch_size=batch_size)
+        if values is not None:  # a kind without values (zero, scale) stores nothing
+            store.put_values(vkey, values)
+    return values, keys.with_values(values)
 
 
 def split_stored(store: SharedGenerations | None, units, keys: dict) -> tuple[list, list]:

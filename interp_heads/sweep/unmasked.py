@@ -79,7 +79,7 @@ def _generated(model, prompts: list[str], config, batch_size: int, shared) -> li
 
     if shared is None:
         return config.generation(batch_size).run(model, prompts)
-    key = TaskKeys.of(model, prompts, None, config, batch_size).key([])  # no head: no mask
+    key = TaskKeys.of(model, prompts, config, batch_size).key([])  # no head: no mask
     outs = shared.get(key, len(prompts))
     if outs is None:
         outs = config.generation(batch_size).run(model, prompts)

@@ -92,3 +92,24 @@ def test_the_key_reads_the_mask_only_when_a_head_is_masked():
         other[i] = changed
         fp, prompts, gen, dev = other
         assert generation_key(fp, prompts, [(0, 1)], mean, gen, dev) != base
+
+
+def test_stored_values_are_read_back_and_damaged_or_linked_ones_ignored(store, tmp_path):
+    import torch
+
+    values = {0: torch.arange(6.0).reshape(2, 3), 2: torch.ones(2, 3)}
+    store.put_values(KEY, values)
+    back = store.get_values(KEY)
+    assert back.keys() == values.keys() and all(torch.equal(back[k], values[k]) for k in values)
+    tensors = store.path(KEY, store.values_dir, ".pt")
+    raw = tensors.read_bytes()
+    tensors.write_bytes(raw[:-1] + bytes([raw[-1] ^ 1]))  # one bit flipped
+    with pytest.warns(StoreWarning, match="not the file its entry describes"):
+        assert store.get_values(KEY) is None
+    elsewhere = tmp_path / "elsewhere.pt"
+    elsewhere.write_bytes(raw)
+    tensors.unlink()
+    os.symlink(elsewhere, tensors)
+    with pytest.warns(StoreWarning, match="symbolic link"):
+        assert store.get_values(KEY) is None
+    assert store.get_values(OTHER) is None  # absent: no warning

@@ -198,3 +198,32 @@ def test_a_damaged_shared_entry_is_warned_about_and_generated_again(tiny, tmp_pa
     _assert_same_tables(again, first)
     _, generated = _sweep(tiny, shared=shared)  # rewritten whole
     assert generated == []
+
+
+def test_the_mean_values_are_computed_once_for_the_runs_sharing_the_store(
+    tiny, tmp_path, monkeypatch
+):
+    from interp_heads.interventions.kinds.mean import Mean
+
+    calls = []
+    plain = Mean.values
+    monkeypatch.setattr(
+        Mean, "values", lambda self, *a, **kw: calls.append(1) or plain(self, *a, **kw)
+    )
+    shared = tmp_path / "shared"
+    _sweep(tiny, RANK_A, shared=shared)
+    second, _ = _sweep(tiny, RANK_B, shared=shared)
+    assert len(calls) == 1 and second.shared["values_read"] == 1
+    alone, _ = _sweep(tiny, RANK_B)
+    _assert_same_tables(second, alone)
+    _sweep(tiny, RANK_B, shared=shared, batch_size=4)  # averaged in other batches: computed again
+    assert len(calls) == 3
+
+
+def test_per_prompt_values_round_trip_through_the_store(tiny, tmp_path):
+    shared, resample = tmp_path / "shared", _config(ablation="resample")
+    first, _ = _sweep(tiny, RANK_A, config=resample, shared=shared)
+    again, generated = _sweep(tiny, RANK_B, config=resample, shared=shared)
+    assert again.shared["values_read"] == 1 and ("RandomK", 2, 0) not in generated
+    alone, _ = _sweep(tiny, RANK_B, config=resample)
+    _assert_same_tables(again, alone)
