@@ -1,5 +1,6 @@
 """A sweep's side of a shared generation store (``store.shared``): the key of each condition's
-generations, the look-ups before the executor runs and the writes after it.
+generations, each task's replacement values (read back, or averaged and stored), the look-ups
+before the executor runs and the writes after it.
 
 A condition found in the store is not generated: its stored answers are scored and written to the
 run's own resume store exactly as freshly generated ones, so the run's tables are those of a run
