@@ -289,6 +289,11 @@ def _study(sub, cmds) -> None:
                     help="a study parameter (repeatable), e.g. --param task=my.jsonl")  # fmt: skip
     cli_flag(st, "threads", help="torch CPU threads (None: the configs', else cores shared)")
     st.add_argument("--force", action="store_true", help="reuse folders holding a different config")
+    st.add_argument(
+        "--no-shared", dest="shared", action="store_false",
+        help="each run generates its own conditions (default: the runs share them through "
+        "RUNS/shared)",
+    )  # fmt: skip
     st.add_argument("--quiet", action="store_true", help="no progress bars")
     st.set_defaults(func=cmds["study"])
 

@@ -29,6 +29,7 @@ def cmd_study(args) -> int:
         force=args.force,
         quiet=args.quiet,
         params=params,
+        shared=args.shared,
     )
     for page in pages:
         print(f"wrote {page}")

@@ -12,7 +12,7 @@ section         keys
 ``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics, sufficiency_search, sufficiency_target, sufficiency_step (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
 ``metrics``     metrics, comet_model, reference
-``placement``   executor, ray_address, n_workers, n_devices (where work runs; not in the digest)
+``placement``   executor, ray_address, n_workers, n_devices, shared_store (where work runs and what it reuses; not in the digest)
 =============== ===========================================================================
 
 Each field carries its type, bounds, default and one-line help; :class:`~interp_heads.config.run_config.RunConfig`
@@ -86,6 +86,11 @@ class PlacementSection(Section):
     )
     n_workers: Pos | None = Field(None, description="Ray actors (None: one per GPU, else CPU)")
     n_devices: Pos = Field(1, description="GPUs the model's layers are split over")
+    shared_store: str | None = Field(
+        None,
+        description="folder of generations shared between runs: a condition found there is not "
+        "generated again (interp-heads study uses <runs>/shared; None: none)",
+    )
 
 
 class TasksSection(Section):

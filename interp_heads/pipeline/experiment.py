@@ -213,6 +213,8 @@ def run_experiment(
         exp = build_experiment(config, out_dir, force, quiet, steps, notes)
         with open_executor(config, exp.model) as executor:  # None: this process
             exp.sweep_options["executor"] = executor
+            if config.shared_store is not None:  # generations shared with other runs
+                exp.sweep_options["shared"] = config.shared_store
             bar = progress(exp) if progress else contextlib.nullcontext()
             with bar as on_step:
                 made = run_steps(exp, exp.plan, start=start, on_step=on_step)

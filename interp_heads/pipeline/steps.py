@@ -123,6 +123,8 @@ def sweep_step(exp: Experiment):
         entry_name(t, sel, int(k), int(seed)) for t, sel, k, seed in done.itertuples(index=False)
     )
     exp.manifest["metric_cache"] = result.metric_cache  # distinct answers, scored once
+    if result.shared is not None:  # conditions read from the shared store, and generated
+        exp.manifest["shared_generations"] = result.shared
     if exp.sweep_config.elbow:
         from interp_heads.sweep.elbow import elbow_k
 

@@ -12,9 +12,12 @@ cover:
   values, the mask's positions and scale factor (when not the defaults), the generation
   settings, and each metric's name, label, class and version;
 - for attribution: method, refinement and every other setting passed to ``attribute_heads``;
-- for the baseline: generation settings.
+- for the baseline: generation settings;
+- for a shared store's generations (:func:`generation_key`): the model, the prompts' tokens, the
+  mask, the generation settings and the device type, and nothing read after generating.
 
-The device is not part of the keys: a run started on one device may be resumed on another.
+The device is not part of the resume keys: a run started on one device may be resumed on another.
+A shared store's key holds the device type: it is reused by other runs, not only resumed.
 """
 
 from __future__ import annotations
@@ -131,6 +134,59 @@ def condition_key(
         ablation={"kind": kind, "values": values_digest, **(mask or {})},
         generation=generation,
         metrics=[metric_identity(m) for m in metrics],
+    )
+
+
+def generation_key(
+    model_fp: dict,
+    prompts: str,
+    heads,
+    ablation: dict | None,
+    generation: dict,
+    device: str,
+) -> str:
+    """Key of one condition's generations in a shared store (``store.shared``): everything that
+    determines its tokens, nothing that is read after them (metrics, references, example ids).
+
+    ``model_fp``: :func:`model_fingerprint` (weights or source file, dtype, shape, backend);
+    ``prompts``: a digest of the rendered prompts, their token ids and the tokenizer's pad and
+    end ids, in order (the batches depend on the order); ``heads``: the heads masked, in order;
+    ``ablation``: the kind, a digest of its replacement values, the scope (positions) and the
+    kind's options (None when no head is masked: the unmasked model generates, whatever the
+    mask settings); ``generation``: greedy decoding, ``max_new_tokens``, the stops and the batch
+    size (``Generation.key``); ``device``: the device type (kernels differ between devices).
+    """
+    heads = [list(h) if not isinstance(h, str) else h for h in heads]
+    return digest(
+        {
+            "v": KEY_VERSION,
+            "unit": "generations",
+            "model": model_fp,
+            "prompts": prompts,
+            "heads": heads,
+            "ablation": ablation if heads else None,
+            "generation": generation,
+            "device": device,
+        },
+        32,
+    )
+
+
+def values_key(model_fp: dict, prompts: str, kind: dict, batch_size: int, device: str) -> str:
+    """Key of an ablation kind's replacement values in a shared store: the model, the prompts
+    (digest as in :func:`generation_key`), the kind with its options, the batch size of the
+    forward passes that average them and the device type."""
+    return digest(
+        {
+            "v": KEY_VERSION,
+            "unit": "values",
+            "model": model_fp,
+            "prompts": prompts,
+            "kind": kind,
+            "batch_size": batch_size,
+            "device": device,
+        },
+        32,
     )
 
 

@@ -1,5 +1,10 @@
 """Run a study: each of its runs through the pipeline (resumed where a folder holds it), then
-its pages from the run folders. A run that fails stops the study; rerunning resumes it."""
+its pages from the run folders. A run that fails stops the study; rerunning resumes it.
+
+Every run of a study reads and writes one shared generation store, ``<runs>/shared``
+(:data:`SHARED`, ``store.shared``): a condition that another run (of this study, of another study
+under the same runs folder, or of an earlier call) generated under the same key is read back, not
+generated again."""
 
 from __future__ import annotations
 
@@ -8,6 +13,8 @@ from pathlib import Path
 from interp_heads.config.run_config import RunConfig
 from interp_heads.errors import PipelineError
 from interp_heads.studies.base import SIZES, STUDIES, Study, StudyRun
+
+SHARED = "shared"  # the runs folder's shared generation store (no run folder may be named so)
 
 
 def study_config(
@@ -48,9 +55,11 @@ def run_study(
     force: bool = False,
     quiet: bool = False,
     params: dict | None = None,
+    shared: bool = True,
 ) -> list[Path]:
     """Run or resume every run of study ``name`` (with ``params``) at ``size`` under
-    ``runs_dir``, then write its pages into ``docs``; returns the pages written."""
+    ``runs_dir``, then write its pages into ``docs``; returns the pages written. ``shared``:
+    the runs share generations through ``<runs_dir>/shared`` (False: each generates its own)."""
     from interp_heads.pipeline.experiment import ATTRIBUTE, run_experiment, run_pipeline
 
     study = get_study(name, **(params or {})) if isinstance(name, str) else name
@@ -60,6 +69,13 @@ def run_study(
     configs = [
         (run, study_config(run, runs_dir, threads)) for run in runs
     ]  # every config checked first
+    if any(Path(run.folder).parts[:1] == (SHARED,) for run in runs):
+        raise PipelineError(
+            f"study {study.name}: a run folder is named {SHARED!r}, the shared store's"
+        )
+    for _, config in configs:
+        if shared and config.shared_store is None:
+            config.shared_store = str(Path(runs_dir) / SHARED)
     folders = {}
     for run, config in configs:
         folders[run.folder] = Path(runs_dir) / run.folder

@@ -19,6 +19,7 @@ sweep resumes where it stopped and ends with the same results as an uninterrupte
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import time
@@ -31,6 +32,7 @@ from interp_heads.errors import InputError
 from interp_heads.execution.base import Executor, SweepUnit, TaskContext
 from interp_heads.store.conditions import ConditionStore, entry_name
 from interp_heads.store.resume import condition_key, model_fingerprint, rows_digest, tensor_digest
+from interp_heads.store.shared import SharedGenerations, open_shared
 from interp_heads.sweep.checks import (
     SweepWarning,
     check_mask_effect,
@@ -42,6 +44,7 @@ from interp_heads.sweep.config import SweepConfig
 from interp_heads.sweep.plan import plan_conditions
 from interp_heads.sweep.records import collect_records, condition_payload, metric_items
 from interp_heads.sweep.result import SweepResult
+from interp_heads.sweep.shared import remember, split_stored, task_values
 from interp_heads.tasks.fmt import check_same_format, task_format
 from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import filter_note
@@ -74,6 +77,9 @@ class SweepRun:
     done: dict = field(default_factory=dict)  # entry name -> finished condition
     seconds: dict = field(default_factory=dict)  # task -> seconds spent on it here
     logit_inputs: dict = field(default_factory=dict)  # task -> metrics.logit_scores.LogitInputs
+    shared: SharedGenerations | None = None  # generations shared with other runs (store.shared)
+    shared_keys: dict = field(default_factory=dict)  # entry name -> key in ``shared``
+    task_keys: dict = field(default_factory=dict)  # task -> sweep.shared.TaskKeys
 
     @property
     def logit_metrics(self) -> list:
@@ -94,6 +100,7 @@ def run_sweep(
     progress: bool = True,
     executor: Executor | None = None,
     pack_rows=None,
+    shared: SharedGenerations | str | os.PathLike | None = None,
 ) -> SweepResult:
     """Run the ``k x selection x seed`` grid (plus the baseline) on every task.
 
@@ -113,6 +120,9 @@ def run_sweep(
             None: this process, ``execution.local.LocalExecutor(model, pack_rows)``.
         pack_rows: the local executor's rows per packed batch (``execution.packed``: None packs
             on CUDA only, ``0`` never, ``"auto"`` or an int always).
+        shared: a folder of generations shared with other runs (``store.shared``; a path or a
+            ``SharedGenerations``): a condition found there is not generated, one generated here
+            is written there. None: none.
     """
     from interp_heads.execution.local import LocalExecutor
     from interp_heads.metrics import MetricCache, resolve_metrics
@@ -133,8 +143,9 @@ def run_sweep(
         {n: len(t) for n, t in tasks.items()},
         "raise seeds or add examples",
     )
+    shared = open_shared(shared)
     if config.reference == "unmasked" or any(getattr(m, "needs_unmasked", 0) for m in metrics):
-        tasks = attach_unmasked(model, tasks, config, batch_size, out_dir)
+        tasks = attach_unmasked(model, tasks, config, batch_size, out_dir, shared)
     n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
     plans = {
         name: plan_conditions(
@@ -148,7 +159,7 @@ def run_sweep(
         for name in tasks
     }
     store = ConditionStore(out_dir, config, force)  # after planning: a bad grid writes nothing
-    run = SweepRun(model, dict(tasks), config, metrics, store, batch_size, plans)
+    run = SweepRun(model, dict(tasks), config, metrics, store, batch_size, plans, shared=shared)
     run.seconds = dict.fromkeys(tasks, 0.0)  # seconds spent here on each task's conditions
     _prepare(run)
     pending = _pending(run)
@@ -161,6 +172,7 @@ def run_sweep(
         for sel, k, seed, _ in plans[name]:
             collect_records(run.done[entry_name(name, sel, k, seed)], rows, gens)
     result = SweepResult(pd.DataFrame(rows), pd.DataFrame(gens), config, run.seconds, cache.stats())
+    result.shared = shared.stats if shared is not None else None
     result.prompts = {  # what the model saw, for the report's generations table
         name: dict(zip([e.id for e in task], run.contexts[name].prompts, strict=True))
         for name, task in run.tasks.items()
@@ -194,7 +206,12 @@ def _prepare(run: SweepRun) -> None:
         fmt = cfg.fmt or getattr(task, "fmt", None) or "auto"
         prompts = render(run.model, [e.prompt for e in task], fmt=fmt)
         # the replacement values' digest is part of every condition's resume key
-        values = cfg.kind().values(run.model, prompts, batch_size=run.batch_size)
+        if run.shared is None:
+            values = cfg.kind().values(run.model, prompts, batch_size=run.batch_size)
+        else:  # computed once for every run sharing the store
+            values, run.task_keys[name] = task_values(
+                run.shared, run.model, prompts, cfg, run.batch_size
+            )
         run.contexts[name] = TaskContext(name, prompts, values)
         if run.logit_metrics:
             from interp_heads.metrics.logit_scores import prepare
@@ -234,6 +251,8 @@ def _pending(run: SweepRun) -> list[SweepUnit]:
                 )
                 checked = True
             meta = dict(task=name, selection=sel, k=k, seed=seed, ids=ids)
+            if run.shared is not None:
+                run.shared_keys[key] = run.task_keys[name].key(heads)
             units.append(
                 SweepUnit(
                     key,
@@ -250,13 +269,17 @@ def _pending(run: SweepRun) -> list[SweepUnit]:
 
 
 def _run_pending(run: SweepRun, executor, units: list[SweepUnit], cache, progress: bool) -> None:
-    """Hand ``units`` to ``executor``; score and store each group as it comes back."""
+    """Hand ``units`` to ``executor`` (but those the shared store holds); score and store each
+    group as it comes back."""
     if not units:
         return
     free_form = run.config.free_form and not run.config.json_answers  # JSON answers: as generated
     bar = _progress(len(units), progress)
-    for group in executor.run(units):
+    found, rest = split_stored(run.shared, units, run.shared_keys)
+    stored = {unit.key for unit, _, _ in found}
+    for group in itertools.chain([found] if found else [], executor.run(rest) if rest else []):
         group = [(u, outs, t) for u, outs, t in group if u.key not in run.done]  # a retried unit
+        remember(run.shared, [g for g in group if g[0].key not in stored], run.shared_keys)
         items = {
             u.key: metric_items(run.tasks[u.meta["task"]], outs, free_form) for u, outs, _ in group
         }

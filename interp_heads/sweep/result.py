@@ -22,6 +22,7 @@ class SweepResult:
         default_factory=dict
     )  # MetricCache.stats(): look-ups, scored, hit_rate
     prompts: dict = field(default_factory=dict)  # task -> {example id: the prompt as rendered}
+    shared: dict | None = None  # SharedGenerations.stats: conditions read back and generated
 
     def __repr__(self) -> str:
         """One line: tasks, conditions, records, ks, selections and metrics (not the tables)."""

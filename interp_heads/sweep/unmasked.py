@@ -44,9 +44,11 @@ def unmasked_key(model, task: Task, prompts: list[str], config, batch_size: int)
 
 
 def attach_unmasked(
-    model, tasks: Mapping[str, Task], config, batch_size: int, out_dir=None
+    model, tasks: Mapping[str, Task], config, batch_size: int, out_dir=None, shared=None
 ) -> dict[str, Task]:
-    """Copies of ``tasks`` whose examples carry ``meta["unmasked"]`` (stored or generated now)."""
+    """Copies of ``tasks`` whose examples carry ``meta["unmasked"]`` (stored or generated now;
+    ``shared``: a ``store.shared.SharedGenerations`` looked up before generating and written
+    after: these answers are the generations of every sweep's unmasked condition)."""
     from interp_heads.tasks.prompts import render
 
     out = {}
@@ -57,7 +59,7 @@ def attach_unmasked(
         path = RunFolder(out_dir).unmasked_entry(name) if out_dir else None
         entry = read_entry(path, SCHEMA) if path and path.exists() else None
         if entry is None or entry["key"] != key or entry["ids"] != ids:
-            outs = config.generation(batch_size).run(model, prompts)
+            outs = _generated(model, prompts, config, batch_size, shared)
             entry = {"key": key, "ids": ids, "generations": outs}
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -68,3 +70,18 @@ def attach_unmasked(
         ]
         out[name] = dataclasses.replace(task, examples=examples)
     return out
+
+
+def _generated(model, prompts: list[str], config, batch_size: int, shared) -> list[str]:
+    """The unmasked answers to ``prompts``: from ``shared`` when it holds them, else generated
+    (and written there)."""
+    from interp_heads.sweep.shared import TaskKeys
+
+    if shared is None:
+        return config.generation(batch_size).run(model, prompts)
+    key = TaskKeys.of(model, prompts, config, batch_size).key([])  # no head: no mask
+    outs = shared.get(key, len(prompts))
+    if outs is None:
+        outs = config.generation(batch_size).run(model, prompts)
+        shared.put(key, outs, {"unmasked": True, "n_heads": 0})
+    return outs
