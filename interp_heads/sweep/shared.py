@@ -37,12 +37,11 @@ def prompts_digest(model, prompts: list[str]) -> str:
 
 def kind_identity(config) -> dict:
     """The sweep's ablation kind as the shared keys hold it: its name and class (a kind
-    registered again under a taken name is another kind), every option it declares and its
-    resume-key options (``Ablation.key``)."""
+    registered again under a taken name is another kind) and every option it declares."""
     kind = config.kind()
-    options = {n: repr(getattr(kind, n)) for n in kind.option_names()}
+    options = {n: repr(v) for n, v in dataclasses.asdict(kind.options).items()}
     cls = f"{type(kind).__module__}.{type(kind).__qualname__}"
-    return {"kind": config.ablation, "class": cls, "options": options, **kind.key()}
+    return {"kind": config.ablation, "class": cls, "options": options}
 
 
 @dataclass(frozen=True)

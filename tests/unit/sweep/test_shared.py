@@ -127,7 +127,9 @@ def test_a_change_of_what_decides_the_tokens_generates_again(tiny, tmp_path, cha
 def test_another_scale_factor_masks_again(tiny, tmp_path):
     shared = tmp_path / "shared"
     _sweep(tiny, config=_config(ablation="scale"), shared=shared)
-    _, generated = _sweep(tiny, config=_config(ablation="scale", scale_factor=0.5), shared=shared)
+    _, generated = _sweep(
+        tiny, config=_config(ablation="scale", options={"scale_factor": 0.5}), shared=shared
+    )
     assert generated == MASKED
 
 
