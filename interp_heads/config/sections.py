@@ -73,6 +73,19 @@ class ModelSection(Section):
     )
 
 
+def _store_folder(path: str | None) -> str | None:
+    """A shared store is a real folder (made when absent): a file or a link there is refused."""
+    from pathlib import Path
+
+    if path is not None and (
+        Path(path).is_symlink() or Path(path).exists() and not Path(path).is_dir()
+    ):
+        raise ValueError(
+            f"{path!r} is not a folder (a shared store is a real folder, made when absent)"
+        )
+    return path
+
+
 class PlacementSection(Section):
     """Where work runs, not what it computes: not part of the config digest."""
 
@@ -86,7 +99,7 @@ class PlacementSection(Section):
     )
     n_workers: Pos | None = Field(None, description="Ray actors (None: one per GPU, else CPU)")
     n_devices: Pos = Field(1, description="GPUs the model's layers are split over")
-    shared_store: str | None = Field(
+    shared_store: Annotated[str | None, AfterValidator(_store_folder)] = Field(
         None,
         description="folder of generations shared between runs: a condition found there is not "
         "generated again (interp-heads study uses <runs>/shared; None: none)",

@@ -56,6 +56,8 @@ class SharedGenerations:
                     f"{str(path)!r} is a symbolic link; a shared generation store must be a real "
                     "folder"
                 )
+            if path.exists() and not path.is_dir():
+                raise PipelineError(f"{str(path)!r} is not a folder; a shared store needs one")
         self.dir.mkdir(parents=True, exist_ok=True)
         self.values_dir.mkdir(exist_ok=True)
         self.hits = 0

@@ -138,6 +138,7 @@ BAD = {
     "exact_layers": ["-1", '99\nattribution = "ablation_atp"'],
     "rivals": ["-1", '259\nattribution = "ablation_atp"'],
     "lookahead": ["-1", '99\nattribution = "ablation_atp"'],
+    "shared_store": ["5", '"{plain}"'],
     "steps": ["0", '"x"', "4"],  # 4: an option of ablation_ig, not of tiny.toml's method
     "verify": ["-1", '"x"'],
     "known_heads": ['"no"'],
