@@ -5,6 +5,7 @@ offline rendering checks."""
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import subprocess
 import tempfile
@@ -94,3 +95,15 @@ def headless(browser: str, *args: str) -> subprocess.CompletedProcess:
         f"--user-data-dir={tempfile.mkdtemp()}",
     ]
     return subprocess.run([browser, *flags, *args], capture_output=True, text=True, timeout=180)
+
+
+def other_model_copy(run: Path, tmp: Path) -> str:
+    """A copy of ``run`` whose ranking records another model (its scores file removed, so the
+    manifest is what records the model)."""
+    other = tmp / "other_model"
+    shutil.copytree(run, other)
+    shutil.rmtree(other / "attribution")
+    manifest = json.loads((other / "manifest.json").read_text())
+    manifest["model"] = {"spec": "smollm2-135m", "sha256": "f" * 64, "n_layers": 30, "n_heads": 9}
+    (other / "manifest.json").write_text(json.dumps(manifest))
+    return str(other)

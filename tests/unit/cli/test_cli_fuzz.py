@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from interp_heads.cli import main
-from tests.helpers import DATA, TINY_CONFIG, finished_run, snapshot
+from tests.helpers import DATA, TINY_CONFIG, finished_run, other_model_copy, snapshot
 
 TASK = str(DATA / "tiny_echo.jsonl")
 CONFIG = TINY_CONFIG
@@ -225,7 +225,7 @@ def _case(kind: str, name: str, tmp: Path, run: Path) -> tuple[list[str], Path]:
         (linked / "conditions").symlink_to(tmp / "outside", target_is_directory=True)
         subst = {"RUN": str(run), "USER": str(tmp / "user"), "OTHER": str(tmp / "other.csv")}
         subst.update(FILE=str(tmp / "notes.txt"), LINKED=str(linked), NEW=str(tmp / "new"))
-        subst.update(OTHERMODEL=_other_model(run, tmp), SAMENAME=_same_name(tmp))
+        subst.update(OTHERMODEL=other_model_copy(run, tmp), SAMENAME=_same_name(tmp))
         subst.update(FIFO=_fifo(tmp), LINKEDSCORES=_linked_scores(run, tmp))
         return [subst.get(a, a) for a in ARGV[name]], run
     if kind == "task":
@@ -285,18 +285,6 @@ def _fifo(tmp: Path) -> str:
     if not path.exists():
         os.mkfifo(path)
     return str(path)
-
-
-def _other_model(run: Path, tmp: Path) -> str:
-    """A copy of the run whose ranking records another model (its scores file removed, so the
-    manifest is what records the model)."""
-    other = tmp / "other_model"
-    shutil.copytree(run, other)
-    shutil.rmtree(other / "attribution")
-    manifest = json.loads((other / "manifest.json").read_text())
-    manifest["model"] = {"spec": "smollm2-135m", "sha256": "f" * 64, "n_layers": 30, "n_heads": 9}
-    (other / "manifest.json").write_text(json.dumps(manifest))
-    return str(other)
 
 
 def _same_name(tmp: Path) -> str:

@@ -22,7 +22,7 @@ import pytest
 
 from interp_heads.cli import main
 from interp_heads.store.folder import RunFolder
-from tests.helpers import DATA, ROOT, TINY_CONFIG, finished_run, snapshot
+from tests.helpers import DATA, ROOT, TINY_CONFIG, finished_run, other_model_copy, snapshot
 
 PACKAGE = ROOT / "interp_heads"
 SCANNED = ["pipeline", "sweep", "metrics/logit_scores.py"]
@@ -246,7 +246,7 @@ def _inputs(tmp: Path, run: Path) -> dict[str, str]:
     (tmp / "linked").mkdir()  # a folder whose ranking.csv is a link
     (tmp / "linked" / "ranking.csv").symlink_to(files["BARECSV"])
     files["LINKCSV"] = str(tmp / "linked")
-    files["OTHERMODEL"] = _other_model(run, tmp)
+    files["OTHERMODEL"] = other_model_copy(run, tmp)
     changed = [{**rows[0], "answer": "changed"}, *rows[1:]]
     files["SAMENAME"] = str(tmp / "inputs" / "same" / "tiny_echo.jsonl")
     Path(files["SAMENAME"]).parent.mkdir()
@@ -256,14 +256,3 @@ def _inputs(tmp: Path, run: Path) -> dict[str, str]:
 
 def _rows(rows: list[dict]) -> bytes:
     return "".join(json.dumps(r) + "\n" for r in rows).encode()
-
-
-def _other_model(run: Path, tmp: Path) -> str:
-    """A copy of the run whose manifest records another model (no scores beside its ranking)."""
-    other = tmp / "other_model"
-    shutil.copytree(run, other)
-    shutil.rmtree(other / "attribution")
-    manifest = json.loads((other / "manifest.json").read_text())
-    manifest["model"] = {"spec": "smollm2-135m", "sha256": "f" * 64, "n_layers": 30, "n_heads": 9}
-    (other / "manifest.json").write_text(json.dumps(manifest))
-    return str(other)
