@@ -75,13 +75,11 @@ class ModelSection(Section):
 
 def _store_folder(path: str | None) -> str | None:
     """A shared store is a real folder (made when absent): a file or a link there is refused."""
-    from pathlib import Path
+    from interp_heads.store.shared import not_a_folder
 
-    if path is not None and (
-        Path(path).is_symlink() or Path(path).exists() and not Path(path).is_dir()
-    ):
+    if path is not None and (problem := not_a_folder(path)) is not None:
         raise ValueError(
-            f"{path!r} is not a folder (a shared store is a real folder, made when absent)"
+            f"{path!r} is {problem} (a shared store is a real folder, made when absent)"
         )
     return path
 

@@ -39,6 +39,15 @@ VALUES_SCHEMA = {"key": str, "sha256": str}
 _KEY = re.compile(r"^[0-9a-f]{32}$")
 
 
+def not_a_folder(path: str | os.PathLike) -> str | None:
+    """What keeps ``path`` from being a store folder ("a symbolic link", "not a folder"); None
+    when it is one or is absent (it is made then)."""
+    path = Path(path)
+    if path.is_symlink():
+        return "a symbolic link"
+    return "not a folder" if path.exists() and not path.is_dir() else None
+
+
 class SharedGenerations:
     """A folder of generations keyed by content (see the module docstring).
 
@@ -51,13 +60,10 @@ class SharedGenerations:
         self.dir = self.root / GENERATIONS
         self.values_dir = self.root / VALUES
         for path in (self.root, self.dir, self.values_dir):
-            if path.is_symlink():
+            if (problem := not_a_folder(path)) is not None:
                 raise PipelineError(
-                    f"{str(path)!r} is a symbolic link; a shared generation store must be a real "
-                    "folder"
+                    f"{str(path)!r} is {problem}; a shared generation store must be a real folder"
                 )
-            if path.exists() and not path.is_dir():
-                raise PipelineError(f"{str(path)!r} is not a folder; a shared store needs one")
         self.dir.mkdir(parents=True, exist_ok=True)
         self.values_dir.mkdir(exist_ok=True)
         self.hits = 0
