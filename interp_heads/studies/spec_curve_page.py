@@ -90,17 +90,19 @@ def findings(flips: pd.DataFrame, frame: pd.DataFrame, names=("study", "causal")
         base = frame[(frame.end == end) & (frame.flipped == "")]
         yes = int(base.verdict.map(collapses).sum())
         mine = flips[flips.end == end] if len(flips) else flips
-        by = mine[mine.flips].groupby("change", sort=False).task.apply(list)
+        by = mine[mine.flips].groupby(["choice", "change"], sort=False).task.apply(list)
         said = f"Under {protocol(end)} TopK collapses {yes} of {len(base)} tasks against RandomK."
         if by.empty:
             said += f" No single choice flips that verdict on any task from {protocol(end)}."
         else:
-            said += " One choice flips it: " + "; ".join(
-                f"{change} on {', '.join(tasks)}" for change, tasks in by.items()) + "."  # fmt: skip
+            said += (" One choice flips it" if len(by) == 1 else
+                     f" {len(by)} choices flip it, each alone") + ": " + "; ".join(
+                f"{choice} {change} on {', '.join(tasks)}"
+                for (choice, change), tasks in by.items()) + "."  # fmt: skip
         if len(mine):
             top = mine.loc[mine.delta.abs().idxmax()]
             said += (f" The largest change in TopK - RandomK is {top.delta:+.2f}"
-                     f" ({top.change}, {top.task}).")  # fmt: skip
+                     f" ({top.choice} {top.change}, {top.task}).")  # fmt: skip
         out.append("- " + said)
     return out
 

@@ -106,3 +106,25 @@ def test_the_page_leads_with_the_answer(curve):
     assert text.index("## The answer") < text.index("## Every cell")
     assert "the study's protocol" in text and "the causal protocol" in text
     assert text.count("\n| ") >= 10
+
+
+def test_findings_name_each_flipping_choice_and_count_them():
+    from interp_heads.studies.spec_curve_page import findings
+
+    frame = pd.DataFrame(
+        [{"end": e, "flipped": "", "task": t, "verdict": v}
+         for e, v in (("study", "no"), ("causal", "no")) for t in ("a", "b")]
+    )  # fmt: skip
+    flips = pd.DataFrame([
+        {"end": "causal", "choice": "scope", "change": "all -> last", "task": "a", "flips": True, "delta": -0.2},
+        {"end": "causal", "choice": "k", "change": "literal -> fractions", "task": "a", "flips": True, "delta": -0.3},
+        {"end": "causal", "choice": "k", "change": "literal -> fractions", "task": "b", "flips": True, "delta": -0.1},
+        {"end": "study", "choice": "scope", "change": "generated -> last", "task": "b", "flips": True, "delta": 0.1},
+    ])  # fmt: skip
+    study, causal = findings(flips, frame)
+    assert "One choice flips it: scope generated -> last on b." in study
+    assert "is +0.10 (scope generated -> last, b)" in study
+    assert (
+        "2 choices flip it, each alone: scope all -> last on a; k literal -> fractions on a, b."
+        in causal
+    )
