@@ -209,7 +209,8 @@ def curve_frame(
 class SpecCurve(Study):
     name = "spec_curve"
     summary = "which choice decides the seed claim's verdict (docs/spec_curve.md)"
-    minutes: dict[str, float] = {}
+    # measured on 2 cores, 2026-12-04 (6,025 s; 17 min of it beside two other runs)
+    minutes: dict[str, float] = {"full": 100.4}
     base = "configs/cognitive_mirrors.toml"  # every run starts from the study's config
     options = OPTIONS
     ends = (STUDY_END, CAUSAL_END)
