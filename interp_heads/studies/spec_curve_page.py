@@ -70,7 +70,7 @@ def flip_rows(frame: pd.DataFrame, ends: tuple, names=("study", "causal")) -> pd
 def flip_table(flips: pd.DataFrame, tasks: list[str]) -> list[str]:
     out = ["| from | choice flipped | " + " | ".join(tasks) + " | flips the verdict on |",
            "|---" * (len(tasks) + 3) + "|"]  # fmt: skip
-    for (end, change), g in flips.groupby(["end", "change"], sort=False):
+    for (end, choice, change), g in flips.groupby(["end", "choice", "change"], sort=False):
         g = g.set_index("task")
         cells = [
             (f"**{g.loc[t, 'verdict']}**" if g.loc[t, "flips"] else g.loc[t, "verdict"])
@@ -78,7 +78,7 @@ def flip_table(flips: pd.DataFrame, tasks: list[str]) -> list[str]:
             for t in tasks
         ]  # fmt: skip
         flipped = [t for t in tasks if t in g.index and g.loc[t, "flips"]]
-        out.append(f"| {protocol(end)} | {g.choice.iloc[0]}: {change} | " + " | ".join(cells)
+        out.append(f"| {protocol(end)} | {choice}: {change} | " + " | ".join(cells)
                    + f" | {len(flipped)} of {len(g)} |")  # fmt: skip
     return out
 

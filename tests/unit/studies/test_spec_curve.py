@@ -128,3 +128,17 @@ def test_findings_name_each_flipping_choice_and_count_them():
         "2 choices flip it, each alone: scope all -> last on a; k literal -> fractions on a, b."
         in causal
     )
+
+
+def test_flip_table_keeps_two_choices_with_the_same_change_apart():
+    from interp_heads.studies.spec_curve_page import flip_table
+
+    flips = pd.DataFrame([
+        {"end": "study", "choice": "scope", "change": "a -> b", "task": "t", "flips": True, "verdict": "yes"},
+        {"end": "study", "choice": "format", "change": "a -> b", "task": "t", "flips": False, "verdict": "no"},
+    ])  # fmt: skip
+    rows = flip_table(flips, ["t"])[2:]
+    assert len(rows) == 2
+    assert (
+        "scope: a -> b | **yes** | 1 of 1" in rows[0] and "format: a -> b | no | 0 of 1" in rows[1]
+    )
