@@ -5,12 +5,13 @@ make sets that are sufficient without being a prefix of any single-head ranking.
 from every head kept and removes heads in steps while faithfulness on the answer's log-prob
 ``f = (m(kept) - m(none kept)) / (m(all) - m(none kept))`` (``analysis.sufficiency``) stays at or
 above ``target``; m is the mean log-probability of the answer's first token, every head not kept
-mean-ablated (its ``hook_z`` replaced by its mean over all non-pad positions of the searched
-prompts, as the sweep's ``mean`` kind does).
+ablated by a registered kind (:data:`ABLATIONS`) with values from the searched prompts, rewritten
+as every sweep's mask rewrites it (``mean`` by default: its ``hook_z`` replaced by its mean over all
+non-pad positions).
 
 Each step re-ranks the kept heads by attribution patching on the current kept model
 (``attribution.gradients.z_gradients`` with the heads already removed ablated: the estimated drop
-of m when a kept head is ablated too, ``sum_pos grad . (z - mean)``, as ``ablation_atp``) and
+of m when a kept head is ablated too, ``sum_pos grad . (z - z ablated)``, as ``ablation_atp``) and
 tries removing the ``ceil(step * kept)`` cheapest; if that takes f below the target it backs off
 to half as many, down to one; when removing the single cheapest head crosses it, the search stops.
 Every trial is measured exactly (the trial's forward pass is the next step's attribution pass).
@@ -51,61 +52,85 @@ class SearchPath:
         return pd.DataFrame(self.trials)
 
 
-ABLATIONS = ("mean", "position_mean")  # what the search replaces a removed head's z with
+# what the search replaces a removed head's z with (registered kinds; see _KeptModel)
+ABLATIONS = ("mean", "position_mean", "resample")
 
 
 class _KeptModel:
-    """The model with a set of heads mean-ablated: exact m and each kept head's estimated cost.
+    """The model with a set of heads ablated: exact m and each kept head's estimated cost.
 
-    ``ablation``: ``mean`` (one pooled mean per head) or ``position_mean`` (a mean per position
-    counted from the end of the prompt, rows aligned as ``interventions.kinds.Rewrite`` aligns
-    them: the batches are left-padded, so a pass's last position is every prompt's last token).
+    A removed head's ``z`` is rewritten by the registered ablation kind itself
+    (``interventions.masks.rewrites``, as every sweep masks), from values computed on the searched
+    prompts: ``mean`` one pooled mean per head; ``position_mean`` a mean per position counted from
+    the end of the prompt (the batches are left-padded, so a pass's last position is every
+    prompt's last token); ``resample`` each head's mean over one other searched prompt, drawn
+    (``seed``) per head for each trial's set as ``mask_heads`` draws it.
     """
 
-    def __init__(self, model, batches: Sequence[Batch], ablation: str = "mean"):
+    def __init__(self, model, batches: Sequence[Batch], ablation: str = "mean", seed: int = 0):
+        from interp_heads.interventions.kinds import get_kind
+
         if ablation not in ABLATIONS:
             raise InputError(f"the search ablates with one of {ABLATIONS}, got {ablation!r}")
-        self.model, self.batches = model, list(batches)
+        self.model, self.batches, self.seed = model, list(batches), seed
         cfg = model.cfg
         self.shape = (cfg.n_layers, cfg.n_heads)
-        self.means = self._means(ablation == "position_mean")
+        self.kind = get_kind(ablation)
+        self.values = self._values(ablation)
+        # every head's rewrite: what a kept head's estimated cost is measured against
+        self.every = self._plan(torch.ones(self.shape, dtype=torch.bool))
 
-    def _means(self, by_position: bool) -> list[torch.Tensor]:
-        """Each layer's mean of ``z`` over all non-pad positions, ``[head, d_head]``, or per
-        position from the end, ``[from_end, head, d_head]`` (no ablation)."""
-        sums, counts = None, None
+    def _values(self, ablation: str):
+        """The kind's values over all non-pad positions of the searched prompts (no ablation):
+        ``{layer: [head, d_head]}``, per position ``{layer: [from_end, head, d_head]}``, or for
+        ``resample`` one such dict per prompt."""
+        sums, counts, rows = None, None, []
         for b in self.batches:
             zs, _, _ = z_gradients(self.model, b.clean, lambda lg, b=b: answer_logprob(lg, b),
                                    attention_mask=b.mask)  # fmt: skip
             w = b.mask.flip(1).to(zs[0].dtype)  # column j: j tokens before the last
-            part = [(z.flip(1) * w[:, :, None, None]).sum(0) for z in zs]  # [from_end, head, d]
-            part, count = [_padded(p, self.longest) for p in part], _padded(w.sum(0), self.longest)
+            flipped = [z.flip(1) * w[:, :, None, None] for z in zs]
+            n = w.sum(1).clamp(min=1)
+            rows += [{layer: (f[i].sum(0) / n[i]).detach().cpu() for layer, f in enumerate(flipped)}
+                     for i in range(len(b))]  # fmt: skip
+            part = [_padded(f.sum(0), self.longest) for f in flipped]  # [from_end, head, d]
+            count = _padded(w.sum(0), self.longest)
             sums = part if sums is None else [s + p for s, p in zip(sums, part, strict=True)]
             counts = count if counts is None else counts + count
-        if by_position:
-            return [s / counts.clamp(min=1)[:, None, None] for s in sums]
-        return [s.sum(0) / counts.sum() for s in sums]
+        if ablation == "resample":
+            return rows
+        if ablation == "position_mean":
+            return {layer: (s / counts.clamp(min=1)[:, None, None]).detach().cpu()
+                    for layer, s in enumerate(sums)}  # fmt: skip
+        return {layer: (s.sum(0) / counts.sum()).detach().cpu() for layer, s in enumerate(sums)}
 
     @property
     def longest(self) -> int:
         return max(b.clean.shape[1] for b in self.batches)
 
-    def _aligned(self, layer: int, z: torch.Tensor) -> torch.Tensor:
-        """The layer's means as ``z`` is replaced by them (``[pos, head, d_head]`` per position)."""
-        mean = self.means[layer].to(z.device, z.dtype)
-        if mean.dim() == 2:
-            return mean
-        back = torch.arange(z.shape[1] - 1, -1, -1, device=z.device)
-        return mean[back.clamp(max=len(mean) - 1)]
+    def _plan(self, ablated: torch.Tensor) -> dict:
+        """``{layer: (heads, Rewrite)}`` of the kind for the heads of ``ablated``."""
+        from interp_heads.interventions.masks import rewrites
+
+        heads = [divmod(int(i), self.shape[1]) for i in ablated.flatten().nonzero()[:, 0]]
+        return rewrites(heads, self.kind, self.values, self.seed)
+
+    @staticmethod
+    def _rewritten(z: torch.Tensor, step) -> torch.Tensor:
+        """``z`` with the heads of one layer's ``(heads, Rewrite)`` rewritten (a new tensor)."""
+        heads, rewrite = step
+        out = z.clone()
+        out[:, :, heads] = rewrite.apply(z[:, :, heads])
+        return out
 
     def run(self, ablated: torch.Tensor) -> tuple[float, torch.Tensor]:
-        """m with the heads of ``ablated`` (``[layer, head]`` bool) mean-ablated, and per head the
+        """m with the heads of ``ablated`` (``[layer, head]`` bool) ablated, and per head the
         estimated drop of m if it were ablated too (``[layer, head]``; 0 for ablated heads)."""
         cost, total, n = torch.zeros(self.shape), 0.0, 0
+        plan = self._plan(ablated)
 
         def ablate(z, layer):
-            gone = ablated[layer].to(z.device)[None, None, :, None]
-            return torch.where(gone, self._aligned(layer, z), z)
+            return self._rewritten(z, plan[layer]) if layer in plan else z
 
         for b in self.batches:
             zs, grads, values = z_gradients(
@@ -114,7 +139,8 @@ class _KeptModel:
             )  # fmt: skip
             w = b.mask.to(zs[0].dtype)[:, :, None, None]
             for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
-                term = (g * (z - self._aligned(layer, z)) * w).sum(dim=(0, 1, 3))
+                gone = self._rewritten(z, self.every[layer])
+                term = (g * (z - gone) * w).sum(dim=(0, 1, 3))
                 cost[layer] += term.float().cpu()
             total += float(values.float().sum())
             n += len(b)
@@ -128,17 +154,17 @@ def _padded(t: torch.Tensor, n: int) -> torch.Tensor:
 
 def search_heads(
     model, batches: Sequence[Batch], *, target: float = TARGET, step: float = STEP,
-    ablation: str = "mean",
+    ablation: str = "mean", seed: int = 0,
 ) -> SearchPath:  # fmt: skip
     """The search of the module docstring on ``batches`` (``attribution.inputs.make_batches``);
-    ``ablation``: ``mean`` or ``position_mean`` (a mean per position from the end of the prompt).
+    ``ablation``: one of :data:`ABLATIONS` (``_KeptModel``); ``seed`` seeds ``resample``'s draws.
 
     Raises InputError for a target or step outside (0, 1], and when ablating every head does not
     lower the answer's log-prob (f is then undefined: nothing to search for).
     """
     if not 0 < target <= 1 or not 0 < step <= 1:
         raise InputError(f"search target and step must be in (0, 1], got {target} and {step}")
-    kept_model = _KeptModel(model, batches, ablation)
+    kept_model = _KeptModel(model, batches, ablation, seed)
     none = torch.zeros(kept_model.shape, dtype=torch.bool)
     m_all, cost = kept_model.run(none)
     m_none, _ = kept_model.run(~none)

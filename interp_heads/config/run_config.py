@@ -150,11 +150,8 @@ class RunConfig(
             )
         if self.sufficiency_search and not self.sufficiency:
             raise PipelineError("config: sufficiency_search is an option of sufficiency = true")
-        if self.sufficiency_search and str(self.ablation) not in ("mean", "position_mean"):
-            raise PipelineError(
-                "config: sufficiency_search ablates with 'mean' or 'position_mean', not "
-                f"{str(self.ablation)!r}"
-            )
+        if self.sufficiency_search:
+            self._check_search_ablation()
         if self.given_ranking and self.sufficiency_search:
             raise PipelineError(
                 "config: sufficiency_search searches the run's rank examples: a run with a given "
@@ -164,6 +161,15 @@ class RunConfig(
             raise PipelineError(
                 "config: analyses 'stability' re-ranks the run's rank examples: a run with a "
                 "given ranking has none"
+            )
+
+    def _check_search_ablation(self) -> None:
+        from interp_heads.analysis.head_search import ABLATIONS  # torch: only when searching
+
+        if str(self.ablation) not in ABLATIONS:
+            raise PipelineError(
+                f"config: sufficiency_search ablates with one of {', '.join(ABLATIONS)}, "
+                f"not {str(self.ablation)!r}"
             )
 
     def sweep_config(self, ks: list[int], fmts: dict[str, str]):

@@ -75,7 +75,8 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
                                fmt=exp.fmts.get(name, "auto"), corrupted=False)  # fmt: skip
         try:
             path = search_heads(exp.model, batches, target=cfg.sufficiency_target,
-                                step=cfg.sufficiency_step, ablation=str(cfg.ablation))  # fmt: skip
+                                step=cfg.sufficiency_step, ablation=str(cfg.ablation),
+                                seed=cfg.seed)  # fmt: skip
         except InputError as exc:  # e.g. ablating every head does not lower the log-prob
             note[name] = {"skipped": str(exc)}
             exp.say(f"sufficiency_search: {name}: skipped: {exc}")

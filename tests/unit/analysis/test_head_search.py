@@ -1,6 +1,6 @@
 """The search for a small sufficient head set: on the planted model it returns exactly the planted
 head, on a random-weight model no set of fewer than half the heads keeps 90%, every accepted step
-keeps f >= the target (checked again with the sweep's own mask), and steps back off to fewer
+keeps f >= the target (checked again with the sweep's own mask, resample's draws included), and steps back off to fewer
 heads before stopping."""
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def _f_by_the_sweeps_mask(model, task, path, kind="mean") -> float:
     return (m_kept - m_none) / (m_all - m_none)
 
 
-@pytest.mark.parametrize("kind", ["mean", "position_mean"])
+@pytest.mark.parametrize("kind", ["mean", "position_mean", "resample"])
 def test_planted_model_search_returns_exactly_the_planted_head(kind):
     from interp_heads.testing.planted import PLANTED, planted_model
 
@@ -98,10 +98,11 @@ def test_random_weight_model_has_no_small_set():
     model = tiny_model()
     task = _toy()
     n_total = model.cfg.n_layers * model.cfg.n_heads
-    for kind in ("mean", "position_mean"):
+    for kind in ("mean", "position_mean", "resample"):
         path = search_heads(model, make_batches(model, task, corrupted=False), ablation=kind)
-        # no small set: the function is spread over the heads (pooled means: all 12 kept;
-        # position-wise means, which leave the kept model closer to its distribution: 6)
+        # no small set: the function is spread over the heads (pooled means and resampled
+        # prompts' means: all 12 kept; position-wise means, which leave the kept model closer to
+        # its distribution: 6)
         assert len(path.heads) >= n_total // 2, kind
         assert path.f >= 0.9
         assert _f_by_the_sweeps_mask(model, task, path, kind) == pytest.approx(path.f, abs=1e-4)

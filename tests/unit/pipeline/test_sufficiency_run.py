@@ -40,7 +40,9 @@ def test_search_is_an_option_of_sufficiency_and_needs_rank_examples():
 
     with pytest.raises(PipelineError, match="sufficiency_search is an option of sufficiency"):
         _cfg(sufficiency_search=True)
-    with pytest.raises(PipelineError, match="ablates with 'mean' or 'position_mean'"):
+    with pytest.raises(
+        PipelineError, match="ablates with one of mean, position_mean, resample, not 'zero'"
+    ):
         _cfg(sufficiency=True, sufficiency_search=True, ablation="zero")
     with pytest.raises(ValueError, match="sufficiency_step"):
         _cfg(sufficiency=True, sufficiency_search=True, sufficiency_step=0.0)

@@ -26,9 +26,13 @@ class TinySets(SufficientSets):
 
 def test_each_ablation_is_one_run_searching_its_own_rank_examples():
     runs = SufficientSets().runs("full")
-    assert [study_config(r).ablation for r in runs] == ["mean", "position_mean"]
+    assert [study_config(r).ablation for r in runs] == ["mean", "position_mean", "resample"]
     assert all(study_config(r).ranking is None for r in runs)
-    assert study_config(runs[1]).attribution == "gradxact"
+    assert [study_config(r).attribution for r in runs] == [
+        "ablation_atp",
+        "gradxact",
+        "ablation_atp",
+    ]
 
 
 def test_the_page_lists_every_runs_sets_under_its_answer(tmp_path):
@@ -38,12 +42,12 @@ def test_the_page_lists_every_runs_sets_under_its_answer(tmp_path):
     text = (tmp_path / "docs" / "sufficient_sets.md").read_text()
     assert text.index("## The answer") < text.index("## Each task's set")
     want = 0
-    for ablation in ("mean", "position_mean"):
+    for ablation in SufficientSets.ablations:
         csv = tmp_path / "runs" / "sufficient_sets" / ablation / "heads" / "sufficient_sets.csv"
         if csv.exists():
             want += len(pd.read_csv(csv))
-    rows = [line for line in text.splitlines() if line.startswith("| mean |")
-            or line.startswith("| position_mean |")]  # fmt: skip
+    rows = [line for line in text.splitlines()
+            if line.startswith(tuple(f"| {a} |" for a in SufficientSets.ablations))]  # fmt: skip
     assert len(rows) == want
 
 
