@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -46,10 +47,28 @@ class SearchPath:
     m_none: float
     n_total: int
     trials: list[dict] = field(default_factory=list)
+    target: float = TARGET
+    # m per searched example: unablated, all ablated, and at each trial ([trial, example])
+    examples: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     def steps(self) -> pd.DataFrame:
         """One row per trial: kept before, removed (tried), f after, accepted."""
         return pd.DataFrame(self.trials)
+
+    def size_interval(self, n_boot: int = 1000, seed: int = 0, level: float = 0.95):
+        """A percentile interval of the set's size over the searched examples (resampled with
+        replacement): per resample, the smallest set among those the search tried (every trial,
+        accepted or not, and all heads) whose f on the resample keeps the target. Sets the search
+        never tried are not counted, so the interval is over the search's own path."""
+        m = self.examples
+        rng = np.random.default_rng(seed)
+        idx = rng.integers(0, len(m["all"]), (n_boot, len(m["all"])))
+        ends = m["all"][idx].mean(1), m["none"][idx].mean(1)  # [boot]
+        f = (m["trials"][:, idx].mean(2) - ends[1]) / (ends[0] - ends[1])  # [trial, boot]
+        sizes = np.array([t["kept_before"] - t["tried"] for t in self.trials])
+        kept = np.where(f >= self.target, sizes[:, None], self.n_total).min(0)
+        tail = (1 - level) / 2 * 100
+        return int(np.percentile(kept, tail)), int(np.percentile(kept, 100 - tail))
 
 
 # what the search replaces a removed head's z with (registered kinds; see _KeptModel)
@@ -123,10 +142,11 @@ class _KeptModel:
         out[:, :, heads] = rewrite.apply(z[:, :, heads])
         return out
 
-    def run(self, ablated: torch.Tensor) -> tuple[float, torch.Tensor]:
-        """m with the heads of ``ablated`` (``[layer, head]`` bool) ablated, and per head the
-        estimated drop of m if it were ablated too (``[layer, head]``; 0 for ablated heads)."""
-        cost, total, n = torch.zeros(self.shape), 0.0, 0
+    def run(self, ablated: torch.Tensor) -> tuple[float, torch.Tensor, np.ndarray]:
+        """m with the heads of ``ablated`` (``[layer, head]`` bool) ablated, per head the
+        estimated drop of m if it were ablated too (``[layer, head]``; 0 for ablated heads), and
+        m per example."""
+        cost, total, n, each = torch.zeros(self.shape), 0.0, 0, []
         plan = self._plan(ablated)
 
         def ablate(z, layer):
@@ -143,8 +163,9 @@ class _KeptModel:
                 term = (g * (z - gone) * w).sum(dim=(0, 1, 3))
                 cost[layer] += term.float().cpu()
             total += float(values.float().sum())
+            each.append(values.detach().float().cpu().numpy())
             n += len(b)
-        return total / n, torch.where(ablated, 0.0, cost / n)
+        return total / n, torch.where(ablated, 0.0, cost / n), np.concatenate(each)
 
 
 def _padded(t: torch.Tensor, n: int) -> torch.Tensor:
@@ -166,14 +187,14 @@ def search_heads(
         raise InputError(f"search target and step must be in (0, 1], got {target} and {step}")
     kept_model = _KeptModel(model, batches, ablation, seed)
     none = torch.zeros(kept_model.shape, dtype=torch.bool)
-    m_all, cost = kept_model.run(none)
-    m_none, _ = kept_model.run(~none)
+    m_all, cost, each_all = kept_model.run(none)
+    m_none, _, each_none = kept_model.run(~none)
     if not m_all > m_none:
         raise InputError(
             f"ablating every head does not lower the answer's log-prob ({m_all:.3f} unablated, "
             f"{m_none:.3f} all ablated): no head set to search for"
         )
-    ablated, f, trials = none, 1.0, []
+    ablated, f, trials, each = none, 1.0, [], []
     while True:
         kept = int((~ablated).sum())
         order = [divmod(int(i), kept_model.shape[1]) for i in _cheapest(cost, ablated)]
@@ -182,7 +203,8 @@ def search_heads(
             trial = ablated.clone()
             for layer, head in order[:n]:
                 trial[layer, head] = True
-            m, trial_cost = kept_model.run(trial)
+            m, trial_cost, each_m = kept_model.run(trial)
+            each.append(each_m)
             trial_f = (m - m_none) / (m_all - m_none)
             ok = trial_f >= target
             trials.append({"kept_before": kept, "tried": n, "f": trial_f, "accepted": ok,
@@ -194,7 +216,8 @@ def search_heads(
             break
         ablated, f, cost = trial, trial_f, trial_cost
     heads = [divmod(int(i), kept_model.shape[1]) for i in (~ablated).flatten().nonzero()[:, 0]]
-    return SearchPath(heads, f, m_all, m_none, ablated.numel(), trials)
+    examples = {"all": each_all, "none": each_none, "trials": np.stack(each)}
+    return SearchPath(heads, f, m_all, m_none, ablated.numel(), trials, target, examples)
 
 
 def _cheapest(cost: torch.Tensor, ablated: torch.Tensor) -> list[int]:

@@ -89,10 +89,13 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
             force=True,  # another set's size is another grid; conditions are keyed by inputs
         )  # fmt: skip
         heads = ",".join(head_label(*h) for h in path.heads)
+        k_low, k_high = path.size_interval(seed=cfg.seed)
         tables.append(table.assign(task=name, f_searched=path.f, n_total=path.n_total,
-                                   heads=heads, n_searched=len(rank.examples)))  # fmt: skip
+                                   heads=heads, n_searched=len(rank.examples), k_low=k_low,
+                                   k_high=k_high))  # fmt: skip
         steps.append(path.steps().assign(task=name))
-        note[name] = {"size": len(path.heads), "f_searched": path.f}
+        note[name] = {"size": len(path.heads), "size_interval": [k_low, k_high],
+                      "f_searched": path.f}  # fmt: skip
     if tables:
         folder.write_frame(folder.sufficient_sets_csv, pd.concat(tables, ignore_index=True))
         folder.write_frame(folder.sufficient_steps_csv, pd.concat(steps, ignore_index=True))

@@ -47,8 +47,8 @@ def answer(rows: pd.DataFrame) -> list[str]:
     for ablation, g in found.groupby("ablation", sort=False):
         half = g[g.k <= g.n_total / 2]
         if len(half):
-            said = "; ".join(f"{r.task}: {int(r.k)} of {int(r.n_total)} heads (held-out f "
-                             f"{r.f:.2f} [{r.f_low:.2f}, {r.f_high:.2f}])"
+            said = "; ".join(f"{r.task}: {int(r.k)} of {int(r.n_total)} heads ({_spread(r)}held-out"
+                             f" f {r.f:.2f} [{r.f_low:.2f}, {r.f_high:.2f}])"
                              for r in half.itertuples())  # fmt: skip
             out.append(f"- With `{ablation}` ablation the search found a set of at most half the "
                        "heads that keeps f on the answer's log-prob at the target on the searched "
@@ -65,12 +65,35 @@ def _interval(f, low, high) -> str:
     return "n/a (no change to recover)" if f != f else f"{f:.2f} [{low:.2f}, {high:.2f}]"
 
 
+def _spread(r) -> str:
+    """``size 95% CI [low, high]; `` where the rows have it (older runs do not)."""
+    low, high = getattr(r, "k_low", float("nan")), getattr(r, "k_high", float("nan"))
+    return f"size 95% CI [{int(low)}, {int(high)}]; " if low == low else ""
+
+
+def _size(r) -> str:
+    """``k of n``; the found set's with its interval over the searched examples."""
+    low, high = getattr(r, "k_low", float("nan")), getattr(r, "k_high", float("nan"))
+    said = f" [{int(low)}, {int(high)}]" if r.set == "found" and low == low else ""
+    return f"{int(r.k)}{said} of {int(r.n_total)}"
+
+
 def table(rows: pd.DataFrame) -> list[str]:
-    cols = ["ablation", "task", "kept set", "size", "metric", "f [95% CI]", "mean", "n", "draws"]
+    cols = [
+        "ablation",
+        "task",
+        "kept set",
+        "size [95% CI]",
+        "metric",
+        "f [95% CI]",
+        "mean",
+        "n",
+        "draws",
+    ]
     out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
     for r in rows.itertuples():
         out.append("| " + " | ".join([
-            r.ablation, r.task, r.set, f"{int(r.k)} of {int(r.n_total)}", r.metric,
+            r.ablation, r.task, r.set, _size(r), r.metric,
             _interval(r.f, r.f_low, r.f_high), f"{r.mean:.2f}", str(int(r.n_examples)),
             str(int(r.n_draws)) if r.n_draws == r.n_draws else "",
         ]) + " |")  # fmt: skip
@@ -107,7 +130,9 @@ class SufficientSets(Study):
             "sufficient_sets.py`): on each task's rank examples heads are removed, cheapest first "
             "by attribution re-ranked on the kept model, while f on the answer's log-prob stays "
             "at the target; the set found is verified on the held-out examples beside the "
-            "ranking's prefix of the same size and random sets of that size.",
+            "ranking's prefix of the same size and random sets of that size. A found set's size "
+            "has a 95% interval over the searched examples (resampled: each time the smallest "
+            "set the search tried that keeps the target, so sets it never tried do not count).",
             "",
             "## The answer",
             "",

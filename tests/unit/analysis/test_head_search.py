@@ -69,6 +69,7 @@ def test_planted_model_search_returns_exactly_the_planted_head(kind):
     path = search_heads(model, make_batches(model, task, corrupted=False), ablation=kind)
     assert path.heads == [PLANTED["successor"]]
     assert path.f >= 0.9 and path.n_total == 8
+    assert path.size_interval(n_boot=200) == (1, 1)  # no resample keeps f without the head
     assert _f_by_the_sweeps_mask(model, task, path, kind) == pytest.approx(path.f, abs=1e-4)
 
 
@@ -154,3 +155,19 @@ def test_target_and_step_outside_zero_one_are_refused():
         search_heads(model, batches, ablation="zero")
     with pytest.raises(InputError, match="n_search"):
         find_sufficient_set(model, _toy(), n_search=8)
+
+
+def test_size_interval_is_the_smallest_tried_set_keeping_the_target_per_resample():
+    import numpy as np
+
+    from interp_heads.analysis.head_search import SearchPath
+
+    # two examples: the 3-head trial keeps example 0 fully and example 1 not at all (f 0.5 on
+    # both, rejected); resamples {0, 0} (a quarter of them) accept it, the others stop at 5
+    trials = [{"kept_before": 8, "tried": 3, "f": 0.95, "accepted": True},
+              {"kept_before": 5, "tried": 2, "f": 0.5, "accepted": False}]  # fmt: skip
+    examples = {"all": np.array([1.0, 1.0]), "none": np.array([0.0, 0.0]),
+                "trials": np.array([[0.95, 0.95], [1.0, 0.0]])}  # fmt: skip
+    path = SearchPath([], 0.95, 1.0, 0.0, 8, trials, 0.9, examples)
+    assert path.size_interval(n_boot=4000) == (3, 5)
+    assert path.size_interval(n_boot=4000, level=0.4) == (5, 5)  # 30th..70th percentile

@@ -3,6 +3,7 @@ own rank examples, and a page whose rows are the runs' own sufficient_sets.csv."
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pandas as pd
@@ -49,6 +50,8 @@ def test_the_page_lists_every_runs_sets_under_its_answer(tmp_path):
     rows = [line for line in text.splitlines()
             if line.startswith(tuple(f"| {a} |" for a in SufficientSets.ablations))]  # fmt: skip
     assert len(rows) == want
+    found = [line.split(" | ")[3] for line in rows if " | found | " in line]
+    assert all(re.fullmatch(r"\d+ \[\d+, \d+\] of \d+", size) for size in found), found
 
 
 def test_the_answer_names_sets_of_at_most_half_the_heads_or_the_smallest():
