@@ -36,6 +36,44 @@ def found_rows(folders: dict[str, Path], ablations=ABLATIONS) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def prefix_rows(folders: dict[str, Path], ablations=ABLATIONS) -> pd.DataFrame:
+    """Every run's kept-set summary (``heads/sufficiency.csv``: minimal k, CPR, ...) with its
+    ablation: the ranking's prefixes and random kept sets under that ablation."""
+    from interp_heads import load_run
+
+    frames = []
+    for ablation in ablations:
+        summary = load_run(folders[f"sufficient_sets/{ablation}"]).get("sufficiency")
+        if summary is not None and len(summary):
+            frames.append(summary.assign(ablation=ablation))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def prefix_table(summary: pd.DataFrame) -> list[str]:
+    """Per ablation and task: the smallest prefix of the ranking and the smallest random kept set
+    that reach 90% of the unmasked accuracy (or what was tried), and CPR on the answer's log-prob
+    (the area under the kept-set curve) of the ranking beside random kept sets."""
+    from interp_heads.report.sufficiency_section import interval_cell, minimal_cell
+
+    cols = ["ablation", "task", "ranking prefix: minimal k (accuracy)", "random kept sets: "
+            "minimal k", "CPR on log-prob: ranking", "random"]  # fmt: skip
+    out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
+    for (ablation, task), g in summary.groupby(["ablation", "task"], sort=False):
+        cell = {(r["measure"], r["curve"], r["metric"]): r for r in g.to_dict("records")}
+
+        def minimal(curve, cell=cell):
+            r = cell.get(("minimal_k", curve, "accuracy"))
+            return "" if r is None else minimal_cell(r)
+
+        def cpr(curve, cell=cell):
+            r = cell.get(("cpr", curve, "answer_logprob"))
+            return "" if r is None else interval_cell(r["value"], r["low"], r["high"], ".2f")
+
+        out.append(f"| {ablation} | {task} | {minimal('ranking')} | {minimal('random')} | "
+                   f"{cpr('ranking')} | {cpr('random')} |")  # fmt: skip
+    return out
+
+
 def answer(rows: pd.DataFrame) -> list[str]:
     """Sentences from the numbers: per ablation, the tasks whose found set is at most half the
     heads, with the set's size and held-out f; or that none is, with the smallest size found."""
@@ -120,7 +158,7 @@ class SufficientSets(Study):
         ]  # fmt: skip
 
     def write_pages(self, folders, docs):
-        rows = found_rows(folders, self.ablations)
+        rows, prefixes = found_rows(folders, self.ablations), prefix_rows(folders, self.ablations)
         docs.mkdir(parents=True, exist_ok=True)
         page = docs / "sufficient_sets.md"
         text = [
@@ -141,6 +179,14 @@ class SufficientSets(Study):
             "## Each task's set",
             "",
             *(table(rows) if len(rows) else ["(no set found)"]),
+            "",
+            "## The ranking's prefixes under each ablation",
+            "",
+            "Each run's kept-set sweep on the eval examples (`heads/sufficiency.csv`): every head "
+            "outside the ranking's top k (or k random heads) ablated with the run's kind, at the "
+            "kept grid of `make sufficiency`.",
+            "",
+            *(prefix_table(prefixes) if len(prefixes) else ["(no kept-set sweep)"]),
             "",
         ]
         page.write_text("\n".join(text) + "\n", encoding="utf-8")

@@ -47,9 +47,15 @@ def test_the_page_lists_every_runs_sets_under_its_answer(tmp_path):
         csv = tmp_path / "runs" / "sufficient_sets" / ablation / "heads" / "sufficient_sets.csv"
         if csv.exists():
             want += len(pd.read_csv(csv))
-    rows = [line for line in text.splitlines()
+    sets, prefixes = text.split("## The ranking's prefixes under each ablation")
+    rows = [line for line in sets.splitlines()
             if line.startswith(tuple(f"| {a} |" for a in SufficientSets.ablations))]  # fmt: skip
     assert len(rows) == want
+    for ablation in SufficientSets.ablations:
+        summary = pd.read_csv(tmp_path / "runs" / "sufficient_sets" / ablation / "heads" /
+                              "sufficiency.csv")  # fmt: skip
+        for task in summary.task.unique():
+            assert f"| {ablation} | {task} | " in prefixes
     found = [line.split(" | ")[3] for line in rows if " | found | " in line]
     assert all(re.fullmatch(r"\d+ \[\d+, \d+\] of \d+", size) for size in found), found
 
