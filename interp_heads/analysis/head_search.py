@@ -71,11 +71,13 @@ class SearchPath:
         return int(np.percentile(kept, tail)), int(np.percentile(kept, 100 - tail))
 
 
-# what the search replaces a removed head's z with (registered kinds; see _KeptModel)
-ABLATIONS = ("mean", "position_mean", "resample")
+# what the search replaces a removed head's z with: registered kinds, and each example's own
+# corrupted prompt (MIB's counterfactual; teacher-forced only, see KeptModel)
+ABLATIONS = ("mean", "position_mean", "resample", "counterfactual")
+COUNTERFACTUAL = "counterfactual"
 
 
-class _KeptModel:
+class KeptModel:
     """The model with a set of heads ablated: exact m and each kept head's estimated cost.
 
     A removed head's ``z`` is rewritten by the registered ablation kind itself
@@ -83,7 +85,10 @@ class _KeptModel:
     prompts: ``mean`` one pooled mean per head; ``position_mean`` a mean per position counted from
     the end of the prompt (the batches are left-padded, so a pass's last position is every
     prompt's last token); ``resample`` each head's mean over one other searched prompt, drawn
-    (``seed``) per head for each trial's set as ``mask_heads`` draws it.
+    (``seed``) per head for each trial's set as ``mask_heads`` draws it. ``counterfactual``
+    (MIB's choice) is not a sweep kind: a removed head's ``z`` at each position is its ``z`` on
+    the example's own corrupted prompt (same token length), so it needs batches made with
+    ``corrupted=True`` and exists only for these teacher-forced passes, not for generation.
     """
 
     def __init__(self, model, batches: Sequence[Batch], ablation: str = "mean", seed: int = 0):
@@ -94,10 +99,24 @@ class _KeptModel:
         self.model, self.batches, self.seed = model, list(batches), seed
         cfg = model.cfg
         self.shape = (cfg.n_layers, cfg.n_heads)
-        self.kind = get_kind(ablation)
-        self.values = self._values(ablation)
+        if ablation == COUNTERFACTUAL:
+            if any(b.corrupted is None for b in self.batches):
+                raise InputError(
+                    "counterfactual ablation needs each example's corrupted prompt "
+                    "(make_batches(..., corrupted=True)); the task has none"
+                )
+            self.kind, self.values = None, [self._z(b, b.corrupted) for b in self.batches]
+        else:
+            self.kind = get_kind(ablation)
+            self.values = self._values(ablation)
         # every head's rewrite: what a kept head's estimated cost is measured against
         self.every = self._plan(torch.ones(self.shape, dtype=torch.bool))
+
+    def _z(self, b: Batch, tokens) -> list[torch.Tensor]:
+        """Each layer's ``z`` on ``tokens`` (the batch's mask), unablated."""
+        zs, _, _ = z_gradients(self.model, tokens, lambda lg, b=b: answer_logprob(lg, b),
+                               attention_mask=b.mask)  # fmt: skip
+        return [z.detach() for z in zs]
 
     def _values(self, ablation: str):
         """The kind's values over all non-pad positions of the searched prompts (no ablation):
@@ -105,12 +124,11 @@ class _KeptModel:
         ``resample`` one such dict per prompt."""
         sums, counts, rows = None, None, []
         for b in self.batches:
-            zs, _, _ = z_gradients(self.model, b.clean, lambda lg, b=b: answer_logprob(lg, b),
-                                   attention_mask=b.mask)  # fmt: skip
+            zs = self._z(b, b.clean)
             w = b.mask.flip(1).to(zs[0].dtype)  # column j: j tokens before the last
             flipped = [z.flip(1) * w[:, :, None, None] for z in zs]
             n = w.sum(1).clamp(min=1)
-            rows += [{layer: (f[i].sum(0) / n[i]).detach().cpu() for layer, f in enumerate(flipped)}
+            rows += [{layer: (f[i].sum(0) / n[i]).cpu() for layer, f in enumerate(flipped)}
                      for i in range(len(b))]  # fmt: skip
             part = [_padded(f.sum(0), self.longest) for f in flipped]  # [from_end, head, d]
             count = _padded(w.sum(0), self.longest)
@@ -119,27 +137,36 @@ class _KeptModel:
         if ablation == "resample":
             return rows
         if ablation == "position_mean":
-            return {layer: (s / counts.clamp(min=1)[:, None, None]).detach().cpu()
+            return {layer: (s / counts.clamp(min=1)[:, None, None]).cpu()
                     for layer, s in enumerate(sums)}  # fmt: skip
-        return {layer: (s.sum(0) / counts.sum()).detach().cpu() for layer, s in enumerate(sums)}
+        return {layer: (s.sum(0) / counts.sum()).cpu() for layer, s in enumerate(sums)}
 
     @property
     def longest(self) -> int:
         return max(b.clean.shape[1] for b in self.batches)
 
     def _plan(self, ablated: torch.Tensor) -> dict:
-        """``{layer: (heads, Rewrite)}`` of the kind for the heads of ``ablated``."""
+        """``{layer: (heads, Rewrite)}`` of the kind for the heads of ``ablated`` (Rewrite None:
+        the counterfactual ``z``)."""
         from interp_heads.interventions.masks import rewrites
 
         heads = [divmod(int(i), self.shape[1]) for i in ablated.flatten().nonzero()[:, 0]]
+        if self.kind is None:
+            by_layer: dict[int, list[int]] = {}
+            for layer, head in heads:
+                by_layer.setdefault(layer, []).append(head)
+            return {layer: (hs, None) for layer, hs in by_layer.items()}
         return rewrites(heads, self.kind, self.values, self.seed)
 
-    @staticmethod
-    def _rewritten(z: torch.Tensor, step) -> torch.Tensor:
-        """``z`` with the heads of one layer's ``(heads, Rewrite)`` rewritten (a new tensor)."""
+    def _rewritten(self, z: torch.Tensor, step, batch: int, layer: int) -> torch.Tensor:
+        """``z`` of batch ``batch`` with the heads of one layer's ``(heads, Rewrite)`` rewritten
+        (a new tensor)."""
         heads, rewrite = step
         out = z.clone()
-        out[:, :, heads] = rewrite.apply(z[:, :, heads])
+        if rewrite is None:
+            out[:, :, heads] = self.values[batch][layer][:, :, heads].to(z.dtype)
+        else:
+            out[:, :, heads] = rewrite.apply(z[:, :, heads])
         return out
 
     def run(self, ablated: torch.Tensor) -> tuple[float, torch.Tensor, np.ndarray]:
@@ -148,18 +175,18 @@ class _KeptModel:
         m per example."""
         cost, total, n, each = torch.zeros(self.shape), 0.0, 0, []
         plan = self._plan(ablated)
+        for i, b in enumerate(self.batches):
 
-        def ablate(z, layer):
-            return self._rewritten(z, plan[layer]) if layer in plan else z
+            def ablate(z, layer, i=i):
+                return self._rewritten(z, plan[layer], i, layer) if layer in plan else z
 
-        for b in self.batches:
             zs, grads, values = z_gradients(
                 self.model, b.clean, lambda lg, b=b: answer_logprob(lg, b),
                 attention_mask=b.mask, transform=ablate,
             )  # fmt: skip
             w = b.mask.to(zs[0].dtype)[:, :, None, None]
             for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
-                gone = self._rewritten(z, self.every[layer])
+                gone = self._rewritten(z, self.every[layer], i, layer)
                 term = (g * (z - gone) * w).sum(dim=(0, 1, 3))
                 cost[layer] += term.float().cpu()
             total += float(values.float().sum())
@@ -178,14 +205,14 @@ def search_heads(
     ablation: str = "mean", seed: int = 0,
 ) -> SearchPath:  # fmt: skip
     """The search of the module docstring on ``batches`` (``attribution.inputs.make_batches``);
-    ``ablation``: one of :data:`ABLATIONS` (``_KeptModel``); ``seed`` seeds ``resample``'s draws.
+    ``ablation``: one of :data:`ABLATIONS` (:class:`KeptModel`); ``seed`` seeds ``resample``'s draws.
 
     Raises InputError for a target or step outside (0, 1], and when ablating every head does not
     lower the answer's log-prob (f is then undefined: nothing to search for).
     """
     if not 0 < target <= 1 or not 0 < step <= 1:
         raise InputError(f"search target and step must be in (0, 1], got {target} and {step}")
-    kept_model = _KeptModel(model, batches, ablation, seed)
+    kept_model = KeptModel(model, batches, ablation, seed)
     none = torch.zeros(kept_model.shape, dtype=torch.bool)
     m_all, cost, each_all = kept_model.run(none)
     m_none, _, each_none = kept_model.run(~none)

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from interp_heads.analysis.head_search import STEP, TARGET, SearchPath, search_heads
+from interp_heads.analysis.head_search import (
+    COUNTERFACTUAL,
+    STEP,
+    TARGET,
+    KeptModel,
+    SearchPath,
+    search_heads,
+)
 from interp_heads.analysis.sufficiency import faithfulness_curves
 from interp_heads.errors import InputError
 from interp_heads.heads import Head, head_label
@@ -73,7 +80,10 @@ def find_sufficient_set(
     built-in's name; ``ranking``: a ``HeadScores`` or heads most important first (None:
     ``attribute_heads(model, searched examples, method)``); ``out_dir``: where the verification
     sweeps are stored and resumed; ``ablation``: what every head not kept becomes, in the search
-    and the verification (``mean`` or ``position_mean``).
+    and the verification (``analysis.head_search.ABLATIONS``). ``counterfactual`` (each example's
+    own corrupted prompt, MIB's choice) needs the task's corrupted prompts and is verified on the
+    answer's log-prob only (:func:`verify_counterfactual`; ``metrics`` and the generation options
+    do not apply).
     """
     from interp_heads.attribution.inputs import make_batches
     from interp_heads.interventions.selections import ranked_heads
@@ -92,7 +102,8 @@ def find_sufficient_set(
     searched = Task(task.name, task.examples[:n], task.source, task.sha256, dict(task.meta))
     held = Task(task.name, task.examples[n:], task.source, task.sha256, dict(task.meta))
     own = fmt or getattr(task, "fmt", None) or "auto"  # as attribute_heads and the sweep read it
-    batches = make_batches(model, searched, batch_size=batch_size, fmt=own, corrupted=False)
+    patched = ablation == COUNTERFACTUAL
+    batches = make_batches(model, searched, batch_size=batch_size, fmt=own, corrupted=patched)
     path = search_heads(model, batches, target=target, step=step, ablation=ablation)
     if ranking is None:
         from interp_heads.attribution import attribute_heads
@@ -102,7 +113,11 @@ def find_sufficient_set(
     opts = dict(seeds=seeds, metrics=list(metrics), max_new_tokens=max_new_tokens, fmt=fmt,
                 batch_size=batch_size, out_dir=out_dir, n_boot=n_boot,
                 ablation=ablation)  # fmt: skip
-    verified = verify_set(model, held, path.heads, ranked, **opts)
+    verified = (
+        verify_counterfactual(model, held, path.heads, ranked, seeds=seeds, fmt=own,
+                              batch_size=batch_size, n_boot=n_boot)
+        if patched else verify_set(model, held, path.heads, ranked, **opts)
+    )  # fmt: skip
     return SufficientSet(task.name, path, verified, ranked, n, len(held.examples))
 
 
@@ -137,9 +152,52 @@ def verify_set(
         curves, _ = faithfulness_curves(result.records, n_total, n_boot=n_boot)
         at = curves[(curves.k == size) & curves.curve.isin(["ranking", "random"])]
         frames.append(at.assign(set=at.curve.map({"ranking": name, "random": "random"})))
-    cols = ["set", "metric", "f", "f_low", "f_high", "mean", "full", "empty", "n_draws",
-            "n_examples"]  # fmt: skip
-    out = pd.concat(frames, ignore_index=True)[cols].assign(k=size)
+    out = pd.concat(frames, ignore_index=True)[COLUMNS[:-1]].assign(k=size)
     return out.sort_values("set", key=lambda s: s.map(SETS.index), kind="stable").reset_index(
         drop=True
     )
+
+
+COLUMNS = ["set", "metric", "f", "f_low", "f_high", "mean", "full", "empty", "n_draws",
+           "n_examples", "k"]  # fmt: skip
+
+
+def verify_counterfactual(
+    model, task, heads: Sequence[Head], ranking: Sequence[Head], *, seeds: int = 3,
+    fmt: str | None = None, batch_size: int = 16, n_boot: int = 1000, seed: int = 0,
+) -> pd.DataFrame:  # fmt: skip
+    """:func:`verify_set` under counterfactual ablation: every head not kept takes its ``z`` on
+    the example's own corrupted prompt (``KeptModel``), f on the answer's log-prob of ``task``'s
+    examples (teacher-forced: there are no corrupted activations for generated tokens), for
+    ``heads``, ``ranking``'s prefix of the same size and ``seeds`` random sets of that size; the
+    interval is a percentile bootstrap over examples (draws averaged per example)."""
+    import numpy as np
+    import torch
+
+    from interp_heads.attribution.inputs import make_batches
+
+    batches = make_batches(model, task, batch_size=batch_size, fmt=fmt or "auto", corrupted=True)
+    kept = KeptModel(model, batches, COUNTERFACTUAL)
+    n_layers, n_heads = kept.shape
+
+    def m_of(keep) -> np.ndarray:  # m per example with only ``keep`` not patched
+        ablated = torch.ones(kept.shape, dtype=torch.bool)
+        for layer, head in keep:
+            ablated[layer, head] = False
+        return kept.run(ablated)[2]
+
+    every = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    full, empty, size = m_of(every), m_of([]), len(heads)
+    rng = np.random.default_rng(seed)
+    draws = [[every[i] for i in rng.choice(len(every), size, replace=False)] for _ in range(seeds)]
+    idx = rng.integers(0, len(full), (n_boot, len(full)))
+    rows = []
+    for name, sets in (("found", [list(heads)]), ("ranking prefix", [list(ranking[:size])]),
+                       ("random", draws)):  # fmt: skip
+        m = np.mean([m_of(keep) for keep in sets], axis=0)  # [example]
+        f = (m.mean() - empty.mean()) / (full.mean() - empty.mean())
+        boot = (m[idx].mean(1) - empty[idx].mean(1)) / (full[idx].mean(1) - empty[idx].mean(1))
+        low, high = np.percentile(boot, [2.5, 97.5])
+        rows.append([name, "answer_logprob", f, low, high, m.mean(), full.mean(), empty.mean(),
+                     len(sets), len(full), size])  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)

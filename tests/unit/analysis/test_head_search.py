@@ -20,20 +20,53 @@ from interp_heads.tasks.schema import Example, Task
 
 
 def _successor_task(model, repeat: int = 1) -> Task:
+    """Digit -> its successor; each example's corrupted prompt is the next example's digit."""
     from interp_heads.analysis.known_heads import ordinal_token_ids
 
     tok = model.tokenizer
     digits = [tok.decode([i]) for i in ordinal_token_ids(model)["digits"]]
     pairs = list(zip(digits[:-1], digits[1:], strict=True)) * repeat
+    other = pairs[1:] + pairs[:1]
     # a trailing space: the byte tokenizer then puts the answer digit first (not a space)
-    return Task("succ", [Example(f"d{i}", "succ", a + " ", b, question=a)
-                         for i, (a, b) in enumerate(pairs)])  # fmt: skip
+    return Task("succ", [Example(f"d{i}", "succ", a + " ", b, question=a,
+                                 corrupted_prompt=c + " ", corrupted_answer=d)
+                         for i, ((a, b), (c, d)) in enumerate(zip(pairs, other, strict=True))])  # fmt: skip
 
 
 def _toy() -> Task:
     words = ["ab", "cd", "ef", "gh", "ij", "kl", "mn", "op"]
-    return Task("toy", [Example(str(i), "toy", f"say {w} ", w, question=f"say {w}")
-                        for i, w in enumerate(words)])  # fmt: skip
+    other = words[1:] + words[:1]
+    return Task("toy", [Example(str(i), "toy", f"say {w} ", w, question=f"say {w}",
+                                corrupted_prompt=f"say {c} ", corrupted_answer=c)
+                        for i, (w, c) in enumerate(zip(words, other, strict=True))])  # fmt: skip
+
+
+def _patched_logprob(model, batches, heads) -> float:
+    """m with ``heads`` patched from each example's corrupted prompt, by hand: the corrupted
+    run's ``hook_z`` cached, then written into the clean run at those heads and every position."""
+    total, n = 0.0, 0
+    with torch.no_grad():
+        for b in batches:
+            _, cache = model.run_with_cache(b.corrupted, attention_mask=b.mask)
+
+            def patch(z, hook, cache=cache):
+                hs = [h for layer, h in heads if layer == hook.layer()]
+                return torch.stack([cache[hook.name][:, :, i] if i in hs else z[:, :, i]
+                                    for i in range(z.shape[2])], dim=2)  # fmt: skip
+
+            with model.hooks(fwd_hooks=[(lambda name: name.endswith("hook_z"), patch)]):
+                resid = model(b.clean, attention_mask=b.mask, stop_at_layer=model.cfg.n_layers)
+            total += float(answer_logprob(final_logits(model, resid), b).sum())
+            n += len(b)
+    return total / n
+
+
+def _f_by_hand_patching(model, task, kept) -> float:
+    batches = make_batches(model, task, corrupted=True)
+    heads = all_heads(model.cfg.n_layers, model.cfg.n_heads)
+    dropped = [h for h in heads if h not in kept]
+    m_kept, m_none, m_all = (_patched_logprob(model, batches, d) for d in (dropped, heads, []))
+    return (m_kept - m_none) / (m_all - m_none)
 
 
 def _masked_logprob(model, batches, heads, prompts, kind="mean") -> float:
@@ -73,6 +106,19 @@ def test_planted_model_search_returns_exactly_the_planted_head(kind):
     assert _f_by_the_sweeps_mask(model, task, path, kind) == pytest.approx(path.f, abs=1e-4)
 
 
+def test_counterfactual_search_returns_the_planted_head_and_hand_patching_agrees():
+    from interp_heads.testing.planted import PLANTED, planted_model
+
+    model = planted_model()
+    task = _successor_task(model)
+    batches = make_batches(model, task, corrupted=True)
+    path = search_heads(model, batches, ablation="counterfactual")
+    assert path.heads == [PLANTED["successor"]] and path.f >= 0.9
+    assert _f_by_hand_patching(model, task, path.heads) == pytest.approx(path.f, abs=1e-4)
+    with pytest.raises(InputError, match="corrupted prompt"):
+        search_heads(model, make_batches(model, task, corrupted=False), ablation="counterfactual")
+
+
 def test_found_set_is_verified_on_held_out_examples_beside_prefix_and_random():
     from interp_heads.testing.planted import PLANTED, planted_model
 
@@ -93,6 +139,34 @@ def test_found_set_is_verified_on_held_out_examples_beside_prefix_and_random():
     assert "L1H2" in repr(res)
 
 
+def test_counterfactual_set_is_verified_on_held_out_log_prob_by_hand_patching():
+    from interp_heads.testing.planted import PLANTED, planted_model
+
+    model = planted_model()
+    task = _successor_task(model, repeat=2)
+    res = find_sufficient_set(model, task, method="mean_ablation", ablation="counterfactual",
+                              n_boot=50)  # fmt: skip
+    assert res.heads == [PLANTED["successor"]]
+    t = res.table().set_index("set")
+    assert set(t.metric) == {"answer_logprob"} and t.loc["random", "n_draws"] == 3
+    held = Task(task.name, task.examples[res.n_search :])
+    by_hand = _f_by_hand_patching(model, held, res.heads)
+    assert t.loc["found", "f"] == pytest.approx(by_hand, abs=1e-4)
+    assert t.loc["ranking prefix", "f"] == pytest.approx(by_hand, abs=1e-4)  # ranked first
+    assert t.loc["random", "f"] < 0.9
+    # where every head matters a little (random weights, a looser target), f is not trivially 1
+    from interp_heads.testing.tiny import tiny_model
+
+    model, task = tiny_model(), _toy()
+    res = find_sufficient_set(model, task, method="gradxact", ablation="counterfactual",
+                              target=0.5, n_boot=50)  # fmt: skip
+    held = Task(task.name, task.examples[res.n_search :])
+    f = res.table().set_index("set").loc["found", "f"]
+    assert f != pytest.approx(1.0) and f == pytest.approx(
+        _f_by_hand_patching(model, held, res.heads), abs=1e-4
+    )
+
+
 def test_random_weight_model_has_no_small_set():
     from interp_heads.testing.tiny import tiny_model
 
@@ -107,6 +181,14 @@ def test_random_weight_model_has_no_small_set():
         assert len(path.heads) >= n_total // 2, kind
         assert path.f >= 0.9
         assert _f_by_the_sweeps_mask(model, task, path, kind) == pytest.approx(path.f, abs=1e-4)
+    # counterfactual (each example's corrupted prompt): no small set either; at a looser target
+    # it drops heads, and f there equals hand-written patching from the corrupted run's cache
+    batches = make_batches(model, task, corrupted=True)
+    path = search_heads(model, batches, ablation="counterfactual")
+    assert len(path.heads) >= n_total // 2 and path.f >= 0.9
+    path = search_heads(model, batches, ablation="counterfactual", target=0.5)
+    assert len(path.heads) < n_total // 2 and 0.5 <= path.f < 0.9
+    assert _f_by_hand_patching(model, task, path.heads) == pytest.approx(path.f, abs=1e-4)
     # a looser target does drop heads, and f there is the sweep's f too
     path = search_heads(model, make_batches(model, task, corrupted=False), target=0.5,
                         ablation="position_mean")  # fmt: skip
