@@ -39,6 +39,7 @@ DIGEST_IF_SET = {
     "sufficiency_seeds": 3,
     "sufficiency_metrics": ["accuracy", "answer_logprob", "kl_unmasked"],
     "sufficiency_search": False,
+    "sufficiency_search_ablation": None,
     "sufficiency_target": 0.9,
     "sufficiency_step": 0.1,
 }

@@ -152,6 +152,9 @@ class RunConfig(
             raise PipelineError("config: sufficiency_search is an option of sufficiency = true")
         if self.sufficiency_search:
             self._check_search_ablation()
+        elif self.sufficiency_search_ablation is not None:
+            raise PipelineError("config: sufficiency_search_ablation is an option of "
+                                "sufficiency_search = true")  # fmt: skip
         if self.given_ranking and self.sufficiency_search:
             raise PipelineError(
                 "config: sufficiency_search searches the run's rank examples: a run with a given "
@@ -166,11 +169,18 @@ class RunConfig(
     def _check_search_ablation(self) -> None:
         from interp_heads.analysis.head_search import ABLATIONS  # torch: only when searching
 
-        if str(self.ablation) not in ABLATIONS:
+        if str(self.search_ablation) not in ABLATIONS:
             raise PipelineError(
                 f"config: sufficiency_search ablates with one of {', '.join(ABLATIONS)}, "
-                f"not {str(self.ablation)!r}"
+                f"not {str(self.search_ablation)!r}"
             )
+
+    @property
+    def search_ablation(self) -> str:
+        """What the sufficient-set search ablates heads not kept with: its own option, else the
+        run's ``ablation``."""
+        own = self.sufficiency_search_ablation
+        return str(self.ablation) if own is None else str(own)
 
     def sweep_config(self, ks: list[int], fmts: dict[str, str]):
         """The sweep's settings (``sweep.config.SweepConfig``): the one mapping from a run's

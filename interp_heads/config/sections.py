@@ -9,7 +9,7 @@ section         keys
 ``attribution`` attribution, refine, verify, known_heads, each method's options (``config.options``: ``METHODS.options()``)
 ``ablation``    ablation, positions, each kind's options (``config.options``: ``KINDS.options()``)
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow, damage_matched
-``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics, sufficiency_search, sufficiency_target, sufficiency_step (steps after the sweep)
+``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics, sufficiency_search, sufficiency_search_ablation, sufficiency_target, sufficiency_step (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
 ``metrics``     metrics, comet_model, reference
 ``placement``   executor, ray_address, n_workers, n_devices, shared_store (where work runs and what it reuses; not in the digest)
@@ -238,6 +238,9 @@ class AnalysisSection(Section):
     )
     sufficiency_search: bool = Field(False, description="with sufficiency: search each task's rank "
         "examples for a small sufficient head set, verified on its eval examples")  # fmt: skip
+    sufficiency_search_ablation: str | None = Field(None, description="what the search ablates "
+        "heads not kept with (None: the run's ablation; counterfactual: each example's corrupted "
+        "prompt, verified on log-prob only)")  # fmt: skip
     sufficiency_target: Fraction = Field(0.9, description="f on log-prob a searched set keeps")
     sufficiency_step: Fraction = Field(0.1, description="share of kept heads a search step removes")
 

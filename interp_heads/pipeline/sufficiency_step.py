@@ -59,40 +59,36 @@ def sufficiency_step(exp: Experiment) -> SufficiencyResult:
 
 def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
     """Each task's searched set (rank examples), verified on its eval examples; written to
-    ``heads/``. Returns the manifest's note: per task the set's size and f on the searched ones."""
+    ``heads/``. Returns the manifest's note: per task the set's size and f on the searched ones.
+    Under ``counterfactual`` (``sufficiency_search_ablation``) a task without corrupted prompts
+    is skipped with a note, and the set is verified on log-prob only (``verify_counterfactual``)."""
     import pandas as pd
 
-    from interp_heads.analysis.head_search import search_heads
-    from interp_heads.analysis.sufficient_set import verify_set
+    from interp_heads.analysis.head_search import COUNTERFACTUAL, search_heads
     from interp_heads.attribution.inputs import make_batches
     from interp_heads.errors import InputError
     from interp_heads.heads import head_label
-    from interp_heads.store.names import safe_name
 
     cfg, folder, tables, steps, note = exp.config, exp.folder, [], [], {}
+    ablation = cfg.search_ablation
+    patched = ablation == COUNTERFACTUAL
     for name, (rank, ev) in exp.splits.items():
-        batches = make_batches(exp.model, rank, batch_size=exp.batch_size,
-                               fmt=exp.fmts.get(name, "auto"), corrupted=False)  # fmt: skip
         try:
+            batches = make_batches(exp.model, rank, batch_size=exp.batch_size,
+                                   fmt=exp.fmts.get(name, "auto"), corrupted=patched)  # fmt: skip
             path = search_heads(exp.model, batches, target=cfg.sufficiency_target,
-                                step=cfg.sufficiency_step, ablation=str(cfg.ablation),
+                                step=cfg.sufficiency_step, ablation=ablation,
                                 seed=cfg.seed)  # fmt: skip
-        except InputError as exc:  # e.g. ablating every head does not lower the log-prob
+        except (InputError, ValueError) as exc:  # nothing to search for; no corrupted prompts
             note[name] = {"skipped": str(exc)}
             exp.say(f"sufficiency_search: {name}: skipped: {exc}")
             continue
-        table = verify_set(
-            exp.model, ev, path.heads, rankings[name], seeds=cfg.sufficiency_seeds,
-            metrics=metrics, max_new_tokens=cfg.max_new_tokens, fmt=exp.sweep_config.fmt,
-            batch_size=exp.batch_size, out_dir=folder.sufficient_sweeps / safe_name(name),
-            ablation=str(cfg.ablation),
-            force=True,  # another set's size is another grid; conditions are keyed by inputs
-        )  # fmt: skip
+        table = _verify(exp, name, ev, path.heads, rankings[name], metrics, ablation)
         heads = ",".join(head_label(*h) for h in path.heads)
         k_low, k_high = path.size_interval(seed=cfg.seed)
         tables.append(table.assign(task=name, f_searched=path.f, n_total=path.n_total,
                                    heads=heads, n_searched=len(rank.examples), k_low=k_low,
-                                   k_high=k_high))  # fmt: skip
+                                   k_high=k_high, ablation=ablation))  # fmt: skip
         steps.append(path.steps().assign(task=name))
         note[name] = {"size": len(path.heads), "size_interval": [k_low, k_high],
                       "f_searched": path.f}  # fmt: skip
@@ -100,3 +96,23 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
         folder.write_frame(folder.sufficient_sets_csv, pd.concat(tables, ignore_index=True))
         folder.write_frame(folder.sufficient_steps_csv, pd.concat(steps, ignore_index=True))
     return note
+
+
+def _verify(exp: Experiment, name, ev, heads, ranking, metrics, ablation):
+    """The found set on the eval examples beside the ranking's prefix and random sets: by the
+    sweep (generation and logit metrics), or teacher-forced under ``counterfactual``."""
+    from interp_heads.analysis.head_search import COUNTERFACTUAL
+    from interp_heads.analysis.sufficient_set import verify_counterfactual, verify_set
+    from interp_heads.store.names import safe_name
+
+    cfg = exp.config
+    if ablation == COUNTERFACTUAL:
+        return verify_counterfactual(exp.model, ev, heads, ranking, seeds=cfg.sufficiency_seeds,
+                                     fmt=exp.fmts.get(name, "auto"), batch_size=exp.batch_size,
+                                     seed=cfg.seed)  # fmt: skip
+    return verify_set(
+        exp.model, ev, heads, ranking, seeds=cfg.sufficiency_seeds, metrics=metrics,
+        max_new_tokens=cfg.max_new_tokens, fmt=exp.sweep_config.fmt, batch_size=exp.batch_size,
+        out_dir=exp.folder.sufficient_sweeps / safe_name(name), ablation=ablation,
+        force=True,  # another set's size is another grid; conditions are keyed by inputs
+    )  # fmt: skip

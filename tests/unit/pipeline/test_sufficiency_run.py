@@ -40,10 +40,12 @@ def test_search_is_an_option_of_sufficiency_and_needs_rank_examples():
 
     with pytest.raises(PipelineError, match="sufficiency_search is an option of sufficiency"):
         _cfg(sufficiency_search=True)
-    with pytest.raises(
-        PipelineError, match="ablates with one of mean, position_mean, resample, not 'zero'"
-    ):
+    with pytest.raises(PipelineError, match="ablates with one of .*, not 'zero'"):
         _cfg(sufficiency=True, sufficiency_search=True, ablation="zero")
+    with pytest.raises(PipelineError, match="sufficiency_search_ablation is an option of"):
+        _cfg(sufficiency=True, sufficiency_search_ablation="counterfactual")
+    with pytest.raises(PipelineError, match="ablates with one of .*, not 'scale'"):
+        _cfg(sufficiency=True, sufficiency_search=True, sufficiency_search_ablation="scale")
     with pytest.raises(ValueError, match="sufficiency_step"):
         _cfg(sufficiency=True, sufficiency_search=True, sufficiency_step=0.0)
 
@@ -65,6 +67,32 @@ def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(
     (note,) = manifest["sufficiency"]["search"].values()
     assert note["size"] == sets.k.iloc[0]
     assert "A small sufficient set, searched" in (tmp_path / "index.html").read_text()
+
+
+def test_counterfactual_search_is_its_own_option_and_verified_on_log_prob(tmp_path):
+    base = _cfg(sufficiency=True, sufficiency_search=True)
+    # the examples whose corrupted prompt lowers the random model's answer log-prob (on the
+    # others patching every head raises it, and the search has nothing to search for)
+    rows = [
+        line
+        for line in (DATA / "tiny_echo.jsonl").read_text().splitlines()
+        if json.loads(line)["id"] in {"t0", "t2", "t4", "t7", "t9", "t13", "t14", "t15"}
+    ]
+    (tmp_path / "echo.jsonl").write_text("\n".join(rows) + "\n")
+    cfg = _cfg(sufficiency=True, sufficiency_search=True, sufficiency_target=0.5,
+               sufficiency_search_ablation="counterfactual", n_eval=4,
+               tasks=[str(tmp_path / "echo.jsonl")])  # fmt: skip
+    assert cfg.search_ablation == "counterfactual" and str(cfg.ablation) == "mean"
+    assert base.search_ablation == "mean"
+    assert _cfg(sufficiency=True, sufficiency_search=True,
+                sufficiency_search_ablation=None).digest() == base.digest()  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_pipeline(cfg, tmp_path / "run", quiet=True)
+    sets = pd.read_csv(tmp_path / "run" / "heads" / "sufficient_sets.csv")
+    assert set(sets.set) == {"found", "ranking prefix", "random"}
+    assert set(sets.metric) == {"answer_logprob"} and set(sets.ablation) == {"counterfactual"}
+    assert (sets.f_searched >= 0.5).all() and (sets.k_low <= sets.k).all()
 
 
 def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):

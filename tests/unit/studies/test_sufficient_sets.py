@@ -27,13 +27,11 @@ class TinySets(SufficientSets):
 
 def test_each_ablation_is_one_run_searching_its_own_rank_examples():
     runs = SufficientSets().runs("full")
-    assert [study_config(r).ablation for r in runs] == ["mean", "position_mean", "resample"]
+    assert [study_config(r).search_ablation for r in runs] == list(SufficientSets.ablations)
+    assert [study_config(r).ablation for r in runs] == ["mean", "position_mean", "resample", "mean"]
     assert all(study_config(r).ranking is None for r in runs)
-    assert [study_config(r).attribution for r in runs] == [
-        "ablation_atp",
-        "gradxact",
-        "ablation_atp",
-    ]
+    atp, grad = "ablation_atp", "gradxact"
+    assert [study_config(r).attribution for r in runs] == [atp, grad, atp, atp]
 
 
 def test_the_page_lists_every_runs_sets_under_its_answer(tmp_path):
@@ -51,7 +49,8 @@ def test_the_page_lists_every_runs_sets_under_its_answer(tmp_path):
     rows = [line for line in sets.splitlines()
             if line.startswith(tuple(f"| {a} |" for a in SufficientSets.ablations))]  # fmt: skip
     assert len(rows) == want
-    for ablation in SufficientSets.ablations:
+    assert "| counterfactual |" not in prefixes  # its run sweeps under mean: listed once
+    for ablation in ("mean", "position_mean", "resample"):
         summary = pd.read_csv(tmp_path / "runs" / "sufficient_sets" / ablation / "heads" /
                               "sufficiency.csv")  # fmt: skip
         for task in summary.task.unique():
