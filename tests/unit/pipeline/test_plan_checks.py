@@ -165,6 +165,11 @@ BAD = {
     "sufficiency": ['"x"'],
     "sufficiency_seeds": ["0", "1001"],
     "sufficiency_search": ['"x"', 'true\npositions = "last"'],
+    "sufficiency_search_ablation": [
+        '"counterfactual"',
+        "3",
+        '"zero"\nsufficiency = true\nsufficiency_search = true',
+    ],
     "sufficiency_target": ["0", "1.5", "nan", '"x"'],
     "sufficiency_step": ["0", "1.5", "-0.1", '"x"'],
     "sufficiency_metrics": [
