@@ -294,6 +294,13 @@ def _study(sub, cmds) -> None:
         help="each run generates its own conditions (default: the runs share them through "
         "RUNS/shared)",
     )  # fmt: skip
+    st.add_argument("--executor", choices=["local", "ray"], default="local",
+                    help="local: one run after another; ray: one Ray task a run (runs that read "
+                    "another's folder wait for it)")  # fmt: skip
+    st.add_argument("--ray-address", default=None, help="with --executor ray: the cluster "
+                    "(default: a local one)")  # fmt: skip
+    st.add_argument("--cpus-per-run", type=validation.positive_int_arg, default=1,
+                    help="with --executor ray: CPUs (and torch threads) per run")  # fmt: skip
     st.add_argument("--quiet", action="store_true", help="no progress bars")
     st.set_defaults(func=cmds["study"])
 

@@ -30,6 +30,9 @@ def cmd_study(args) -> int:
         quiet=args.quiet,
         params=params,
         shared=args.shared,
+        executor=args.executor,
+        ray_address=args.ray_address,
+        cpus_per_run=args.cpus_per_run,
     )
     for page in pages:
         print(f"wrote {page}")

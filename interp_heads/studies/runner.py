@@ -56,10 +56,16 @@ def run_study(
     quiet: bool = False,
     params: dict | None = None,
     shared: bool = True,
+    executor: str = "local",
+    ray_address: str | None = None,
+    cpus_per_run: int = 1,
 ) -> list[Path]:
     """Run or resume every run of study ``name`` (with ``params``) at ``size`` under
     ``runs_dir``, then write its pages into ``docs``; returns the pages written. ``shared``:
-    the runs share generations through ``<runs_dir>/shared`` (False: each generates its own)."""
+    the runs share generations through ``<runs_dir>/shared`` (False: each generates its own).
+    ``executor``: ``local`` (one run after another, in this process) or ``ray`` (one Ray task a
+    run, ``cpus_per_run`` CPUs and torch threads each, on the cluster at ``ray_address`` or a
+    local one; runs that read another's folder wait for it: :func:`waves`)."""
     from interp_heads.pipeline.experiment import ATTRIBUTE, run_experiment, run_pipeline
 
     study = get_study(name, **(params or {})) if isinstance(name, str) else name
@@ -76,11 +82,41 @@ def run_study(
     for _, config in configs:
         if shared and config.shared_store is None:
             config.shared_store = str(Path(runs_dir) / SHARED)
-    folders = {}
+    folders = {run.folder: Path(runs_dir) / run.folder for run in runs}
+    if executor == "ray":
+        from interp_heads.studies.on_ray import run_on_ray
+
+        run_on_ray(configs, folders, waves(runs), force=force, address=ray_address,
+                   cpus_per_run=cpus_per_run)  # fmt: skip
+        return study.write_pages(folders, Path(docs))
+    if executor != "local":
+        raise PipelineError(f"study executor {executor!r}: choose local or ray")
     for run, config in configs:
-        folders[run.folder] = Path(runs_dir) / run.folder
         if run.steps == "attribute":
             run_experiment(config, folders[run.folder], force=force, quiet=quiet, steps=ATTRIBUTE)
         else:
             run_pipeline(config, folders[run.folder], force=force, quiet=quiet)
     return study.write_pages(folders, Path(docs))
+
+
+def waves(runs: list[StudyRun]) -> list[list[StudyRun]]:
+    """The runs grouped by what they read: a run whose changes name another run's folder
+    (``{runs}/<folder>``, e.g. a ranking) comes in a later wave than that run; a wave's runs can
+    run at once."""
+    folders = [r.folder for r in runs]
+    needs = {
+        r.folder: {f for v in r.changes.values() if isinstance(v, str) for f in folders
+                   if v == f"{{runs}}/{f}" or v.startswith(f"{{runs}}/{f}/")} - {r.folder}
+        for r in runs
+    }  # fmt: skip
+    done: set[str] = set()
+    out, left = [], list(runs)
+    while left:
+        wave = [r for r in left if needs[r.folder] <= done]
+        if not wave:
+            names = ", ".join(r.folder for r in left)
+            raise PipelineError(f"study runs read each other's folders in a circle: {names}")
+        out.append(wave)
+        done |= {r.folder for r in wave}
+        left = [r for r in left if r.folder not in done]
+    return out
