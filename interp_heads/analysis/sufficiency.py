@@ -50,11 +50,19 @@ def mib_ks(n_total: int) -> list[int]:
     return [int(math.floor(f * n_total + 0.5)) for f in MIB_FRACTIONS]
 
 
-def kept_grid(n_total: int, ks: Sequence[int] = ()) -> list[int]:
+GRIDS = ("mib", "ks")  # the kept grid: MIB's counts and a finer top, or only the run's ks
+
+
+def kept_grid(n_total: int, ks: Sequence[int] = (), grid: str = "mib") -> list[int]:
     """The sufficiency sweep's k: 0 (every head ablated), the MIB counts, a finer top
-    (:data:`FINE_FRACTIONS`, rounded half up) and the run's ``ks``."""
+    (:data:`FINE_FRACTIONS`, rounded half up) and the run's ``ks``; with ``grid="ks"`` only 0,
+    the run's ``ks`` and every head (the verdicts at ks, without the curves' area or minimal k
+    between them)."""
+    own = {int(k) for k in ks if 0 <= int(k) <= n_total}
+    if grid == "ks":
+        return sorted({0, *own, n_total})
     fine = (int(math.floor(f * n_total + 0.5)) for f in FINE_FRACTIONS)
-    return sorted({0, *mib_ks(n_total), *fine, *(int(k) for k in ks if 0 <= int(k) <= n_total)})
+    return sorted({0, *mib_ks(n_total), *fine, *own})
 
 
 class _Cells:

@@ -37,6 +37,7 @@ DIGEST_IF_SET = {
     "stability_ks": None,
     "sufficiency": False,
     "sufficiency_seeds": 3,
+    "sufficiency_grid": "mib",
     "sufficiency_metrics": ["accuracy", "answer_logprob", "kl_unmasked"],
     "sufficiency_search": False,
     "sufficiency_search_ablation": None,

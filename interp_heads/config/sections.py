@@ -9,7 +9,7 @@ section         keys
 ``attribution`` attribution, refine, verify, known_heads, each method's options (``config.options``: ``METHODS.options()``)
 ``ablation``    ablation, positions, each kind's options (``config.options``: ``KINDS.options()``)
 ``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow, damage_matched
-``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_metrics, sufficiency_search, sufficiency_search_ablation, sufficiency_target, sufficiency_step (steps after the sweep)
+``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_grid, sufficiency_metrics, sufficiency_search, sufficiency_search_ablation, sufficiency_target, sufficiency_step (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
 ``metrics``     metrics, comet_model, reference
 ``placement``   executor, ray_address, n_workers, n_devices, shared_store (where work runs and what it reuses; not in the digest)
@@ -231,6 +231,9 @@ class AnalysisSection(Section):
         "MIB's kept fractions and the run's ks: faithfulness, CPR, CMD, minimal head set",
     )
     sufficiency_seeds: Pos = Field(3, le=MAX_SEEDS, description="random kept sets per k")
+    sufficiency_grid: Literal["mib", "ks"] = Field("mib", description="the kept k swept: MIB's "
+        "counts, a finer top and the run's ks (mib), or only 0, the run's ks and every head (ks: "
+        "the verdicts at ks, no curve area or minimal k)")  # fmt: skip
     sufficiency_metrics: list[Annotated[str, _registered(METRICS)]] = Field(
         default_factory=lambda: ["accuracy", "answer_logprob", "kl_unmasked"],
         min_length=1,

@@ -33,7 +33,8 @@ def sufficiency_step(exp: Experiment) -> SufficiencyResult:
     n_total = exp.model.cfg.n_layers * exp.model.cfg.n_heads
     names = [str(m) for m in cfg.sufficiency_metrics]
     sweep_cfg = replace(
-        exp.sweep_config, ks=kept_grid(n_total, exp.ks), selections=list(SELECTIONS),
+        exp.sweep_config, ks=kept_grid(n_total, exp.ks, cfg.sufficiency_grid),
+        selections=list(SELECTIONS),
         seeds=cfg.sufficiency_seeds, metrics=names, elbow=False, exclude_top=False,
     )  # fmt: skip
     result = run_sweep(
@@ -46,7 +47,10 @@ def sufficiency_step(exp: Experiment) -> SufficiencyResult:
     folder = exp.folder
     folder.write_frame(folder.sufficiency_parquet, result.records)
     folder.write_frame(folder.sufficiency_curves_csv, res.curves())
-    folder.write_frame(folder.sufficiency_csv, res.summary())
+    summary = res.summary()
+    if cfg.sufficiency_grid != "mib" and "measure" in summary:  # areas over a few ks are not
+        summary = summary[summary.measure == "minimal_k"].reset_index(drop=True)  # CPR / CMD
+    folder.write_frame(folder.sufficiency_csv, summary)
     if "accuracy" in names:
         folder.write_frame(folder.sufficiency_verdicts_csv, res.verdicts())
     exp.manifest["sufficiency"] = {"ks": sweep_cfg.ks, "seeds": sweep_cfg.seeds,

@@ -14,7 +14,7 @@ store) and searches with ``sufficiency_search_ablation``, verified on log-prob o
 needs the run's own rank examples, so no run is given another's ranking. The page answers first
 whether any task has a sufficient set of at most half the heads, then each task's set, its f on
 each metric and accuracy beside the ranking's prefix and random sets of its size, then the
-ranking's prefixes under each sweep kind.
+ranking's TopK verdicts (necessary, sufficient) under each sweep kind.
 """
 
 from __future__ import annotations
@@ -41,41 +41,29 @@ def found_rows(folders: dict[str, Path], ablations=ABLATIONS) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def prefix_rows(folders: dict[str, Path], ablations=ABLATIONS) -> pd.DataFrame:
-    """Every run's kept-set summary (``heads/sufficiency.csv``: minimal k, CPR, ...) with its
-    ablation: the ranking's prefixes and random kept sets under that ablation."""
+def verdict_rows(folders: dict[str, Path], ablations) -> pd.DataFrame:
+    """Every run's kept-set verdicts at its ks (``heads/sufficiency_verdicts.csv``: is the
+    ranking's TopK necessary, is it sufficient) with the ablation it swept under."""
     from interp_heads import load_run
 
     frames = []
     for ablation in ablations:
-        summary = load_run(folders[f"sufficient_sets/{ablation}"]).get("sufficiency")
-        if summary is not None and len(summary):
-            frames.append(summary.assign(ablation=ablation))
+        verdicts = load_run(folders[f"sufficient_sets/{ablation}"]).get("sufficiency_verdicts")
+        if verdicts is not None and len(verdicts):
+            frames.append(verdicts.assign(ablation=ablation))
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def prefix_table(summary: pd.DataFrame) -> list[str]:
-    """Per ablation and task: the smallest prefix of the ranking and the smallest random kept set
-    that reach 90% of the unmasked accuracy (or what was tried), and CPR on the answer's log-prob
-    (the area under the kept-set curve) of the ranking beside random kept sets."""
-    from interp_heads.report.sufficiency_section import interval_cell, minimal_cell
-
-    cols = ["ablation", "task", "ranking prefix: minimal k (accuracy)", "random kept sets: "
-            "minimal k", "CPR on log-prob: ranking", "random"]  # fmt: skip
+def verdict_table(verdicts: pd.DataFrame) -> list[str]:
+    """Per ablation, task and k: the ranking's TopK masked (f left of the gap to every head
+    ablated: necessary at most 0.5) and kept alone (f and accuracy: sufficient at 90%)."""
+    cols = ["ablation", "task", "k", "TopK masked: f", "necessary", "TopK kept alone: f",
+            "accuracy", "sufficient"]  # fmt: skip
     out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
-    for (ablation, task), g in summary.groupby(["ablation", "task"], sort=False):
-        cell = {(r["measure"], r["curve"], r["metric"]): r for r in g.to_dict("records")}
-
-        def minimal(curve, cell=cell):
-            r = cell.get(("minimal_k", curve, "accuracy"))
-            return "" if r is None else minimal_cell(r)
-
-        def cpr(curve, cell=cell):
-            r = cell.get(("cpr", curve, "answer_logprob"))
-            return "" if r is None else interval_cell(r["value"], r["low"], r["high"], ".2f")
-
-        out.append(f"| {ablation} | {task} | {minimal('ranking')} | {minimal('random')} | "
-                   f"{cpr('ranking')} | {cpr('random')} |")  # fmt: skip
+    for r in verdicts.itertuples():
+        out.append(f"| {r.ablation} | {r.task} | {int(r.k)} | {r.masked_f:.2f} | "
+                   f"{'yes' if r.necessary else 'no'} | {r.kept_f:.2f} | {r.kept_mean:.2f} "
+                   f"(unmasked {r.unmasked:.2f}) | {'yes' if r.sufficient else 'no'} |")  # fmt: skip
     return out
 
 
@@ -150,8 +138,10 @@ class SufficientSets(Study):
     minutes = {"small": 7.6}  # measured on 2 cores (453 s, mean and position_mean); full: not yet
     base = "configs/sufficiency_search.toml"
     ablations = ABLATIONS
-    sizes = {"small": {"tasks": TASKS_SHORT, "n_rank": 12,
-                       "n_eval": 12}, "full": {}}  # fmt: skip
+    # the kept-set sweep only at the run's ks: the verdicts side by side (the curves over MIB's
+    # grid are `make sufficiency`'s, under mean ablation)
+    sizes = {"small": {"tasks": TASKS_SHORT, "n_rank": 12, "n_eval": 12,
+                       "sufficiency_grid": "ks"}, "full": {"sufficiency_grid": "ks"}}  # fmt: skip
 
     rankings = {"position_mean": "gradxact"}  # ablation_atp cannot estimate position_mean
 
@@ -171,7 +161,7 @@ class SufficientSets(Study):
 
     def write_pages(self, folders, docs):
         swept = [a for a in self.ablations if a not in SEARCH_ONLY]  # one kept-set sweep per kind
-        rows, prefixes = found_rows(folders, self.ablations), prefix_rows(folders, swept)
+        rows, verdicts = found_rows(folders, self.ablations), verdict_rows(folders, swept)
         docs.mkdir(parents=True, exist_ok=True)
         page = docs / "sufficient_sets.md"
         text = [
@@ -193,13 +183,14 @@ class SufficientSets(Study):
             "",
             *(table(rows) if len(rows) else ["(no set found)"]),
             "",
-            "## The ranking's prefixes under each ablation",
+            "## The ranking's TopK under each ablation",
             "",
-            "Each run's kept-set sweep on the eval examples (`heads/sufficiency.csv`): every head "
-            "outside the ranking's top k (or k random heads) ablated with the run's kind, at the "
-            "kept grid of `make sufficiency`.",
+            "Each run's kept-set verdicts on the eval examples (`heads/sufficiency_verdicts.csv`, "
+            '`sufficiency_grid = "ks"`): the ranking\'s TopK masked, and kept alone with every '
+            "other head ablated by the run's kind, on accuracy; f is the share of the gap between "
+            "every head ablated and none that is left (masked) or recovered (kept).",
             "",
-            *(prefix_table(prefixes) if len(prefixes) else ["(no kept-set sweep)"]),
+            *(verdict_table(verdicts) if len(verdicts) else ["(no kept-set sweep)"]),
             "",
         ]
         page.write_text("\n".join(text) + "\n", encoding="utf-8")

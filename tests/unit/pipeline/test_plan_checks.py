@@ -165,6 +165,7 @@ BAD = {
     "sufficiency": ['"x"'],
     "sufficiency_seeds": ["0", "1001"],
     "sufficiency_search": ['"x"', 'true\npositions = "last"'],
+    "sufficiency_grid": ['"x"', "3"],
     "sufficiency_search_ablation": [
         '"counterfactual"',
         "3",

@@ -95,6 +95,24 @@ def test_counterfactual_search_is_its_own_option_and_verified_on_log_prob(tmp_pa
     assert (sets.f_searched >= 0.5).all() and (sets.k_low <= sets.k).all()
 
 
+def test_the_ks_grid_sweeps_only_the_runs_ks_and_keeps_their_verdicts(tmp_path):
+    assert (
+        _cfg(sufficiency=True, sufficiency_grid="mib").digest() == _cfg(sufficiency=True).digest()
+    )
+    cfg = _cfg(sufficiency=True, sufficiency_grid="ks", sufficiency_seeds=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_pipeline(cfg, tmp_path, quiet=True)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["sufficiency"]["ks"] == [0, 2, 12]
+    heads = tmp_path / "heads"
+    records = pd.read_parquet(heads / "sufficiency.parquet")
+    assert set(records.k) == {0, 2, 12}
+    text = (heads / "sufficiency.csv").read_text()
+    assert "cpr" not in text and "necessity_area" not in text  # areas need the MIB grid
+    assert list(pd.read_csv(heads / "sufficiency_verdicts.csv").k) == [2]
+
+
 def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):
     metrics = ["accuracy", "answer_logprob", "logit_diff", "kl_unmasked"]
     cfg = _cfg(sufficiency=True, sufficiency_seeds=2, sufficiency_metrics=metrics)

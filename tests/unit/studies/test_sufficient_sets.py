@@ -13,6 +13,7 @@ from interp_heads.studies.sufficient_sets import SufficientSets, answer
 from tests.helpers import DATA
 
 SMALL = {"sufficiency": True, "sufficiency_search": True, "sufficiency_seeds": 1,
+         "sufficiency_grid": "ks",
          "sufficiency_metrics": ["accuracy", "answer_logprob"], "ks": [2], "seeds": 1,
          "selections": ["topk", "randomk"], "metrics": ["accuracy"], "n_rank": 4, "n_eval": 6,
          "attribution": "gradxact"}  # fmt: skip
@@ -45,16 +46,16 @@ def test_the_page_lists_every_runs_sets_under_its_answer(tmp_path):
         csv = tmp_path / "runs" / "sufficient_sets" / ablation / "heads" / "sufficient_sets.csv"
         if csv.exists():
             want += len(pd.read_csv(csv))
-    sets, prefixes = text.split("## The ranking's prefixes under each ablation")
+    sets, prefixes = text.split("## The ranking's TopK under each ablation")
     rows = [line for line in sets.splitlines()
             if line.startswith(tuple(f"| {a} |" for a in SufficientSets.ablations))]  # fmt: skip
     assert len(rows) == want
     assert "| counterfactual |" not in prefixes  # its run sweeps under mean: listed once
     for ablation in ("mean", "position_mean", "resample"):
-        summary = pd.read_csv(tmp_path / "runs" / "sufficient_sets" / ablation / "heads" /
-                              "sufficiency.csv")  # fmt: skip
-        for task in summary.task.unique():
-            assert f"| {ablation} | {task} | " in prefixes
+        verdicts = pd.read_csv(tmp_path / "runs" / "sufficient_sets" / ablation / "heads" /
+                               "sufficiency_verdicts.csv")  # fmt: skip
+        for r in verdicts.itertuples():
+            assert f"| {ablation} | {r.task} | {r.k} | {r.masked_f:.2f} | " in prefixes
     found = [line.split(" | ")[3] for line in rows if " | found | " in line]
     assert all(re.fullmatch(r"\d+ \[\d+, \d+\] of \d+", size) for size in found), found
 
