@@ -10,6 +10,7 @@ import torch
 
 from interp_heads.errors import InputError
 from interp_heads.generation.logits import final_logits
+from interp_heads.interventions.kinds import prompt_ends
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.models.backends import backend_of
 
@@ -160,7 +161,8 @@ def score_condition(
     out = {m.name: [0.0] * inputs.n for m in metrics}
     with mask_heads(model, heads, kind, values=values, warn_if_idle=False):
         for batch in inputs.batches:
-            lp = _forward(model, batch)
+            with prompt_ends(batch.last):  # position-wise values align to the prompt's end
+                lp = _forward(model, batch)
             for j, row in enumerate(batch.rows):
                 scores = _row_scores(lp[j], batch, j, inputs, row)
                 for name in out:

@@ -37,6 +37,15 @@ from interp_heads.interventions.kinds.base import (
     check_options,
     get_kind,
     linear_kind,
+    prompt_ends,
 )
 
-__all__ = ["KINDS", "Ablation", "Rewrite", "check_options", "get_kind", "linear_kind"]
+__all__ = [
+    "KINDS",
+    "Ablation",
+    "Rewrite",
+    "check_options",
+    "get_kind",
+    "linear_kind",
+    "prompt_ends",
+]

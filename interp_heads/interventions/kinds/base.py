@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -33,12 +36,37 @@ class Rewrite:
 
         offset = None if self.offset is None else self.offset.to(z.device, z.dtype)
         if self.per_position:  # row j for the position j before the pass's last one
-            back = torch.arange(z.shape[-3] - 1, -1, -1, device=z.device)
+            ends = _PROMPT_ENDS.get()
+            if ends is None:
+                back = torch.arange(z.shape[-3] - 1, -1, -1, device=z.device)
+            else:  # [batch, pos]: j before the row's last prompt token, 0 after it
+                here = torch.arange(z.shape[-3], device=z.device)
+                back = (ends.to(z.device)[:, None] - here[None]).clamp(min=0)
             offset = offset[back.clamp(max=len(offset) - 1)]
         if self.coef is None:
             return torch.zeros_like(z) if offset is None else offset.expand_as(z)
         scaled = z * torch.tensor(self.coef, dtype=z.dtype, device=z.device)
         return scaled if offset is None else scaled + offset
+
+
+# each row's last prompt position in a teacher-forced pass of prompt and answer (None: the pass's
+# last position is the prompt's last token, as in generation)
+_PROMPT_ENDS: ContextVar = ContextVar("prompt_ends", default=None)
+
+
+@contextmanager
+def prompt_ends(last) -> Iterator[None]:
+    """Within it, a per-position rewrite (``position_mean``) counts positions back from each
+    row's ``last`` position (``[batch]``: its last prompt token) instead of the pass's end, and
+    gives the positions after it (the answer's) row 0, the last prompt token's mean, as each
+    generated token's one-position pass takes under the KV cache. For teacher-forced passes that
+    append the answer to the prompt (``metrics.logit_scores``): without it the prompt's rows would
+    be shifted by the answer's length."""
+    token = _PROMPT_ENDS.set(last)
+    try:
+        yield
+    finally:
+        _PROMPT_ENDS.reset(token)
 
 
 class Ablation:

@@ -46,6 +46,15 @@ def test_rewrite_aligns_rows_from_the_end_of_the_pass():
     assert out[0, :, 0, 0].tolist() == [2.0, 2.0, 2.0, 1.0, 0.0]  # farthest row before the table
     assert Rewrite(offset=offset).apply(z[:, -1:])[0, 0, 0, 0] == 0.0  # one position: the last
     assert Rewrite(offset=offset, coef=1.0).apply(z)[1, 3, 0, 1] == 10.0
+    # a teacher-forced pass of prompt and answer: rows count back from each row's last prompt
+    # token, the answer's positions after it take row 0
+    from interp_heads.interventions.kinds import prompt_ends
+
+    with prompt_ends(torch.tensor([2, 4])):
+        out = Rewrite(offset=offset).apply(z)
+    assert out[0, :, 0, 0].tolist() == [2.0, 1.0, 0.0, 0.0, 0.0]
+    assert out[1, :, 0, 0].tolist() == [2.0, 2.0, 2.0, 1.0, 0.0]
+    assert Rewrite(offset=offset).apply(z)[0, :, 0, 0].tolist() == [2.0, 2.0, 2.0, 1.0, 0.0]
 
 
 def test_mask_replaces_each_position_by_its_mean_and_packed_masks_refuse(tiny):

@@ -5,6 +5,7 @@ answer's tokens appended by hand, hand-written ``hook_z`` hooks for the mask."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -114,3 +115,51 @@ def test_answer_logprob_is_finite_and_negative(tiny):
     res = run_sweep(tiny, {"toy": _task(False)}, {"toy": RANK}, cfg, [AnswerLogprob()],
                     progress=False)  # fmt: skip
     assert len(res.records) == 2 * 5 and all(math.isfinite(v) and v < 0 for v in res.records.value)
+
+
+def _position_hooks(masked, means, last):
+    """Hand-written position_mean hooks for one unpadded teacher-forced example: position p of
+    the prompt takes the mean of the position ``last - p`` from the prompt's end, every answer
+    position the last prompt token's (row 0), as a generated token's pass does."""
+
+    def make(layer, heads):
+        def hook(z, hook):
+            z = z.clone()
+            for p in range(z.shape[1]):
+                row = min(max(last - p, 0), len(means[layer]) - 1)
+                for h in heads:
+                    z[:, p, h] = means[layer][row, h]
+            return z
+
+        return hook
+
+    layers = sorted({layer for layer, _ in masked})
+    return [
+        (f"blocks.{la}.attn.hook_z", make(la, [h for lb, h in masked if lb == la])) for la in layers
+    ]
+
+
+def test_position_mean_logit_metrics_align_to_the_prompts_end(tiny):
+    """The teacher-forced pass appends the answer: position-wise means must still count back from
+    the prompt's last token (not the pass's end), by hand with run_with_hooks."""
+    from interp_heads.interventions.means import position_means
+
+    cfg = SweepConfig(ks=[3], seeds=1, max_new_tokens=3, selections=["all_but_topk"],
+                      ablation="position_mean")  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a random model's low baseline
+        res = run_sweep(tiny, {"toy": _task()}, {"toy": RANK}, cfg, [AnswerLogprob()],
+                        batch_size=2, progress=False)  # fmt: skip
+    prompts = res.prompts["toy"]
+    means = position_means(tiny, list(prompts.values()))
+    rec = res.records.set_index(["selection", "k", "example_id"])["value"]
+    for i, (w, _) in enumerate(WORDS):
+        lead = "" if prompts[str(i)][-1].isspace() else " "
+        p = tiny.to_tokens(prompts[str(i)])[0]
+        a = tiny.to_tokens(lead + w, prepend_bos=False)[0]
+        with torch.inference_mode():
+            hooks = _position_hooks(list(RANK[3:]), means, len(p) - 1)
+            logits = tiny.run_with_hooks(torch.cat([p, a])[None], fwd_hooks=hooks)[0]
+        lp = torch.log_softmax(logits, -1)
+        want = sum(float(lp[len(p) - 1 + j, t]) for j, t in enumerate(a))
+        assert rec.loc["AllButTopK", 3, str(i)] == pytest.approx(want, abs=2e-4), i
