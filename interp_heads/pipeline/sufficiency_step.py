@@ -76,7 +76,15 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
     cfg, folder, tables, steps, note = exp.config, exp.folder, [], [], {}
     ablation = cfg.search_ablation
     patched = ablation == COUNTERFACTUAL
+    stored, stored_steps = _stored_sets(exp, ablation)
     for name, (rank, ev) in exp.splits.items():
+        if name in stored:  # resumed: this folder's config already searched this task
+            tables.append(stored[name])
+            steps.append(stored_steps[stored_steps.task == name])
+            r = stored[name].iloc[0]
+            note[name] = {"size": int(r.k), "size_interval": [int(r.k_low), int(r.k_high)],
+                          "f_searched": float(r.f_searched), "resumed": True}  # fmt: skip
+            continue
         try:
             batches = make_batches(exp.model, rank, batch_size=exp.batch_size,
                                    fmt=exp.fmts.get(name, "auto"), corrupted=patched)  # fmt: skip
@@ -100,6 +108,23 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
         folder.write_frame(folder.sufficient_sets_csv, pd.concat(tables, ignore_index=True))
         folder.write_frame(folder.sufficient_steps_csv, pd.concat(steps, ignore_index=True))
     return note
+
+
+def _stored_sets(exp: Experiment, ablation: str):
+    """The tasks' searched and verified sets a previous call of this folder's config wrote
+    (``{task: rows}``, and the search steps), so that a resumed run does not search again; none
+    from a table without the size interval or of another ablation (``--force`` retires them)."""
+    import pandas as pd
+
+    from interp_heads.store.readback import read_csv
+
+    folder = exp.folder
+    if not (folder.sufficient_sets_csv.is_file() and folder.sufficient_steps_csv.is_file()):
+        return {}, pd.DataFrame()
+    sets, steps = read_csv(folder.sufficient_sets_csv), read_csv(folder.sufficient_steps_csv)
+    if "k_low" not in sets or "ablation" not in sets or set(sets.ablation) != {ablation}:
+        return {}, pd.DataFrame()
+    return {task: g for task, g in sets.groupby("task", sort=False)}, steps
 
 
 def _verify(exp: Experiment, name, ev, heads, ranking, metrics, ablation):

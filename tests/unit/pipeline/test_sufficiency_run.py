@@ -50,7 +50,9 @@ def test_search_is_an_option_of_sufficiency_and_needs_rank_examples():
         _cfg(sufficiency=True, sufficiency_search=True, sufficiency_step=0.0)
 
 
-def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(tmp_path):
+def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(
+    tmp_path, monkeypatch
+):
     cfg = _cfg(sufficiency=True, sufficiency_search=True, sufficiency_target=0.5,
                sufficiency_step=0.25, sufficiency_metrics=["accuracy", "answer_logprob"])  # fmt: skip
     with warnings.catch_warnings():
@@ -67,6 +69,20 @@ def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(
     (note,) = manifest["sufficiency"]["search"].values()
     assert note["size"] == sets.k.iloc[0]
     assert "A small sufficient set, searched" in (tmp_path / "index.html").read_text()
+    # a second call of the same config resumes: the sets are read back, not searched again
+    import interp_heads.analysis.head_search as head_search
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("searched again")
+
+    before = pd.read_csv(heads / "sufficient_sets.csv")
+    monkeypatch.setattr(head_search, "search_heads", no_search)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_pipeline(cfg, tmp_path, quiet=True)
+    pd.testing.assert_frame_equal(pd.read_csv(heads / "sufficient_sets.csv"), before)
+    again = json.loads((tmp_path / "manifest.json").read_text())["sufficiency"]["search"]
+    assert all(n["resumed"] and n["size"] == note["size"] for n in again.values())
 
 
 def test_counterfactual_search_is_its_own_option_and_verified_on_log_prob(tmp_path):
