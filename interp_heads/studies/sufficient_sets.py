@@ -135,7 +135,9 @@ def table(rows: pd.DataFrame) -> list[str]:
 class SufficientSets(Study):
     name = "sufficient_sets"
     summary = "the smallest sufficient head set per task, searched, under four ablations"
-    minutes = {"small": 7.6}  # measured on 2 cores (453 s, mean and position_mean); full: not yet
+    # not measured end to end at these sizes; full-size runs took 27.9 (mean, baseline from the
+    # shared store), 23.5 (position_mean) and 36.1 min (resample) on 2 cores
+    minutes: dict = {}
     base = "configs/sufficiency_search.toml"
     ablations = ABLATIONS
     # the kept-set sweep only at the run's ks: the verdicts side by side (the curves over MIB's
