@@ -53,3 +53,11 @@ def parse_heads(
 def all_heads(n_layers: int, n_heads: int) -> list[Head]:
     """Every ``(layer, head)`` in layer-major order."""
     return [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+
+
+def heads_by_layer(heads: Iterable[Head]) -> dict[int, list[int]]:
+    """``{layer: [head, ...]}`` in the order the heads come (layers by first appearance)."""
+    out: dict[int, list[int]] = {}
+    for layer, head in heads:
+        out.setdefault(layer, []).append(head)
+    return out

@@ -30,7 +30,7 @@ import torch
 from interp_heads.attribution.gradients import z_gradients
 from interp_heads.attribution.inputs import Batch, answer_logprob
 from interp_heads.errors import InputError
-from interp_heads.heads import Head, head_label
+from interp_heads.heads import Head, head_label, heads_by_layer
 
 TARGET = 0.9  # the faithfulness a found set keeps (MIB's and the minimal set's 90%)
 STEP = 0.1  # the share of the kept heads one step tries to remove
@@ -152,10 +152,7 @@ class KeptModel:
 
         heads = [divmod(int(i), self.shape[1]) for i in ablated.flatten().nonzero()[:, 0]]
         if self.kind is None:
-            by_layer: dict[int, list[int]] = {}
-            for layer, head in heads:
-                by_layer.setdefault(layer, []).append(head)
-            return {layer: (hs, None) for layer, hs in by_layer.items()}
+            return {layer: (hs, None) for layer, hs in heads_by_layer(heads).items()}
         return rewrites(heads, self.kind, self.values, self.seed)
 
     def _rewritten(self, z: torch.Tensor, step, batch: int, layer: int) -> torch.Tensor:

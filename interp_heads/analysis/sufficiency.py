@@ -50,9 +50,6 @@ def mib_ks(n_total: int) -> list[int]:
     return [int(math.floor(f * n_total + 0.5)) for f in MIB_FRACTIONS]
 
 
-GRIDS = ("mib", "ks")  # the kept grid: MIB's counts and a finer top, or only the run's ks
-
-
 def kept_grid(n_total: int, ks: Sequence[int] = (), grid: str = "mib") -> list[int]:
     """The sufficiency sweep's k: 0 (every head ablated), the MIB counts, a finer top
     (:data:`FINE_FRACTIONS`, rounded half up) and the run's ``ks``; with ``grid="ks"`` only 0,

@@ -11,7 +11,6 @@ TransformerLens as a frozen KV cache (on a backend that takes one, ``Backend.fro
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 import torch
@@ -23,7 +22,7 @@ from interp_heads.attribution.inputs import (
     final_logits,
     logit_diff,
 )
-from interp_heads.heads import Head, all_heads, hook_z
+from interp_heads.heads import Head, all_heads, heads_by_layer, hook_z
 from interp_heads.models.backends import backend_of
 from interp_heads.models.tl_compat import HookedTransformer
 
@@ -63,9 +62,7 @@ def patch_heads(
         start_pos = 0
     batch = base_tokens.shape[0]
     out = torch.full((n_layers, n_heads, batch), float("nan"))
-    by_layer: dict[int, list[int]] = defaultdict(list)
-    for layer, head in heads if heads is not None else all_heads(n_layers, n_heads):
-        by_layer[layer].append(head)
+    by_layer = heads_by_layer(heads if heads is not None else all_heads(n_layers, n_heads))
     if not by_layer:
         return out
     if base_cache is None:

@@ -31,7 +31,6 @@ Mask positions (``positions``):
 from __future__ import annotations
 
 import warnings
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 
@@ -39,7 +38,7 @@ import torch
 
 from interp_heads.arguments import torch_seed
 from interp_heads.errors import InputError
-from interp_heads.heads import Head, hook_z
+from interp_heads.heads import Head, heads_by_layer, hook_z
 from interp_heads.interventions.kinds import Ablation, Rewrite, get_kind
 from interp_heads.interventions.means import HeadValues
 from interp_heads.interventions.positions import (
@@ -63,12 +62,9 @@ def rewrites(
     seed: int,
 ) -> dict[int, tuple[list[int], Rewrite]]:
     """``{layer: (masked heads, their rewrite)}`` of ``kind`` (``interventions.kinds``)."""
-    by_layer: dict[int, list[int]] = defaultdict(list)
-    for layer, head in heads:
-        by_layer[layer].append(head)
     gen = torch.Generator().manual_seed(seed)
     out: dict[int, tuple[list[int], Rewrite]] = {}
-    for layer, hs in by_layer.items():
+    for layer, hs in heads_by_layer(heads).items():
         hs = sorted(set(hs))
         out[layer] = (hs, kind.rewrite(layer, hs, values, gen))
     return out

@@ -19,8 +19,6 @@ ranking's TopK verdicts (necessary, sufficient) under each sweep kind.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
@@ -29,28 +27,15 @@ ABLATIONS = ("mean", "position_mean", "resample", "counterfactual")
 SEARCH_ONLY = {"counterfactual": "mean"}  # a search ablation -> the kind its run sweeps with
 
 
-def found_rows(folders: dict[str, Path], ablations=ABLATIONS) -> pd.DataFrame:
-    """Every run's ``heads/sufficient_sets.csv`` with its ablation."""
-    from interp_heads import load_run
-
-    frames = []
-    for ablation in ablations:
-        sets = load_run(folders[f"sufficient_sets/{ablation}"]).get("sufficient_sets")
-        if sets is not None and len(sets):
-            frames.append(sets.assign(ablation=ablation))
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def verdict_rows(folders: dict[str, Path], ablations) -> pd.DataFrame:
-    """Every run's kept-set verdicts at its ks (``heads/sufficiency_verdicts.csv``: is the
-    ranking's TopK necessary, is it sufficient) with the ablation it swept under."""
-    from interp_heads import load_run
-
-    frames = []
-    for ablation in ablations:
-        verdicts = load_run(folders[f"sufficient_sets/{ablation}"]).get("sufficiency_verdicts")
-        if verdicts is not None and len(verdicts):
-            frames.append(verdicts.assign(ablation=ablation))
+def stacked(runs: dict, ablations, table: str) -> pd.DataFrame:
+    """One table of every run (``runs``: ablation -> ``load_run`` of its folder) stacked, with the
+    run's ablation: ``sufficient_sets`` (the searched and verified sets) or
+    ``sufficiency_verdicts`` (the TopK verdicts at the run's ks)."""
+    frames = [
+        rows.assign(ablation=ablation)
+        for ablation in ablations
+        if (rows := runs[ablation].get(table)) is not None and len(rows)
+    ]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
@@ -162,8 +147,12 @@ class SufficientSets(Study):
         return out
 
     def write_pages(self, folders, docs):
+        from interp_heads import load_run
+
+        runs = {a: load_run(folders[f"sufficient_sets/{a}"]) for a in self.ablations}
         swept = [a for a in self.ablations if a not in SEARCH_ONLY]  # one kept-set sweep per kind
-        rows, verdicts = found_rows(folders, self.ablations), verdict_rows(folders, swept)
+        rows = stacked(runs, self.ablations, "sufficient_sets")
+        verdicts = stacked(runs, swept, "sufficiency_verdicts")
         docs.mkdir(parents=True, exist_ok=True)
         page = docs / "sufficient_sets.md"
         text = [
