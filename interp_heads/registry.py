@@ -95,6 +95,24 @@ class Registry(Generic[T]):
         """The default of every option the registered classes declare."""
         return {name: _default(f) for name, (_, f) in self.options().items()}
 
+    def check(self, values: dict) -> dict:
+        """``values`` (options of any registered class, by name) checked by the ``Options`` that
+        declares each (its ``__post_init__``); a name no class declares is an InputError."""
+        declared = self.options()
+        checked = {}
+        for name, value in values.items():
+            if name not in declared:
+                known = ", ".join(declared) or "none"
+                raise InputError(f"unknown {self.what} option {name!r}; the options: {known}")
+            checked[name] = getattr(declared[name][0].Options(**{name: value}), name)
+        return checked
+
+    def options_of(self, cls, values: dict):
+        """``cls``'s ``Options``, built from the values among ``values`` it declares (the others
+        at their defaults; another class's options are not its own and are left out)."""
+        mine = {f.name for f in dataclasses.fields(cls.Options)}
+        return cls.Options(**{k: v for k, v in values.items() if k in mine})
+
     def _check_options(self, cls, key: str) -> None:
         """An option name another class declares must have the same default there (one key)."""
         for f in self.own_options(cls):

@@ -174,8 +174,7 @@ def _ablate(sub, cmds) -> None:
     """``ablate``: mask TopK and random heads of one task while it generates."""
     from interp_heads.config import validation
     from interp_heads.config.flags import cli_flag
-    from interp_heads.config.options import section_options
-    from interp_heads.config.sections import PLACEMENT
+    from interp_heads.config.options import placement_keys, section_options
 
     b = sub.add_parser("ablate", help=cmds["ablate"].__doc__, description=cmds["ablate"].__doc__)
     _common(b, "output folder (resumable)")
@@ -192,13 +191,13 @@ def _ablate(sub, cmds) -> None:
         "their number)",
     )
     cli_flag(b, "seeds")
-    cli_flag(b, "exclude_top", action="store_true")
     cli_flag(b, "selections", type=validation.names_arg)
     cli_flag(b, "metrics", type=validation.names_arg)
-    for name in ("comet_model", "ablation", "positions", "n_eval", "skip"):
+    for name in ("ablation", "positions", "n_eval", "skip"):
         cli_flag(b, name)
-    for name in section_options("ablation"):  # every registered kind's options
-        cli_flag(b, name)
+    for section in ("sweep", "metrics", "ablation"):  # the selections', metrics', kinds' options
+        for name in section_options(section):
+            cli_flag(b, name)
     _no_filter(b, "evaluate examples whether or not the unmasked model gets them right")
     for name in ("allow_overlap", "allow_other_model", "allow_other_task"):
         cli_flag(b, name, action="store_true")
@@ -210,7 +209,7 @@ def _ablate(sub, cmds) -> None:
     cli_flag(b, "free_form", action="store_true")
     cli_flag(b, "elbow", action="store_true")
     cli_flag(b, "damage_matched", action="store_true")
-    for name in PLACEMENT:
+    for name in placement_keys():
         if name != "n_devices":  # --n-devices is with the model flags above
             cli_flag(b, name)
     b.set_defaults(func=cmds["ablate"])
@@ -229,7 +228,7 @@ def _run(sub, cmds) -> None:
     """``run``: the whole pipeline from a TOML config."""
     from interp_heads.config import validation
     from interp_heads.config.flags import cli_flag
-    from interp_heads.config.sections import PLACEMENT
+    from interp_heads.config.options import placement_keys
 
     r = sub.add_parser("run", help=cmds["run"].__doc__, description=cmds["run"].__doc__)
     r.add_argument("--config", required=True, help="TOML config, e.g. configs/seed_figure.toml")
@@ -240,7 +239,7 @@ def _run(sub, cmds) -> None:
         help="run folder (rerun the same command to resume)",
     )
     cli_flag(r, "threads", help="torch CPU threads (None: the config's, else cores shared)")
-    for name in PLACEMENT:  # override the config's
+    for name in placement_keys():  # override the config's
         cli_flag(r, name, default=None)
     r.add_argument("--force", action="store_true", help="reuse a folder holding a different config")
     r.add_argument("--quiet", action="store_true", help="no progress bars")

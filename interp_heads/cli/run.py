@@ -8,8 +8,8 @@ import io
 import os
 from pathlib import Path
 
+from interp_heads.config.options import placement_keys
 from interp_heads.config.run_config import RunConfig
-from interp_heads.config.sections import PLACEMENT
 from interp_heads.errors import PipelineError, one_line
 from interp_heads.store.folder import RunFolder
 
@@ -21,7 +21,7 @@ def cmd_run(args) -> int:
     config = RunConfig.from_toml(args.config)
     if args.threads is not None:
         config.threads = args.threads  # the flag wins over the config
-    for key in PLACEMENT:  # so do these
+    for key in placement_keys():  # so do these
         if getattr(args, key) is not None:
             setattr(config, key, getattr(args, key))
     chatter = contextlib.redirect_stdout(io.StringIO()) if args.quiet else contextlib.nullcontext()

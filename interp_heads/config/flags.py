@@ -44,6 +44,8 @@ def cli_flag(parser, field: str, *flags: str, **overrides) -> None:
         kwargs["type"] = validation.non_negative_int
     elif float in (info.annotation, *typing.get_args(info.annotation)):
         kwargs["type"] = validation.finite_float  # never nan or inf
+    elif info.annotation is bool and info.default is False:
+        kwargs["action"] = "store_true"  # a switch: given turns it on
     kwargs.update(overrides)
     if registry is not None and kwargs.get("type") is validation.names_arg:
         kwargs["type"] = _registered(registry, many=True)  # each name checked, as one flag

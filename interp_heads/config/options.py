@@ -1,12 +1,14 @@
 """The variants' options as config keys, read from the registries (never declared twice).
 
-Every option a registered ablation kind or attribution method declares (a field of its
-``Options`` dataclass: ``KINDS.options()``, ``METHODS.options()``) is a key of the run config: its
-type (with bounds) and default are the field's, its help the field's ``metadata["help"]``, its
-value checked by that ``Options`` (its ``__post_init__``). The keys are flat or under their
-section (``[ablation]``, ``[attribution]``), the commands have a flag for each
+Every option a registered variant declares (a field of its ``Options`` dataclass:
+``KINDS.options()``, ``METHODS.options()``, ``SELECTIONS.options()``, ``METRICS.options()``,
+``EXECUTORS.options()``) is a key of the run config: its type (with bounds) and default are the
+field's, its help the field's ``metadata["help"]``, its value checked by that ``Options`` (its
+``__post_init__``). The keys are flat or under their section (``[ablation]``, ``[attribution]``,
+``[sweep]``, ``[metrics]``, ``[placement]``), the commands have a flag for each
 (``config.flags.cli_flag``: ``ablate`` the kinds', ``attribute`` the per-task methods'), and the
-config digest leaves each out at its default (``config.digest``). A variant registered later (a
+config digest leaves each out at its default (``config.digest``) unless its
+``metadata["kept_in"]`` names the digest (a key that digest held before it was an option). A variant registered later (a
 user's) has its options read the same way the moment it is registered: SAELens'
 ``register_sae_class``, which registers the config class with the class, is the model.
 """
@@ -21,11 +23,20 @@ from pydantic import AfterValidator, Field, create_model
 from pydantic.fields import FieldInfo
 
 from interp_heads.attribution.methods import METHODS
-from interp_heads.config.sections import Section
+from interp_heads.config.sections import PLACEMENT, Section
+from interp_heads.execution.registry import EXECUTORS
 from interp_heads.interventions.kinds import KINDS
+from interp_heads.interventions.selections import SELECTIONS
+from interp_heads.metrics.registry import METRICS
 
 # which section each registry's options belong to
-OPTION_SECTIONS = {"attribution": METHODS, "ablation": KINDS}
+OPTION_SECTIONS = {
+    "attribution": METHODS,
+    "ablation": KINDS,
+    "sweep": SELECTIONS,
+    "metrics": METRICS,
+    "placement": EXECUTORS,
+}
 
 
 def _declared() -> tuple:
@@ -73,6 +84,23 @@ def section_options(section: str, of=lambda owner: True) -> tuple[str, ...]:
     """The option names of ``section`` (``"ablation"``: every kind's), of the variants ``of``
     accepts."""
     return tuple(name for s, name, owner in _declared() if s == section and of(owner))
+
+
+def placement_keys() -> tuple[str, ...]:
+    """Where work runs, not what it computes (never in the digest; the CLI's flags of the same
+    names override a config's): the placement section's fields and the executors' options."""
+    return (*PLACEMENT, *section_options("placement"))
+
+
+def kept_in(digest: str) -> set[str]:
+    """The options a ``digest`` (``"run"``: the config's; ``"sweep"``: the sweep's) holds also at
+    their default: keys it held before they became a variant's option (``metadata["kept_in"]``)."""
+    return {
+        name
+        for registry in OPTION_SECTIONS.values()
+        for name, (_, f) in registry.options().items()
+        if digest in f.metadata.get("kept_in", ())
+    }
 
 
 def option_defaults() -> dict:

@@ -191,10 +191,9 @@ class RunConfig(
             ks=ks,
             selections=list(self.selections),
             seeds=self.seeds,
-            exclude_top=self.exclude_top,
             ablation=str(self.ablation),
             positions=str(self.positions),
-            options=self.options("ablation"),
+            options=self.options("ablation") | self.options("sweep"),
             max_new_tokens=self.max_new_tokens,
             metrics=[str(m) for m in self.metrics],
             reference=str(self.reference),
@@ -240,6 +239,17 @@ class RunConfig(
         if not name.startswith("_") and name in option_fields():
             return self.option(name)
         return super().__getattr__(name)
+
+    def __setattr__(self, name: str, value) -> None:
+        """A registered variant's option is set as an attribute too (``cfg.n_workers = 4``),
+        checked as in a config file."""
+        if name.startswith("_") or name in type(self).model_fields or name not in option_fields():
+            return super().__setattr__(name, value)
+        try:
+            value = getattr(options_model()(**{name: value}), name)
+        except ValidationError as exc:
+            raise PipelineError(f"config: {one_line(exc)}") from None
+        self._options = {**self._options, name: value}
 
     def option(self, name: str):
         """The value of a registered variant's option (its default when not given)."""

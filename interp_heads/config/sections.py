@@ -8,11 +8,11 @@ section         keys
 ``ranking``     ranking, ranking_task, heads, allow_overlap (a given ranking instead of attribution)
 ``attribution`` attribution, refine, verify, known_heads, each method's options (``config.options``: ``METHODS.options()``)
 ``ablation``    ablation, positions, each kind's options (``config.options``: ``KINDS.options()``)
-``sweep``       ks, scaled_ks, selections, seeds, exclude_top, elbow, damage_matched
+``sweep``       ks, scaled_ks, selections, seeds, elbow, damage_matched, each selection's options (``SELECTIONS.options()``: ``exclude_top``)
 ``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_grid, sufficiency_metrics, sufficiency_search, sufficiency_search_ablation, sufficiency_target, sufficiency_step (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, seed, free_form
-``metrics``     metrics, comet_model, reference
-``placement``   executor, ray_address, n_workers, n_devices, shared_store (where work runs and what it reuses; not in the digest)
+``metrics``     metrics, reference, each metric's options (``METRICS.options()``: ``comet_model``)
+``placement``   executor, n_devices, shared_store, each executor's options (``EXECUTORS.options()``: ``ray_address``, ``n_workers``) (where work runs and what it reuses; not in the digest)
 =============== ===========================================================================
 
 Each field carries its type, bounds, default and one-line help; :class:`~interp_heads.config.run_config.RunConfig`
@@ -92,10 +92,6 @@ class PlacementSection(Section):
         description="where the sweep's generations run: local (this process; packed batches on "
         "CUDA), plain, packed, or ray (Ray actors)",
     )
-    ray_address: str | None = Field(
-        None, description="Ray cluster to join (None: $RAY_ADDRESS, else a local Ray instance)"
-    )
-    n_workers: Pos | None = Field(None, description="Ray actors (None: one per GPU, else CPU)")
     n_devices: Pos = Field(1, description="GPUs the model's layers are split over")
     shared_store: Annotated[str | None, AfterValidator(_store_folder)] = Field(
         None,
@@ -198,11 +194,6 @@ class SweepSection(Section):
         + ", ".join(SELECTIONS.names()),
     )
     seeds: Pos = Field(5, le=MAX_SEEDS, description="random draws per random selection and k")
-    exclude_top: bool = Field(
-        False,
-        description="RandomK draws only heads outside the TopK set of the same k (the control of "
-        "Wu et al. 2024: random non-retrieval heads)",
-    )
     elbow: bool = Field(
         False,
         description="also mask each task's elbow k: the point of its sorted importances farthest "
@@ -265,7 +256,6 @@ class MetricsSection(Section):
         description="accuracy, comet, chrf, minilm_cosine, bleu_rouge_cosine; answer_logprob, "
         "logit_diff, kl_unmasked (the masked model's logits, one forward pass per condition)",
     )
-    comet_model: str | None = Field(None, description="COMET checkpoint name or path")
     reference: Literal["gold", "unmasked"] = Field(
         "gold",
         description="what COMET, minilm_cosine and chrf score against: the gold answer, or the "
@@ -287,5 +277,5 @@ SECTIONS: dict[str, type[Section]] = {
 }
 # every field of every section by name (the CLI's flags look their field up here)
 FIELDS = {name: info for s in SECTIONS.values() for name, info in s.model_fields.items()}
-# the placement keys: the CLI's flags of the same names override a config's
+# the placement section's own fields (``config.options.placement_keys`` adds the executors' options)
 PLACEMENT = tuple(PlacementSection.model_fields)

@@ -3,6 +3,11 @@ names are known (and a config checked) without importing torch."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from annotated_types import Gt
+
 from interp_heads.execution.registry import EXECUTORS
 
 
@@ -50,6 +55,17 @@ class Ray:
     """Ray actors that load ``settings.model`` and must match ``model``'s fingerprint."""
 
     name = "ray"
+
+    @dataclass(frozen=True)
+    class Options:
+        ray_address: str | None = field(
+            default=None,
+            metadata={
+                "help": "Ray cluster to join (None: $RAY_ADDRESS, else a local Ray instance)"
+            },
+        )
+        n_workers: Annotated[int, Gt(0)] | None = field(default=None, metadata={
+            "help": "Ray actors (None: one per GPU, else CPU)"})  # fmt: skip
 
     @staticmethod
     def build(settings, model):

@@ -1,8 +1,9 @@
 """The executor registry: a name (``executor =`` in a config, ``--executor``) -> a class.
 
 A registered class has a ``name`` and ``build(settings, model)``: it takes the run's
-``RunConfig`` (``model``, ``device``, ``n_workers``, ``ray_address``, ``n_devices``) and the
-driver's model, and returns an ``Executor`` (``execution.base``). The built-in classes
+``RunConfig`` (``model``, ``device``, ``n_devices`` and the executors' options, which a class
+declares in its ``Options``: Ray's ``ray_address``, ``n_workers``) and the driver's model, and
+returns an ``Executor`` (``execution.base``). The built-in classes
 (``execution.builtin``: ``local``, ``plain`` and ``packed`` of ``execution.local``, ``ray`` of
 ``execution.ray``) import their executor when they build it, so the names are known without
 torch.

@@ -141,9 +141,9 @@ class CognitiveMirrorsComet(Metric):
         self.model = getattr(base, "model", None)
 
     @classmethod
-    def build(cls, **settings) -> Metric:
+    def build(cls, allow_fallback: bool = True, **options) -> Metric:
         """COMET as ``comet`` builds it (its checkpoint, else the MiniLM stand-in), wrapped."""
-        return cls(METRICS.get("comet").build(**settings))
+        return cls(METRICS.get("comet").build(allow_fallback, **options))
 
     def score(self, items: list[MetricItem]) -> list[float]:
         pairs = _pairs(items, self.name)

@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from interp_heads.errors import one_line
@@ -138,14 +139,23 @@ class CometMetric(Metric):
     name = "comet"
     is_comet = True
 
+    @dataclass(frozen=True)
+    class Options:
+        # ``kept_in``: the run config's digest has always held it, also at its default
+        comet_model: str | None = field(
+            default=None,
+            metadata={"help": "COMET checkpoint name or path", "kept_in": ("run",)},
+        )
+
     @classmethod
-    def build(cls, comet_model: str | None = None, allow_fallback: bool = True, **_) -> Metric:
-        """The COMET metric of ``comet_model`` (default ``DEFAULT_COMET_MODEL``), loaded; when it
-        cannot load, the MiniLM stand-in with a printed note (``allow_fallback``) or
-        :class:`MetricUnavailable`. A checkpoint file or folder named by the user that cannot
+    def build(cls, allow_fallback: bool = True, **options) -> Metric:
+        """The COMET metric of its ``comet_model`` option (default ``DEFAULT_COMET_MODEL``),
+        loaded; when it cannot load, the MiniLM stand-in with a printed note (``allow_fallback``)
+        or :class:`MetricUnavailable`. A checkpoint file or folder named by the user that cannot
         load is always refused (:class:`MetricUnavailable`): the stand-in is for the default."""
         from interp_heads.metrics.embedding import MiniLMCosine
 
+        comet_model = METRICS.options_of(cls, options).comet_model
         _check_comet_environment()
         _check_named_path(comet_model)
         metric = cls(comet_model or DEFAULT_COMET_MODEL)

@@ -15,22 +15,22 @@ from interp_heads.registry import Registry
 METRICS: Registry[type[Metric]] = Registry("metric")
 
 
-def resolve_metrics(
-    names: list[str], comet_model: str | None = None, allow_fallback: bool = True
-) -> list[Metric]:
-    """Metric objects for ``names`` (any registered name), duplicates dropped.
+def resolve_metrics(names: list[str], allow_fallback: bool = True, **options) -> list[Metric]:
+    """Metric objects for ``names`` (any registered name), duplicates dropped; ``options`` are
+    the metrics' options by name (``METRICS.options()``), each checked by its ``Options``.
 
-    ``comet`` becomes a ``CometMetric`` when its checkpoint (``comet_model``, default
+    ``comet`` becomes a ``CometMetric`` when its checkpoint (option ``comet_model``, default
     ``Unbabel/wmt22-comet-da``) loads; otherwise, with ``allow_fallback``, a ``MiniLMCosine``
     and a printed note, else ``MetricUnavailable`` is raised.
 
     Raises:
-        InputError: for an unknown metric name.
+        InputError: for an unknown metric name or option.
         MetricUnavailable: when COMET cannot load and ``allow_fallback`` is False.
     """
+    options = METRICS.check(options)
     out: list[Metric] = []
     for raw in names:
-        metric = METRICS.get(raw).build(comet_model=comet_model, allow_fallback=allow_fallback)
+        metric = METRICS.get(raw).build(allow_fallback, **options)
         if metric.name not in {m.name for m in out}:
             out.append(metric)
     return out

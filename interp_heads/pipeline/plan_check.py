@@ -106,10 +106,14 @@ def _metrics(config: RunConfig, steps: list[str]) -> tuple[list, list]:
 
     if "sweep" not in steps:
         return [], []
-    metrics = resolve_metrics([str(m) for m in config.metrics], config.comet_model)
+    metrics = resolve_metrics([str(m) for m in config.metrics], **config.options("metrics"))
     names = {m.name for m in metrics}
     extra = [str(m) for m in config.sufficiency_metrics if str(m) not in names]
-    extra = resolve_metrics(extra, config.comet_model) if "sufficiency" in steps and extra else []
+    extra = (
+        resolve_metrics(extra, **config.options("metrics"))
+        if "sufficiency" in steps and extra
+        else []
+    )
     return metrics, extra
 
 

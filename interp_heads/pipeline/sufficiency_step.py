@@ -35,10 +35,11 @@ def sufficiency_step(exp: Experiment) -> SufficiencyResult:
     sweep_cfg = replace(
         exp.sweep_config, ks=kept_grid(n_total, exp.ks, cfg.sufficiency_grid),
         selections=list(SELECTIONS),
-        seeds=cfg.sufficiency_seeds, metrics=names, elbow=False, exclude_top=False,
+        seeds=cfg.sufficiency_seeds, metrics=names, elbow=False,
+        options=exp.sweep_config.options | {"exclude_top": False},
     )  # fmt: skip
     result = run_sweep(
-        exp.model, exp.eval_tasks, exp.rankings, sweep_cfg, resolve_metrics(names, cfg.comet_model),
+        exp.model, exp.eval_tasks, exp.rankings, sweep_cfg, resolve_metrics(names, **cfg.options("metrics")),
         batch_size=exp.batch_size, out_dir=exp.folder.sufficiency_sweep, force=exp.force,
         progress=not exp.quiet, **exp.sweep_options,
     )  # fmt: skip

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from interp_heads.errors import InputError
 from interp_heads.execution.base import Generation
-from interp_heads.interventions.kinds import KINDS, check_options, get_kind
+from interp_heads.interventions.kinds import KINDS, get_kind
+from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.store import config_digest
 from interp_heads.tasks.cognitive_mirrors import STOP_TOKEN
 from interp_heads.vocab import MaskPositions, PromptFormat
@@ -18,8 +20,9 @@ class SweepConfig:
     ``ablation`` is the ablation kind (a name in ``interventions.kinds.KINDS``: ``mean``,
     ``zero``, ``resample``, ``scale`` or a registered one).
     ``positions`` is the mask's scope (``all``, ``last`` or ``generated``); ``options`` are the
-    ablation kinds' options by name (``KINDS.options()``: :meth:`kind` builds the kind with those
-    it declares). ``reference`` is what COMET, MiniLM and chrF score against
+    ablation kinds' and the selections' options by name (``KINDS.options()``: :meth:`kind` builds
+    the kind with those it declares; ``SELECTIONS.options()``: RandomK's ``exclude_top``).
+    ``reference`` is what COMET, MiniLM and chrF score against
     (``gold`` or ``unmasked``: ``interp_heads.metrics.reference``); ``free_form`` generates
     without the first-line stop and scores whole answers. With ``fmt = "cognitive_mirrors"``
     (:attr:`json_answers`) generation stops after ``]`` instead and answers are scored as
@@ -32,10 +35,9 @@ class SweepConfig:
     ablation: str = "mean"
     max_new_tokens: int = 8
     fmt: str | None = None  # None: each task's own format (built-in tasks: "plain")
-    exclude_top: bool = False
     metrics: list[str] = field(default_factory=lambda: ["accuracy"])
     positions: str = "all"
-    options: dict = field(default_factory=dict)  # the ablation kinds' options, by name
+    options: dict = field(default_factory=dict)  # the kinds' and selections' options, by name
     reference: str = "gold"
     free_form: bool = False
     elbow: bool = False  # also mask each task's elbow k (``interp_heads.sweep.elbow``)
@@ -43,11 +45,15 @@ class SweepConfig:
     def __post_init__(self) -> None:
         self.ablation = KINDS.canonical(self.ablation)
         self.positions = str(MaskPositions.parse(self.positions, "mask positions"))
-        self.options = check_options(self.options)
+        self.options = _checked(self.options)
 
     def kind(self):
         """The ablation kind, built with the options it declares among ``options``."""
-        return get_kind(self.ablation, **self.options)
+        return get_kind(self.ablation, **self.options_of(KINDS))
+
+    def options_of(self, registry) -> dict:
+        """The options among ``options`` that ``registry``'s classes declare."""
+        return {k: v for k, v in self.options.items() if k in registry.options()}
 
     def mask_key(self) -> dict | None:
         """The mask settings a resume key adds beside kind and values (None at the defaults)."""
@@ -62,10 +68,14 @@ class SweepConfig:
         that existing run folders keep their digests and resume."""
         d = asdict(self)
         d["method"] = d.pop("ablation")
-        declared, defaults = KINDS.options(), KINDS.option_defaults()
-        for name, value in d.pop("options").items():
-            if value != defaults[name]:
-                d[declared[name][1].metadata.get("stored_as", name)] = value
+        given = d.pop("options")
+        for registry in (KINDS, SELECTIONS):
+            for name, (_, f) in registry.options().items():
+                value = given.get(name, registry.option_defaults()[name])
+                if value != registry.option_defaults()[name] or "sweep" in f.metadata.get(
+                    "kept_in", ()
+                ):
+                    d[f.metadata.get("stored_as", name)] = value
         if d["positions"] == "all":
             del d["positions"]
         for key, default in (("reference", "gold"), ("free_form", False), ("elbow", False)):
@@ -90,3 +100,17 @@ class SweepConfig:
 
     def digest(self) -> str:
         return config_digest(self.to_dict())
+
+
+def _checked(options: dict) -> dict:
+    """``options`` checked by the kind or selection that declares each (an unknown name is an
+    InputError naming both registries' options)."""
+    kinds, sels = KINDS.options(), SELECTIONS.options()
+    unknown = sorted(set(options) - set(kinds) - set(sels))
+    if unknown:
+        known = ", ".join([*kinds, *sels]) or "none"
+        raise InputError(f"unknown sweep option {unknown[0]!r}; the kinds' and selections' "
+                         f"options: {known}")  # fmt: skip
+    return KINDS.check({k: v for k, v in options.items() if k in kinds}) | SELECTIONS.check(
+        {k: v for k, v in options.items() if k in sels}
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from interp_heads.errors import InputError
-from interp_heads.interventions.selections import make_selections
+from interp_heads.interventions.selections import SELECTIONS, make_selections
 from interp_heads.vocab import BASELINE
 
 
@@ -20,7 +20,7 @@ def plan_conditions(config, ranking, n_layers: int, n_heads: int, task: str, oth
         n_layers,
         n_heads,
         salt=task,
-        exclude_top=config.exclude_top,
+        options=config.options_of(SELECTIONS),
         others=others,
     )
     plan = [(BASELINE, 0, 0, [])]

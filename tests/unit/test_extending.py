@@ -221,6 +221,23 @@ def test_a_new_selection(example, tmp_path):
     assert "FirstLayerK" not in sig  # not a random control: TopK is not tested against it
 
 
+def test_a_new_selections_option_reaches_the_config_flags_and_digest(example, tmp_path):
+    from interp_heads.cli.parser import build_parser
+
+    example("A selection")
+    run = _run(tmp_path / "run", selections=["topk", "first_layer_k"], start_layer=1)
+    gens = pd.read_json(run / "generations.jsonl", lines=True)
+    mine = gens[gens.selection == "FirstLayerK"]
+    assert set(mine[mine.k == 4]["heads"]) == {"L1H0,L1H1,L1H2,L1H3"}  # layer 1's four heads
+    assert json.loads((run / "manifest.json").read_text())["config"]["start_layer"] == 1
+    settings = {**BASE, "selections": ["topk", "first_layer_k"]}
+    at_default = RunConfig.from_dict({**settings, "start_layer": 0}).digest()
+    assert at_default == RunConfig.from_dict(settings).digest()  # left out at its default
+    assert RunConfig.from_dict({**settings, "start_layer": 1}).digest() != at_default
+    sub = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert "start_layer" in {a.dest for a in sub["ablate"]._actions}
+
+
 # ----------------------------------------------------------------------------- a study
 def test_a_new_study(example, tmp_path):
     names = example("A study")

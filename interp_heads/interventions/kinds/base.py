@@ -137,14 +137,7 @@ KINDS: Registry[type[Ablation]] = Registry("ablation kind")
 def check_options(options: dict) -> dict:
     """``options`` (any registered kind's, by name) checked by the ``Options`` that declares each
     (its ``__post_init__``); an unknown name is an InputError."""
-    declared = KINDS.options()
-    checked = {}
-    for name, value in options.items():
-        if name not in declared:
-            known = ", ".join(declared) or "none"
-            raise InputError(f"unknown ablation kind option {name!r}; the kinds' options: {known}")
-        checked[name] = getattr(declared[name][0].Options(**{name: value}), name)
-    return checked
+    return KINDS.check(options)
 
 
 def get_kind(kind: str | Ablation, **options) -> Ablation:
@@ -154,9 +147,7 @@ def get_kind(kind: str | Ablation, **options) -> Ablation:
     if isinstance(kind, Ablation):
         return kind
     cls = KINDS.get(kind)
-    options = check_options(options)
-    mine = {f.name for f in KINDS.own_options(cls)}
-    return cls(cls.Options(**{k: v for k, v in options.items() if k in mine}))
+    return cls(KINDS.options_of(cls, check_options(options)))
 
 
 def linear_kind(name: str) -> Ablation:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -22,7 +22,8 @@ class SelectionContext:
         ranking: every head, most important first.
         n_layers, n_heads: the model's shape.
         salt: the task's name, so each task draws its own random heads.
-        exclude_top: RandomK draws only outside the TopK set of the same k.
+        options: the registered selections' options by name (``SELECTIONS.options()``: RandomK's
+            ``exclude_top``); each selection builds its ``Options`` from those it declares.
         others: the run's other tasks' rankings (``exclusive_topk`` avoids their TopK).
     """
 
@@ -30,7 +31,7 @@ class SelectionContext:
     n_layers: int
     n_heads: int
     salt: str = ""
-    exclude_top: bool = False
+    options: dict = field(default_factory=dict)
     others: tuple[tuple[Head, ...], ...] = ()
 
 
@@ -112,16 +113,17 @@ def make_selections(
     n_layers: int,
     n_heads: int,
     salt: str = "",
-    exclude_top: bool = False,
+    options: dict | None = None,
     others: Sequence = (),
 ) -> list[Selection]:
-    """The registered selections ``names`` (any spelling), built for one task's ``ranking``."""
+    """The registered selections ``names`` (any spelling), built for one task's ``ranking``
+    (``options``: the selections' options by name, each checked; ``{"exclude_top": True}``)."""
     ctx = SelectionContext(
         tuple(ranked_heads(ranking)),
         n_layers,
         n_heads,
         salt,
-        exclude_top,
+        SELECTIONS.check(options or {}),
         tuple(tuple(ranked_heads(o)) for o in others),
     )
     return [SELECTIONS.get(name).build(ctx) for name in names]

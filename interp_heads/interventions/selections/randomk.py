@@ -11,7 +11,7 @@ random non-retrieval heads").
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from interp_heads.heads import Head, all_heads
 from interp_heads.interventions.selections.base import SELECTIONS, Selection, rng, too_many
@@ -30,13 +30,28 @@ class RandomK(Selection):
     salt: str = ""
     exclude: Sequence[Head] = ()
     ranking: Sequence[Head] = ()
-    exclude_top: bool = False
+    options: RandomK.Options = field(default_factory=lambda: RandomK.Options())
+
+    @dataclass(frozen=True)
+    class Options:
+        # ``kept_in``: the sweep's digest has always held it, also at its default
+        exclude_top: bool = field(
+            default=False,
+            metadata={
+                "help": "RandomK draws only heads outside the TopK set of the same k (the "
+                "control of Wu et al. 2024: random non-retrieval heads)",
+                "kept_in": ("sweep",),
+            },
+        )
 
     @classmethod
     def build(cls, ctx):
-        return cls(
-            ctx.n_layers, ctx.n_heads, ctx.salt, ranking=ctx.ranking, exclude_top=ctx.exclude_top
-        )
+        options = SELECTIONS.options_of(cls, ctx.options)
+        return cls(ctx.n_layers, ctx.n_heads, ctx.salt, ranking=ctx.ranking, options=options)
+
+    @property
+    def exclude_top(self) -> bool:
+        return self.options.exclude_top
 
     def select(self, k: int, seed: int = 0) -> list[Head]:
         heads = all_heads(self.n_layers, self.n_heads)

@@ -115,3 +115,37 @@ def test_attribute_has_a_flag_for_each_option_of_a_method_that_ranks_one_task():
         assert flags[name].option_strings == ["--" + name.replace("_", "-")]
     assert flags["steps"].default == 8
     assert "probe_epochs" not in flags  # the probe ranks several tasks: a run's, not attribute's
+
+
+def test_selection_metric_and_executor_options_are_keys_of_their_sections():
+    cfg = RunConfig.from_dict({
+        "model": "tiny", "tasks": ["retrieval"],
+        "sweep": {"exclude_top": True},
+        "metrics": {"comet_model": "some/checkpoint"},
+        "placement": {"executor": "ray", "n_workers": 2},
+    })  # fmt: skip
+    assert (cfg.exclude_top, cfg.comet_model, cfg.n_workers) == (True, "some/checkpoint", 2)
+    assert cfg.sweep_config([2], {"retrieval": "plain"}).options["exclude_top"] is True
+    with pytest.raises(PipelineError, match=r"\[sweep\] has no key .n_workers."):  # its own section
+        RunConfig.from_dict({"model": "tiny", "tasks": ["retrieval"], "sweep": {"n_workers": 2}})
+    cfg.n_workers = 3  # set as an attribute, checked as in a file
+    assert cfg.option("n_workers") == 3
+    with pytest.raises(PipelineError, match="n_workers"):
+        cfg.n_workers = 0
+
+
+def test_an_option_kept_in_a_digest_stays_there_at_its_default():
+    """``comet_model`` (run digest) and ``exclude_top`` (sweep digest) were plain keys of those
+    digests before they were options: folders made then must keep resuming."""
+    from interp_heads.sweep.config import SweepConfig
+
+    base = {"model": "tiny", "tasks": ["retrieval"]}
+    assert "comet_model" in RunConfig(**base).to_dict()
+    at_default = RunConfig(**base).digest()
+    assert RunConfig(**base, comet_model=None).digest() == at_default
+    assert RunConfig(**base, comet_model="x/y").digest() != at_default
+    assert RunConfig(**base, n_workers=4, ray_address="auto").digest() == at_default  # placement
+    assert SweepConfig(ks=[2]).to_dict()["exclude_top"] is False
+    assert SweepConfig(ks=[2], options={"exclude_top": True}).to_dict()["exclude_top"] is True
+    with pytest.raises(Exception, match="unknown sweep option 'n_workers'"):
+        SweepConfig(ks=[2], options={"n_workers": 2})

@@ -32,7 +32,7 @@ def test_randomk_is_seeded_nested_and_distinct():
 
 
 def test_randomk_can_exclude_topk():
-    sel = RandomK(3, 4, ranking=tuple(RANK), exclude_top=True)
+    sel = RandomK(3, 4, ranking=tuple(RANK), options=RandomK.Options(exclude_top=True))
     for seed in range(5):
         assert not set(sel.select(4, seed)) & set(RANK[:4])
     with pytest.raises(ValueError, match="exceeds"):

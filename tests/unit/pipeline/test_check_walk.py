@@ -119,6 +119,7 @@ SITES: dict[tuple[str, str, str], str] = {
     ("sweep/loop.py", "check_inputs", "task {} has no examples to evaluate{}"): UNREACHABLE + "the baseline split leaves none first; the library's check",
     ("sweep/loop.py", "check_inputs", "task {} is in the cognitive_mirrors form"): UNREACHABLE + "the pipeline sets fmt per task (task_formats); the library's check",
     ("sweep/loop.py", "_run_pending", "executor returned no result for {} unit("): UNREACHABLE + "an executor's fault, not input",
+    ("sweep/config.py", "_checked", "unknown sweep option {}; the kinds' and "): UNREACHABLE + "the config refuses a key no section or variant declares first; the library's check",
     ("sweep/plan.py", "plan_conditions", "k={} must be in {}..{} (number of heads)"): UNREACHABLE + "check_ks refuses any k over the heads first; the library's check",
     ("metrics/logit_scores.py", "answer_tokens", "task {}: example {} has an empty answer"): UNREACHABLE + "the task readers refuse an empty answer first",
     ("metrics/logit_scores.py", "answer_tokens", "logit_diff: task {} has no distractor fo"): "logit_diff without distractors",
