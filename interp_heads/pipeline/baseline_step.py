@@ -47,9 +47,9 @@ def split_examples(exp: Experiment) -> dict:
     cfg, new = exp.config, {}
     exp.base_rows.clear()
     n_rank = cfg.n_rank if "attribute" in exp.plan else 0
-    # the probe's importance read on the rows a sweep masks (probe_rows = "evaluated") needs them
-    # in an attribute-only run too: the rows a sweep of this config would evaluate
-    reads_eval = str(cfg.attribution) == "probe" and cfg.probe_rows == "evaluated"
+    # a method that reads the rows a sweep masks (the probe's probe_rows = "evaluated") needs
+    # them in an attribute-only run too: the rows a sweep of this config would evaluate
+    reads_eval = _reads_evaluated(cfg)
     n_eval = cfg.n_eval if "sweep" in exp.plan or reads_eval else 0
     n_examples = sum(len(t) for t in exp.tasks.values())
     bars = exp.quiet or not cfg.filter_correct or cfg.baseline != "all"
@@ -198,3 +198,13 @@ def rows_key(model, task: Task, fmt: str) -> str:
     from interp_heads.tasks.prompts import render
 
     return resume.rows_digest(task, render(model, [e.prompt for e in task], fmt=fmt))
+
+
+def _reads_evaluated(cfg) -> bool:
+    """Whether the run's attribution method reads the evaluated rows (``Method.reads_evaluated``;
+    ``auto`` resolves per task to methods that never do)."""
+    from interp_heads.attribution.methods import METHODS
+
+    if cfg.given_ranking or str(cfg.attribution) not in METHODS.names():
+        return False
+    return METHODS.get(str(cfg.attribution))().reads_evaluated(cfg.method_options())

@@ -68,6 +68,11 @@ class Method:
         """``(scores [layer, head], target)``; ``per_example`` receives ``[example, layer, head]``."""
         raise NotImplementedError
 
+    def reads_evaluated(self, opts: Options) -> bool:
+        """Whether its scores read the rows a sweep evaluates (so a run that only ranks needs
+        them split off too)."""
+        return False
+
     def needs_corrupted(self, opts: Options, has_corrupted: bool) -> bool:
         refine_exact = opts.refine is not None and self.refine_with == "exact"
         optional = self.corrupted == "optional" and has_corrupted

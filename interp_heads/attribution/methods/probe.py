@@ -70,3 +70,6 @@ class Probe(Method):
                 "trains on all rank rows)"
             },
         )
+
+    def reads_evaluated(self, opts) -> bool:
+        return opts.probe_rows == "evaluated"  # its importance read on the rows a sweep masks
