@@ -25,7 +25,7 @@ from interp_heads.analysis.sufficiency import (
     verdicts,
 )
 from interp_heads.interventions.selections import ranked_heads
-from interp_heads.tasks.fmt import FormatWarning, check_same_format, task_format
+from interp_heads.tasks.prompt_format import FormatWarning, check_same_format, task_format
 
 DEFAULT_METRICS = ("accuracy", "answer_logprob", "kl_unmasked")
 

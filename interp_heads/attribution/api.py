@@ -21,7 +21,7 @@ from interp_heads.attribution.verify import verify_ranking
 from interp_heads.errors import InputError
 from interp_heads.models.tl_compat import HookedTransformer
 from interp_heads.store.provenance import versions
-from interp_heads.tasks.fmt import check_same_format, task_format
+from interp_heads.tasks.prompt_format import check_same_format, task_format
 from interp_heads.tasks.schema import Example, Task
 
 EXACT_TARGET = (

@@ -25,7 +25,7 @@ from interp_heads.config.run_config import RunConfig, check_ks
 from interp_heads.models import threads
 from interp_heads.models.specs import load_any_model
 from interp_heads.pipeline.baseline_step import split_examples
-from interp_heads.pipeline.given import manifest_record
+from interp_heads.pipeline.given_ranking import manifest_record
 from interp_heads.pipeline.loading import PipelineError, load_any_task, load_any_tasks
 from interp_heads.pipeline.plan_check import check_plan
 from interp_heads.pipeline.rankings import ranking_file
@@ -64,7 +64,7 @@ def task_formats(
 ) -> tuple[dict[str, str], dict[str, dict]]:
     """Each task's prompt format: the config's, else a given ranking's (its heads were ranked in
     it), else declared by the task, else measured."""
-    from interp_heads.tasks.fmt import resolve_format
+    from interp_heads.tasks.prompt_format import resolve_format
 
     fmts, infos = {}, {}
     for name, task in tasks.items():
@@ -161,7 +161,7 @@ def build_experiment(
 
 def _describe(exp: Experiment, earlier: dict, steps: list[str]) -> None:
     """The manifest's record of the inputs, and the notes a user reads on stderr."""
-    from interp_heads.tasks.fmt import describe
+    from interp_heads.tasks.prompt_format import describe
 
     config, tasks = exp.config, exp.tasks
     same = earlier.get("config_digest") == exp.digest

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from interp_heads.config import validation
 from interp_heads.config.run_config import RunConfig, check_ks
 from interp_heads.errors import PipelineError, one_line
-from interp_heads.pipeline.given import check_ks_fit, given_rankings
+from interp_heads.pipeline.given_ranking import check_ks_fit, given_rankings
 
 
 @dataclass

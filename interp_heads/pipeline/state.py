@@ -33,7 +33,7 @@ class Experiment:
     sweep_config: Any = None  # SweepConfig
     sweep_options: dict = field(default_factory=dict)  # extra run_sweep arguments (executor...)
     provenance: dict = field(default_factory=dict)  # added to every new HeadScores' provenance
-    given: dict = field(default_factory=dict)  # task: GivenRanking (``pipeline.given``)
+    given: dict = field(default_factory=dict)  # task: GivenRanking (``pipeline.given_ranking``)
     plan: list[str] = field(default_factory=list)  # the steps this run takes
     # made by the steps
     base_rows: list[dict] = field(default_factory=list)

@@ -25,7 +25,7 @@ import pandas as pd
 
 from interp_heads import store
 from interp_heads.errors import PipelineError
-from interp_heads.store.created import note_created
+from interp_heads.store.created_folders import note_created
 from interp_heads.store.csv_cells import write_csv
 from interp_heads.store.files import create_new, read_plain
 from interp_heads.store.layout import SUBFOLDERS, FolderLayout

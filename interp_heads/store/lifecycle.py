@@ -32,7 +32,7 @@ from pathlib import Path
 
 from interp_heads import store
 from interp_heads.errors import PipelineError, one_line
-from interp_heads.store.created import created
+from interp_heads.store.created_folders import created
 from interp_heads.store.files import UnsafeFile, read_plain
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.layout import SUBFOLDERS

@@ -45,7 +45,7 @@ from interp_heads.sweep.plan import plan_conditions
 from interp_heads.sweep.records import collect_records, condition_payload, metric_items
 from interp_heads.sweep.result import SweepResult
 from interp_heads.sweep.shared import remember, split_stored, task_values
-from interp_heads.tasks.fmt import check_same_format, task_format
+from interp_heads.tasks.prompt_format import check_same_format, task_format
 from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import filter_note
 

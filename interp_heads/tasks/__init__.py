@@ -18,7 +18,7 @@ _LAZY = {
     "evaluate_baseline": "baseline",
     "filter_correct": "baseline",
     "take_correct": "baseline",
-    "resolve_format": "fmt",
+    "resolve_format": "prompt_format",
 }
 
 __all__ = [

@@ -6,7 +6,7 @@ import logging
 import warnings
 
 from interp_heads.tasks.evaluate import DEFAULT_MAX_NEW_TOKENS, BaselineResult, evaluate_in_format
-from interp_heads.tasks.fmt import task_format
+from interp_heads.tasks.prompt_format import task_format
 from interp_heads.tasks.prompts import PromptFormat
 from interp_heads.tasks.schema import Task, filter_note
 
@@ -28,8 +28,8 @@ def evaluate_baseline(
 
     ``fmt=None`` uses the task's own format (``task.fmt``: ``"plain"`` for the built-in tasks;
     a task file that declares none has it measured once, as the command line does:
-    ``tasks.fmt.task_format``). With ``corrupted=True`` the corrupted prompts (when the task has
-    them) are scored too, against ``corrupted_answer``. In the ``cognitive_mirrors`` format
+    ``tasks.prompt_format.task_format``). With ``corrupted=True`` the corrupted prompts (when the
+    task has them) are scored too, against ``corrupted_answer``. In the ``cognitive_mirrors`` format
     generation stops after ``]`` and the answer checked is the one extracted from the JSON block.
     ``progress`` shows a bar over the prompts.
     """

@@ -1,8 +1,8 @@
 """Greedy answers of the unmasked model in a given prompt format, and their correctness.
 
 The one place that generates and checks a task's answers: ``tasks.baseline`` (which resolves the
-task's format first) and ``tasks.fmt`` (which measures the formats against each other) both call
-:func:`evaluate_in_format`.
+task's format first) and ``tasks.prompt_format`` (which measures the formats against each other)
+both call :func:`evaluate_in_format`.
 """
 
 from __future__ import annotations

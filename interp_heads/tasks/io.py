@@ -224,7 +224,8 @@ def load_task(name_or_path: str | os.PathLike) -> Task:
     """A built-in task by name (``retrieval``, ...) or a user's JSONL/CSV file by path.
 
     A file that declares no prompt format has ``fmt == "auto"`` until the first call that takes
-    it with a model measures the format (``tasks.fmt.task_format``), as the command line does.
+    it with a model measures the format (``tasks.prompt_format.task_format``), as the command
+    line does.
     """
     key = str(name_or_path)
     if key in BUILTIN_TASKS + EXTRA_TASKS:

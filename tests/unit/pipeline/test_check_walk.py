@@ -92,7 +92,7 @@ SITES: dict[tuple[str, str, str], str] = {
     ("pipeline/baseline_step.py", "_check_split", "task {}: {} example(s) left after filter"): "filter keeps nothing, baseline all",
     ("pipeline/baseline_step.py", "_check_split", "task {}: no example answered correctly i"): "attribute, filter keeps nothing",
     ("pipeline/experiment.py", "_tasks", "task {} is listed twice"): "task listed twice",
-    ("pipeline/given.py", "_from_file", "elbow needs the ranking's scores: rankin"): "elbow of a ranking without scores",
+    ("pipeline/given_ranking.py", "_from_file", "elbow needs the ranking's scores: rankin"): "elbow of a ranking without scores",
     ("pipeline/loading.py", "load_any_task", "task {}: a CogQA file with {} cognitive "): UNREACHABLE + "only 'interp-heads tasks' loads one task by this road, no run",
     ("pipeline/loading.py", "_checked", "task {} has no examples"): UNREACHABLE + "the task readers refuse a file without examples first",
     ("pipeline/loading.py", "_checked", "unknown task {} ({})"): UNREACHABLE + "the task readers name a missing file or task first",

@@ -88,7 +88,7 @@ def test_a_sweep_renders_the_measured_format(chat_tiny):
 
 
 def test_a_declared_format_is_not_measured(chat_tiny, capsys):
-    from interp_heads.tasks.fmt import task_format
+    from interp_heads.tasks.prompt_format import task_format
 
     task = plain_only_task(chat_tiny)
     task.meta.update(fmt="chat", fmt_source="file")
@@ -99,7 +99,7 @@ def test_a_declared_format_is_not_measured(chat_tiny, capsys):
 
 def test_ranking_on_other_examples_than_filtered_warns(chat_tiny):
     from interp_heads import attribute_heads, filter_correct
-    from interp_heads.tasks.fmt import FormatWarning
+    from interp_heads.tasks.prompt_format import FormatWarning
 
     kept = filter_correct(chat_tiny, plain_only_task(chat_tiny))
     with pytest.warns(FormatWarning, match="filtered .* in prompt format 'plain' but attribute"):
@@ -109,7 +109,7 @@ def test_ranking_on_other_examples_than_filtered_warns(chat_tiny):
 def test_masking_a_ranking_made_in_another_format_warns(chat_tiny):
     from interp_heads import attribute_heads, run_sweep
     from interp_heads.sweep.config import SweepConfig
-    from interp_heads.tasks.fmt import FormatWarning
+    from interp_heads.tasks.prompt_format import FormatWarning
 
     task = plain_only_task(chat_tiny).subset(n=4)
     scores = attribute_heads(chat_tiny, task, "gradxact", fmt="chat")
@@ -120,7 +120,7 @@ def test_masking_a_ranking_made_in_another_format_warns(chat_tiny):
 
 def test_measurement_settings_are_the_command_lines():
     from interp_heads.config.run_config import RunConfig
-    from interp_heads.tasks import fmt
+    from interp_heads.tasks import prompt_format as fmt
 
     config = RunConfig()
     assert (fmt.MEASURE_MAX_NEW_TOKENS, fmt.MEASURE_BATCH_SIZE) == (
@@ -131,7 +131,7 @@ def test_measurement_settings_are_the_command_lines():
 
 def test_sufficiency_on_a_ranking_made_in_another_format_warns(chat_tiny):
     from interp_heads import attribute_heads, sufficiency
-    from interp_heads.tasks.fmt import FormatWarning
+    from interp_heads.tasks.prompt_format import FormatWarning
 
     task = plain_only_task(chat_tiny).subset(n=3)
     scores = attribute_heads(chat_tiny, task, "gradxact", fmt="chat")
