@@ -13,7 +13,9 @@ Each step re-ranks the kept heads by attribution patching on the current kept mo
 (``attribution.gradients.z_gradients`` with the heads already removed ablated: the estimated drop
 of m when a kept head is ablated too, ``sum_pos grad . (z - z ablated)``, as ``ablation_atp``) and
 tries removing the ``ceil(step * kept)`` cheapest; if that takes f below the target it backs off
-to half as many, down to one; when removing the single cheapest head crosses it, the search stops.
+to half as many, down to one; when removing the single cheapest head crosses it, the search stops,
+or, with ``patience`` left, keeps that head for good and goes on with the next cheapest (the
+estimate's order can be wrong where a head's ablation is far from linear: AtP's known failure).
 Every trial is measured exactly (the trial's forward pass is the next step's attribution pass).
 """
 
@@ -199,16 +201,20 @@ def _padded(t: torch.Tensor, n: int) -> torch.Tensor:
 
 def search_heads(
     model, batches: Sequence[Batch], *, target: float = TARGET, step: float = STEP,
-    ablation: str = "mean", seed: int = 0,
+    ablation: str = "mean", seed: int = 0, patience: int = 0,
 ) -> SearchPath:  # fmt: skip
     """The search of the module docstring on ``batches`` (``attribution.inputs.make_batches``);
-    ``ablation``: one of :data:`ABLATIONS` (:class:`KeptModel`); ``seed`` seeds ``resample``'s draws.
+    ``ablation``: one of :data:`ABLATIONS` (:class:`KeptModel`); ``seed`` seeds ``resample``'s draws;
+    ``patience``: how many single heads whose removal fails are kept for good before the search
+    stops (0: it stops at the first).
 
     Raises InputError for a target or step outside (0, 1], and when ablating every head does not
     lower the answer's log-prob (f is then undefined: nothing to search for).
     """
     if not 0 < target <= 1 or not 0 < step <= 1:
         raise InputError(f"search target and step must be in (0, 1], got {target} and {step}")
+    if isinstance(patience, bool) or not isinstance(patience, int) or patience < 0:
+        raise InputError(f"search patience must be a whole number >= 0, got {patience!r}")
     kept_model = KeptModel(model, batches, ablation, seed)
     none = torch.zeros(kept_model.shape, dtype=torch.bool)
     m_all, cost, each_all = kept_model.run(none)
@@ -218,11 +224,13 @@ def search_heads(
             f"ablating every head does not lower the answer's log-prob ({m_all:.3f} unablated, "
             f"{m_none:.3f} all ablated): no head set to search for"
         )
-    ablated, f, trials, each = none, 1.0, [], []
+    ablated, pinned, f, trials, each = none, none.clone(), 1.0, [], []
     while True:
         kept = int((~ablated).sum())
-        order = [divmod(int(i), kept_model.shape[1]) for i in _cheapest(cost, ablated)]
-        n = max(1, math.ceil(step * kept))
+        order = [divmod(int(i), kept_model.shape[1]) for i in _cheapest(cost, ablated | pinned)]
+        if not order:  # every kept head is pinned
+            break
+        n = max(1, math.ceil(step * len(order)))
         while True:
             trial = ablated.clone()
             for layer, head in order[:n]:
@@ -236,6 +244,9 @@ def search_heads(
             if ok or n == 1:
                 break
             n = max(1, n // 2)  # back off: fewer heads this step
+        if not ok and int(pinned.sum()) < patience:
+            pinned[order[0]] = True  # this head stays; go on with the next cheapest
+            continue
         if not ok:
             break
         ablated, f, cost = trial, trial_f, trial_cost

@@ -69,7 +69,7 @@ def find_sufficient_set(
     n_search: int | None = None, method: str = "auto", seeds: int = 3,
     metrics: Sequence[str] = ("accuracy", "answer_logprob"), max_new_tokens: int = 8,
     batch_size: int = 16, fmt: str | None = None, out_dir=None, n_boot: int = 1000,
-    ablation: str = "mean",
+    ablation: str = "mean", patience: int = 0,
 ) -> SufficientSet:  # fmt: skip
     """Search ``task``'s first ``n_search`` examples (None: half) for a small head set keeping
     f >= ``target`` on the answer's log-prob, removing about ``step`` of the kept heads per step,
@@ -83,7 +83,8 @@ def find_sufficient_set(
     and the verification (``analysis.head_search.ABLATIONS``). ``counterfactual`` (each example's
     own corrupted prompt, MIB's choice) needs the task's corrupted prompts and is verified on the
     answer's log-prob only (:func:`verify_counterfactual`; ``metrics`` and the generation options
-    do not apply).
+    do not apply). ``patience``: single heads whose removal fails kept for good before the search
+    stops (``analysis.head_search.search_heads``).
     """
     from interp_heads.attribution.inputs import make_batches
     from interp_heads.interventions.selections import ranked_heads
@@ -104,7 +105,8 @@ def find_sufficient_set(
     own = fmt or getattr(task, "fmt", None) or "auto"  # as attribute_heads and the sweep read it
     patched = ablation == COUNTERFACTUAL
     batches = make_batches(model, searched, batch_size=batch_size, fmt=own, corrupted=patched)
-    path = search_heads(model, batches, target=target, step=step, ablation=ablation)
+    path = search_heads(model, batches, target=target, step=step, ablation=ablation,
+                        patience=patience)  # fmt: skip
     if ranking is None:
         from interp_heads.attribution import attribute_heads
 

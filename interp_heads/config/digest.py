@@ -43,6 +43,7 @@ DIGEST_IF_SET = {
     "sufficiency_search_ablation": None,
     "sufficiency_target": 0.9,
     "sufficiency_step": 0.1,
+    "sufficiency_patience": 0,
 }
 
 

@@ -152,9 +152,9 @@ class RunConfig(
             raise PipelineError("config: sufficiency_search is an option of sufficiency = true")
         if self.sufficiency_search:
             self._check_search_ablation()
-        elif self.sufficiency_search_ablation is not None:
-            raise PipelineError("config: sufficiency_search_ablation is an option of "
-                                "sufficiency_search = true")  # fmt: skip
+        for key, default in (("sufficiency_search_ablation", None), ("sufficiency_patience", 0)):
+            if not self.sufficiency_search and getattr(self, key) != default:
+                raise PipelineError(f"config: {key} is an option of sufficiency_search = true")
         if self.given_ranking and self.sufficiency_search:
             raise PipelineError(
                 "config: sufficiency_search searches the run's rank examples: a run with a given "

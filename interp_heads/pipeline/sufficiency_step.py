@@ -91,7 +91,7 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
                                    fmt=exp.fmts.get(name, "auto"), corrupted=patched)  # fmt: skip
             path = search_heads(exp.model, batches, target=cfg.sufficiency_target,
                                 step=cfg.sufficiency_step, ablation=ablation,
-                                seed=cfg.seed)  # fmt: skip
+                                seed=cfg.seed, patience=cfg.sufficiency_patience)  # fmt: skip
         except (InputError, ValueError) as exc:  # nothing to search for; no corrupted prompts
             note[name] = {"skipped": str(exc)}
             exp.say(f"sufficiency_search: {name}: skipped: {exc}")

@@ -15,7 +15,7 @@ from interp_heads.analysis.head_search import search_heads
 from interp_heads.analysis.sufficient_set import find_sufficient_set
 from interp_heads.attribution.inputs import answer_logprob, final_logits, make_batches
 from interp_heads.errors import InputError
-from interp_heads.heads import all_heads
+from interp_heads.heads import all_heads, head_label
 from interp_heads.tasks.schema import Example, Task
 
 
@@ -253,3 +253,30 @@ def test_size_interval_is_the_smallest_tried_set_keeping_the_target_per_resample
     path = SearchPath([], 0.95, 1.0, 0.0, 8, trials, 0.9, examples)
     assert path.size_interval(n_boot=4000) == (3, 5)
     assert path.size_interval(n_boot=4000, level=0.4) == (5, 5)  # 30th..70th percentile
+
+
+def test_patience_keeps_a_head_whose_removal_fails_and_goes_on(monkeypatch):
+    """With the estimate's order wrong (the planted head called cheapest), the search without
+    patience stops at every head; with one head of patience it keeps that head and goes on to
+    exactly the planted head."""
+    from interp_heads.analysis import head_search
+    from interp_heads.testing.planted import PLANTED, planted_model
+
+    model = planted_model()
+    batches = make_batches(model, _successor_task(model), corrupted=False)
+    layer, head = PLANTED["successor"]
+    planted = layer * model.cfg.n_heads + head
+    cheapest = head_search._cheapest
+
+    def planted_first(cost, ablated):
+        order = cheapest(cost, ablated)
+        return [planted, *(i for i in order if i != planted)] if planted in order else order
+
+    monkeypatch.setattr(head_search, "_cheapest", planted_first)
+    stuck = search_heads(model, batches)
+    assert len(stuck.heads) == stuck.n_total and stuck.f == 1.0  # stopped at the first trial
+    assert list(stuck.steps().removed) == [head_label(layer, head)]
+    path = search_heads(model, batches, patience=1)
+    assert path.heads == [PLANTED["successor"]] and path.f >= 0.9
+    with pytest.raises(InputError, match="patience"):
+        search_heads(model, batches, patience=-1)
