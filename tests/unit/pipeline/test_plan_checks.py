@@ -173,6 +173,7 @@ BAD = {
     ],
     "sufficiency_target": ["0", "1.5", "nan", '"x"'],
     "sufficiency_step": ["0", "1.5", "-0.1", '"x"'],
+    "sufficiency_patience": ["-1", "1.5", '"x"', "2"],  # 2: without sufficiency_search
     "sufficiency_metrics": [
         '["nope"]',
         '["answer_logprob"]\nsufficiency = true\npositions = "last"',
