@@ -107,6 +107,14 @@ class Registry(Generic[T]):
             checked[name] = getattr(declared[name][0].Options(**{name: value}), name)
         return checked
 
+    def kept_in(self, digest: str) -> set[str]:
+        """The options a ``digest`` (``"run"``: the run config's; ``"sweep"``: the sweep's) holds
+        also at their default: keys it held before they became an option
+        (``metadata["kept_in"]`` names the digests)."""
+        return {
+            n for n, (_, f) in self.options().items() if digest in f.metadata.get("kept_in", ())
+        }
+
     def options_of(self, cls, values: dict):
         """``cls``'s ``Options``, built from the values among ``values`` it declares (the others
         at their defaults; another class's options are not its own and are left out)."""

@@ -200,15 +200,14 @@ def _ablate(sub, cmds) -> None:
             cli_flag(b, name)
     _no_filter(b, "evaluate examples whether or not the unmasked model gets them right")
     for name in ("allow_overlap", "allow_other_model", "allow_other_task"):
-        cli_flag(b, name, action="store_true")
+        cli_flag(b, name)
     cli_flag(
         b, "fmt", help="prompt format (None: the ranking's, else the task file's, else measured)"
     )
     for name in ("max_new_tokens", "reference"):
         cli_flag(b, name)
-    cli_flag(b, "free_form", action="store_true")
-    cli_flag(b, "elbow", action="store_true")
-    cli_flag(b, "damage_matched", action="store_true")
+    for name in ("free_form", "elbow", "damage_matched"):
+        cli_flag(b, name)
     for name in placement_keys():
         if name != "n_devices":  # --n-devices is with the model flags above
             cli_flag(b, name)

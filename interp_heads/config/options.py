@@ -93,14 +93,8 @@ def placement_keys() -> tuple[str, ...]:
 
 
 def kept_in(digest: str) -> set[str]:
-    """The options a ``digest`` (``"run"``: the config's; ``"sweep"``: the sweep's) holds also at
-    their default: keys it held before they became a variant's option (``metadata["kept_in"]``)."""
-    return {
-        name
-        for registry in OPTION_SECTIONS.values()
-        for name, (_, f) in registry.options().items()
-        if digest in f.metadata.get("kept_in", ())
-    }
+    """Every registry's options a ``digest`` holds also at their default (``Registry.kept_in``)."""
+    return set().union(*(registry.kept_in(digest) for registry in OPTION_SECTIONS.values()))
 
 
 def option_defaults() -> dict:

@@ -106,9 +106,10 @@ class RunConfig(
                 self.method_options()
         except PipelineError as exc:
             raise PipelineError(f"config: {exc}") from None
-        multi = self.attribution != "auto" and METHODS.get(self.attribution).multi_task
+        method = self.method_class()
         if (
-            multi
+            method is not None
+            and method.multi_task
             and not self.given_ranking
             and len(set(self.tasks)) < 2
             and not names_skills(self.tasks)
@@ -174,6 +175,12 @@ class RunConfig(
                 f"config: sufficiency_search ablates with one of {', '.join(ABLATIONS)}, "
                 f"not {str(self.search_ablation)!r}"
             )
+
+    def method_class(self):
+        """The attribution method's registered class; None for ``auto``, which picks a method
+        per task (never a multi-task one)."""
+        name = str(self.attribution)
+        return METHODS.get(name) if name in METHODS.names() else None
 
     @property
     def search_ablation(self) -> str:

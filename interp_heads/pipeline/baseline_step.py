@@ -203,8 +203,7 @@ def rows_key(model, task: Task, fmt: str) -> str:
 def _reads_evaluated(cfg) -> bool:
     """Whether the run's attribution method reads the evaluated rows (``Method.reads_evaluated``;
     ``auto`` resolves per task to methods that never do)."""
-    from interp_heads.attribution.methods import METHODS
-
-    if cfg.given_ranking or str(cfg.attribution) not in METHODS.names():
+    method = cfg.method_class()
+    if cfg.given_ranking or method is None:
         return False
-    return METHODS.get(str(cfg.attribution))().reads_evaluated(cfg.method_options())
+    return method().reads_evaluated(cfg.method_options())

@@ -89,9 +89,10 @@ def _check_attribution_inputs(config: RunConfig, model, tasks: dict, fmts: dict)
     (any may land in the rank split): a corrupted prompt of another token length, or a corrupted
     answer sharing the answer's first token, is refused here, not by the attribute step."""
     from interp_heads.attribution.inputs import make_batches
-    from interp_heads.attribution.methods import METHODS, resolve
+    from interp_heads.attribution.methods import resolve
 
-    if str(config.attribution) in METHODS.names() and METHODS.get(config.attribution).multi_task:
+    method = config.method_class()
+    if method is not None and method.multi_task:
         return  # it ranks the tasks together from their activations (pipeline.probe_step)
     for name, task in tasks.items():
         method = resolve(str(config.attribution), task.has_corrupted)

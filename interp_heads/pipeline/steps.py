@@ -58,8 +58,8 @@ def attribute_step(exp: Experiment) -> dict:
     from interp_heads.attribution.methods import METHODS
 
     cfg = exp.config
-    method = str(cfg.attribution)  # "auto" picks a per-task method, never a multi-task one
-    if method != "auto" and METHODS.get(method).multi_task:  # one model over all tasks (probe)
+    method = cfg.method_class()
+    if method is not None and method.multi_task:  # one model over all tasks (probe)
         from interp_heads.pipeline.probe_step import probe_attribute_step
 
         return probe_attribute_step(exp)

@@ -49,11 +49,12 @@ class SweepConfig:
 
     def kind(self):
         """The ablation kind, built with the options it declares among ``options``."""
-        return get_kind(self.ablation, **self.options_of(KINDS))
+        return get_kind(self.ablation, **self.declared_by(KINDS))
 
-    def options_of(self, registry) -> dict:
+    def declared_by(self, registry) -> dict:
         """The options among ``options`` that ``registry``'s classes declare."""
-        return {k: v for k, v in self.options.items() if k in registry.options()}
+        declared = registry.options()
+        return {k: v for k, v in self.options.items() if k in declared}
 
     def mask_key(self) -> dict | None:
         """The mask settings a resume key adds beside kind and values (None at the defaults)."""
@@ -70,11 +71,10 @@ class SweepConfig:
         d["method"] = d.pop("ablation")
         given = d.pop("options")
         for registry in (KINDS, SELECTIONS):
+            defaults, kept = registry.option_defaults(), registry.kept_in("sweep")
             for name, (_, f) in registry.options().items():
-                value = given.get(name, registry.option_defaults()[name])
-                if value != registry.option_defaults()[name] or "sweep" in f.metadata.get(
-                    "kept_in", ()
-                ):
+                value = given.get(name, defaults[name])
+                if value != defaults[name] or name in kept:
                     d[f.metadata.get("stored_as", name)] = value
         if d["positions"] == "all":
             del d["positions"]

@@ -20,7 +20,7 @@ def plan_conditions(config, ranking, n_layers: int, n_heads: int, task: str, oth
         n_layers,
         n_heads,
         salt=task,
-        options=config.options_of(SELECTIONS),
+        options=config.declared_by(SELECTIONS),
         others=others,
     )
     plan = [(BASELINE, 0, 0, [])]

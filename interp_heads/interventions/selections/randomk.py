@@ -49,17 +49,15 @@ class RandomK(Selection):
         options = SELECTIONS.options_of(cls, ctx.options)
         return cls(ctx.n_layers, ctx.n_heads, ctx.salt, ranking=ctx.ranking, options=options)
 
-    @property
-    def exclude_top(self) -> bool:
-        return self.options.exclude_top
-
     def select(self, k: int, seed: int = 0) -> list[Head]:
         heads = all_heads(self.n_layers, self.n_heads)
         banned = set(map(tuple, self.exclude))
-        if self.exclude_top:
+        if self.options.exclude_top:
             banned |= set(map(tuple, self.ranking[:k]))
         pool = [h for h in heads if h not in banned]
         if k > len(pool):
             raise too_many(k, len(pool), self.display)
-        order = rng("randomk", self.salt, seed, self.exclude_top and k).permutation(len(pool))
+        order = rng("randomk", self.salt, seed, self.options.exclude_top and k).permutation(
+            len(pool)
+        )
         return [pool[i] for i in order[:k]]
