@@ -21,14 +21,17 @@ without importing torch, so a config is checked against it cheaply.
 A class declares its options once, as the fields of its nested ``Options`` dataclass
 (``Scale.Options``); :meth:`Registry.options` gathers them over the registered classes, so the
 config, the CLI flags and the digests read them from there and a new variant's options need no
-second declaration. Names are matched case-insensitively with ``-`` and ``_`` equal (and an
+second declaration. Every registered class is built one way, :meth:`Registry.build`:
+``REG.build(name, options, **context)`` calls the class's ``build(own_options, **context)``
+classmethod (the base class of each extension point defines it; a model family, a record, is
+read with :meth:`Registry.get`). Names are matched case-insensitively with ``-`` and ``_`` equal (and an
 underscore may be left out: ``layermatched``, ``keeptopk``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Generic, TypeVar
 
 from interp_heads.errors import InputError
@@ -38,6 +41,10 @@ T = TypeVar("T")
 
 def _key(name: str) -> str:
     return str(name).strip().lower().replace("-", "_")
+
+
+def _declares_options(cls) -> bool:
+    return dataclasses.is_dataclass(getattr(cls, "Options", None))
 
 
 def _default(field: dataclasses.Field):
@@ -77,10 +84,9 @@ class Registry(Generic[T]):
 
     def own_options(self, cls) -> tuple[dataclasses.Field, ...]:
         """The options ``cls`` declares: its ``Options`` fields less the common ones."""
-        options = getattr(cls, "Options", None)
-        if options is None or not dataclasses.is_dataclass(options):
+        if not _declares_options(cls):
             return ()
-        return tuple(f for f in dataclasses.fields(options) if f.name not in self.common)
+        return tuple(f for f in dataclasses.fields(cls.Options) if f.name not in self.common)
 
     def options(self) -> dict[str, tuple[T, dataclasses.Field]]:
         """Every registered class's own options by name: ``{name: (class, field)}``, in
@@ -120,6 +126,18 @@ class Registry(Generic[T]):
         at their defaults; another class's options are not its own and are left out)."""
         mine = {f.name for f in dataclasses.fields(cls.Options)}
         return cls.Options(**{k: v for k, v in values.items() if k in mine})
+
+    def build(self, name: str, options: Mapping | None = None, /, **context):
+        """The variant ``name`` registers, built the one way every extension point builds:
+        ``cls.build(own, **context)``, where ``own`` is the class's ``Options`` made from
+        ``options`` (any registered class's options by name, each checked; another class's are
+        left out; None for a class without ``Options``) and ``context`` is what the extension
+        point hands every variant (a selection's ``ctx``; a metric's ``allow_fallback``; an
+        executor's ``settings`` and ``model``; a study's parameters)."""
+        cls = self.get(name)
+        checked = self.check(dict(options or {}))
+        own = self.options_of(cls, checked) if _declares_options(cls) else None
+        return cls.build(own, **context)
 
     def _check_options(self, cls, key: str) -> None:
         """An option name another class declares must have the same default there (one key)."""

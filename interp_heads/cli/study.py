@@ -10,7 +10,7 @@ def cmd_study(args) -> int:
 
     if args.list or args.name is None:
         for name in sorted(STUDIES.names()):
-            print(STUDIES.get(name)().describe())
+            print(STUDIES.build(name).describe())
         return 0
     params = {}
     for item in args.param or []:

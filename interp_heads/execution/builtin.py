@@ -18,7 +18,7 @@ class Local:
     name = "local"
 
     @staticmethod
-    def build(settings, model):
+    def build(options, settings, model):
         from interp_heads.execution.local import LocalExecutor
 
         return LocalExecutor(model)
@@ -31,7 +31,7 @@ class Plain:
     name = "plain"
 
     @staticmethod
-    def build(settings, model):
+    def build(options, settings, model):
         from interp_heads.execution.local import PlainExecutor
 
         return PlainExecutor(model)
@@ -44,7 +44,7 @@ class Packed:
     name = "packed"
 
     @staticmethod
-    def build(settings, model):
+    def build(options, settings, model):
         from interp_heads.execution.packed import PackedExecutor
 
         return PackedExecutor(model)
@@ -68,15 +68,15 @@ class Ray:
             "help": "Ray actors (None: one per GPU, else CPU)"})  # fmt: skip
 
     @staticmethod
-    def build(settings, model):
+    def build(options, settings, model):
         from interp_heads.execution.ray import RayExecutor
         from interp_heads.store.resume import model_fingerprint
 
         return RayExecutor(
             settings.model,
             device=settings.device,
-            n_workers=settings.n_workers,
-            address=settings.ray_address,
+            n_workers=options.n_workers,
+            address=options.ray_address,
             n_devices=settings.n_devices,
             backend=settings.backend,
             fingerprint=model_fingerprint(model),

@@ -1,8 +1,8 @@
 """The executor registry: a name (``executor =`` in a config, ``--executor``) -> a class.
 
-A registered class has a ``name`` and ``build(settings, model)``: it takes the run's
-``RunConfig`` (``model``, ``device``, ``n_devices`` and the executors' options, which a class
-declares in its ``Options``: Ray's ``ray_address``, ``n_workers``) and the driver's model, and
+A registered class has a ``name`` and ``build(options, settings, model)``: it takes its own
+``Options`` (None when it declares none; Ray's ``ray_address``, ``n_workers``), the run's
+``RunConfig`` (``model``, ``device``, ``n_devices``, ``backend``) and the driver's model, and
 returns an ``Executor`` (``execution.base``). The built-in classes
 (``execution.builtin``: ``local``, ``plain`` and ``packed`` of ``execution.local``, ``ray`` of
 ``execution.ray``) import their executor when they build it, so the names are known without
@@ -20,7 +20,9 @@ EXECUTORS: Registry[type] = Registry("executor")
 
 def make_executor(settings, model):
     """The executor ``settings.executor`` names, built for ``model``."""
-    return EXECUTORS.get(settings.executor).build(settings, model)
+    return EXECUTORS.build(
+        settings.executor, settings.options("placement"), settings=settings, model=model
+    )
 
 
 @contextlib.contextmanager

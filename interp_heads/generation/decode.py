@@ -105,9 +105,7 @@ def generate_tokens(
     prepend_bos: bool | None = None,
     on_batch: Callable[[list[int]], None] | None = None,
     fast_attention: bool | None = None,
-    temperature: float = 0.0,
-    top_p: float = 1.0,
-    seed: int | None = None,
+    sampling: Sampling | None = None,
     progress: bool = False,
     prefixes=None,
 ) -> list[list[int]] | list[int]:
@@ -124,27 +122,21 @@ def generate_tokens(
     ``fast_attention`` computes ``z`` with PyTorch's fused attention
     (``interp_heads.generation.fast_attention``; hooks on ``hook_z`` and q/k/v still fire, a hook
     on the pattern or scores switches a layer back); ``None``: :data:`FAST_ATTENTION_DEFAULT`
-    for the model's device type. ``temperature > 0`` samples instead of taking the arg-max
-    (``top_p``: nucleus sampling; ``seed``: reproducible draws; ``generation.sampling``).
+    for the model's device type. ``sampling``: a :class:`~interp_heads.generation.sampling.Sampling`
+    with ``temperature > 0`` samples instead of taking the arg-max (None: greedy; :func:`generate`
+    takes its ``temperature``, ``top_p`` and ``seed`` as Hugging Face's ``generate`` does).
     ``progress`` shows a bar over prompts. ``prefixes``: a
     :class:`~interp_heads.generation.prefix.PromptPrefixes` of these prompts (same ``batch_size``
     and ``prepend_bos``), whose unmasked prompt passes each batch starts from; valid only while
     every active hook leaves the prefix's positions alone: the prompt but its last token
     (``positions="last"``), the whole prompt (``whole=True``: ``positions="generated"``).
     """
-    if isinstance(prompts, str):
-        return generate_tokens(
-            model, [prompts], max_new_tokens, batch_size=batch_size, fwd_hooks=fwd_hooks,
-            use_cache=use_cache, stop_at_eos=stop_at_eos, stop_at_newline=stop_at_newline,
-            stop_after=stop_after, prepend_bos=prepend_bos, on_batch=on_batch,
-            fast_attention=fast_attention,
-            temperature=temperature, top_p=top_p, seed=seed, progress=progress, prefixes=prefixes,
-        )[0]  # fmt: skip
-    prompts = checks.prompt_list(prompts)
+    single = isinstance(prompts, str)
+    prompts = checks.prompt_list([prompts] if single else prompts)
     fwd_hooks = checks.hook_list(fwd_hooks)
     checks.positive_int(max_new_tokens, "max_new_tokens")
     checks.positive_int(batch_size, "batch_size")
-    sampling = Sampling(temperature, top_p, seed)
+    sampling = Sampling() if sampling is None else sampling
     if prepend_bos is None:
         prepend_bos = model.cfg.default_prepend_bos
     checks.check_fits(model, prompts, max_new_tokens, prepend_bos)
@@ -168,7 +160,7 @@ def generate_tokens(
             for i, row in zip(idx, rows, strict=True):
                 out[i] = row
             bar.update(len(idx))
-    return out  # type: ignore[return-value]
+    return out[0] if single else out  # type: ignore[return-value]
 
 
 def _row_callback(idx: list[int], on_batch):
@@ -274,14 +266,19 @@ def generate(
     model: HookedTransformer,
     prompts: str | Sequence[str],
     max_new_tokens: int = 10,
+    *,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    seed: int | None = None,
     **kwargs,
 ) -> list[str] | str:
     """Greedy continuations as text (special tokens dropped): one string for one string, else
-    one per prompt, in input order.
+    one per prompt, in input order. ``temperature > 0`` samples instead (``top_p``: nucleus
+    sampling; ``seed``: reproducible draws; ``generation.sampling``).
 
-    Keyword arguments are those of :func:`generate_tokens` (``batch_size``, ``fwd_hooks``,
-    ``use_cache``, ``stop_at_eos``, ``stop_at_newline``, ``stop_after``, ``prepend_bos``,
-    ``temperature``, ``top_p``, ``seed``, ``progress``).
+    The other keyword arguments are those of :func:`generate_tokens` (``batch_size``,
+    ``fwd_hooks``, ``use_cache``, ``stop_at_eos``, ``stop_at_newline``, ``stop_after``,
+    ``prepend_bos``, ``progress``).
 
     Example:
         >>> generate(model, "1 + 1 = ", 3)
@@ -293,7 +290,8 @@ def generate(
         prompts = checks.prompt_list(prompts)
         if not prompts:
             raise InputError("generate: prompts is empty (give a string or a list of strings)")
-    rows = generate_tokens(model, prompts, max_new_tokens, **kwargs)
+    sampling = Sampling(temperature, top_p, seed)
+    rows = generate_tokens(model, prompts, max_new_tokens, sampling=sampling, **kwargs)
     if isinstance(prompts, str):
         return model.tokenizer.decode(rows, skip_special_tokens=True)
     return [model.tokenizer.decode(r, skip_special_tokens=True) for r in rows]

@@ -59,11 +59,11 @@ class Metric(ABC):
     proportion: bool = False
 
     @classmethod
-    def build(cls, allow_fallback: bool = True, **options) -> Metric:
-        """The metric a run asks for by name. ``options``: every registered metric's options by
-        name (``METRICS.options()``; a metric reads those its ``Options`` declares with
-        ``METRICS.options_of``); ``allow_fallback``: whether a metric that cannot load may return
-        its stand-in (COMET's MiniLM) instead of raising :class:`MetricUnavailable`."""
+    def build(cls, options, allow_fallback: bool = True) -> Metric:
+        """The metric a run asks for by name (``METRICS.build``). ``options``: its ``Options``
+        (None for a metric that declares none); ``allow_fallback``: whether a metric that cannot
+        load may return its stand-in (COMET's MiniLM) instead of raising
+        :class:`MetricUnavailable`."""
         return cls()
 
     @abstractmethod

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from interp_heads.errors import InputError
 from interp_heads.metrics.base import Metric, MetricItem
+from interp_heads.metrics.comet_metric import CometMetric
 from interp_heads.metrics.overlap import corpus_bleu, rouge1
 from interp_heads.metrics.registry import METRICS
 from interp_heads.tasks.cognitive_mirrors import answer_text, study_answers
@@ -140,10 +141,12 @@ class CognitiveMirrorsComet(Metric):
         self.label = f"{base.label}, answer vs unmasked answer (Cognitive Mirrors)"
         self.model = getattr(base, "model", None)
 
+    Options = CometMetric.Options  # COMET's checkpoint: one ``comet_model`` key for both
+
     @classmethod
-    def build(cls, allow_fallback: bool = True, **options) -> Metric:
+    def build(cls, options, allow_fallback: bool = True) -> Metric:
         """COMET as ``comet`` builds it (its checkpoint, else the MiniLM stand-in), wrapped."""
-        return cls(METRICS.get("comet").build(allow_fallback, **options))
+        return cls(CometMetric.build(options, allow_fallback))
 
     def score(self, items: list[MetricItem]) -> list[float]:
         pairs = _pairs(items, self.name)

@@ -148,14 +148,14 @@ class CometMetric(Metric):
         )
 
     @classmethod
-    def build(cls, allow_fallback: bool = True, **options) -> Metric:
+    def build(cls, options, allow_fallback: bool = True) -> Metric:
         """The COMET metric of its ``comet_model`` option (default ``DEFAULT_COMET_MODEL``),
         loaded; when it cannot load, the MiniLM stand-in with a printed note (``allow_fallback``)
         or :class:`MetricUnavailable`. A checkpoint file or folder named by the user that cannot
         load is always refused (:class:`MetricUnavailable`): the stand-in is for the default."""
         from interp_heads.metrics.embedding import MiniLMCosine
 
-        comet_model = METRICS.options_of(cls, options).comet_model
+        comet_model = options.comet_model
         _check_comet_environment()
         _check_named_path(comet_model)
         metric = cls(comet_model or DEFAULT_COMET_MODEL)

@@ -27,10 +27,9 @@ def resolve_metrics(names: list[str], allow_fallback: bool = True, **options) ->
         InputError: for an unknown metric name or option.
         MetricUnavailable: when COMET cannot load and ``allow_fallback`` is False.
     """
-    options = METRICS.check(options)
     out: list[Metric] = []
     for raw in names:
-        metric = METRICS.get(raw).build(allow_fallback, **options)
+        metric = METRICS.build(raw, options, allow_fallback=allow_fallback)
         if metric.name not in {m.name for m in out}:
             out.append(metric)
     return out

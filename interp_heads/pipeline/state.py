@@ -5,12 +5,17 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from interp_heads.config.run_config import RunConfig
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.provenance import git_hash, versions
 from interp_heads.tasks.schema import Task
+
+if TYPE_CHECKING:
+    from interp_heads.pipeline.given_ranking import GivenRanking
+    from interp_heads.sweep.config import SweepConfig
+    from interp_heads.sweep.result import SweepResult
 
 
 @dataclass
@@ -19,7 +24,7 @@ class Experiment:
 
     config: RunConfig
     folder: RunFolder
-    model: Any
+    model: Any  # the backend's model class (HookedTransformer, TransformerBridge)
     tasks: dict[str, Task] = field(default_factory=dict)
     fmts: dict[str, str] = field(default_factory=dict)
     fmt_infos: dict[str, dict] = field(default_factory=dict)
@@ -30,17 +35,17 @@ class Experiment:
     force: bool = False
     digest: str = ""
     batch_size: int = 16
-    sweep_config: Any = None  # SweepConfig
+    sweep_config: SweepConfig | None = None
     sweep_options: dict = field(default_factory=dict)  # extra run_sweep arguments (executor...)
     provenance: dict = field(default_factory=dict)  # added to every new HeadScores' provenance
-    given: dict = field(default_factory=dict)  # task: GivenRanking (``pipeline.given_ranking``)
+    given: dict[str, GivenRanking] = field(default_factory=dict)  # by task
     plan: list[str] = field(default_factory=list)  # the steps this run takes
     # made by the steps
     base_rows: list[dict] = field(default_factory=list)
     splits: dict[str, tuple[Task, Task]] = field(default_factory=dict)  # task: (rank, eval)
     baseline_entries: dict | None = None  # split before the claim, stored by the baseline step
     rankings: dict = field(default_factory=dict)  # task: HeadScores or ordered head list
-    result: Any = None  # SweepResult
+    result: SweepResult | None = None
     timings: dict[str, float] = field(default_factory=dict)
     manifest: dict = field(default_factory=dict)
 

@@ -56,6 +56,11 @@ class Study:
         dict[str, Any]
     ] = {}  # the study's parameters and their defaults (None: needed)
 
+    @classmethod
+    def build(cls, options, **params: Any) -> Study:
+        """The study with its ``params`` (``STUDIES.build``; a study declares no options)."""
+        return cls(**params)
+
     def __init__(self, **params: Any):
         unknown = sorted(set(params) - set(self.params))
         if unknown:

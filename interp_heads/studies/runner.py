@@ -42,7 +42,7 @@ def study_config(
 
 def get_study(name: str, **params) -> Study:
     """The registered study ``name`` with ``params`` (one-line error listing the others)."""
-    return STUDIES.get(name)(**params)
+    return STUDIES.build(name, None, **params)
 
 
 def run_study(

@@ -49,6 +49,12 @@ class Method:
     Options: ClassVar[type[Options]] = Options  # its options: the common ones plus its own
 
     @classmethod
+    def build(cls, options) -> Method:
+        """The method (``METHODS.build``). A method holds no state: its options, common and own,
+        reach each call as ``opts`` (:func:`check_method` builds them with the task's rules)."""
+        return cls()
+
+    @classmethod
     def own_options(cls) -> dict[str, Any]:
         """This method's own options with their defaults (the fields ``Options`` adds)."""
         return {f.name: f.default for f in dataclasses.fields(cls.Options) if f.name not in COMMON}
@@ -87,7 +93,7 @@ def resolve(name: str, has_corrupted: bool) -> Method:
     name = METHODS.canonical(name)
     if name == AUTO:
         name = AUTO_CHOICES[0] if has_corrupted else AUTO_CHOICES[1]
-    return METHODS.get(name)()
+    return METHODS.build(name)
 
 
 def check_method(

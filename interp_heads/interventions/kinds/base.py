@@ -88,6 +88,11 @@ class Ablation:
     def __init__(self, options=None):
         self.options = self.Options() if options is None else options
 
+    @classmethod
+    def build(cls, options) -> Ablation:
+        """The kind with its ``Options`` (``KINDS.build``)."""
+        return cls(options)
+
     def __eq__(self, other) -> bool:
         return type(other) is type(self) and other.options == self.options
 
@@ -134,20 +139,13 @@ class Ablation:
 KINDS: Registry[type[Ablation]] = Registry("ablation kind")
 
 
-def check_options(options: dict) -> dict:
-    """``options`` (any registered kind's, by name) checked by the ``Options`` that declares each
-    (its ``__post_init__``); an unknown name is an InputError."""
-    return KINDS.check(options)
-
-
 def get_kind(kind: str | Ablation, **options) -> Ablation:
     """The kind ``kind`` names (``KINDS``), built with the options it declares among ``options``
     (each checked; another kind's option is not this kind's and is left out); an ``Ablation``
     object is returned as is."""
     if isinstance(kind, Ablation):
         return kind
-    cls = KINDS.get(kind)
-    return cls(KINDS.options_of(cls, check_options(options)))
+    return KINDS.build(kind, options)
 
 
 def linear_kind(name: str) -> Ablation:

@@ -31,7 +31,7 @@ class AllButRandomK(Selection):
     salt: str = ""
 
     @classmethod
-    def build(cls, ctx):
+    def build(cls, options, ctx):
         return cls(ctx.n_layers, ctx.n_heads, ctx.salt)
 
     def keeps(self, k: int, seed: int = 0) -> list[Head]:

@@ -28,7 +28,7 @@ class AllButTopK(Selection):
     ranking: Sequence[Head]
 
     @classmethod
-    def build(cls, ctx):
+    def build(cls, options, ctx):
         return cls(ctx.ranking)
 
     def keeps(self, k: int, seed: int = 0) -> list[Head]:

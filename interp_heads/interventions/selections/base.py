@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -22,8 +22,6 @@ class SelectionContext:
         ranking: every head, most important first.
         n_layers, n_heads: the model's shape.
         salt: the task's name, so each task draws its own random heads.
-        options: the registered selections' options by name (``SELECTIONS.options()``: RandomK's
-            ``exclude_top``); each selection builds its ``Options`` from those it declares.
         others: the run's other tasks' rankings (``exclusive_topk`` avoids their TopK).
     """
 
@@ -31,15 +29,14 @@ class SelectionContext:
     n_layers: int
     n_heads: int
     salt: str = ""
-    options: dict = field(default_factory=dict)
     others: tuple[tuple[Head, ...], ...] = ()
 
 
 class Selection:
     """Which heads a condition masks, given k and a seed.
 
-    Subclasses set the class attributes, build themselves from a :class:`SelectionContext`
-    (:meth:`build`) and implement :meth:`select`. ``name`` is the registered name (config,
+    Subclasses set the class attributes, build themselves from their ``Options`` (None when
+    they declare none) and a :class:`SelectionContext` (:meth:`build`) and implement :meth:`select`. ``name`` is the registered name (config,
     ``--selections``), ``display`` the name in tables, condition keys and legends; a ``random``
     selection is drawn once per seed and is a control the significance tests compare TopK with.
     A ``kept`` selection counts the heads it *keeps* in k and masks every other head (a
@@ -57,7 +54,7 @@ class Selection:
     dash: ClassVar[str] = "solid"
 
     @classmethod
-    def build(cls, ctx: SelectionContext) -> Selection:
+    def build(cls, options, ctx: SelectionContext) -> Selection:
         raise NotImplementedError
 
     def select(self, k: int, seed: int = 0) -> list[Head]:
@@ -123,10 +120,9 @@ def make_selections(
         n_layers,
         n_heads,
         salt,
-        SELECTIONS.check(options or {}),
         tuple(tuple(ranked_heads(o)) for o in others),
     )
-    return [SELECTIONS.get(name).build(ctx) for name in names]
+    return [SELECTIONS.build(name, options, ctx=ctx) for name in names]
 
 
 def display_names(random: bool | None = None, kept: bool | None = None) -> list[str]:

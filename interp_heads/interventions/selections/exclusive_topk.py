@@ -23,7 +23,7 @@ class ExclusiveTopK(Selection):
     others: tuple[Sequence[Head], ...] = ()
 
     @classmethod
-    def build(cls, ctx):
+    def build(cls, options, ctx):
         return cls(ctx.ranking, ctx.others)
 
     def select(self, k: int, seed: int = 0) -> list[Head]:

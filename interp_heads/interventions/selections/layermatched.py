@@ -29,7 +29,7 @@ class LayerMatchedRandomK(Selection):
     salt: str = ""
 
     @classmethod
-    def build(cls, ctx):
+    def build(cls, options, ctx):
         return cls(ctx.ranking, ctx.n_heads, ctx.salt)
 
     def select(self, k: int, seed: int = 0) -> list[Head]:

@@ -45,8 +45,7 @@ class RandomK(Selection):
         )
 
     @classmethod
-    def build(cls, ctx):
-        options = SELECTIONS.options_of(cls, ctx.options)
+    def build(cls, options, ctx):
         return cls(ctx.n_layers, ctx.n_heads, ctx.salt, ranking=ctx.ranking, options=options)
 
     def select(self, k: int, seed: int = 0) -> list[Head]:

@@ -19,7 +19,7 @@ class TopK(Selection):
     ranking: Sequence[Head]
 
     @classmethod
-    def build(cls, ctx):
+    def build(cls, options, ctx):
         return cls(ctx.ranking)
 
     def ordered(self) -> list[Head]:

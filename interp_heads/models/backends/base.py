@@ -25,6 +25,11 @@ class Backend:
     # prompt prefix as a frozen KV cache (exact patching then skips recomputing that prefix)
     frozen_prefix: ClassVar[bool] = False
 
+    @classmethod
+    def build(cls, options) -> Backend:
+        """The backend (``BACKENDS.build``; a backend declares no options)."""
+        return cls()
+
     def check_available(self) -> None:
         """Raise ``BackendError`` (one line) when this environment cannot run the backend."""
 
@@ -98,7 +103,7 @@ def get_backend(name: str) -> Backend:
     from interp_heads.models.tl_compat import BackendError
 
     try:
-        return BACKENDS.get(name)()
+        return BACKENDS.build(name)
     except InputError:
         raise BackendError(
             f"unknown backend {name!r}; choose one of {', '.join(BACKENDS.names())}"
@@ -111,11 +116,11 @@ def backend_of(model) -> Backend:
     ``hooked``."""
     named = (getattr(model, "interp_heads_source", None) or {}).get("backend")
     if named and named in BACKENDS:
-        return BACKENDS.get(named)()
-    for cls in BACKENDS.classes():
-        if (backend := cls()).owns(model):
+        return BACKENDS.build(named)
+    for name in BACKENDS.names():
+        if (backend := BACKENDS.build(name)).owns(model):
             return backend
-    return BACKENDS.get("hooked")()
+    return BACKENDS.build("hooked")
 
 
 def n_kv_heads(model) -> int:

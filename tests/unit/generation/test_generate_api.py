@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from interp_heads.generation.decode import generate, generate_tokens
+from interp_heads.generation.sampling import Sampling
 
 
 def _hand_greedy(model, prompt: str, n: int) -> list[int]:
@@ -37,18 +38,19 @@ def test_sampling_is_reproducible_with_a_seed_and_greedy_stays_the_default(tiny)
     kw = dict(stop_at_eos=False, batch_size=2)
     greedy = generate_tokens(tiny, PROMPTS, 8, **kw)
     assert greedy == [_hand_greedy(tiny, p, 8) for p in PROMPTS]
-    assert generate_tokens(tiny, PROMPTS, 8, temperature=0.0, seed=3, **kw) == greedy
-    hot = generate_tokens(tiny, PROMPTS, 8, temperature=5.0, seed=1, **kw)
-    assert hot == generate_tokens(tiny, PROMPTS, 8, temperature=5.0, seed=1, **kw)
+    text = [tiny.tokenizer.decode(ids, skip_special_tokens=True) for ids in greedy]
+    assert generate(tiny, PROMPTS, 8, temperature=0.0, seed=3, **kw) == text
+    hot = generate_tokens(tiny, PROMPTS, 8, sampling=Sampling(5.0, seed=1), **kw)
+    assert hot == generate_tokens(tiny, PROMPTS, 8, sampling=Sampling(5.0, seed=1), **kw)
     assert hot != greedy
-    assert hot != generate_tokens(tiny, PROMPTS, 8, temperature=5.0, seed=2, **kw)
+    assert hot != generate_tokens(tiny, PROMPTS, 8, sampling=Sampling(5.0, seed=2), **kw)
+    hot_text = [tiny.tokenizer.decode(ids, skip_special_tokens=True) for ids in hot]
+    assert generate(tiny, PROMPTS, 8, temperature=5.0, seed=1, **kw) == hot_text
     # top_p this small keeps only the most likely token: greedy again
-    assert generate_tokens(tiny, PROMPTS, 8, temperature=5.0, top_p=1e-6, seed=1, **kw) == greedy
+    assert generate(tiny, PROMPTS, 8, temperature=5.0, top_p=1e-6, seed=1, **kw) == text
 
 
 def test_top_p_draws_only_from_the_nucleus():
-    from interp_heads.generation.sampling import Sampling
-
     logits = torch.log(torch.tensor([[0.5, 0.3, 0.15, 0.05]]))
     gen = torch.Generator().manual_seed(0)
     picks = {int(Sampling(1.0, 0.7).pick(logits, gen)) for _ in range(300)}

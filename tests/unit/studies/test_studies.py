@@ -101,7 +101,7 @@ def test_an_unknown_study_is_one_line_and_exit_2(capsys):
 @pytest.mark.parametrize("name", ["seed_figure", "heads", "sufficiency", "compare", "spec_curve"])
 def test_every_builtin_study_config_loads_at_each_size(name, size, monkeypatch):
     monkeypatch.chdir(ROOT)
-    study = STUDIES.get(name)()
+    study = STUDIES.build(name)
     runs = study.runs(size)
     assert runs and len({r.folder for r in runs}) == len(runs)
     for run in runs:
@@ -114,7 +114,7 @@ def test_every_builtin_study_config_loads_at_each_size(name, size, monkeypatch):
 
 def test_the_compare_variants_read_the_seed_runs_ranking_under_the_runs_folder(monkeypatch):
     monkeypatch.chdir(ROOT)
-    study = STUDIES.get("compare")()
+    study = STUDIES.build("compare")
     reading = [r for r in study.runs("full") if "ranking" in r.changes]
     assert len(reading) == 3
     assert {str(study_config(r, "/x/runs").ranking) for r in reading} == {"/x/runs/compare/seed"}
