@@ -42,3 +42,56 @@ def test_a_name_that_picks_a_class_later_is_no_class():
     assert "auto" not in METHODS.names()
     with pytest.raises(InputError, match="not registered"):
         METHODS.get("auto")
+
+
+def test_build_gives_each_class_its_own_options_and_its_context():
+    from dataclasses import dataclass
+
+    from interp_heads.registry import Registry
+
+    reg = Registry("widget")
+
+    @reg.register
+    class Dial:
+        name = "dial"
+
+        @dataclass(frozen=True)
+        class Options:
+            turns: int = 1
+
+            def __post_init__(self):
+                if self.turns < 0:
+                    raise InputError("turns must be >= 0")
+
+        @classmethod
+        def build(cls, options, **context):
+            return ("dial", options, context)
+
+    @reg.register
+    class Knob:
+        name = "knob"
+
+        @classmethod
+        def build(cls, options, **context):
+            return ("knob", options, context)
+
+    # its own options, built and checked; another class's options are not its own
+    assert reg.build("Dial", {"turns": 3}, size=2) == ("dial", Dial.Options(3), {"size": 2})
+    assert reg.build("knob", {"turns": 3}) == ("knob", None, {})
+    with pytest.raises(InputError, match="turns must be >= 0"):
+        reg.build("knob", {"turns": -1})  # every option is checked, whichever class is built
+    with pytest.raises(InputError, match="unknown widget option 'colour'"):
+        reg.build("dial", {"colour": "red"})
+
+
+def test_every_built_in_variant_is_built_by_its_registry():
+    from interp_heads.interventions.kinds import KINDS
+    from interp_heads.interventions.selections import SELECTIONS, SelectionContext
+    from interp_heads.metrics.registry import METRICS
+
+    scale = KINDS.build("scale", {"scale_factor": 0.5})
+    assert scale.options.scale_factor == 0.5
+    ctx = SelectionContext(((0, 0), (0, 1), (1, 0), (1, 1)), 2, 2, "t")
+    randomk = SELECTIONS.build("randomk", {"exclude_top": True}, ctx=ctx)
+    assert randomk.options.exclude_top and not set(randomk.select(2)) & {(0, 0), (0, 1)}
+    assert METRICS.build("accuracy", {"comet_model": "x"}, allow_fallback=False).name == "accuracy"
