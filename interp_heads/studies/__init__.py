@@ -5,6 +5,7 @@ registers the project's own, one file each."""
 from interp_heads.studies import (  # noqa: F401 (each registers its study)
     claim,
     compare,
+    head_sets,
     heads,
     seed_figure,
     spec_curve,

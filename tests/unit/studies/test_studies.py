@@ -98,7 +98,9 @@ def test_an_unknown_study_is_one_line_and_exit_2(capsys):
 
 
 @pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("name", ["seed_figure", "heads", "sufficiency", "compare", "spec_curve"])
+@pytest.mark.parametrize(
+    "name", ["seed_figure", "heads", "sufficiency", "compare", "spec_curve", "head_sets"]
+)
 def test_every_builtin_study_config_loads_at_each_size(name, size, monkeypatch):
     monkeypatch.chdir(ROOT)
     study = STUDIES.build(name)
