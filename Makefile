@@ -40,8 +40,8 @@ sufficiency: setup
 	$(BIN)/interp-heads study sufficiency
 
 # The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
-# under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page (56 min on 2 CPU cores
-# before the study's own probe was configured; about 30 min more estimated, not re-timed).
+# under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page (at most 77 min
+# on 2 CPU cores: measured with tests sharing the machine for part of the seed run).
 compare: setup
 	$(BIN)/interp-heads study compare
 

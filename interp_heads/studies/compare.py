@@ -228,8 +228,8 @@ COMPARE_VARIANTS = ["causal", "positions_all", "mean_ablation", "gold_reference"
 class Compare(Study):
     name = "compare"
     summary = "the Cognitive Mirrors protocol beside the causal one (docs/compare.md)"
-    # 56.1 min before the study's probe (100 epochs, batch 1) and scope generated: not re-timed
-    minutes: dict[str, float] = {}
+    # 2026-12-05 with tests sharing the machine during the seed run: an upper bound (compare.md)
+    minutes: dict[str, float] = {"full": 76.7}
 
     def runs(self, size):
         small = {"n_eval": 12, "seeds": 5} if size == "small" else {}
