@@ -94,8 +94,13 @@ class HeadSets(Study):
         from interp_heads.studies.head_sets_page import page
 
         manifests = {f: _manifest(p) for f, p in folders.items()}
-        methods = {m for plan in self.sizes.values() for m in plan["methods"]}
-        specs = {t for plan in self.sizes.values() for t in plan["tasks"]}
+        # the size these folders are: its methods and tasks are the ones the page speaks of
+        plans = [
+            p for s, p in self.sizes.items() if {r.folder for r in self.runs(s)} == set(folders)
+        ]
+        plans = plans or list(self.sizes.values())
+        methods = {m for plan in plans for m in plan["methods"]}
+        specs = {t for plan in plans for t in plan["tasks"]}
         tasks = {t for m in manifests.values() for t in m.get("splits", {})}
         skipped = {
             (task_name(t), m): why

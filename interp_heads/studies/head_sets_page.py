@@ -97,6 +97,9 @@ def _steps(k, k_ref, grid: list[int]):
 def page(folders: dict[str, Path], reference: str, skipped: dict, minutes: float) -> str:
     """docs/head_sets.md: what was run, the headline table, every measure, the targets."""
     found, grid = rows(folders, reference)
+    tasks = list(dict.fromkeys(r["task"] for r in found))
+    methods = list(dict.fromkeys([reference, *(r["method"] for r in found)]))
+    found.sort(key=lambda r: (tasks.index(r["task"]), methods.index(r["method"])))
     ks = sorted({int(k[len("f_accuracy_k"):]) for r in found for k in r if k.startswith("f_accuracy_k")})  # fmt: skip
     data = {"rows": found, "ks": ks, "reference": reference}
     n = sorted({(r["n_rank"], r["n_eval"]) for r in found})
