@@ -72,6 +72,7 @@ class HeadSets(Study):
     summary = "rankings judged by the head sets they find: necessity, CPR, CMD (docs/head_sets.md)"
     base = BASE
     sizes = SIZES
+    minutes = {"small": 5.9}  # 2026-12-05, alone on 2 cores
 
     def runs(self, size):
         from interp_heads.attribution.methods import METHODS
