@@ -120,9 +120,9 @@ def table(rows: pd.DataFrame) -> list[str]:
 class SufficientSets(Study):
     name = "sufficient_sets"
     summary = "the smallest sufficient head set per task, searched, under four ablations"
-    # not measured end to end at these sizes; full-size runs took 27.9 (mean, baseline from the
-    # shared store), 23.5 (position_mean) and 36.1 min (resample) on 2 cores
-    minutes: dict = {}
+    # 2026-12-04, the four full-size runs one after another: counterfactual 48.6, position_mean
+    # 35.2 (both sharing the machine with tests), mean 43.9 and resample 39.5 min
+    minutes: dict = {"full": 167.2}
     base = "configs/sufficiency_search.toml"
     ablations = ABLATIONS
     # the kept-set sweep only at the run's ks: the verdicts side by side (the curves over MIB's
