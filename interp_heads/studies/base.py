@@ -109,3 +109,13 @@ def run_minutes(manifest: dict, step: str = "total") -> tuple[float | None, int]
     spent = [t.get(step) for t in history + [manifest.get("timings") or {}]]
     spent = [s for s in spent if isinstance(s, int | float)]
     return (sum(spent) / 60 if spent else None), len(history) + 1
+
+
+def read_scores(path: Path):
+    """A run folder's stored ranking (``attribution/<task>.json``) as ``HeadScores``: read as a
+    plain file (``store.readback``), its checksum field dropped as ``HeadScores.load`` drops it."""
+    from interp_heads.attribution import HeadScores
+    from interp_heads.store.readback import read_json
+
+    entry = read_json(path)
+    return HeadScores.from_dict({k: v for k, v in entry.items() if k != "_sha256"})

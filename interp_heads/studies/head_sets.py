@@ -18,6 +18,7 @@ log-probability orders the methods as accuracy does (``studies.head_sets_page``)
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -52,16 +53,24 @@ def task_name(spec: str) -> str:
 def why_not(method: str, spec: str) -> str | None:
     """Why ``method`` does not rank the task ``spec`` here (None: it does)."""
     from interp_heads.attribution.methods import METHODS
-    from interp_heads.pipeline.loading import load_any_task
 
     name = task_name(spec)
     if (method, name) in NOT_RUN:
         return NOT_RUN[(method, name)]
     if method == "retrieval_score" and not name.startswith("retrieval"):
         return "retrieval_score ranks the needle tasks only"
-    if METHODS.get(method).corrupted == "required" and not load_any_task(spec).has_corrupted:
+    if METHODS.get(method).corrupted == "required" and not _has_corrupted(spec):
         return f"{method} needs corrupted prompts; the task has none"
     return None
+
+
+@functools.cache
+def _has_corrupted(spec: str) -> bool:
+    """Whether the task file ``spec`` has corrupted prompts (read once: the plan and the page
+    ask for every method)."""
+    from interp_heads.pipeline.loading import load_any_task
+
+    return load_any_task(spec).has_corrupted
 
 
 @STUDIES.register

@@ -18,19 +18,20 @@ import pandas as pd
 
 from interp_heads.attribution.stability import spearman
 from interp_heads.store.readback import read_csv, read_json
+from interp_heads.studies.base import read_scores
 
 
-def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int]]:
-    """One row per task and method of the run folders, the reference's gaps filled in; and the
-    kept-set grid of the runs."""
-    out, grids, scores = [], [], {}
+def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int], list[int]]:
+    """One row per task and method of the run folders, the reference's gaps filled in; the
+    kept-set grid of the runs and their ks."""
+    out, grids, ks, scores = [], [], [], {}
     for path in folders.values():
         manifest = read_json(Path(path) / "manifest.json")
         method = manifest["config"]["attribution"]
         summary = read_csv(Path(path) / "heads" / "sufficiency.csv")
         curves = read_csv(Path(path) / "heads" / "sufficiency_curves.csv")
         grids.append(list(manifest["sufficiency"]["ks"]))
-        ks = list(manifest["ks"])
+        ks = list(manifest["ks"])  # the same in every run of the study
         timings = manifest.get("timings") or {}
         for task, split in manifest["splits"].items():
             seconds = timings.get(f"{task}/attribution", timings.get(f"{method}/attribution", 0))
@@ -39,7 +40,7 @@ def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int
             row |= _measures(summary[summary.task == task])
             row |= _f_at(curves[curves.task == task], ks)
             out.append(row)
-            scores[task, method] = _scores(Path(path) / "attribution" / f"{task}.json")
+            scores[task, method] = read_scores(Path(path) / "attribution" / f"{task}.json")
     grid = grids[0] if grids else []
     for row in out:
         ref = next((r for r in out if r["task"] == row["task"] and r["method"] == reference), None)
@@ -49,14 +50,7 @@ def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int
         row["spearman"] = round(spearman(*pair), 4)
         row["cpr_gap"] = _gap(row.get("accuracy_cpr"), ref.get("accuracy_cpr"))
         row["minimal_k_steps"] = _steps(row.get("minimal_k"), ref.get("minimal_k"), grid)
-    return out, grid
-
-
-def _scores(path: Path):
-    from interp_heads.attribution import HeadScores
-
-    entry = read_json(path)  # what HeadScores.load reads, read plainly
-    return HeadScores.from_dict({k: v for k, v in entry.items() if k != "_sha256"})
+    return out, grid, ks
 
 
 def _measures(summary: pd.DataFrame) -> dict:
@@ -96,11 +90,10 @@ def _steps(k, k_ref, grid: list[int]):
 
 def page(folders: dict[str, Path], reference: str, skipped: dict, minutes: float) -> str:
     """docs/head_sets.md: what was run, the headline table, every measure, the targets."""
-    found, grid = rows(folders, reference)
+    found, grid, ks = rows(folders, reference)
     tasks = list(dict.fromkeys(r["task"] for r in found))
     methods = list(dict.fromkeys([reference, *(r["method"] for r in found)]))
     found.sort(key=lambda r: (tasks.index(r["task"]), methods.index(r["method"])))
-    ks = sorted({int(k[len("f_accuracy_k"):]) for r in found for k in r if k.startswith("f_accuracy_k")})  # fmt: skip
     data = {"rows": found, "ks": ks, "reference": reference}
     n = sorted({(r["n_rank"], r["n_eval"]) for r in found})
     sizes = ", ".join(f"{a} ranked and {b} evaluated" for a, b in n)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads.store.readback import read_csv, read_json
-from interp_heads.studies.base import STUDIES, Study, StudyRun
+from interp_heads.studies.base import STUDIES, Study, StudyRun, read_scores
 
 
 class Inputs:
@@ -45,10 +45,7 @@ class Inputs:
         return {k: HeadScores.from_dict(v) for k, v in entry["scores"].items()}
 
     def retrieval(self):
-        from interp_heads.attribution import HeadScores
-
-        entry = read_json(self.retrieval_path)  # what HeadScores.load reads, read plainly
-        return HeadScores.from_dict({k: v for k, v in entry.items() if k != "_sha256"})
+        return read_scores(self.retrieval_path)
 
     def retrieval_significance(self) -> pd.DataFrame:
         return read_csv(self.retrieval_run / "significance.csv")

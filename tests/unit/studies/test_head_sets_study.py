@@ -45,7 +45,7 @@ def test_each_method_ranks_each_task_and_the_page_reads_their_folders(tiny_study
                        "head_sets/tiny_other/mean_ablation", "head_sets/tiny_other/gradxact",
                        "head_sets/probe"}  # fmt: skip
     run_study(tiny_study.name, runs, size="small", docs=docs, quiet=True)
-    found, grid = rows({f: runs / f for f in sorted(folders)}, "mean_ablation")
+    found, grid, ks = rows({f: runs / f for f in sorted(folders)}, "mean_ablation")
     assert {(r["task"], r["method"]) for r in found} == {
         (t, m) for t in ("tiny_echo", "tiny_other") for m in ("mean_ablation", "gradxact", "probe")
     }
@@ -58,7 +58,7 @@ def test_each_method_ranks_each_task_and_the_page_reads_their_folders(tiny_study
         assert r["n_rank"] == 4 and r["n_eval"] == 6
         if r["method"] == "mean_ablation":  # the tiny model answers nothing: accuracy undefined
             assert r["spearman"] == 1.0 and r["accuracy_cpr"] is None and r["cpr_gap"] is None
-    assert grid[0] == 0 and grid[-1] == 12
+    assert grid[0] == 0 and grid[-1] == 12 and ks == [3]
     page = (docs / "head_sets.md").read_text()
     assert "| `mean_ablation` (reference) |" in page and "`probe`" in page
     assert "- `retrieval_score` on tiny_echo: retrieval_score ranks the needle tasks only" in page
