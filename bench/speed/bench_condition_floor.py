@@ -86,15 +86,15 @@ def measure(model, prompts: list[str], k: int, repeats: int) -> dict:
     events = prof.key_averages()
     total = sum(e.self_cpu_time_total for e in events) / 1e6
     matmul = sum(e.self_cpu_time_total for e in events if e.key in MATMULS) / 1e6
-    padded = sum(t.shape[0] * t.shape[1] for _, t, _ in batches(model, prompts, bs, None))
-    real = sum(int(m.sum()) for _, _, m in batches(model, prompts, bs, None))
+    masks = [mask for _, _, mask in batches(model, prompts, bs, None)]  # the sweep's batches
+    padded, real = sum(m.numel() for m in masks), sum(int(m.sum()) for m in masks)
     # decode passes: a row's first token comes from the prompt pass, each later one (the stop
     # token included, within the budget) from one pass; rows that stopped leave the batch
     n_new = DEMO["max_new_tokens"]
     decoded = sum(min(len(r) + 1, n_new) - 1 for r in whole[0][1])
     per_token, unembed = layer_flops(cfg), 2 * cfg.d_model * cfg.d_vocab
-    work = padded * per_token + decoded * per_token + (decoded + len(prompts)) * unembed
-    work_real = real * per_token + decoded * per_token + (decoded + len(prompts)) * unembed
+    decoding = decoded * per_token + (decoded + len(prompts)) * unembed
+    work, work_real = padded * per_token + decoding, real * per_token + decoding
     return {
         "prompts": len(prompts), "real_tokens": real, "padded_tokens": padded,
         "seconds": statistics.median(t for t, _ in whole),
