@@ -24,8 +24,8 @@ config, the CLI flags and the digests read them from there and a new variant's o
 second declaration. Every registered class is built one way, :meth:`Registry.build`:
 ``REG.build(name, options, **context)`` calls the class's ``build(own_options, **context)``
 classmethod (the base class of each extension point defines it; a model family, a record, is
-read with :meth:`Registry.get`). Names are matched case-insensitively with ``-`` and ``_`` equal (and an
-underscore may be left out: ``layermatched``, ``keeptopk``).
+read with :meth:`Registry.get`). Names are matched case-insensitively with ``-`` and ``_`` equal
+(and an underscore may be left out: ``layermatched``, ``keeptopk``).
 """
 
 from __future__ import annotations

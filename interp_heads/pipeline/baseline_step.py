@@ -203,7 +203,8 @@ def rows_key(model, task: Task, fmt: str) -> str:
 def _reads_evaluated(cfg) -> bool:
     """Whether the run's attribution method reads the evaluated rows (``Method.reads_evaluated``;
     ``auto`` resolves per task to methods that never do)."""
-    method = cfg.method_class()
-    if cfg.given_ranking or method is None:
+    if cfg.given_ranking or cfg.method_class() is None:
         return False
-    return method().reads_evaluated(cfg.method_options())
+    from interp_heads.attribution.methods import METHODS
+
+    return METHODS.build(str(cfg.attribution)).reads_evaluated(cfg.method_options())

@@ -35,14 +35,14 @@ class SelectionContext:
 class Selection:
     """Which heads a condition masks, given k and a seed.
 
-    Subclasses set the class attributes, build themselves from their ``Options`` (None when
-    they declare none) and a :class:`SelectionContext` (:meth:`build`) and implement :meth:`select`. ``name`` is the registered name (config,
-    ``--selections``), ``display`` the name in tables, condition keys and legends; a ``random``
-    selection is drawn once per seed and is a control the significance tests compare TopK with.
-    A ``kept`` selection counts the heads it *keeps* in k and masks every other head (a
-    sufficiency condition: k = 0 masks every head, k = all heads masks none); its controls are
-    the kept random selections, and :meth:`keeps` names the kept heads. ``dash`` is its line
-    style in the figures.
+    Subclasses set the class attributes, build themselves from their ``Options`` (None when they
+    declare none) and a :class:`SelectionContext` (:meth:`build`) and implement :meth:`select`.
+    ``name`` is the registered name (config, ``--selections``), ``display`` the name in tables,
+    condition keys and legends; a ``random`` selection is drawn once per seed and is a control
+    the significance tests compare TopK with. A ``kept`` selection counts the heads it *keeps*
+    in k and masks every other head (a sufficiency condition: k = 0 masks every head, k = all
+    heads masks none); its controls are the kept random selections, and :meth:`keeps` names the
+    kept heads. ``dash`` is its line style in the figures.
     """
 
     name: ClassVar[str] = ""
