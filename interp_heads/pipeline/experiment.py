@@ -29,7 +29,7 @@ from interp_heads.pipeline.given_ranking import manifest_record
 from interp_heads.pipeline.loading import PipelineError, load_any_task, load_any_tasks
 from interp_heads.pipeline.plan_check import check_plan
 from interp_heads.pipeline.rankings import ranking_file
-from interp_heads.pipeline.steps import Experiment, baseline, run_steps, task_hash
+from interp_heads.pipeline.steps import STEPS, Experiment, baseline, run_steps, task_hash
 from interp_heads.store import releases_locks
 from interp_heads.store.folder import RunFolder
 
@@ -48,15 +48,17 @@ __all__ = [
     "task_formats",
 ]
 
-ATTRIBUTE = ["baseline", "attribute", "known", "attention", "report"]  # rank the heads, no sweep
+# rank the heads, no sweep: baseline, attribute, known, attention, report
+ATTRIBUTE = [s.name for s in STEPS.classes() if s.ranks]
 
 
 def plan_steps(config: RunConfig) -> list[str]:
-    """The steps a whole run takes: rank the heads (or mask a given ranking), sweep, tables, the
-    ``analyses`` asked for, the kept-set curves (``sufficiency = true``), report."""
-    ranking = [] if config.given_ranking else ["attribute", "known"]
-    extra = ["sufficiency"] if config.sufficiency else []
-    return ["baseline", *ranking, "sweep", "tables", *config.analyses, *extra, "report"]
+    """The steps a whole run takes, in registered order (``pipeline.steps.STEPS``; ``report``
+    last, so a step registered later is on the page): rank the heads (or mask a given ranking),
+    sweep, tables, the ``analyses`` asked for, the kept-set curves (``sufficiency = true``),
+    report."""
+    names = [s.name for s in STEPS.classes() if s.wanted(config)]
+    return [n for n in names if n != "report"] + ["report"]
 
 
 def task_formats(

@@ -19,7 +19,8 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from interp_heads.attribution.scores import load_stored
 from interp_heads.pipeline.analysis_steps import specificity_step, stability_step
@@ -34,9 +35,13 @@ from interp_heads.pipeline.ranking_checks import (
 )
 from interp_heads.pipeline.ranking_stability import halves_for_stored, record_stability
 from interp_heads.pipeline.state import Experiment, Step, progress_bar
+from interp_heads.registry import Registry
 from interp_heads.pipeline.sufficiency_step import sufficiency_step
 from interp_heads.store import faults, resume
 from interp_heads.tasks.schema import Task
+
+if TYPE_CHECKING:
+    from interp_heads.config.run_config import RunConfig
 
 # --------------------------------------------------------------------------- attribute
 # Options in the attribution key as they resolve, absent at 0 (their value before they existed):
@@ -157,18 +162,39 @@ def report_step(exp: Experiment):
     return index
 
 
-STEPS: dict[str, Step] = {
-    "baseline": baseline_step,
-    "attribute": attribute_step,
-    "known": known_step,
-    "attention": attention_step,
-    "sweep": sweep_step,
-    "tables": tables_step,
-    "specificity": specificity_step,
-    "stability": stability_step,
-    "sufficiency": sufficiency_step,
-    "report": report_step,
-}
+@dataclass(frozen=True)
+class PipelineStep:
+    """A registered step: ``run(exp)`` does its work; ``wanted(config)`` says whether a whole run
+    (``interp-heads run``) takes it; ``ranks``: whether ranking the heads only
+    (``interp-heads attribute``, :data:`~interp_heads.pipeline.experiment.ATTRIBUTE`) takes it.
+    A run takes its steps in the order they were registered."""
+
+    name: str
+    run: Step
+    wanted: Callable[[RunConfig], bool] = field(default=lambda config: False)
+    ranks: bool = False
+
+
+def _ranks_here(config: RunConfig) -> bool:
+    return not config.given_ranking  # a given ranking replaces ranking the heads
+
+
+# A registry like every extension point's (``interp_heads.registry``); a step is a record, read
+# with ``STEPS.get``. A user's step registers the same way and is planned by its ``wanted``.
+STEPS: Registry[PipelineStep] = Registry("pipeline step")
+for _step in (
+    PipelineStep("baseline", baseline_step, lambda config: True, ranks=True),
+    PipelineStep("attribute", attribute_step, _ranks_here, ranks=True),
+    PipelineStep("known", known_step, _ranks_here, ranks=True),
+    PipelineStep("attention", attention_step, ranks=True),  # the ranking's page only
+    PipelineStep("sweep", sweep_step, lambda config: True),
+    PipelineStep("tables", tables_step, lambda config: True),
+    PipelineStep("specificity", specificity_step, lambda config: "specificity" in config.analyses),
+    PipelineStep("stability", stability_step, lambda config: "stability" in config.analyses),
+    PipelineStep("sufficiency", sufficiency_step, lambda config: config.sufficiency),
+    PipelineStep("report", report_step, lambda config: True, ranks=True),
+):
+    STEPS.register(_step)
 
 
 def run_steps(
@@ -196,7 +222,7 @@ def run_steps(
             if on_step is not None:
                 on_step(name)
             faults.point(f"step:{name}")
-            made[name] = STEPS[name](exp)
+            made[name] = STEPS.get(name).run(exp)
             lifecycle.note_outputs(exp.manifest, exp.folder, exp.folder.step_outputs(name))
             if name in ("sweep", "report"):
                 exp.timings[name] = time.perf_counter() - t

@@ -1,5 +1,5 @@
 """The worked examples of docs/extending.md, run as the page prints them: a toy attribution method,
-ablation kind, metric, executor, selection, model backend and study. Each section's code block is executed
+ablation kind, metric, executor, selection, model backend, study and pipeline step. Each section's code block is executed
 (it registers its variant with one decorator line), run through ``run`` on the tiny model, checked
 against something computed independently of the toolkit's code path, and unregistered."""
 
@@ -20,11 +20,12 @@ from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.metrics.registry import METRICS
 from interp_heads.models.backends import BACKENDS
 from interp_heads.pipeline.experiment import RunConfig, run_pipeline
+from interp_heads.pipeline.steps import STEPS
 from interp_heads.studies import STUDIES
 from tests.helpers import DATA, ROOT
 
 DOC = ROOT / "docs" / "extending.md"
-REGISTRIES = (METHODS, KINDS, METRICS, EXECUTORS, SELECTIONS, BACKENDS, STUDIES)
+REGISTRIES = (METHODS, KINDS, METRICS, EXECUTORS, SELECTIONS, BACKENDS, STUDIES, STEPS)
 
 
 BASE = {
@@ -255,3 +256,14 @@ def test_a_new_study(example, tmp_path):
         want += [f"| {kind} | {r.selection} | {r.k} | {r.mean:.2f} |" for r in acc.itertuples()]
     page = (docs / "two_ablations.md").read_text().splitlines()
     assert page[2:] == want and len(want) >= 6
+
+
+# ----------------------------------------------------------------------------- a pipeline step
+def test_a_new_pipeline_step(example, tmp_path):
+    example("A pipeline step")
+    run = _run(tmp_path / "run")
+    prompts = pd.read_json(run / "prompts.jsonl", lines=True)
+    want = prompts.groupby("task").size().to_dict()  # the evaluated prompts, as stored
+    assert json.loads((run / "eval_counts.json").read_text()) == want == {"tiny_echo": 6}
+    steps = json.loads((run / "manifest.json").read_text())["steps"]
+    assert steps[-2:] == ["eval_counts", "report"]
