@@ -4,9 +4,17 @@
 ``heads/sufficiency_curves.csv``, ``attribution/<task>.json`` and manifest; :func:`page` writes the
 headline table (CPR on accuracy, the all-heads Spearman against the reference beside it), the
 full table (necessity area, CPR, CMD and minimal k on accuracy with their 95% intervals, CPR on
-the answer's log-probability, f at the run's k, the gaps to the reference, the Spearman), and per
-task whether the default ranking meets the study's targets and whether the answer's
-log-probability orders the methods as accuracy does.
+the answer's log-probability, f at the run's k, the gaps to the reference, and the ranking's
+agreement with the reference), and per task whether the default ranking meets the study's targets
+and whether the answer's log-probability orders the methods as accuracy does.
+
+Agreement with the reference, from the two stored rankings alone (:func:`agreement`): the
+all-heads Spearman; how many of the reference's top 16 and top 32 heads the method's top 16 and
+32 hold; and the held-out Spearman, each half of the rank examples' ranking (the halves every
+ranking stores, ``attribution.stability``) against the reference's ranking of the *other* half.
+On the reference's own row that is its split-half agreement: the most any ranking can reach on
+examples the reference did not see. It needs both rankings made on the same examples in the same
+order (checked from their ``example_ids``; otherwise left blank).
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads.attribution.stability import spearman
+from interp_heads.attribution.stability import halves_of, spearman
 from interp_heads.store.readback import read_csv, read_json
 from interp_heads.studies.base import read_scores
 
@@ -46,11 +54,34 @@ def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int
         ref = next((r for r in out if r["task"] == row["task"] and r["method"] == reference), None)
         if ref is None:
             continue
-        pair = (scores[row["task"], row["method"]], scores[row["task"], reference])
-        row["spearman"] = round(spearman(*pair), 4)
+        row |= agreement(scores[row["task"], row["method"]], scores[row["task"], reference])
         row["cpr_gap"] = _gap(row.get("accuracy_cpr"), ref.get("accuracy_cpr"))
         row["minimal_k_steps"] = _steps(row.get("minimal_k"), ref.get("minimal_k"), grid)
     return out, grid, ks
+
+
+TOPS = (16, 32)  # the reference's top heads a method's top holds
+
+
+def agreement(mine, ref) -> dict:
+    """How a ranking agrees with the reference's (both ``HeadScores``): the all-heads Spearman,
+    the shared heads of the two top 16 and top 32 (``top16``, ``top32``), and the held-out
+    Spearman (:func:`held_out`)."""
+    out = {"spearman": round(spearman(mine, ref), 4), "held_out": held_out(mine, ref)}
+    return out | {f"top{k}": len(set(mine.top(k)) & set(ref.top(k))) for k in TOPS}
+
+
+def held_out(mine, ref) -> float | None:
+    """The mean of the two Spearmans of one half's ranking against the reference's other half
+    (first half against second, second against first); None when either ranking stored no halves
+    or the two ranked different examples."""
+    if mine.provenance.get("example_ids") != ref.provenance.get("example_ids"):
+        return None
+    a, b = halves_of(mine), halves_of(ref)
+    if a is None or b is None:
+        return None
+    value = (spearman(a[0], b[1]) + spearman(a[1], b[0])) / 2
+    return None if math.isnan(value) else round(value, 4)
 
 
 def _measures(summary: pd.DataFrame) -> dict:
@@ -112,7 +143,13 @@ def page(folders: dict[str, Path], reference: str, skipped: dict, minutes: float
         "",
         headline(data),
         "",
-        "Every measure, with 95% bootstrap intervals over the evaluated examples:",
+        "Every measure, with 95% bootstrap intervals over the evaluated examples. `ref's top 16 "
+        "/ 32 held`: how many of the reference's top 16 (top 32) heads the method's top 16 (top "
+        "32) holds. `held-out Spearman`: each half of the rank examples' ranking against the "
+        "reference's ranking of the other half (both directions, averaged); on the reference's "
+        "row it is the reference's own split-half agreement, the most a ranking can reach on "
+        "examples the reference did not see (blank: a ranking without halves, or on other "
+        "examples).",
         "",
         markdown(data),
     ]
@@ -122,17 +159,19 @@ def page(folders: dict[str, Path], reference: str, skipped: dict, minutes: float
     return "\n".join(lines) + "\n"
 
 
-COLUMNS = {  # markdown column: (row key, its interval's keys or None, format)
+COLUMNS = {  # markdown column: (row key or keys shown as "a / b", its interval's keys, format)
     "ranking s": ("rank_seconds", None, ".0f"),
     "necessity area (acc)": ("accuracy_necessity_area", "accuracy_necessity_area", ".2f"),
     "CPR (acc)": ("accuracy_cpr", "accuracy_cpr", ".2f"),
     "CMD (acc)": ("accuracy_cmd", None, ".2f"),
     "minimal k": ("minimal_k", "minimal_k", ".0f"),
     "CPR (log-prob)": ("answer_logprob_cpr", None, ".2f"),
-    "f at k (acc / log-prob)": (None, None, ".2f"),
+    "f at k (acc / log-prob)": (("f_accuracy_k{k}", "f_answer_logprob_k{k}"), None, ".2f"),
     "CPR - ref": ("cpr_gap", None, "+.2f"),
     "min k steps vs ref": ("minimal_k_steps", None, "+d"),
     "Spearman vs ref": ("spearman", None, ".2f"),
+    "ref's top 16 / 32 held": (("top16", "top32"), None, ".0f"),
+    "held-out Spearman": ("held_out", None, ".2f"),
 }
 
 
@@ -150,9 +189,8 @@ def markdown(data: dict) -> str:
             continue
         cells = [r["task"], f"`{r['method']}`"]
         for key, ci, spec in COLUMNS.values():
-            if key is None:
-                acc, lp = r.get(f"f_accuracy_k{k}"), r.get(f"f_answer_logprob_k{k}")
-                cells.append(f"{_fmt(acc, spec)} / {_fmt(lp, spec)}")
+            if isinstance(key, tuple):
+                cells.append(" / ".join(_fmt(r.get(x.format(k=k)), spec) for x in key))
                 continue
             text = _fmt(r.get(key), spec)
             low, high = (r.get(f"{ci}_low"), r.get(f"{ci}_high")) if ci else (None, None)

@@ -7,10 +7,19 @@ import json
 
 import pandas as pd
 import pytest
+import torch
 
+from interp_heads.attribution import HeadScores
 from interp_heads.studies import STUDIES, run_study
 from interp_heads.studies.head_sets import HeadSets
-from interp_heads.studies.head_sets_page import _steps, headline, logit_agrees, markdown, rows
+from interp_heads.studies.head_sets_page import (
+    _steps,
+    agreement,
+    headline,
+    logit_agrees,
+    markdown,
+    rows,
+)
 from tests.helpers import DATA
 
 
@@ -58,10 +67,45 @@ def test_each_method_ranks_each_task_and_the_page_reads_their_folders(tiny_study
         assert r["n_rank"] == 4 and r["n_eval"] == 6
         if r["method"] == "mean_ablation":  # the tiny model answers nothing: accuracy undefined
             assert r["spearman"] == 1.0 and r["accuracy_cpr"] is None and r["cpr_gap"] is None
+            halves = json.loads((folder / "attribution" / f"{r['task']}.json").read_text())
+            a, b = (pd.Series(sum(h, [])) for h in halves["provenance"]["split_half"]["scores"])
+            assert r["held_out"] == pytest.approx(a.rank().corr(b.rank()), abs=1e-4)
     assert grid[0] == 0 and grid[-1] == 12 and ks == [3]
     page = (docs / "head_sets.md").read_text()
     assert "| `mean_ablation` (reference) |" in page and "`probe`" in page
     assert "- `retrieval_score` on tiny_echo: retrieval_score ranks the needle tasks only" in page
+
+
+def _ranking(halves, ids=(1, 2, 3, 4)) -> HeadScores:
+    """A 2-layer x 4-head ranking whose score is the mean of its two stored halves."""
+    a, b = (torch.tensor(h, dtype=torch.float32).reshape(2, 4) for h in halves)
+    split = {"n_examples": len(ids), "n_half": [2, 2], "scores": [a.tolist(), b.tolist()]}
+    prov = {"example_ids": list(ids), "split_half": split, "rank_by": "signed"}
+    return HeadScores((a + b) / 2, "m", "t", provenance=prov)
+
+
+def test_agreement_with_the_reference_by_hand(monkeypatch):
+    from scipy.stats import spearmanr
+
+    from interp_heads.studies import head_sets_page
+
+    ref_a, ref_b = [8, 7, 6, 5, 4, 3, 2, 1], [7, 8, 6, 4, 5, 3, 1, 2]
+    my_a, my_b = [1, 2, 8, 7, 6, 5, 4, 3], [2, 1, 7, 8, 6, 5, 3, 4]
+    ref, mine = _ranking([ref_a, ref_b]), _ranking([my_a, my_b])
+    got = agreement(mine, ref)
+    whole = spearmanr(
+        [a + b for a, b in zip(my_a, my_b, strict=True)],
+        [a + b for a, b in zip(ref_a, ref_b, strict=True)],
+    )
+    held = (spearmanr(my_a, ref_b)[0] + spearmanr(my_b, ref_a)[0]) / 2
+    assert got["spearman"] == pytest.approx(whole[0], abs=1e-4)
+    assert got["held_out"] == pytest.approx(held, abs=1e-4) and got["held_out"] != got["spearman"]
+    assert (got["top16"], got["top32"]) == (8, 8)  # all 8 heads of this model
+    monkeypatch.setattr(head_sets_page, "TOPS", (2, 3))  # tops L0H2 L0H3 (L0H4) vs L0H0 L0H1 (L0H2)
+    assert (agreement(mine, ref)["top2"], agreement(mine, ref)["top3"]) == (0, 1)
+    assert agreement(ref, ref)["held_out"] == pytest.approx(spearmanr(ref_a, ref_b)[0], abs=1e-4)
+    other = _ranking([my_a, my_b], ids=(4, 3, 2, 1))  # other examples (order): no held-out
+    assert agreement(other, ref)["held_out"] is None
 
 
 def test_steps_count_grid_positions():
