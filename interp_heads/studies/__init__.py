@@ -7,6 +7,7 @@ from interp_heads.studies import (  # noqa: F401 (each registers its study)
     compare,
     head_sets,
     heads,
+    plain_control,
     seed_figure,
     spec_curve,
     sufficiency,
