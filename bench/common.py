@@ -1,6 +1,6 @@
-"""What the bench scripts share: where results and caches live, and the small pieces two or more
-scripts use (the synthetic city task, a built-in task's checked examples, the random-weight family
-checkpoints against HF, writing a table between a doc's markers).
+"""What the bench scripts share: where results live, and the small pieces two or more scripts use
+(the synthetic city task, the random-weight family checkpoints against HF, writing a table
+between a doc's markers).
 
 The scripts run from the repository root as modules (``python -m bench.speed.bench_sweep``), so
 this module is imported as ``bench.common``. Model-side imports stay inside the functions: the
@@ -9,8 +9,6 @@ scripts that read only JSON or run folders (``checks/compare_runs.py``) do not l
 
 from __future__ import annotations
 
-import hashlib
-import os
 import random
 import re
 import tempfile
@@ -18,13 +16,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-# the user task of the agreement studies (a JSONL file, not a built-in task)
-USER_TASK = str(ROOT / "data" / "user_tasks" / "antonyms.jsonl")
-# prompts and new tokens of the families studies (both backends)
+# prompts and new tokens of the families checks (both backends)
 FAMILY_PROMPTS = ["Hello there, my", "The cat sat on the", "a b", "Once upon a time, in"]
 FAMILY_NEW_TOKENS = 16
 
-# the synthetic city task of the attribution bench and study
+# the synthetic city task of the attribution bench
 NAMES = ["Anna", "Ben", "Carl", "Dana", "Emma", "Frank", "Grace", "Henry"]
 CITIES = ["Paris", "Rome", "Tokyo", "Cairo", "Lima", "Oslo", "Berlin", "Madrid"]
 
@@ -32,11 +28,6 @@ CITIES = ["Paris", "Rome", "Tokyo", "Cairo", "Lima", "Oslo", "Berlin", "Madrid"]
 def result_path(name: str) -> Path:
     """``bench/results/<name>``: where a script writes (and reads back) its JSON."""
     return RESULTS / name
-
-
-def cache_root() -> Path:
-    """Where the studies cache slow references: ``$INTERP_HEADS_CACHE/bench``."""
-    return Path(os.environ.get("INTERP_HEADS_CACHE", Path.home() / ".cache/interp_heads")) / "bench"
 
 
 def replace_between_markers(doc: Path, marker: str, text: str) -> None:
@@ -73,22 +64,6 @@ def bench_task(n: int = 8, seed: int = 0):
             )
         )
     return Task("bench", examples)
-
-
-def task_examples(model, name: str, n: int, batch_size: int = 8):
-    """``(task, fmt, batches, ids)``: the first ``n`` correctly answered of the task's first 64
-    examples, in its own format (declared or built-in; else the measured one, as the CLI picks),
-    and a digest of their ids (names the cached references)."""
-    from interp_heads.attribution import make_batches
-    from interp_heads.pipeline.loading import load_any_task
-    from interp_heads.tasks import filter_correct, resolve_format
-
-    task = load_any_task(USER_TASK if name == "antonyms" else name)
-    fmt = resolve_format(model, task)[0]
-    task = filter_correct(model, task.subset(n=64), fmt=fmt).subset(n=n)
-    batches = make_batches(model, task, batch_size=batch_size, corrupted=False, fmt=fmt)
-    ids = hashlib.sha256(" ".join(i for b in batches for i in b.ids).encode()).hexdigest()[:12]
-    return task, fmt, batches, ids
 
 
 def token_share(a, b) -> float:

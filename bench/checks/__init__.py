@@ -1,1 +1,2 @@
-"""Equality checks: that two paths (or two commits) give the same results."""
+"""Equality checks: that two paths (or two commits, or this toolkit and the HF model) give the same
+results."""

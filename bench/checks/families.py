@@ -7,7 +7,7 @@ projection's input zeroed by a forward-pre-hook, KV cache vs none, fused attenti
 patching vs TransformerLens' ``patching.get_act_patch_attn_head_out_all_pos``. Writes
 bench/results/families.json and the table between the markers in docs/models.md.
 
-    .venv/bin/python -m bench.studies.families
+    .venv/bin/python -m bench.checks.families
 """
 
 from __future__ import annotations

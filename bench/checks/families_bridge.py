@@ -1,6 +1,6 @@
 """Families x backends: the bridge backend measured on random-weight checkpoints (tl4 environment).
 
-The sibling of bench/studies/families.py (the hooked backend, default environment), run in the tl4
+The sibling of bench/checks/families.py (the hooked backend, default environment), run in the tl4
 environment (``make setup-tl4``). For each family of :mod:`interp_heads.testing.checkpoints`: save a tiny
 random checkpoint, load it with ``load_model(folder, backend="bridge")`` and measure against the HF
 model itself: max |logit difference|, greedy tokens with one head masked on ``hook_z`` vs HF
@@ -10,7 +10,7 @@ TransformerLens 4's ``patching.get_act_patch_attn_head_out_all_pos``. Writes
 bench/results/families_bridge.json and, from both JSON files, the families x backends table between
 the markers in docs/models.md.
 
-    .venv-tl4/bin/python -m bench.studies.families_bridge
+    .venv-tl4/bin/python -m bench.checks.families_bridge
 """
 
 from __future__ import annotations

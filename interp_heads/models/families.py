@@ -21,7 +21,7 @@ from interp_heads.registry import Registry
 MAX_CTX = 2048  # TransformerLens allocates an n_ctx x n_ctx causal mask per layer
 
 
-# Families the bridge backend has been checked on (tests/unit/models/test_bridge.py, bench/studies/families.py).
+# Families the bridge backend has been checked on (tests/unit/models/test_bridge.py, bench/checks/families.py).
 BRIDGE_FAMILIES = {
     "LlamaForCausalLM",
     "MistralForCausalLM",
