@@ -35,8 +35,8 @@ from interp_heads.pipeline.ranking_checks import (
 )
 from interp_heads.pipeline.ranking_stability import halves_for_stored, record_stability
 from interp_heads.pipeline.state import Experiment, Step, progress_bar
-from interp_heads.registry import Registry
 from interp_heads.pipeline.sufficiency_step import sufficiency_step
+from interp_heads.registry import Registry
 from interp_heads.store import faults, resume
 from interp_heads.tasks.schema import Task
 
