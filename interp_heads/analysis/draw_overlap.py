@@ -7,7 +7,9 @@ control then drops more than random heads should. :func:`draw_overlap` reads a f
 folder (its ``ranking.csv`` and its stored conditions, ``conditions/*.json``) and gives one row
 per RandomK draw: task, k, seed, the draw's mean score and how many of the task's top ``t`` heads
 it holds, for each ``t`` of ``tops``. :func:`overlap_correlation` is, per task, the correlation
-over all k and draws of the score with the top heads held.
+of the score with the top heads held, over all k and draws or within each k: a larger draw both
+masks more heads and holds more top heads, so the correlation over all k is partly k itself;
+within k (each draw's score and count less their k's mean, pooled) it is the overlap alone.
 
     from interp_heads.analysis.draw_overlap import draw_overlap, overlap_correlation
     frame = draw_overlap("runs/plain_control")
@@ -64,10 +66,23 @@ def draw_overlap(
     return pd.DataFrame(rows).sort_values(["task", "k", "seed"], ignore_index=True)
 
 
-def overlap_correlation(frame: pd.DataFrame, top: int = 16, metric: str = "accuracy") -> pd.Series:
-    """Per task, the Pearson correlation over all k and draws of ``metric`` with the number of the
-    task's top ``top`` heads a draw holds (NaN where either is constant)."""
+def overlap_correlation(
+    frame: pd.DataFrame, top: int = 16, metric: str = "accuracy", within_k: bool = False
+) -> pd.Series:
+    """Per task, the Pearson correlation of ``metric`` with the number of the task's top ``top``
+    heads a draw holds, over all k and draws, or (``within_k``) of their deviations from their
+    k's means, pooled over k (NaN where either is constant)."""
+    held = f"top{top}_held"
+
+    def corr(g: pd.DataFrame) -> float:
+        x, y = g[metric], g[held]
+        if within_k:
+            x = x - g.groupby("k")[metric].transform("mean")
+            y = y - g.groupby("k")[held].transform("mean")
+        return float(x.corr(y))
+
     return pd.Series(
-        {task: g[metric].corr(g[f"top{top}_held"]) for task, g in frame.groupby("task")},
-        name=f"corr({metric}, top{top}_held)",
+        {task: corr(g) for task, g in frame.groupby("task")},
+        name=f"corr({metric}, {held}){' within k' if within_k else ''}",
+        dtype=float,
     )

@@ -7,7 +7,9 @@ The run is ``configs/seed_figure.toml`` (the demo's tasks, examples, ranking and
 with the random control drawn from all heads, scored by accuracy. The page reads the run folder
 only: per task and k, TopK's accuracy, the draws' mean accuracy and how many of the task's top 8
 and top 16 heads a draw holds on average (``analysis.draw_overlap``), and per task the correlation
-over all k and draws of a draw's accuracy with the top 16 heads it holds. The demo's own control
+of a draw's accuracy with the top 16 heads it holds, over all k and draws and within each k (a
+larger draw both masks more heads and holds more top heads, so only the second isolates the
+overlap). The demo's own control
 (``exclude_top = true``) draws outside the TopK set of the same k, so it holds none of them.
 """
 
@@ -35,7 +37,7 @@ class PlainControl(Study):
     summary = (
         "a RandomK control drawn from every head: the top heads its draws hold and what they cost"
     )
-    minutes: dict[str, float] = {}
+    minutes = {"full": 16.2}  # 2026-12-05, alone on 2 cores
 
     def runs(self, size):
         return [StudyRun(FOLDER, CONFIG, {**CHANGES, **SIZES[size]})]
@@ -47,9 +49,10 @@ class PlainControl(Study):
         return [out]
 
 
-def table(run_dir: Path) -> tuple[pd.DataFrame, pd.Series]:
+def table(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per task and k: TopK's accuracy, the draws' mean accuracy and the mean top 8 / top 16 heads
-    they hold; and per task the correlation of a draw's accuracy with its top 16 held."""
+    they hold; and per task the correlation of a draw's accuracy with its top 16 held (columns
+    ``all_k`` and ``within_k``)."""
     from interp_heads.analysis.draw_overlap import draw_overlap, overlap_correlation
     from interp_heads.report import load_run
 
@@ -63,7 +66,10 @@ def table(run_dir: Path) -> tuple[pd.DataFrame, pd.Series]:
         top8_held=("top8_held", "mean"),
         top16_held=("top16_held", "mean"),
     )
-    return frame.join(top).reset_index(), overlap_correlation(draws)
+    corr = pd.DataFrame(
+        {"all_k": overlap_correlation(draws), "within_k": overlap_correlation(draws, within_k=True)}
+    )
+    return frame.join(top).reset_index(), corr
 
 
 def page(run_dir: Path) -> str:
@@ -94,17 +100,24 @@ def page(run_dir: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def findings(frame: pd.DataFrame, corr: pd.Series) -> list[str]:
-    """The page's reading, from the numbers: how many top heads a draw holds, and per task the
-    correlation of a draw's accuracy with them."""
-    held = frame.top16_held
-    cells = ", ".join(
-        f"{t} {c:+.2f}" if pd.notna(c) else f"{t} undefined (constant)" for t, c in corr.items()
+def _cells(values: pd.Series) -> str:
+    return ", ".join(
+        f"{t} {c:+.2f}" if pd.notna(c) else f"{t} undefined (constant)" for t, c in values.items()
     )
+
+
+def findings(frame: pd.DataFrame, corr: pd.DataFrame) -> list[str]:
+    """The page's reading, from the numbers: how many top heads a draw holds, and per task the
+    correlation of a draw's accuracy with them, over all k and within each k."""
+    held = frame.top16_held
     return [
         f"- A draw holds {held.min():.1f}-{held.max():.1f} of its task's top 16 heads on "
         "average (per task and k).",
-        f"- Correlation over all k and draws of a draw's accuracy with the top 16 heads it holds: "
-        f"{cells}. A negative value: the more of the task's own top heads a random draw masks, "
-        "the lower its accuracy, so a plain control mixes random damage with the ranking's own.",
+        "- Correlation of a draw's accuracy with the top 16 heads it holds, over all k and "
+        f"draws: {_cells(corr.all_k)}. Much of that is k itself: a larger draw masks more heads "
+        "and holds more top heads.",
+        "- Within each k (each draw's accuracy and count less their k's means, pooled over k): "
+        f"{_cells(corr.within_k)}. A negative value: among draws of the same size, the more of "
+        "the task's own top heads a draw masks, the lower its accuracy, so a plain control mixes "
+        "random damage with the ranking's own.",
     ]

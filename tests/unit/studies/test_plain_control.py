@@ -56,6 +56,11 @@ def test_each_draw_counts_the_top_heads_it_masks(done):
     corr = overlap_correlation(got, top=8, metric="answer_logprob")
     assert pd.notna(corr["tiny_echo"])
     assert corr["tiny_echo"] == pytest.approx(want.answer_logprob.corr(want.top8_held))
+    within = overlap_correlation(got, top=8, metric="answer_logprob", within_k=True)
+    by_k = want.groupby("k")  # each draw less its k's mean, by hand
+    x = want.answer_logprob - by_k.answer_logprob.transform("mean")
+    y = want.top8_held - by_k.top8_held.transform("mean")
+    assert pd.notna(within["tiny_echo"]) and within["tiny_echo"] == pytest.approx(x.corr(y))
 
 
 def test_the_page_reads_the_run_folder(done):
@@ -68,6 +73,7 @@ def test_the_page_reads_the_run_folder(done):
                        & (summary.metric == "accuracy")]["mean"].iloc[0]  # fmt: skip
         assert f"| tiny_echo | {r.k} | {topk:.2f} | {r.randomk_accuracy:.2f} | 3 |" in text
     assert "tiny_echo undefined (constant)" in text  # the tiny model answers nothing right
+    assert list(corr.columns) == ["all_k", "within_k"]
 
 
 def test_a_run_without_draws_is_refused_in_one_line(tmp_path):
