@@ -46,7 +46,8 @@ def draw_overlap(
     folder = RunFolder(run_dir)
     if not folder.ranking_csv.exists():
         raise InputError(f"{os.fspath(run_dir)}: no ranking.csv (not a finished run folder)")
-    ranking = read_csv(folder.ranking_csv)
+    ranking = read_csv(folder.ranking_csv).sort_values("rank")
+    order = {task: list(g.label) for task, g in ranking.groupby("task", sort=False)}
     display = SELECTIONS.get("randomk").display
     rows = []
     for name in sorted(folder.listed("conditions")):
@@ -55,12 +56,12 @@ def draw_overlap(
             continue
         if metric not in entry["scores"]:
             raise InputError(f"{os.fspath(run_dir)}: its draws were not scored with {metric!r}")
-        order = ranking[ranking.task == entry["task"]].sort_values("rank").label.tolist()
+        top = order.get(entry["task"], [])
         values = entry["scores"][metric]
         row = {"task": entry["task"], "k": entry["k"], "seed": entry["seed"],
                metric: sum(values) / len(values)}  # fmt: skip
         held = set(entry["heads"])
-        rows.append(row | {f"top{t}_held": len(held & set(order[:t])) for t in tops})
+        rows.append(row | {f"top{t}_held": len(held & set(top[:t])) for t in tops})
     if not rows:
         raise InputError(f"{os.fspath(run_dir)}: no RandomK draws stored")
     return pd.DataFrame(rows).sort_values(["task", "k", "seed"], ignore_index=True)
