@@ -15,12 +15,18 @@ def cmd_attribute(args) -> int:
     from functools import partial
 
     from interp_heads.cli.progress import step_progress
-    from interp_heads.pipeline.experiment import ATTRIBUTE, run_experiment
+    from interp_heads.pipeline.experiment import attribute_steps, run_experiment
 
     config = config_from_args(args, tasks=[args.task], baseline="needed")
     progress = partial(step_progress, quiet=args.quiet)
     exp, made = run_experiment(
-        config, args.out, args.force, True, ATTRIBUTE, notes=not args.quiet, progress=progress
+        config,
+        args.out,
+        args.force,
+        True,
+        attribute_steps(),
+        notes=not args.quiet,
+        progress=progress,
     )
     scores = next(iter(made["attribute"].values()))
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")

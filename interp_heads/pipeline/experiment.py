@@ -4,7 +4,7 @@
 then for every task keeps the correctly answered examples, ranks the heads on the first
 ``n_rank`` of them, sweeps ``k x selection x seed`` on the rest (up to ``n_eval``) and writes the
 run directory (see ``docs/cli.md``). ``interp-heads run``, ``attribute`` and ``ablate`` all come
-here: ``attribute`` runs the steps up to the ranking (:data:`ATTRIBUTE`), and a config with a
+here: ``attribute`` runs the steps up to the ranking (:func:`attribute_steps`), and a config with a
 given ranking (``ranking =`` or ``heads =``, what ``ablate`` builds) masks that ranking instead of
 ranking the heads (:func:`plan_steps`).
 
@@ -29,14 +29,14 @@ from interp_heads.pipeline.given_ranking import manifest_record
 from interp_heads.pipeline.loading import PipelineError, load_any_task, load_any_tasks
 from interp_heads.pipeline.plan_check import check_plan
 from interp_heads.pipeline.rankings import ranking_file
-from interp_heads.pipeline.steps import STEPS, Experiment, baseline, run_steps, task_hash
+from interp_heads.pipeline.steps import Experiment, baseline, planned, run_steps, task_hash
 from interp_heads.store import releases_locks
 from interp_heads.store.folder import RunFolder
 
 __all__ = [
-    "ATTRIBUTE",
     "PipelineError",
     "RunConfig",
+    "attribute_steps",
     "baseline",
     "build_experiment",
     "check_ks",
@@ -48,17 +48,19 @@ __all__ = [
     "task_formats",
 ]
 
-# rank the heads, no sweep: baseline, attribute, known, attention, report
-ATTRIBUTE = [s.name for s in STEPS.classes() if s.ranks]
+
+def attribute_steps() -> list[str]:
+    """The steps that rank the heads without a sweep (``interp-heads attribute``): baseline,
+    attribute, known, attention, report, and any registered step with ``ranks``
+    (``pipeline.steps.planned``: registered order, ``report`` last)."""
+    return planned(lambda step: step.ranks)
 
 
 def plan_steps(config: RunConfig) -> list[str]:
-    """The steps a whole run takes, in registered order (``pipeline.steps.STEPS``; ``report``
-    last, so a step registered later is on the page): rank the heads (or mask a given ranking),
-    sweep, tables, the ``analyses`` asked for, the kept-set curves (``sufficiency = true``),
-    report."""
-    names = [s.name for s in STEPS.classes() if s.wanted(config)]
-    return [n for n in names if n != "report"] + ["report"]
+    """The steps a whole run takes (``pipeline.steps.planned``: registered order, ``report``
+    last): rank the heads (or mask a given ranking), sweep, tables, the ``analyses`` asked for,
+    the kept-set curves (``sufficiency = true``), report."""
+    return planned(lambda step: step.wanted(config))
 
 
 def task_formats(

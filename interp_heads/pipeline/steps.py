@@ -166,8 +166,8 @@ def report_step(exp: Experiment):
 class PipelineStep:
     """A registered step: ``run(exp)`` does its work; ``wanted(config)`` says whether a whole run
     (``interp-heads run``) takes it; ``ranks``: whether ranking the heads only
-    (``interp-heads attribute``, :data:`~interp_heads.pipeline.experiment.ATTRIBUTE`) takes it.
-    A run takes its steps in the order they were registered."""
+    (``interp-heads attribute``, :func:`~interp_heads.pipeline.experiment.attribute_steps`) takes it.
+    A run takes its steps in the order they were registered, the report last (:func:`planned`)."""
 
     name: str
     run: Step
@@ -195,6 +195,13 @@ for _step in (
     PipelineStep("report", report_step, lambda config: True, ranks=True),
 ):
     STEPS.register(_step)
+
+
+def planned(takes: Callable[[PipelineStep], bool]) -> list[str]:
+    """The registered steps ``takes`` accepts, in registered order with ``report`` last (a step
+    registered after the built-ins is still on the page)."""
+    names = [s.name for s in STEPS.classes() if takes(s)]
+    return [n for n in names if n != "report"] + ["report"]
 
 
 def run_steps(

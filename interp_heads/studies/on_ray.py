@@ -17,10 +17,10 @@ from interp_heads.errors import PipelineError
 def _run_one(cwd: str, config, folder: str, steps: str, force: bool) -> str:
     """One study run in a Ray worker (the pipeline's own resume and locks apply)."""
     os.chdir(cwd)
-    from interp_heads.pipeline.experiment import ATTRIBUTE, run_experiment, run_pipeline
+    from interp_heads.pipeline.experiment import attribute_steps, run_experiment, run_pipeline
 
     if steps == "attribute":
-        run_experiment(config, Path(folder), force=force, quiet=True, steps=ATTRIBUTE)
+        run_experiment(config, Path(folder), force=force, quiet=True, steps=attribute_steps())
     else:
         run_pipeline(config, Path(folder), force=force, quiet=True)
     return folder

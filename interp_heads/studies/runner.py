@@ -66,7 +66,7 @@ def run_study(
     ``executor``: ``local`` (one run after another, in this process) or ``ray`` (one Ray task a
     run, ``cpus_per_run`` CPUs and torch threads each, on the cluster at ``ray_address`` or a
     local one; runs that read another's folder wait for it: :func:`waves`)."""
-    from interp_heads.pipeline.experiment import ATTRIBUTE, run_experiment, run_pipeline
+    from interp_heads.pipeline.experiment import attribute_steps, run_experiment, run_pipeline
 
     study = get_study(name, **(params or {})) if isinstance(name, str) else name
     if size not in SIZES:
@@ -93,7 +93,9 @@ def run_study(
         raise PipelineError(f"study executor {executor!r}: choose local or ray")
     for run, config in configs:
         if run.steps == "attribute":
-            run_experiment(config, folders[run.folder], force=force, quiet=quiet, steps=ATTRIBUTE)
+            run_experiment(
+                config, folders[run.folder], force=force, quiet=quiet, steps=attribute_steps()
+            )
         else:
             run_pipeline(config, folders[run.folder], force=force, quiet=quiet)
     return study.write_pages(folders, Path(docs))

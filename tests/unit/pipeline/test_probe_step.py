@@ -68,7 +68,12 @@ def test_evaluated_rows_go_to_the_manifest_and_the_page(tmp_path):
 def test_an_attribute_only_run_reads_the_evaluated_rows_a_sweep_of_its_config_would_mask(tmp_path):
     """A ranking made apart (``attribute``, a study's ranking run) with probe_rows = "evaluated"
     reads the rows its config's sweep evaluates: the rank rows' successors, as a run would."""
-    from interp_heads.pipeline.experiment import ATTRIBUTE, RunConfig, run_experiment, run_pipeline
+    from interp_heads.pipeline.experiment import (
+        RunConfig,
+        attribute_steps,
+        run_experiment,
+        run_pipeline,
+    )
     from interp_heads.tasks.io import save_task
 
     paths = [str(save_task(t, tmp_path / f"{t.name}.jsonl")) for t in label_planted_tasks(12)]
@@ -79,7 +84,9 @@ def test_an_attribute_only_run_reads_the_evaluated_rows_a_sweep_of_its_config_wo
          "known_heads": False}  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        run_experiment(RunConfig.from_dict(d), tmp_path / "attr", quiet=True, steps=ATTRIBUTE)
+        run_experiment(
+            RunConfig.from_dict(d), tmp_path / "attr", quiet=True, steps=attribute_steps()
+        )
         run_pipeline(RunConfig.from_dict(d), tmp_path / "run", quiet=True)
     alone = json.loads((tmp_path / "attr" / "manifest.json").read_text())
     whole = json.loads((tmp_path / "run" / "manifest.json").read_text())

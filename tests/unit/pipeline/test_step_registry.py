@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from interp_heads.pipeline.experiment import ATTRIBUTE, RunConfig, plan_steps, run_pipeline
+from interp_heads.pipeline.experiment import RunConfig, attribute_steps, plan_steps, run_pipeline
 from interp_heads.pipeline.steps import STEPS, PipelineStep
 from tests.helpers import DATA
 
@@ -30,7 +30,7 @@ def test_each_config_gets_the_steps_it_asks_for():
     ]  # fmt: skip
     given = _plan(heads=["L0H1", "L1H0"])  # a given ranking: nothing ranks the heads
     assert given == ["baseline", "sweep", "tables", "report"]
-    assert ATTRIBUTE == ["baseline", "attribute", "known", "attention", "report"]
+    assert attribute_steps() == ["baseline", "attribute", "known", "attention", "report"]
 
 
 @pytest.fixture
@@ -54,6 +54,16 @@ def test_a_registered_step_runs_before_the_report_and_is_recorded(counting_step,
     assert json.loads((tmp_path / "run" / "example_count.json").read_text()) == {"tiny_echo": 6}
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
     assert manifest["steps"][-2:] == ["example_count", "report"]
+
+
+def test_a_registered_ranking_step_joins_attribute_before_the_report():
+    STEPS.register(PipelineStep("note", lambda exp: None, ranks=True))
+    try:
+        assert attribute_steps()[-2:] == ["note", "report"]
+        assert "note" not in _plan()  # not wanted by a whole run
+    finally:
+        STEPS.unregister("note")
+    assert "note" not in attribute_steps()
 
 
 def test_steps_are_looked_up_by_name_and_unknown_ones_refused():

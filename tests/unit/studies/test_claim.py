@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from interp_heads.errors import PipelineError
-from interp_heads.pipeline.experiment import ATTRIBUTE, RunConfig, run_experiment
+from interp_heads.pipeline.experiment import RunConfig, attribute_steps, run_experiment
 from interp_heads.studies import STUDIES, run_study, study_config
 from tests.helpers import DATA, cli
 
@@ -23,7 +23,7 @@ def ranking(tmp_path_factory):
                                   "attribution": "atp", "filter_correct": False, "verify": 0})  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        run_experiment(config, out, quiet=True, steps=ATTRIBUTE)
+        run_experiment(config, out, quiet=True, steps=attribute_steps())
     return out
 
 
