@@ -20,6 +20,11 @@ Nothing is computed twice. Choices split in two:
   correctly answered subset is a filter on the unmasked condition's gold accuracy) and sweeps both
   claim ks (32 of 270 heads is the paper's literal k; 8 its fraction, 32 of ~1,024).
 
+``--param cogqa=FILE.json`` runs the same cells on a CogQA file (the study's own data): its four
+panel skills (:data:`PANELS`) in the study's template, or as plain completion prompts
+(``FILE.json:Skill@plain``, ``tasks.cogqa``), into ``<runs>/spec_curve_cogqa`` and
+``docs/spec_curve_cogqa.md``.
+
 RandomK draws outside TopK in no cell (``exclude_top = false``): the study's code means to but its
 filter is a no-op, and a draw that does not depend on the ranking can be shared by every cell that
 differs only in ranking.
@@ -31,12 +36,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.errors import PipelineError
 from interp_heads.store.readback import read_parquet
 from interp_heads.studies.base import STUDIES, Study, StudyRun
 
 STUDY_TASKS = [f"data/cognitive_mirrors/{t}.jsonl" for t in
                ("retrieval", "knowledge_recall", "math_calculation", "inference")]  # fmt: skip
 PLAIN_TASKS = ["retrieval", "knowledge_recall", "math_calculation", "inference"]
+PANELS = ("Retrieval", "Knowledge Recall", "Math Calculation", "Inference")  # the paper's figure
 
 # choice -> option -> what it sets: config values (generating choices) or what a cell reads
 OPTIONS: dict[str, dict[str, dict]] = {
@@ -122,13 +129,31 @@ def run_name(cell: dict, options=OPTIONS, prefix: str = "spec_curve") -> str:
     return f"{prefix}/" + "_".join(str(cell[c]) for c in generating(options))
 
 
-def rank_name(cell: dict) -> str:
+def rank_name(cell: dict, prefix: str = "spec_curve") -> str:
     """The attribute-only run folder holding a cell's ranking."""
-    return f"spec_curve/rank_{cell['ranking']}_{cell['format']}"
+    return f"{prefix}/rank_{cell['ranking']}_{cell['format']}"
+
+
+def cogqa_options(path: str, options=OPTIONS) -> dict:
+    """``options`` with both formats reading a CogQA file's :data:`PANELS`: the study's template
+    (``FILE.json:Skill``) or the same sub-questions as plain completion prompts
+    (``FILE.json:Skill@plain``). Both take the study's 32 new tokens: a CogQA answer is often a
+    sentence, not the built-in tasks' word, so the format choice changes the prompt only."""
+    study = [f"{path}:{skill}" for skill in PANELS]
+    return {**options, "format": {
+        "study": {"tasks": study, "max_new_tokens": 32},
+        "plain": {"tasks": [f"{t}@plain" for t in study], "max_new_tokens": 32},
+    }}  # fmt: skip
 
 
 def plan_runs(
-    size: str, base: str, options=OPTIONS, ends=(STUDY_END, CAUSAL_END), common=COMMON, sizes=SIZES
+    size: str,
+    base: str,
+    options=OPTIONS,
+    ends=(STUDY_END, CAUSAL_END),
+    common=COMMON,
+    sizes=SIZES,
+    prefix: str = "spec_curve",
 ) -> list[StudyRun]:
     """The attribute-only ranking runs first, then one run per distinct generating choice."""
     sized = dict(sizes[size])
@@ -142,11 +167,11 @@ def plan_runs(
         # another method than the probe: the base config's probe keys back at their defaults
         unset = {} if method["attribution"] == "probe" else probe_defaults()
         shared = {**common, **sized, **fmt, "ks": ks, **unset}
-        rank = rank_name(cell)
+        rank = rank_name(cell, prefix)
         if rank not in runs:
             runs[rank] = StudyRun(rank, base, {**shared, "ablation": "mean", **method},
                                   steps="attribute")  # fmt: skip
-        name = run_name(cell, options)
+        name = run_name(cell, options, prefix)
         if name not in runs:
             changes = {**shared, **options["intervention"][cell["intervention"]],
                        **options["scope"][cell["scope"]], "attribution": method["attribution"],
@@ -212,16 +237,37 @@ class SpecCurve(Study):
     # measured on 2 cores, 2026-12-04 (6,025 s; 17 min of it beside two other runs)
     minutes: dict[str, float] = {"full": 100.4}
     base = "configs/cognitive_mirrors.toml"  # every run starts from the study's config
-    options = OPTIONS
+    params = {"cogqa": ""}  # a CogQA file: its four panels as the tasks of every cell
     ends = (STUDY_END, CAUSAL_END)
     common = COMMON
     sizes = SIZES
 
+    @property
+    def cogqa(self) -> str:
+        """The CogQA file given (``""``: the built-in tasks); a missing one is refused."""
+        path = str(self.values.get("cogqa") or "")
+        if path and not Path(path).is_file():
+            raise PipelineError(f"study {self.name}: no CogQA file {path!r}")
+        return path
+
+    @property
+    def options(self) -> dict:
+        return cogqa_options(self.cogqa) if self.cogqa else OPTIONS
+
+    @property
+    def prefix(self) -> str:
+        """The runs' folder under the runs folder, and the page's name."""
+        return "spec_curve_cogqa" if self.cogqa else "spec_curve"
+
     def runs(self, size):
-        return plan_runs(size, self.base, self.options, self.ends, self.common, self.sizes)
+        return plan_runs(size, self.base, self.options, self.ends, self.common, self.sizes,
+                         self.prefix)  # fmt: skip
 
     def write_pages(self, folders, docs):
-        from interp_heads.studies.spec_curve_page import write_page
+        from interp_heads.studies.spec_curve_page import INTRO, write_page
 
-        frame = curve_frame(folders, self.options, self.ends)
-        return write_page(frame, self.options, self.ends, docs)
+        frame = curve_frame(folders, self.options, self.ends, self.prefix)
+        intro = INTRO
+        if self.cogqa:
+            intro = INTRO[:-1] + f"; the tasks: the CogQA file `{Path(self.cogqa).name}`'s panels."
+        return write_page(frame, self.options, self.ends, docs, stem=self.prefix, intro=intro)

@@ -13,6 +13,11 @@ skill order, then other skills in order of appearance; examples in file order, w
 ``<item>-<sub-question>`` (from 0).
 
 A task spec ``FILE.json`` names all of a file's skills; ``FILE.json:Retrieval`` names one.
+A spec ending ``@plain`` (``FILE.json@plain``, ``FILE.json:Retrieval@plain``) reads the same
+sub-questions as plain completion prompts (:func:`plain_prompt`: the main question, the same prior
+knowledge, ``Q: <sub-question>`` and ``A:``), in the format ``plain``: the causal protocol's prompt
+on the study's data, so that the two protocols can be compared on one file. A task has the same
+name in both forms; its ``source`` keeps the form (``FILE.json@plain``).
 """
 
 from __future__ import annotations
@@ -23,11 +28,12 @@ import os
 from pathlib import Path
 
 from interp_heads.tasks.checking import normalize
-from interp_heads.tasks.cognitive_mirrors import prior_knowledge, study_prompt
+from interp_heads.tasks.cognitive_mirrors import NO_PRIOR, prior_knowledge, study_prompt
 from interp_heads.tasks.io import TaskFormatError
 from interp_heads.tasks.schema import Example, Task
 
 PREFIX = "cogqa"
+PLAIN = "@plain"  # a spec's suffix: the plain completion form
 SKILLS = (
     "Retrieval",
     "Knowledge Recall",
@@ -42,18 +48,39 @@ SKILLS = (
 
 
 def is_cogqa(spec: str | os.PathLike) -> bool:
-    """Whether a task spec names a CogQA file (``.json``, optionally ``:<skill>``)."""
+    """Whether a task spec names a CogQA file (``.json``, optionally ``:<skill>``, ``@plain``)."""
     path, _ = split_spec(spec)
     return path.suffix.lower() == ".json"
 
 
 def split_spec(spec: str | os.PathLike) -> tuple[Path, str | None]:
-    """``FILE.json:Skill`` -> ``(FILE.json, "Skill")``; anything else -> ``(path, None)``."""
-    text = str(spec)
+    """``FILE.json:Skill`` -> ``(FILE.json, "Skill")``; anything else -> ``(path, None)``; a
+    ``@plain`` suffix is dropped (:func:`spec_form` reads it)."""
+    text, _ = spec_form(spec)
     head, sep, skill = text.rpartition(".json:")
     if sep and skill and not Path(text).exists():
         return Path(head + ".json"), skill
     return Path(text), None
+
+
+def spec_form(spec: str | os.PathLike) -> tuple[str, str]:
+    """``(spec without its form suffix, form)``: form ``plain`` for a ``@plain`` suffix, else
+    ``study`` (a file whose own name ends ``@plain`` is read as it is)."""
+    text = str(spec)
+    if text.endswith(PLAIN) and not Path(text).exists():
+        return text[: -len(PLAIN)], "plain"
+    return text, "study"
+
+
+def plain_prompt(question: str, cot: str, subquestion: str) -> str:
+    """A sub-question as a plain completion prompt: the main question, the study's prior
+    knowledge when there is any (``Qk: ...`` / ``Ak: ...``), then ``Q: <sub-question>`` and
+    ``A:``, the question-answer shape of the built-in ``inference`` task."""
+    lines = [question.strip()]
+    if cot.strip() and cot.strip() != NO_PRIOR:
+        lines.append(cot.strip())
+    lines.append(f"Q: {subquestion.strip()}\nA:")
+    return "\n".join(lines)
 
 
 def task_name(skill: str) -> str:
@@ -94,8 +121,10 @@ def _checked_sub(sub: object, where: str) -> tuple[str, str, str]:
     return sub["subquestion"], str(answer), sub["cognitive_skill"]
 
 
-def _examples(items: list, where: str) -> dict[str, list[Example]]:
-    """Every sub-question as an example, grouped by skill (in order of appearance)."""
+def _examples(items: list, where: str, form: str = "study") -> dict[str, list[Example]]:
+    """Every sub-question as an example in ``form`` (``study``: the study's template; ``plain``:
+    :func:`plain_prompt`), grouped by skill (in order of appearance)."""
+    prompt_of = plain_prompt if form == "plain" else study_prompt
     by_skill: dict[str, list[Example]] = {}
     for i, item in enumerate(items):
         at = f"{where}:item {i}"
@@ -111,7 +140,7 @@ def _examples(items: list, where: str) -> dict[str, list[Example]]:
                 Example(
                     id=f"{i}-{j}",
                     task=task_name(skill),
-                    prompt=study_prompt(item["question"], cot, subq),
+                    prompt=prompt_of(item["question"], cot, subq),
                     answer=answer,
                     question=subq,
                     meta={"item": i, "sub": j, "skill": skill},
@@ -121,23 +150,26 @@ def _examples(items: list, where: str) -> dict[str, list[Example]]:
 
 
 def read_cogqa(spec: str | os.PathLike) -> list[Task]:
-    """The tasks of a CogQA file, one per skill (``FILE.json:Skill``: that skill's only).
+    """The tasks of a CogQA file, one per skill (``FILE.json:Skill``: that skill's only), in the
+    study's template, or as plain completion prompts for a spec ending ``@plain``.
 
     Raises:
         TaskFormatError: the file is missing or not in the format, or the skill is not in it.
     """
     path, only = split_spec(spec)
+    form = spec_form(spec)[1]
     items, raw = _items(path)
-    by_skill = _examples(items, path.name)
+    by_skill = _examples(items, path.name, form)
     if only is not None and only not in by_skill:
         raise TaskFormatError(
             f"{path.name}:0: no sub-question has the skill {only!r} (skills: "
             f"{', '.join(_ordered(by_skill))})"
         )
     sha = hashlib.sha256(raw).hexdigest()
-    meta = {"fmt": "cognitive_mirrors", "fmt_source": "file"}
+    meta = {"fmt": "plain" if form == "plain" else "cognitive_mirrors", "fmt_source": "file"}
+    source = str(path) + (PLAIN if form == "plain" else "")
     return [
-        Task(task_name(skill), by_skill[skill], str(path), sha, {**meta, "skill": skill})
+        Task(task_name(skill), by_skill[skill], source, sha, {**meta, "skill": skill})
         for skill in _ordered(by_skill)
         if only is None or skill == only
     ]

@@ -10,8 +10,15 @@ import warnings
 import pandas as pd
 import pytest
 
+from interp_heads.errors import PipelineError
 from interp_heads.studies import run_study
-from interp_heads.studies.spec_curve import SpecCurve, cells, curve_frame, plan_runs, run_name
+from interp_heads.studies.spec_curve import (
+    SpecCurve,
+    cells,
+    curve_frame,
+    plan_runs,
+    run_name,
+)
 from tests.helpers import DATA, ROOT
 
 ECHO = str(DATA / "tiny_echo.jsonl")
@@ -142,3 +149,24 @@ def test_flip_table_keeps_two_choices_with_the_same_change_apart():
     assert (
         "scope: a -> b | **yes** | 1 of 1" in rows[0] and "format: a -> b | no | 0 of 1" in rows[1]
     )
+
+
+COGQA = str(DATA / "cogqa_small.json")
+
+
+def test_a_cogqa_file_is_the_tasks_of_every_cell_in_both_formats(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    study = SpecCurve(cogqa=COGQA)
+    runs = study.runs("full")
+    panels = [f"{COGQA}:{s}" for s in ("Retrieval", "Knowledge Recall", "Math Calculation",
+                                         "Inference")]  # fmt: skip
+    assert len(runs) == 16 and all(r.folder.startswith("spec_curve_cogqa/") for r in runs)
+    for r in runs:
+        plain = r.folder.endswith("_plain")
+        assert r.changes["tasks"] == [p + "@plain" if plain else p for p in panels]
+        assert r.changes["max_new_tokens"] == 32
+        if r.steps == "run":
+            assert r.changes["ranking"].startswith("{runs}/spec_curve_cogqa/rank_")
+    assert [r.changes["tasks"] for r in study.runs("small")][0] == panels[:2]
+    with pytest.raises(PipelineError, match="no CogQA file 'nope.json'"):
+        SpecCurve(cogqa="nope.json").runs("small")

@@ -59,6 +59,30 @@ def test_prompts_carry_the_earlier_retrieval_answers():
     assert "<prior_knowledge>\n\n</prior_knowledge>" in later.prompt
 
 
+def test_plain_form_asks_the_same_sub_questions_as_completion_prompts():
+    study = {t.name: t for t in load_any_tasks(str(SMALL))}
+    plain = {t.name: t for t in load_any_tasks(f"{SMALL}@plain")}
+    assert list(plain) == list(study)  # same task names, so cells of both forms line up
+    for name, task in plain.items():
+        assert [(e.id, e.answer) for e in task] == [(e.id, e.answer) for e in study[name]]
+        assert task.fmt == "plain" and task.meta["fmt_source"] == "file"
+        assert task.source == f"{SMALL}@plain" and task.sha256 == study[name].sha256
+    math = {e.id: e for e in plain["cogqa/Math Calculation"]}
+    assert math["0-4"].prompt == (  # written out by hand from the file's first item
+        "A baker fills 4 trays with 12 rolls each and sells 30 rolls. How many rolls are left?\n"
+        "Q1: How many trays does the baker fill?\nA1: 4\n"
+        "Q2: How many rolls are on each tray?\nA2: 12\n"
+        "Q4: How many rolls does the baker sell?\nA4: 30\n"
+        "Q: How many rolls are left after the sale?\nA:"
+    )
+    first = plain["cogqa/Syntactic Understanding"][0]  # an item's first: no prior knowledge
+    assert first.prompt.endswith("slept\", which word is the subject, and is the fox awake?\n"
+                                 "Q: Which word is the subject of the sentence?\nA:")  # fmt: skip
+    (one,) = load_any_tasks(f"{SMALL}:Math Calculation@plain")
+    assert [e.prompt for e in one] == [e.prompt for e in plain["cogqa/Math Calculation"]]
+    assert load_any_task(f"{SMALL}:Inference@plain").fmt == "plain"
+
+
 def test_tasks_show_lists_skills_with_counts(capsys):
     assert cli("tasks", "show", SMALL) == 0
     out = capsys.readouterr().out
