@@ -204,7 +204,7 @@ def _ablate(sub, cmds) -> None:
     cli_flag(
         b, "fmt", help="prompt format (None: the ranking's, else the task file's, else measured)"
     )
-    for name in ("max_new_tokens", "reference"):
+    for name in ("max_new_tokens", "reference", "batch_padding"):
         cli_flag(b, name)
     for name in ("free_form", "elbow", "damage_matched"):
         cli_flag(b, name)

@@ -44,6 +44,7 @@ DIGEST_IF_SET = {
     "sufficiency_target": 0.9,
     "sufficiency_step": 0.1,
     "sufficiency_patience": 0,
+    "batch_padding": None,
 }
 
 

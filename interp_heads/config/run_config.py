@@ -206,6 +206,7 @@ class RunConfig(
             reference=str(self.reference),
             free_form=self.free_form,
             elbow=self.elbow,
+            batch_padding=self.batch_padding,
             fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
         )
 

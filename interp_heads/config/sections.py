@@ -10,7 +10,7 @@ section         keys
 ``ablation``    ablation, positions, each kind's options (``config.options``: ``KINDS.options()``)
 ``sweep``       ks, scaled_ks, selections, seeds, elbow, damage_matched, each selection's options (``SELECTIONS.options()``: ``exclude_top``)
 ``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_grid, sufficiency_metrics, sufficiency_search, sufficiency_search_ablation, sufficiency_target, sufficiency_step, sufficiency_patience (steps after the sweep)
-``generation``  max_new_tokens, batch_size, seed, free_form
+``generation``  max_new_tokens, batch_size, batch_padding, seed, free_form
 ``metrics``     metrics, reference, each metric's options (``METRICS.options()``: ``comet_model``)
 ``placement``   executor, n_devices, shared_store, each executor's options (``EXECUTORS.options()``: ``ray_address``, ``n_workers``) (where work runs and what it reuses; not in the digest)
 =============== ===========================================================================
@@ -245,6 +245,9 @@ class AnalysisSection(Section):
 class GenerationSection(Section):
     max_new_tokens: Pos = Field(16, description="tokens generated per answer")
     batch_size: Pos = Field(16, description="examples per forward pass")
+    batch_padding: NonNeg | None = Field(None, description="most padding positions a sweep's "
+                                         "generation batch holds (None: batch_size prompts "
+                                         "each, whatever their lengths; docs/performance.md)")  # fmt: skip
     seed: Annotated[int, AfterValidator(torch_seed)] = Field(0, description="torch seed of the run")
     free_form: bool = Field(
         False,

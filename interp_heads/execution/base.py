@@ -30,12 +30,14 @@ from interp_heads.interventions.means import HeadValues
 class Generation:
     """How a sweep generates: greedy, ``max_new_tokens``, the first-line stop, ``batch_size``;
     ``stop_after``: a vocabulary token that ends an answer and is kept (``"]"`` in the
-    ``cognitive_mirrors`` prompt format), None for none."""
+    ``cognitive_mirrors`` prompt format), None for none; ``batch_padding``: the most padding
+    positions a batch holds (``generation.decode.batches``), None for no such limit."""
 
     max_new_tokens: int
     batch_size: int = 32
     stop_at_newline: bool = True
     stop_after: str | None = None
+    batch_padding: int | None = None
 
     def key(self) -> dict:
         """These settings as resume keys hold them (``stop_after`` only when set)."""
@@ -47,6 +49,8 @@ class Generation:
         }
         if self.stop_after is not None:
             key["stop_after"] = self.stop_after
+        if self.batch_padding is not None:
+            key["batch_padding"] = self.batch_padding
         return key
 
     def run(self, model, prompts: Sequence[str], prefixes=None) -> list[str]:
@@ -58,6 +62,7 @@ class Generation:
             stop_at_newline=self.stop_at_newline,
             stop_after=self.stop_after,
             prefixes=prefixes,
+            batch_padding=self.batch_padding,
         )
 
 
@@ -81,11 +86,12 @@ class TaskContext:
         mask active)."""
         from interp_heads.generation.prefix import PromptPrefixes
 
-        key = (generation.batch_size, whole)
+        key = (generation.batch_size, generation.batch_padding, whole)
         if key not in self.prefixes:
             self.prefixes[key] = PromptPrefixes(
-                model, self.prompts, batch_size=generation.batch_size, whole=whole
-            )
+                model, self.prompts, batch_size=generation.batch_size, whole=whole,
+                batch_padding=generation.batch_padding,
+            )  # fmt: skip
         return self.prefixes[key]
 
 

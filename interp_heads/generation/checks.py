@@ -13,10 +13,10 @@ from collections.abc import Iterable, Sequence
 from interp_heads.errors import InputError
 
 
-def positive_int(value, name: str) -> int:
-    """``value`` if it is an integer >= 1 (not a bool), else InputError naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{name} must be an integer >= 1, got {value!r}")
+def positive_int(value, name: str, least: int = 1) -> int:
+    """``value`` if it is an integer >= ``least`` (not a bool), else InputError naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InputError(f"{name} must be an integer >= {least}, got {value!r}")
     return value
 
 

@@ -108,6 +108,7 @@ def generate_tokens(
     sampling: Sampling | None = None,
     progress: bool = False,
     prefixes=None,
+    batch_padding: int | None = None,
 ) -> list[list[int]] | list[int]:
     """Greedy continuations (token ids, stop token excluded) for each prompt, in input order.
 
@@ -130,12 +131,16 @@ def generate_tokens(
     and ``prepend_bos``), whose unmasked prompt passes each batch starts from; valid only while
     every active hook leaves the prefix's positions alone: the prompt but its last token
     (``positions="last"``), the whole prompt (``whole=True``: ``positions="generated"``).
+    ``batch_padding``: a batch is also cut before it would hold more than this many padding
+    positions (:func:`batches`; None: ``batch_size`` prompts each).
     """
     single = isinstance(prompts, str)
     prompts = checks.prompt_list([prompts] if single else prompts)
     fwd_hooks = checks.hook_list(fwd_hooks)
     checks.positive_int(max_new_tokens, "max_new_tokens")
     checks.positive_int(batch_size, "batch_size")
+    if batch_padding is not None:
+        checks.positive_int(batch_padding, "batch_padding", least=0)
     sampling = Sampling() if sampling is None else sampling
     if prepend_bos is None:
         prepend_bos = model.cfg.default_prepend_bos
@@ -147,7 +152,7 @@ def generate_tokens(
     generator = sampling.generator(device)
     bar = _progress(len(prompts), progress)
     with model.hooks(fwd_hooks=list(fwd_hooks)), attention_path(model, fast_attention), bar:
-        for idx, tokens, mask in batches(model, prompts, batch_size, prepend_bos):
+        for idx, tokens, mask in batches(model, prompts, batch_size, prepend_bos, batch_padding):
             if on_batch is not None:
                 on_batch(idx)
             prefix = prefixes.get(tokens, mask) if prefixes is not None and use_cache else None
@@ -170,12 +175,47 @@ def _row_callback(idx: list[int], on_batch):
     return lambda rows: on_batch([idx[r] for r in rows])
 
 
-def batches(model, prompts: Sequence[str], batch_size: int, prepend_bos: bool | None):
-    """``(indices, tokens, mask)`` of each batch: prompts sorted by length, left-padded."""
+def batches(
+    model,
+    prompts: Sequence[str],
+    batch_size: int,
+    prepend_bos: bool | None,
+    batch_padding: int | None = None,
+):
+    """``(indices, tokens, mask)`` of each batch, left-padded: prompts sorted by length in
+    characters, ``batch_size`` a batch. With ``batch_padding`` a batch is also cut before its
+    padding (its prompts times its longest prompt in tokens, less their tokens) would pass
+    ``batch_padding`` positions, so prompts of very different lengths are not padded to the
+    longest of ``batch_size``; batches of prompts of about one length are never cut, and batches
+    the budget does not cut are the same batches as without it."""
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
+    if batch_padding is None:
+        groups = [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
+    else:
+        lengths = [len(tokenize_left_padded(model, [p], prepend_bos)[0][0]) for p in prompts]
+        groups = padding_budget_groups(order, lengths, batch_size, batch_padding)
+    for idx in groups:
         yield (idx, *tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos))
+
+
+def padding_budget_groups(
+    order: Sequence[int], lengths: Sequence[int], batch_size: int, batch_padding: int
+) -> list[list[int]]:
+    """``order`` cut into batches: a new batch starts when the next prompt would take the batch
+    past ``batch_size`` prompts or its padding past ``batch_padding`` positions (its prompts
+    times the longest of ``lengths`` among them, less the sum of their ``lengths``)."""
+    groups: list[list[int]] = []
+    longest = real = 0
+    for i in order:
+        if groups and len(groups[-1]) < batch_size:
+            wider = max(longest, lengths[i])
+            if (len(groups[-1]) + 1) * wider - (real + lengths[i]) <= batch_padding:
+                groups[-1].append(i)
+                longest, real = wider, real + lengths[i]
+                continue
+        groups.append([i])
+        longest = real = lengths[i]
+    return groups
 
 
 def attention_path(model, fast_attention: bool | None):

@@ -50,6 +50,7 @@ class PromptPrefixes:
         prepend_bos: bool | None = None,
         fast_attention: bool | None = None,
         whole: bool = False,
+        batch_padding: int | None = None,
     ):
         from interp_heads.generation.decode import attention_path, batches
 
@@ -62,7 +63,9 @@ class PromptPrefixes:
         device = model.cfg.device
         cut = None if whole else -1
         with torch.inference_mode(), attention_path(model, fast_attention):
-            for _, tokens, mask in batches(model, list(prompts), batch_size, prepend_bos):
+            for _, tokens, mask in batches(
+                model, list(prompts), batch_size, prepend_bos, batch_padding
+            ):
                 if tokens.shape[1] < 2 and not whole:
                     continue
                 tokens, mask = tokens.to(device), mask.to(device)

@@ -41,6 +41,7 @@ class SweepConfig:
     reference: str = "gold"
     free_form: bool = False
     elbow: bool = False  # also mask each task's elbow k (``interp_heads.sweep.elbow``)
+    batch_padding: int | None = None  # most padding positions a batch holds (``Generation``)
 
     def __post_init__(self) -> None:
         self.ablation = KINDS.canonical(self.ablation)
@@ -78,7 +79,9 @@ class SweepConfig:
                     d[f.metadata.get("stored_as", name)] = value
         if d["positions"] == "all":
             del d["positions"]
-        for key, default in (("reference", "gold"), ("free_form", False), ("elbow", False)):
+        later = (("reference", "gold"), ("free_form", False), ("elbow", False),
+                 ("batch_padding", None))  # fmt: skip
+        for key, default in later:
             if d[key] == default:
                 del d[key]
         return d
@@ -91,8 +94,12 @@ class SweepConfig:
     def generation(self, batch_size: int) -> Generation:
         """How this sweep generates at ``batch_size`` rows per batch."""
         if self.json_answers:
-            return Generation(self.max_new_tokens, batch_size, False, STOP_TOKEN)
-        return Generation(self.max_new_tokens, batch_size, not self.free_form)
+            return Generation(
+                self.max_new_tokens, batch_size, False, STOP_TOKEN, self.batch_padding
+            )
+        return Generation(
+            self.max_new_tokens, batch_size, not self.free_form, batch_padding=self.batch_padding
+        )
 
     def generation_key(self, batch_size: int) -> dict:
         """The generation settings as resume keys hold them."""
