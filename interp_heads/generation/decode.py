@@ -77,9 +77,18 @@ def tokenize_left_padded(
     model: HookedTransformer, prompts: Sequence[str], prepend_bos: bool | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Tokens ``[batch, pos]`` and attention mask, left-padded, as TransformerLens would tokenize."""
+    return left_padded(model, token_rows(model, prompts, prepend_bos))
+
+
+def token_rows(model, prompts: Sequence[str], prepend_bos: bool | None = None) -> list:
+    """Each prompt's token ids (1-D), as TransformerLens would tokenize it alone."""
     if prepend_bos is None:
         prepend_bos = model.cfg.default_prepend_bos
-    rows = [model.to_tokens(p, prepend_bos=prepend_bos, move_to_device=False)[0] for p in prompts]
+    return [model.to_tokens(p, prepend_bos=prepend_bos, move_to_device=False)[0] for p in prompts]
+
+
+def left_padded(model, rows: Sequence[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token rows as one left-padded batch: tokens ``[batch, pos]`` and attention mask."""
     width = max(len(r) for r in rows)
     pad = model.tokenizer.pad_token_id
     tokens = torch.full((len(rows), width), pad, dtype=torch.long)
@@ -190,12 +199,13 @@ def batches(
     the budget does not cut are the same batches as without it."""
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
     if batch_padding is None:
-        groups = [order[s : s + batch_size] for s in range(0, len(order), batch_size)]
-    else:
-        lengths = [len(tokenize_left_padded(model, [p], prepend_bos)[0][0]) for p in prompts]
-        groups = padding_budget_groups(order, lengths, batch_size, batch_padding)
-    for idx in groups:
-        yield (idx, *tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos))
+        for start in range(0, len(order), batch_size):
+            idx = order[start : start + batch_size]
+            yield (idx, *tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos))
+        return
+    rows = token_rows(model, prompts, prepend_bos)  # each prompt tokenized once
+    for idx in padding_budget_groups(order, [len(r) for r in rows], batch_size, batch_padding):
+        yield (idx, *left_padded(model, [rows[i] for i in idx]))
 
 
 def padding_budget_groups(
