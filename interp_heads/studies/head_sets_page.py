@@ -26,7 +26,17 @@ import pandas as pd
 
 from interp_heads.attribution.stability import halves_of, spearman
 from interp_heads.store.readback import read_csv, read_json
-from interp_heads.studies.base import read_scores
+from interp_heads.studies.base import read_scores, run_minutes
+
+
+def _rank_seconds(manifest: dict, task: str, method: str) -> float:
+    """The ranking's seconds over every invocation of the run (a resumed run reuses its stored
+    ranking in ~0 s: the invocation that made it counts); the probe ranks every task at once."""
+    for step in (f"{task}/attribution", f"{method}/attribution"):
+        minutes, _ = run_minutes(manifest, step)
+        if minutes is not None:
+            return 60 * minutes
+    return 0.0
 
 
 def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int], list[int]]:
@@ -40,9 +50,8 @@ def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int
         curves = read_csv(Path(path) / "heads" / "sufficiency_curves.csv")
         grids.append(list(manifest["sufficiency"]["ks"]))
         ks = list(manifest["ks"])  # the same in every run of the study
-        timings = manifest.get("timings") or {}
         for task, split in manifest["splits"].items():
-            seconds = timings.get(f"{task}/attribution", timings.get(f"{method}/attribution", 0))
+            seconds = _rank_seconds(manifest, task, method)
             row = {"task": task, "method": method, "rank_seconds": round(float(seconds), 2),
                    "n_rank": len(split["rank"]), "n_eval": len(split["eval"])}  # fmt: skip
             row |= _measures(summary[summary.task == task])

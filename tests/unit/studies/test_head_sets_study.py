@@ -147,3 +147,12 @@ def test_markdown_table_and_targets_from_rows():
     table = headline({"reference": "mean_ablation", "rows": [ref, mine]})
     assert "| `mean_ablation` (reference) | 0.80 (+1.00) |" in table
     assert "| `ablation_atp` | 0.72 (+0.40) |" in table
+
+
+def test_ranking_seconds_count_the_invocation_that_ranked():
+    from interp_heads.studies.head_sets_page import _rank_seconds
+
+    resumed = {"timings": {"t/attribution": 0.01}, "earlier_timings": [{"t/attribution": 12.0}]}
+    assert _rank_seconds(resumed, "t", "atp") == pytest.approx(12.01)
+    assert _rank_seconds({"timings": {"probe/attribution": 30.0}}, "t", "probe") == 30.0
+    assert _rank_seconds({"timings": {}}, "t", "atp") == 0.0
