@@ -303,8 +303,8 @@ class RunConfig(
         base = self._base_dir
         if base is None or spec in BUILTIN_TASKS or Path(spec).is_absolute():
             return spec
-        there = base / spec
-        return str(there) if _exists(there) or not _exists(Path(spec)) else spec
+        there, file = base / spec, _file_of(spec)
+        return str(there) if _exists(base / file) or not _exists(file) else spec
 
     def section(self, name: str) -> Section:
         """One section (``"model"``, ``"sweep"``...) as its own typed object."""
@@ -337,6 +337,13 @@ class RunConfig(
     def digest(self) -> str:
         """The run folder's ``config_digest`` (``config.digest``: the keys it leaves out)."""
         return digest_of(self.to_dict())
+
+
+def _file_of(spec: str) -> Path:
+    """The file a task spec reads: a CogQA spec's file without ``:Skill`` and ``@plain``."""
+    from interp_heads.tasks.cogqa import is_cogqa, split_spec
+
+    return split_spec(spec)[0] if is_cogqa(spec) else Path(spec)
 
 
 def _exists(path: Path) -> bool:

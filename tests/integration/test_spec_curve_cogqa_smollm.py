@@ -63,7 +63,12 @@ def test_both_formats_ask_the_same_cogqa_sub_questions(tmp_path, monkeypatch):
 
     study, plain = prompts("study"), prompts("plain")
     assert study.keys() == plain.keys() and len(study) == 4
-    item = json.loads((DATA / "cogqa_small.json").read_text())[0]  # ids 0-0, 0-1: its first two
-    first = item["generated"][0]["subquestion"]
-    assert study["0-0"] == cm.study_prompt(item["question"], cm.NO_PRIOR, first)
-    assert plain["0-0"] == plain_prompt(item["question"], cm.NO_PRIOR, first)
+    raw = json.loads((DATA / "cogqa_small.json").read_text())
+    for eid in study:  # each prompt as the study builds it, and as a plain completion prompt
+        i, j = (int(x) for x in eid.split("-"))
+        subs = raw[i]["generated"]
+        cot = cm.prior_knowledge([(s["subquestion"], str(s["answer"]), s["cognitive_skill"])
+                                  for s in subs[:j]], first=j == 0)  # fmt: skip
+        question, sub = raw[i]["question"], subs[j]["subquestion"]
+        assert study[eid] == cm.study_prompt(question, cot, sub)
+        assert plain[eid] == plain_prompt(question, cot, sub)

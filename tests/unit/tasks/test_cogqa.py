@@ -132,3 +132,18 @@ def test_bad_files_one_line(tmp_path, capsys, content, reason):
     assert cli("tasks", "show", path) == 2
     err = capsys.readouterr().err.strip()
     assert reason in err and "\n" not in err and path.read_bytes() == before
+
+
+@pytest.mark.parametrize("suffix", ["", ":Retrieval", ":Retrieval@plain", "@plain"])
+def test_a_relative_cogqa_spec_resolves_where_its_file_is(tmp_path, monkeypatch, suffix):
+    from interp_heads.config.run_config import RunConfig
+
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "cfg" / "run.toml").write_text('model = "tiny"\n')
+    (tmp_path / "here.json").write_bytes(SMALL.read_bytes())  # beside the working directory
+    (tmp_path / "cfg" / "there.json").write_bytes(SMALL.read_bytes())  # beside the config
+    monkeypatch.chdir(tmp_path)
+    config = RunConfig.from_toml(tmp_path / "cfg" / "run.toml")
+    assert config.task_path(f"here.json{suffix}") == f"here.json{suffix}"
+    assert config.task_path(f"there.json{suffix}") == str(tmp_path / "cfg" / f"there.json{suffix}")
+    assert load_any_tasks(config.task_path(f"here.json{suffix}"))[0].name == "cogqa/Retrieval"
