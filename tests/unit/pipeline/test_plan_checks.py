@@ -181,7 +181,7 @@ BAD = {
     ],
     "max_new_tokens": ["0", "100000"],
     "batch_size": ["0", "-1"],
-    "batch_padding": ["-1", "1.5", "\"x\""],
+    "batch_padding": ["-1", "1.5", '"x"'],
     "seed": ['"x"', "1.5"],
     "free_form": ['"x"'],
     "metrics": ["[]", '["nope"]', '["logit_diff"]\ntasks = ["{plain}"]\nattribution = "auto"'],
