@@ -25,7 +25,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 from interp_heads.tasks.checking import normalize
 from interp_heads.tasks.cognitive_mirrors import NO_PRIOR, prior_knowledge, study_prompt
@@ -83,6 +85,21 @@ def plain_prompt(question: str, cot: str, subquestion: str) -> str:
     return "\n".join(lines)
 
 
+class Form(NamedTuple):
+    """How a CogQA file's sub-questions are read in one form: the prompt builder, the answer
+    format the tasks declare, and the suffix their ``source`` carries."""
+
+    prompt: Callable[[str, str, str], str]
+    fmt: str
+    suffix: str
+
+
+FORMS = {
+    "study": Form(study_prompt, "cognitive_mirrors", ""),
+    "plain": Form(plain_prompt, "plain", PLAIN),
+}
+
+
 def task_name(skill: str) -> str:
     return f"{PREFIX}/{skill}"
 
@@ -124,7 +141,7 @@ def _checked_sub(sub: object, where: str) -> tuple[str, str, str]:
 def _examples(items: list, where: str, form: str = "study") -> dict[str, list[Example]]:
     """Every sub-question as an example in ``form`` (``study``: the study's template; ``plain``:
     :func:`plain_prompt`), grouped by skill (in order of appearance)."""
-    prompt_of = plain_prompt if form == "plain" else study_prompt
+    prompt_of = FORMS[form].prompt
     by_skill: dict[str, list[Example]] = {}
     for i, item in enumerate(items):
         at = f"{where}:item {i}"
@@ -166,8 +183,8 @@ def read_cogqa(spec: str | os.PathLike) -> list[Task]:
             f"{', '.join(_ordered(by_skill))})"
         )
     sha = hashlib.sha256(raw).hexdigest()
-    meta = {"fmt": "plain" if form == "plain" else "cognitive_mirrors", "fmt_source": "file"}
-    source = str(path) + (PLAIN if form == "plain" else "")
+    meta = {"fmt": FORMS[form].fmt, "fmt_source": "file"}
+    source = str(path) + FORMS[form].suffix
     return [
         Task(task_name(skill), by_skill[skill], source, sha, {**meta, "skill": skill})
         for skill in _ordered(by_skill)
