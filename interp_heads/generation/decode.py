@@ -198,13 +198,12 @@ def batches(
     longest of ``batch_size``; batches of prompts of about one length are never cut, and batches
     the budget does not cut are the same batches as without it."""
     order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
-    if batch_padding is None:
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            yield (idx, *tokenize_left_padded(model, [prompts[i] for i in idx], prepend_bos))
-        return
     rows = token_rows(model, prompts, prepend_bos)  # each prompt tokenized once
-    for idx in padding_budget_groups(order, [len(r) for r in rows], batch_size, batch_padding):
+    if batch_padding is None:
+        groups = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    else:
+        groups = padding_budget_groups(order, [len(r) for r in rows], batch_size, batch_padding)
+    for idx in groups:
         yield (idx, *left_padded(model, [rows[i] for i in idx]))
 
 
