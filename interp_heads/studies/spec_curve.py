@@ -234,8 +234,8 @@ def curve_frame(
 class SpecCurve(Study):
     name = "spec_curve"
     summary = "which choice decides the seed claim's verdict (docs/spec_curve.md)"
-    # measured on 2 cores, 2026-12-04 (6,025 s; 17 min of it beside two other runs)
-    minutes: dict[str, float] = {"full": 100.4}
+    # measured alone on 2 cores, 2026-12-05 (5,614 s; 100.4 min on 2026-12-04, partly contended)
+    minutes: dict[str, float] = {"full": 93.5}
     base = "configs/cognitive_mirrors.toml"  # every run starts from the study's config
     params = {"cogqa": ""}  # a CogQA file: its four panels as the tasks of every cell
     ends = (STUDY_END, CAUSAL_END)
