@@ -30,6 +30,15 @@ def result_path(name: str) -> Path:
     return RESULTS / name
 
 
+def write_result(path, result: dict) -> None:
+    """Write a benchmark's ``result`` as indented JSON to ``path`` and print it."""
+    import json
+
+    text = json.dumps(result, indent=1)
+    Path(path).write_text(text + "\n")
+    print(text)
+
+
 def replace_between_markers(doc: Path, marker: str, text: str) -> None:
     """Put ``text`` between ``<!-- marker -->`` and ``<!-- /marker -->`` in ``doc``."""
     pattern = rf"(<!-- {marker} -->\n).*?(<!-- /{marker} -->)"

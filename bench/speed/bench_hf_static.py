@@ -18,7 +18,6 @@ EOS: HF's ``min_new_tokens`` forbids EOS before the budget). Writes bench/result
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -27,7 +26,7 @@ import time
 import torch
 import transformers
 
-from bench.common import ROOT, pin_threads, result_path
+from bench.common import ROOT, pin_threads, result_path, write_result
 
 
 def main(argv=None) -> None:
@@ -121,10 +120,7 @@ def main(argv=None) -> None:
         "load_avg_1min": round(os.getloadavg()[0], 2),
         "machine": platform.processor() or platform.machine(),
     }
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
-    print(json.dumps(result, indent=1))
+    write_result(args.out, result)
 
 
 def equal_rows(ours: list[list[int]], hf: list[list[int]], eos: int) -> int:

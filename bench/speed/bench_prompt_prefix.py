@@ -13,13 +13,12 @@ equal. Writes bench/results/prompt_prefix.json.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 
 import torch
 
-from bench.common import ROOT, result_path
+from bench.common import ROOT, result_path, write_result
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.prefix import PromptPrefixes
 from interp_heads.interventions.masks import mask_heads
@@ -73,10 +72,7 @@ def main(argv=None) -> None:
         "cpu_count": os.cpu_count(),
         "load_avg_1min_at_end": round(os.getloadavg()[0], 2),
     }
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
-    print(json.dumps(result, indent=1))
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

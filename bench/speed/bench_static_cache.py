@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import json
 import os
 import re
 import shutil
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from bench.common import ROOT, pin_threads, result_path
+from bench.common import ROOT, pin_threads, result_path, write_result
 
 IMPORTS = re.compile(r"""(from |import |["']|f["'])interp_heads\b""")
 
@@ -146,10 +145,7 @@ def main(argv=None) -> None:
         "cpu_count": os.cpu_count(),
         "load_avg_1min_per_condition": loads,
     }
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
-    print(json.dumps(result, indent=1))
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

@@ -14,13 +14,12 @@ compared with those of ``--batch-sizes``' first. Writes bench/results/study_batc
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 
 import torch
 
-from bench.common import ROOT, pin_threads, result_path
+from bench.common import ROOT, pin_threads, result_path, write_result
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.prefix import PromptPrefixes
 from interp_heads.interventions.masks import mask_heads
@@ -79,13 +78,10 @@ def main(argv=None) -> None:
         "median_condition_s": {b: sorted(s)[len(s) // 2] for b, s in seconds.items()},
         "rows_with_first_size_tokens": {
             b: f"{n} of {len(prompts) * args.conditions}" for b, n in rows_equal.items()
-        },  # fmt: skip
+        },
         "load_avg_1min_at_end": round(os.getloadavg()[0], 2),
     }
-    with open(args.out, "w") as f:
-        json.dump(result, f, indent=1)
-        f.write("\n")
-    print(json.dumps(result, indent=1))
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":
