@@ -20,8 +20,10 @@ SHIPPED = {
     ),
     "bench/checks/equivalence/demo_small.toml": ("d3467a739452d019", "0533b9c0191861b6", None),
     "bench/checks/equivalence/quick_zero.toml": ("c49d555bb86c94c1", "73f61dfa5f3e2954", None),
+    # batch_size 16 -> 48 (2026-12-05; the sweep digest and resume key unchanged): a run folder
+    # of the earlier config needs --force
     "configs/cognitive_mirrors.toml": (
-        "0fed8690a6b193ba",
+        "3b35e0d630dc5d79",
         "85997c4a2a6751de",
         {"positions": "generated", "factor": 0.0001},
     ),
