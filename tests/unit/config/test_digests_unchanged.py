@@ -28,28 +28,29 @@ SHIPPED = {
         {"positions": "generated", "factor": 0.0001},
     ),
     "configs/compare/causal.toml": ("09dc7465bd4e54c8", "69ae295263e7dd9e", None),
+    # the study-format compare configs below: batch_size 16 -> 48 with it (config digest only)
     "configs/compare/fractions.toml": (
-        "6abd92939adf80ba",
+        "4e8f999d9dd7fe4f",
         "d4aab5f7c82c2d55",
         {"positions": "generated", "factor": 0.0001},
     ),
     "configs/compare/gold_reference.toml": (
-        "5d1563a5e5b70354",
+        "82ed4eeda007e6b6",
         "9c157354785852fe",
         {"positions": "generated", "factor": 0.0001},
     ),
     "configs/compare/literal.toml": (
-        "9ab280a3360a0ea9",
+        "93cb99e026cecef6",
         "0c6d3b7c19c830b9",
         {"positions": "generated", "factor": 0.0001},
     ),
     "configs/compare/mean_ablation.toml": (
-        "ea8902f3f81ba0fc",
+        "fefbd79061c74720",
         "7d11555a9e3e3e91",
         {"positions": "generated"},
     ),
     "configs/compare/positions_all.toml": (
-        "f67929805babc850",
+        "124fe1e05cc8c970",
         "775f55069be8d54a",
         {"factor": 0.0001},
     ),
