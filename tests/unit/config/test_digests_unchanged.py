@@ -27,7 +27,8 @@ SHIPPED = {
         "85997c4a2a6751de",
         {"positions": "generated", "factor": 0.0001},
     ),
-    "configs/compare/causal.toml": ("09dc7465bd4e54c8", "69ae295263e7dd9e", None),
+    # the demo's batches (batch_size 32, batch_padding 512; 2026-12-05)
+    "configs/compare/causal.toml": ("01f236d06555c040", "9a33e8b75f4c291d", None),
     # the study-format compare configs below: batch_size 16 -> 48 with it (config digest only)
     "configs/compare/fractions.toml": (
         "4e8f999d9dd7fe4f",
