@@ -163,8 +163,12 @@ class PackedExecutor:
             prompts,
             first.generation.max_new_tokens,
         )
+        over_prefix = [u for u in units if _over_prefix(u)]
+        yield from self._run_over_prefix(over_prefix, rows)
         jobs = [
-            PackedJob(u.context.prompts, u.heads, u.context.values, 0, {"unit": u}) for u in units
+            PackedJob(u.context.prompts, u.heads, u.context.values, 0, {"unit": u})
+            for u in units
+            if not _over_prefix(u)
         ]
         for wave in _waves(jobs, rows * WAVE_BATCHES):
             t0 = time.perf_counter()
@@ -185,8 +189,57 @@ class PackedExecutor:
                 for job, gen in zip(wave, outs, strict=True)
             ]
 
+    def _run_over_prefix(self, units: list[SweepUnit], rows: int) -> Iterator[list[Finished]]:
+        """Masked conditions that leave the prompt prefix alone (``last``, ``generated``), packed
+        as copies of each batch of their task's prompts over its one unmasked prefix: the
+        plain path's batches and prefixes (``execution.base.generate_masked``), ``rows //
+        batch_size`` conditions a batch (at least one)."""
+        by_task: dict[str, list[SweepUnit]] = {}
+        for u in units:
+            by_task.setdefault(u.context.name, []).append(u)
+        for group in by_task.values():
+            context, generation = group[0].context, group[0].generation
+            whole = group[0].positions == "generated"
+            prefixes = context.prefixes_for(self.model, generation, whole)  # no mask active yet
+            per = max(1, rows // generation.batch_size)
+            for start in range(0, len(group), per):
+                chunk = group[start : start + per]
+                t0 = time.perf_counter()
+                outs = generate_copies(self.model, chunk, prefixes)
+                seconds = (time.perf_counter() - t0) / len(chunk)
+                yield [(u, gen, seconds) for u, gen in zip(chunk, outs, strict=True)]
+
     def close(self) -> None:
         pass
+
+
+def _over_prefix(unit: SweepUnit) -> bool:
+    """Whether a unit starts from its prompts' unmasked prefix, as ``generate_masked`` decides
+    (a mask at the last or the generated positions; the unmasked condition reads whole prompts)."""
+    return unit.positions in ("last", "generated") and len(unit.heads) > 0
+
+
+def generate_copies(model, units: Sequence[SweepUnit], prefixes) -> list[list[str]]:
+    """The answers of ``units`` (one task, one scope) in shared batches: each batch of the task's
+    prompts once per unit, from the batch's prefix, each copy masked by its unit's heads."""
+    first, prompts = units[0], units[0].context.prompts
+    masks = RowMasks.build(
+        model,
+        [(u.heads, first.ablation, u.context.values, 0) for u in units],
+        positions=first.positions,
+    )
+    n, g = len(prompts), first.generation
+    with mask_rows(model, masks, warn_if_idle=False) as handle:
+
+        def on_batch(idx: list[int]) -> None:
+            handle.rows = [i // n for i in idx]
+
+        outs = generate(
+            model, prompts, g.max_new_tokens, batch_size=g.batch_size, on_batch=on_batch,
+            stop_at_newline=g.stop_at_newline, stop_after=g.stop_after, prefixes=prefixes,
+            batch_padding=g.batch_padding, copies=len(units),
+        )  # fmt: skip
+    return [outs[c * n : (c + 1) * n] for c in range(len(units))]
 
 
 def _waves(jobs: list[PackedJob], wave_rows: int):

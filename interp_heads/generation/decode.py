@@ -118,6 +118,7 @@ def generate_tokens(
     progress: bool = False,
     prefixes=None,
     batch_padding: int | None = None,
+    copies: int = 1,
 ) -> list[list[int]] | list[int]:
     """Greedy continuations (token ids, stop token excluded) for each prompt, in input order.
 
@@ -141,13 +142,20 @@ def generate_tokens(
     every active hook leaves the prefix's positions alone: the prompt but its last token
     (``positions="last"``), the whole prompt (``whole=True``: ``positions="generated"``).
     ``batch_padding``: a batch is also cut before it would hold more than this many padding
-    positions (:func:`batches`; None: ``batch_size`` prompts each).
+    positions (:func:`batches`; None: ``batch_size`` prompts each). ``copies``: the prompts are
+    generated that many times over, each batch with its copies in one batch of ``copies`` times
+    its rows (copy-major) that starts from the batch's one prefix; the result lists copy ``c`` of
+    prompt ``i`` at ``c * len(prompts) + i``, and ``on_batch`` gets those indices (the conditions
+    of a packed sweep, each copy masked by its own condition: ``execution.packed``).
     """
     single = isinstance(prompts, str)
     prompts = checks.prompt_list([prompts] if single else prompts)
     fwd_hooks = checks.hook_list(fwd_hooks)
     checks.positive_int(max_new_tokens, "max_new_tokens")
     checks.positive_int(batch_size, "batch_size")
+    checks.positive_int(copies, "copies")
+    if single and copies > 1:
+        raise InputError("generate_tokens: copies needs a list of prompts, not one string")
     if batch_padding is not None:
         checks.positive_int(batch_padding, "batch_padding", least=0)
     sampling = Sampling() if sampling is None else sampling
@@ -156,15 +164,19 @@ def generate_tokens(
     checks.check_fits(model, prompts, max_new_tokens, prepend_bos)
     stops = stop_token_ids(model) if stop_at_eos else set()
     after = {vocab_token_id(model, stop_after)} if stop_after is not None else set()
-    out: list[list[int] | None] = [None] * len(prompts)
+    n = len(prompts)
+    out: list[list[int] | None] = [None] * (n * copies)
     device = model.cfg.device
     generator = sampling.generator(device)
-    bar = _progress(len(prompts), progress)
+    bar = _progress(len(prompts) * copies, progress)
     with model.hooks(fwd_hooks=list(fwd_hooks)), attention_path(model, fast_attention), bar:
         for idx, tokens, mask in batches(model, prompts, batch_size, prepend_bos, batch_padding):
+            prefix = prefixes.get(tokens, mask) if prefixes is not None and use_cache else None
+            if copies > 1:
+                idx = [c * n + i for c in range(copies) for i in idx]
+                tokens, mask = tokens.repeat(copies, 1), mask.repeat(copies, 1)
             if on_batch is not None:
                 on_batch(idx)
-            prefix = prefixes.get(tokens, mask) if prefixes is not None and use_cache else None
             nl = newline_tables(model) if stop_at_newline else None
             rows = _greedy(
                 model, tokens.to(device), mask.to(device), max_new_tokens, stops, use_cache, nl,
@@ -252,6 +264,8 @@ def _greedy(
     capacity = tokens.shape[1] + max_new_tokens
     cache = KVCache(model, batch, kv, capacity) if use_cache else None
     first = prefix.logits if prefix is not None else None  # the whole prompt read: step 0's
+    if first is not None and len(first) != batch:  # one prefix under several conditions
+        first = first.repeat(batch // len(first), 1)
     stop_tensor = torch.tensor(sorted(stops), dtype=torch.long, device=device)
     after_tensor = torch.tensor(sorted(after), dtype=torch.long, device=device)
     if nl is not None:

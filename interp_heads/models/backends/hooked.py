@@ -128,8 +128,14 @@ class _HookedCache:
         capacity = capacity or 0  # unknown: the buffers grow by doubling
         if prefix is None:
             self.cache = StaticCache.empty(model.cfg, model.cfg.device, batch, capacity)
-        else:  # the prefix is copied once into this batch's own buffers, never written
-            self.cache = prefix.copy_of(capacity)
+        else:  # the prefix is copied once into this batch's own buffers, never written; a
+            # batch of several conditions over one prefix holds its rows once per condition
+            copies, rest = divmod(batch, prefix.batch)
+            if rest or not copies:
+                raise ValueError(
+                    f"a batch of {batch} rows cannot start from a prefix of {prefix.batch}"
+                )
+            self.cache = prefix.copy_of(capacity, copies)
 
     def step(self, new_tokens, new_mask, full_mask):
         resid = self.model(

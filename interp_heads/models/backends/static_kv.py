@@ -112,18 +112,25 @@ class StaticEntry(HookedTransformerKeyValueCacheEntry):
         self.batch = len(rows)
         self._views()
 
-    def copy_of(self, capacity: int) -> StaticEntry:
-        """A new entry with its own buffers of ``capacity`` positions, holding this one's."""
+    def copy_of(self, capacity: int, copies: int = 1) -> StaticEntry:
+        """A new entry with its own buffers of ``capacity`` positions, holding this one's rows
+        ``copies`` times over (copy-major: rows ``0..b-1`` of the first copy, then the next)."""
         b, n = self.batch, self.length
-        shape = (b, self.keys.shape[1], max(capacity, n), self.keys.shape[3])
+        shape = (b * copies, self.keys.shape[1], max(capacity, n), self.keys.shape[3])
         entry = StaticEntry(self.keys.new_empty(shape), self.values.new_empty(shape), n)
-        entry.keys[:, :, :n] = self.keys[:b, :, :n]
-        entry.values[:, :, :n] = self.values[:b, :, :n]
+        _fill(entry.keys, self.keys[:b, :, :n], copies)
+        _fill(entry.values, self.values[:b, :, :n], copies)
         if self.has_rotated(n):
             entry.rotated = self.keys.new_empty(shape)
-            entry.rotated[:, :, :n] = self.rotated[:b, :, :n]
+            _fill(entry.rotated, self.rotated[:b, :, :n], copies)
             entry.rotated_length = n
         return entry
+
+
+def _fill(buffer: torch.Tensor, rows: torch.Tensor, copies: int) -> None:
+    """Write ``rows`` (``[b, head, n, d]``) ``copies`` times, copy-major, into the first ``n``
+    positions of ``buffer`` (``[copies * b, head, capacity, d]``), with no temporary copy."""
+    buffer[:, :, : rows.shape[2]].unflatten(0, (copies, rows.shape[0]))[:] = rows
 
 
 class StaticCache(HookedTransformerKeyValueCache):
@@ -169,10 +176,11 @@ class StaticCache(HookedTransformerKeyValueCache):
         self.batch = len(rows)
         self._view()
 
-    def copy_of(self, capacity: int) -> StaticCache:
+    def copy_of(self, capacity: int, copies: int = 1) -> StaticCache:
         """A cache with its own buffers of ``capacity`` positions, starting where this one ends
-        (this one is read, never written)."""
-        mask = self.mask.new_zeros((self.batch, max(capacity, self.length)))
-        mask[:, : self.length] = self.previous_attention_mask
-        entries = [e.copy_of(capacity) for e in self.entries]
+        (this one is read, never written); ``copies``: each row that many times, copy-major (the
+        conditions of a packed batch over one prompt prefix)."""
+        mask = self.mask.new_zeros((self.batch * copies, max(capacity, self.length)))
+        mask[:, : self.length] = self.previous_attention_mask.repeat(copies, 1)
+        entries = [e.copy_of(capacity, copies) for e in self.entries]
         return StaticCache(entries, mask, self.length)

@@ -68,3 +68,43 @@ def test_prefix_is_refused_while_a_hook_is_active(tiny):
 def test_a_batch_the_prefixes_do_not_know_is_generated_whole(tiny):
     prefixes = PromptPrefixes(tiny, PROMPTS[:3], batch_size=4)
     assert _gen(tiny, prefixes=prefixes) == _gen(tiny)  # other batches: no prefix found
+
+
+@pytest.mark.parametrize("positions", ["last", "generated"])
+@pytest.mark.parametrize("fast", [True, False])
+def test_copies_of_each_batch_under_row_masks_equal_each_mask_alone(tiny, positions, fast):
+    """A packed batch over one prefix (``copies``): copy ``c`` of every prompt, masked by
+    condition ``c`` through ``mask_rows``, gives the tokens of that mask alone."""
+    from interp_heads.interventions.row_masks import RowMasks, mask_rows
+
+    means = head_means(tiny, PROMPTS)
+    whole = positions == "generated"
+    prefixes = PromptPrefixes(tiny, PROMPTS, batch_size=4, fast_attention=fast, whole=whole)
+    reference = []
+    for heads in MASKS:
+        with mask_heads(tiny, heads, "mean", values=means, positions=positions):
+            reference.append(_gen(tiny, prefixes=prefixes, fast_attention=fast))
+    assert len({str(r) for r in reference}) == len(MASKS)  # the masks differ
+    masks = RowMasks.build(tiny, [(h, "mean", means, 0) for h in MASKS], positions=positions)
+    n, seen, hits = len(PROMPTS), [], []
+    get = prefixes.get
+    prefixes.get = lambda tokens, mask: hits.append(get(tokens, mask)) or hits[-1]
+    with mask_rows(tiny, masks, warn_if_idle=False) as handle:
+
+        def on_batch(idx):
+            seen.append(len(idx))
+            handle.rows = [i // n for i in idx]
+
+        packed = _gen(
+            tiny, prefixes=prefixes, fast_attention=fast, copies=len(MASKS), on_batch=on_batch
+        )
+    assert [packed[c * n : (c + 1) * n] for c in range(len(MASKS))] == reference
+    assert seen == [4 * len(MASKS), 2 * len(MASKS)]  # each batch once, with its copies
+    assert len(hits) == 2 and all(h is not None for h in hits)  # from the batches' prefixes
+
+
+def test_copies_needs_a_list_of_prompts(tiny):
+    from interp_heads.errors import InputError
+
+    with pytest.raises(InputError, match="copies"):
+        generate_tokens(tiny, "a", 2, copies=2)

@@ -171,8 +171,10 @@ def test_sweep_with_a_scoped_scale_is_the_same_plain_packed_and_by_executor(
     )
     plain = _sweep(tiny, cfg, tmp_path / "plain", pack_rows=0)
     packed = _sweep(tiny, cfg, tmp_path / "packed", pack_rows=3)
+    # three conditions a batch over each batch's one prompt prefix (batch_size 2)
+    wide = _sweep(tiny, cfg, tmp_path / "wide", pack_rows=6)
     remote = _sweep(tiny, cfg, tmp_path / "exec", executor=PlainExecutor(tiny))
-    for other in (packed, remote):
+    for other in (packed, wide, remote):
         assert plain.generations.equals(other.generations)
         assert plain.records.equals(other.records)
     # the mask's scope and factor are in every condition's resume key (as the kind is)

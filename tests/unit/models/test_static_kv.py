@@ -79,3 +79,22 @@ def test_a_copy_has_its_own_buffers_and_leaves_the_original_unwritten(tiny):
     for entry, (keys, values) in zip(prefix.entries, before, strict=True):
         assert torch.equal(entry.keys, keys) and torch.equal(entry.values, values)
     assert prefix.previous_attention_mask.shape == (3, 3)
+
+
+def test_a_copy_of_several_copies_holds_every_row_once_per_copy_copy_major(tiny):
+    prefix = _cache(tiny, capacity=3)
+    k, v = _kv(tiny, 3, 3)
+    mask = torch.tensor([[0, 1, 1], [1, 1, 1], [0, 0, 1]])
+    prefix.append_attention_mask(mask)
+    for entry in prefix.entries:
+        entry.append(k, v)
+        entry.write_rotated(0, k.transpose(1, 2) * 2)  # the fused path's rotated keys
+    copy = prefix.copy_of(10, copies=4)
+    assert copy.batch == 12 and copy.length == 3
+    assert torch.equal(copy.previous_attention_mask, torch.cat([mask] * 4))
+    for entry in copy.entries:
+        assert entry.capacity == 10
+        assert torch.equal(entry.past_keys, torch.cat([k] * 4))
+        assert torch.equal(entry.past_values, torch.cat([v] * 4))
+        assert entry.has_rotated(3)
+        assert torch.equal(entry.rotated[:, :, :3], torch.cat([k.transpose(1, 2) * 2] * 4))
