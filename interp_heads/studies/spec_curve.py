@@ -80,6 +80,10 @@ CAUSAL_END = {"ranking": "ablation_atp", "intervention": "mean", "scope": "all",
 COMMON = {"filter_correct": False, "verify": 0, "elbow": False, "scaled_ks": [],
           "selections": ["topk", "randomk"], "exclude_top": False, "seeds": 5,
           "metrics": ["cognitive_mirrors_accuracy", "accuracy"]}  # fmt: skip
+# the ranking runs' batch: ablation_atp's gradient pass keeps every layer's attention pattern, and
+# on the study's ~350-token prompts 48 rows need more than the 24 GB of the 2-core machine (killed
+# for memory); the probe's feature passes were no faster at 48 either (435 s against 396 s)
+RANK_BATCH = 16
 SIZES = {
     "small": {"tasks": 2, "n_eval": 12, "n_rank": 12, "max_examples": 40},
     "full": {"tasks": 4, "n_eval": 24, "n_rank": 24, "max_examples": 160},
@@ -169,8 +173,8 @@ def plan_runs(
         shared = {**common, **sized, **fmt, "ks": ks, **unset}
         rank = rank_name(cell, prefix)
         if rank not in runs:
-            runs[rank] = StudyRun(rank, base, {**shared, "ablation": "mean", **method},
-                                  steps="attribute")  # fmt: skip
+            runs[rank] = StudyRun(rank, base, {**shared, "ablation": "mean", **method,
+                                               "batch_size": RANK_BATCH}, steps="attribute")  # fmt: skip
         name = run_name(cell, options, prefix)
         if name not in runs:
             changes = {**shared, **options["intervention"][cell["intervention"]],
