@@ -121,3 +121,21 @@ def pin_threads(n: int, packages=("interp_heads",)) -> None:
         for name in ("configure", "rebalance", "watch"):
             if hasattr(shared, name):
                 setattr(shared, name, lambda *args, **kwargs: None)
+
+
+STUDY_TASK = ROOT / "data/cognitive_mirrors/retrieval.jsonl"  # the study's format, ~350 tokens
+
+
+def study_prompts(task: str | Path = STUDY_TASK, n: int = 24):
+    """The embedded SmolLM2 on the CPU (gradients off) and the first ``n`` prompts of ``task``
+    rendered in its own format (the Cognitive Mirrors study's, for the default file)."""
+    import torch
+
+    from interp_heads.models.load import load_model
+    from interp_heads.tasks import load_task
+    from interp_heads.tasks.prompts import render
+
+    torch.set_grad_enabled(False)
+    model = load_model("smollm2-135m", device="cpu")
+    rows = load_task(str(task)).subset(n=n)
+    return model, render(model, [e.prompt for e in rows], fmt=rows.fmt)

@@ -25,17 +25,12 @@ import argparse
 import os
 import time
 
-import torch
-
-from bench.common import ROOT, pin_threads, result_path, write_result
+from bench.common import ROOT, STUDY_TASK, pin_threads, result_path, study_prompts, write_result
 from interp_heads.execution.base import Generation, SweepUnit, TaskContext
 from interp_heads.execution.local import PlainExecutor
 from interp_heads.execution.packed import PackedExecutor, PackedJob, generate_packed
 from interp_heads.interventions.kinds import get_kind
 from interp_heads.interventions.selections import RandomK
-from interp_heads.models.load import load_model
-from interp_heads.tasks import load_task
-from interp_heads.tasks.prompts import render
 
 
 def _units(model, prompts, args) -> list[SweepUnit]:
@@ -67,14 +62,11 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--k", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--task", default=str(ROOT / "data/cognitive_mirrors/retrieval.jsonl"))
+    ap.add_argument("--task", default=str(STUDY_TASK))
     ap.add_argument("--out", default=str(result_path("packed_prefix.json")))
     args = ap.parse_args(argv)
     pin_threads(args.threads)
-    torch.set_grad_enabled(False)
-    model = load_model("smollm2-135m", device="cpu")
-    task = load_task(args.task).subset(n=args.n)
-    prompts = render(model, [e.prompt for e in task], fmt=task.fmt)
+    model, prompts = study_prompts(args.task, args.n)
     units = _units(model, prompts, args)
     units[0].context.prefixes_for(model, units[0].generation, whole=True)  # built once, shared
     ways = {"plain": lambda: [o for g in PlainExecutor(model).run(units) for _, o, _ in g]}

@@ -17,16 +17,11 @@ import argparse
 import os
 import time
 
-import torch
-
-from bench.common import ROOT, pin_threads, result_path, write_result
+from bench.common import ROOT, STUDY_TASK, pin_threads, result_path, study_prompts, write_result
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.prefix import PromptPrefixes
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.selections import RandomK
-from interp_heads.models.load import load_model
-from interp_heads.tasks import load_task
-from interp_heads.tasks.prompts import render
 
 
 def main(argv=None) -> None:
@@ -36,14 +31,11 @@ def main(argv=None) -> None:
     ap.add_argument("--conditions", type=int, default=4)
     ap.add_argument("--k", type=int, default=32)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--task", default=str(ROOT / "data/cognitive_mirrors/retrieval.jsonl"))
+    ap.add_argument("--task", default=str(STUDY_TASK))
     ap.add_argument("--out", default=str(result_path("study_batch.json")))
     args = ap.parse_args(argv)
     pin_threads(args.threads)
-    torch.set_grad_enabled(False)
-    model = load_model("smollm2-135m", device="cpu")
-    task = load_task(args.task).subset(n=args.n)
-    prompts = render(model, [e.prompt for e in task], fmt=task.fmt)
+    model, prompts = study_prompts(args.task, args.n)
     gen = dict(max_new_tokens=32, stop_after="]", stop_at_newline=False)
     sizes = args.batch_sizes
     build, prefixes = {}, {}
