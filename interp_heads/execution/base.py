@@ -112,6 +112,20 @@ class SweepUnit:
     meta: dict = field(default_factory=dict)  # task, selection, k, seed, ids (for the sweep)
     positions: str = "all"  # the mask's scope (``mask_heads``)
 
+    @property
+    def from_prefix(self) -> bool:
+        """Whether its answers start from the prompts' unmasked prefix: a mask at the last or
+        the generated positions (the unmasked condition reads whole prompts, as the unmasked
+        reference answers do, so the two are the same computation and agree exactly)."""
+        return self.positions in ("last", "generated") and len(self.heads) > 0
+
+    def prefixes(self, model, context: TaskContext):
+        """Its prompts' prefix passes (all but the last token; the whole prompt for a mask at
+        the generated positions), made once per task (call it with no mask active), or None."""
+        if not self.from_prefix:
+            return None
+        return context.prefixes_for(model, self.generation, self.positions == "generated")
+
 
 Finished = tuple[SweepUnit, list[str], float]  # a unit, its generations, seconds generating
 
@@ -142,13 +156,9 @@ def generate_masked(model, unit: SweepUnit, context: TaskContext) -> tuple[list[
     """A unit's answers: its heads masked on ``hook_z`` while ``model`` generates; ``(outs, s)``.
     A mask at the last position only starts every batch from its unmasked prompt prefix (all
     prompt tokens but the last), a mask at the generated positions from its unmasked prompt
-    pass (the whole prompt and the first token's logits); the unmasked condition reads whole
-    prompts, as the unmasked reference answers do (``sweep.unmasked``), so the two are the same
-    computation and agree exactly."""
+    pass (the whole prompt and the first token's logits): :meth:`SweepUnit.prefixes`."""
     t0 = time.perf_counter()
-    shared = unit.positions in ("last", "generated") and len(unit.heads) > 0
-    whole = unit.positions == "generated"
-    prefixes = context.prefixes_for(model, unit.generation, whole) if shared else None
+    prefixes = unit.prefixes(model, context)
     with mask_heads(
         model,
         unit.heads,

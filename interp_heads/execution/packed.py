@@ -163,12 +163,11 @@ class PackedExecutor:
             prompts,
             first.generation.max_new_tokens,
         )
-        over_prefix = [u for u in units if _over_prefix(u)]
-        yield from self._run_over_prefix(over_prefix, rows)
+        yield from self._run_over_prefix([u for u in units if u.from_prefix], rows)
         jobs = [
             PackedJob(u.context.prompts, u.heads, u.context.values, 0, {"unit": u})
             for u in units
-            if not _over_prefix(u)
+            if not u.from_prefix
         ]
         for wave in _waves(jobs, rows * WAVE_BATCHES):
             t0 = time.perf_counter()
@@ -198,10 +197,8 @@ class PackedExecutor:
         for u in units:
             by_task.setdefault(u.context.name, []).append(u)
         for group in by_task.values():
-            context, generation = group[0].context, group[0].generation
-            whole = group[0].positions == "generated"
-            prefixes = context.prefixes_for(self.model, generation, whole)  # no mask active yet
-            per = max(1, rows // generation.batch_size)
+            prefixes = group[0].prefixes(self.model, group[0].context)  # no mask active yet
+            per = max(1, rows // group[0].generation.batch_size)
             for start in range(0, len(group), per):
                 chunk = group[start : start + per]
                 t0 = time.perf_counter()
@@ -211,12 +208,6 @@ class PackedExecutor:
 
     def close(self) -> None:
         pass
-
-
-def _over_prefix(unit: SweepUnit) -> bool:
-    """Whether a unit starts from its prompts' unmasked prefix, as ``generate_masked`` decides
-    (a mask at the last or the generated positions; the unmasked condition reads whole prompts)."""
-    return unit.positions in ("last", "generated") and len(unit.heads) > 0
 
 
 def generate_copies(model, units: Sequence[SweepUnit], prefixes) -> list[list[str]]:
