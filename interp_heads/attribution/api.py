@@ -10,10 +10,12 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import time
+import warnings
 
 import torch
 
 from interp_heads.attribution.inputs import make_batches
+from interp_heads.attribution.memory import gradient_rows
 from interp_heads.attribution.methods import Method, Options, check_method, resolve
 from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
@@ -171,6 +173,7 @@ def _attribute(
             batch_size=batch_size,
             fmt=fmt,
             corrupted=chosen.needs_corrupted(opts, task.has_corrupted),
+            rows_for_width=gradient_rows(model, batch_size) if chosen.gradient else None,
         )
     )
     per: list[torch.Tensor] = []  # per-example scores [example layer head]: split-half stability
@@ -180,6 +183,7 @@ def _attribute(
     if refine is not None and chosen.name != "exact":
         name, target, refined = _refine(model, batches, chosen, opts, scores, per_example, target)
     prov = _provenance(model, batches, chosen, opts, per_example, batch_size)
+    _note_memory_cap(task, batches, batch_size, prov)
     out = HeadScores(scores, name, task.name, target, prov, refined)
     if verify:
         out.provenance["verification"] = verify_ranking(
@@ -230,6 +234,19 @@ def _refine(model, batches, method: Method, opts: Options, scores, per_example, 
         f"top {opts.refine}: {EXACT_TARGET}; others: {target}",
         refined,
     )
+
+
+def _note_memory_cap(task, batches, batch_size: int, prov: dict) -> None:
+    """Say when the free memory cut a gradient batch below ``batch_size`` (only the last batch is
+    short otherwise): a warning, and ``memory_capped_rows``, each batch's examples."""
+    sizes = [len(b) for b in batches]
+    if any(n < batch_size for n in sizes[:-1]):
+        prov["memory_capped_rows"] = sizes
+        warnings.warn(
+            f"task {task.name!r}: gradient batches of {min(sizes[:-1])} to {max(sizes)} examples, "
+            f"not {batch_size}: as many as the free memory holds (attribution.memory)",
+            stacklevel=3,
+        )
 
 
 def _provenance(model, batches, method: Method, opts: Options, per_example, batch_size) -> dict:

@@ -7,7 +7,7 @@ TransformerLens itself would compute (leading pads masked out).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -74,8 +74,13 @@ def make_batches(
     batch_size: int = 8,
     fmt: PromptFormat | str = "auto",
     corrupted: bool = True,
+    rows_for_width: Callable[[int], int] | None = None,
 ) -> list[Batch]:
     """Render, tokenize and batch a task's first ``n_examples`` examples (sorted by length).
+
+    ``rows_for_width(width)``: at most that many examples in a batch whose longest prompt has
+    ``width`` tokens (a gradient pass's memory: ``attribution.memory.gradient_rows``), besides
+    ``batch_size``.
 
     Raises:
         ValueError: when ``corrupted`` is asked for and an example lacks a corrupted prompt or its
@@ -101,8 +106,7 @@ def make_batches(
     order = sorted(range(len(examples)), key=lambda i: lengths[i])
     device = model.cfg.device
     batches = []
-    for start in range(0, len(order), batch_size):
-        idx = order[start : start + batch_size]
+    for idx in _groups(order, lengths, batch_size, rows_for_width):
         clean, mask = tokenize_left_padded(model, [clean_text[i] for i in idx])
         ans = [
             answer_token(model, examples[i].answer, chat=chat, prompt=examples[i].prompt)
@@ -141,6 +145,21 @@ def make_batches(
                 )
         batches.append(batch)
     return batches
+
+
+def _groups(order, lengths, batch_size: int, rows_for_width) -> list[list[int]]:
+    """``order`` (by length, shortest first) in batches of ``batch_size``, each also at most
+    ``rows_for_width`` of its longest prompt's length."""
+    if rows_for_width is None:
+        return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+    groups: list[list[int]] = []
+    for i in order:
+        cap = min(batch_size, rows_for_width(lengths[i]))  # the batch's width if i joins it
+        if groups and len(groups[-1]) < cap:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    return groups
 
 
 def logit_diff(

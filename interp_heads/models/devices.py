@@ -44,3 +44,23 @@ def check_device(device: str | None, allow_meta: bool = False) -> None:
         return
     elif kind in ("xpu", "meta"):
         raise PipelineError(f"device {device!r} is not supported; use cpu, cuda or mps")
+
+
+def free_bytes(device) -> int | None:
+    """Memory free on ``device`` (CUDA: the driver's count; CPU: Linux's MemAvailable), or None
+    where it cannot be read."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.mem_get_info(device)[0]
+    if device.type != "cpu":
+        return None
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None

@@ -18,6 +18,7 @@ from interp_heads.errors import InputError
 @METHODS.register
 class AblationAtP(Method):
     name = "ablation_atp"
+    gradient = True
     target = (
         "first-order estimate of the drop of log p(answer first token) when the head's z "
         "is replaced by its {kind} ablation value (grad x (z - replacement))"

@@ -9,6 +9,7 @@ from interp_heads.attribution.methods.base import Options as Common
 @METHODS.register
 class AblationIG(Method):
     name = "ablation_ig"
+    gradient = True
     target = (
         "integrated gradients of log p(answer first token) along z -> task mean, all heads "
         "together ({steps} midpoint steps)"

@@ -6,6 +6,7 @@ from interp_heads.attribution.methods.base import METHODS, Method
 @METHODS.register
 class AtP(Method):
     name = "atp"
+    gradient = True
     target = "attribution patching estimate of the normalised logit diff (grad x (clean z - corrupted z))"
     corrupted = "required"
 

@@ -46,6 +46,7 @@ class Method:
     refine_with: ClassVar[Literal["exact", "mean_ablation"]] = "exact"
     kinds: ClassVar[Literal["any", "linear", "mean"]] = "any"  # ablation kinds it estimates
     multi_task: ClassVar[bool] = False  # ranks several tasks together (no ``score``)
+    gradient: ClassVar[bool] = False  # a backward pass through the model: batches memory-capped
     Options: ClassVar[type[Options]] = Options  # its options: the common ones plus its own
 
     @classmethod

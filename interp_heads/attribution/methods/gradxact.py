@@ -6,6 +6,7 @@ from interp_heads.attribution.methods.base import METHODS, Method
 @METHODS.register
 class GradXAct(Method):
     name = "gradxact"
+    gradient = True
     target = "sum over pos, d_head of z * d log p(answer first token)/dz on clean prompts"
 
     def score(self, model, task, batches, opts, per_example):

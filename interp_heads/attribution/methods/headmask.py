@@ -6,6 +6,7 @@ from interp_heads.attribution.methods.base import METHODS, Method
 @METHODS.register
 class HeadMask(Method):
     name = "headmask"
+    gradient = True
     target = "mean over examples of |dL/dmask| (L = -log p(answer first token)), Michel et al. 2019"
 
     def score(self, model, task, batches, opts, per_example):
