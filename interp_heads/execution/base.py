@@ -84,11 +84,11 @@ class TaskContext:
         """The :class:`~interp_heads.generation.prefix.PromptPrefixes` of these prompts in
         ``generation``'s batches (``whole``: of the whole prompts), made once (call it with no
         mask active)."""
-        from interp_heads.generation.prefix import PromptPrefixes
+        from interp_heads.generation.prefix import shared_prefixes
 
         key = (generation.batch_size, generation.batch_padding, whole)
-        if key not in self.prefixes:
-            self.prefixes[key] = PromptPrefixes(
+        if key not in self.prefixes:  # the unmasked answers or the probe may have made it
+            self.prefixes[key] = shared_prefixes(
                 model, self.prompts, batch_size=generation.batch_size, whole=whole,
                 batch_padding=generation.batch_padding,
             )  # fmt: skip
@@ -114,10 +114,12 @@ class SweepUnit:
 
     @property
     def from_prefix(self) -> bool:
-        """Whether its answers start from the prompts' unmasked prefix: a mask at the last or
-        the generated positions (the unmasked condition reads whole prompts, as the unmasked
-        reference answers do, so the two are the same computation and agree exactly)."""
-        return self.positions in ("last", "generated") and len(self.heads) > 0
+        """Whether its answers start from the prompts' unmasked prefix: a mask at the last
+        positions, or any condition at the generated positions. The unmasked condition reads
+        what the unmasked reference answers read (``sweep.unmasked``): at the generated
+        positions the whole prompts' pass, else the whole prompts; so the two are the same
+        computation and agree exactly."""
+        return self.positions == "generated" or (self.positions == "last" and len(self.heads) > 0)
 
     def prefixes(self, model, context: TaskContext):
         """Its prompts' prefix passes (all but the last token; the whole prompt for a mask at

@@ -12,11 +12,17 @@ of the whole prompt (the study's prompts are about 350 tokens, its answers about
 are :func:`~interp_heads.generation.decode.batches`', the ones ``generate_tokens`` makes. A
 backend that cannot start a cache from a prefix (``Backend.prompt_pass`` returns None:
 ``bridge``) generates as before.
+
+:func:`shared_prefixes` keeps them per model while memory allows, so one prompt pass serves
+every reader of a batch of prompts: the probe's answers at position ``generated``, the unmasked
+reference answers and every masked condition of the sweep (``execution.base.TaskContext``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import weakref
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import torch
@@ -60,6 +66,7 @@ class PromptPrefixes:
             )
         backend = backend_of(model)
         self._kv: dict[str, Prefix] = {}
+        self.nbytes = 0  # of the caches kept (keys and values)
         device = model.cfg.device
         cut = None if whole else -1
         with torch.inference_mode(), attention_path(model, fast_attention):
@@ -74,6 +81,7 @@ class PromptPrefixes:
                     return
                 kv, logits = made
                 self._kv[batch_key(tokens, mask)] = Prefix(kv, logits if whole else None)
+                self.nbytes += _cache_bytes(model, tokens[:, :cut].numel())
 
     def __len__(self) -> int:
         return len(self._kv)
@@ -81,3 +89,55 @@ class PromptPrefixes:
     def get(self, tokens: torch.Tensor, mask: torch.Tensor) -> Prefix | None:
         """The prefix of this batch (``tokens``, ``mask``: the whole prompts), or None."""
         return self._kv.get(batch_key(tokens, mask)) if self._kv else None
+
+
+def _cache_bytes(model, positions: int) -> int:
+    """Bytes of the keys and values of ``positions`` (rows x tokens) over every layer."""
+    cfg = model.cfg
+    n_kv = getattr(cfg, "n_key_value_heads", None) or cfg.n_heads
+    dtype = getattr(cfg, "dtype", None) or torch.float32
+    size = torch.finfo(dtype).bits // 8 if dtype.is_floating_point else 4
+    return 2 * cfg.n_layers * n_kv * cfg.d_head * positions * size
+
+
+SHARE_FRACTION = 0.25  # of the free memory the kept prefixes of one model may take
+_SHARED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # model -> OrderedDict
+
+
+def shared_prefixes(
+    model,
+    prompts: Sequence[str],
+    *,
+    batch_size: int,
+    whole: bool = False,
+    batch_padding: int | None = None,
+) -> PromptPrefixes:
+    """The :class:`PromptPrefixes` of ``prompts`` in these batches, made once and kept for the
+    next reader while the model's kept prefixes fit in ``SHARE_FRACTION`` of the free memory
+    (the least recently used leave first). Call it with no hook active, as ``PromptPrefixes``.
+    :func:`release_prefixes` frees them (a run does when it ends)."""
+    from interp_heads.models.devices import free_bytes
+
+    h = hashlib.sha256()
+    for p in prompts:
+        h.update(p.encode())
+        h.update(b"\0")
+    key = (h.hexdigest(), batch_size, batch_padding, whole)
+    kept = _SHARED.setdefault(model, OrderedDict())
+    if key in kept:
+        kept.move_to_end(key)
+        return kept[key]
+    made = PromptPrefixes(
+        model, prompts, batch_size=batch_size, whole=whole, batch_padding=batch_padding
+    )
+    kept[key] = made
+    free = free_bytes(model.cfg.device) or 0
+    budget = SHARE_FRACTION * (free + sum(p.nbytes for p in kept.values()))
+    while kept and sum(p.nbytes for p in kept.values()) > budget:
+        kept.popitem(last=False)
+    return made
+
+
+def release_prefixes(model) -> None:
+    """Forget the prompt passes :func:`shared_prefixes` kept for ``model``."""
+    _SHARED.pop(model, None)

@@ -209,6 +209,7 @@ def run_experiment(
             call created is removed again when the run fails before any result is stored).
     """
     from interp_heads.execution.registry import open_executor
+    from interp_heads.generation.prefix import release_prefixes
     from interp_heads.store.lifecycle import removed_if_unused
 
     start = time.perf_counter()
@@ -220,8 +221,11 @@ def run_experiment(
             if config.shared_store is not None:  # generations shared with other runs
                 exp.sweep_options["shared"] = config.shared_store
             bar = progress(exp) if progress else contextlib.nullcontext()
-            with bar as on_step:
-                made = run_steps(exp, exp.plan, start=start, on_step=on_step)
+            try:
+                with bar as on_step:
+                    made = run_steps(exp, exp.plan, start=start, on_step=on_step)
+            finally:
+                release_prefixes(exp.model)  # the prompt passes the run's steps shared
     return exp, made
 
 

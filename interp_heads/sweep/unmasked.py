@@ -78,10 +78,26 @@ def _generated(model, prompts: list[str], config, batch_size: int, shared) -> li
     from interp_heads.sweep.shared import TaskKeys
 
     if shared is None:
-        return config.generation(batch_size).run(model, prompts)
+        return _answers(model, prompts, config, batch_size)
     key = TaskKeys.of(model, prompts, config, batch_size).key([])  # no head: no mask
     outs = shared.get(key, len(prompts))
     if outs is None:
-        outs = config.generation(batch_size).run(model, prompts)
+        outs = _answers(model, prompts, config, batch_size)
         shared.put(key, outs, {"unmasked": True, "n_heads": 0})
     return outs
+
+
+def _answers(model, prompts: list[str], config, batch_size: int) -> list[str]:
+    """Generated. Where the sweep masks the generated positions only, from the whole prompts'
+    shared pass (``generation.prefix.shared_prefixes``), which its masked conditions then read:
+    the same computation as reading the whole prompts, one prompt pass for both."""
+    from interp_heads.generation.prefix import shared_prefixes
+
+    generation = config.generation(batch_size)
+    prefixes = None
+    if config.positions == "generated":
+        prefixes = shared_prefixes(
+            model, prompts, batch_size=generation.batch_size, whole=True,
+            batch_padding=generation.batch_padding,
+        )  # fmt: skip
+    return generation.run(model, prompts, prefixes=prefixes)

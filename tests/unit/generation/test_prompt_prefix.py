@@ -108,3 +108,25 @@ def test_copies_needs_a_list_of_prompts(tiny):
 
     with pytest.raises(InputError, match="copies"):
         generate_tokens(tiny, "a", 2, copies=2)
+
+
+def test_shared_prefixes_are_made_once_kept_while_memory_allows_and_released(tiny, monkeypatch):
+    from interp_heads.generation import prefix as px
+    from interp_heads.models import devices
+
+    monkeypatch.setattr(devices, "free_bytes", lambda device: 10**12)
+    one = px.shared_prefixes(tiny, PROMPTS, batch_size=4, whole=True)
+    assert px.shared_prefixes(tiny, PROMPTS, batch_size=4, whole=True) is one
+    assert px.shared_prefixes(tiny, PROMPTS, batch_size=3, whole=True) is not one  # batches
+    assert px.shared_prefixes(tiny, PROMPTS[:3], batch_size=4, whole=True) is not one  # prompts
+    whole = _gen(tiny)
+    assert _gen(tiny, prefixes=one) == whole  # the unmasked answers, read from the prefix
+    held = [e for p in one._kv.values() for e in p.kv.entries]  # the static caches' tensors
+    assert one.nbytes == sum(e.keys.nbytes + e.values.nbytes for e in held) > 0
+    px.release_prefixes(tiny)
+    assert px.shared_prefixes(tiny, PROMPTS, batch_size=4, whole=True) is not one
+    px.release_prefixes(tiny)
+    monkeypatch.setattr(devices, "free_bytes", lambda device: 0)  # nothing may be kept
+    two = px.shared_prefixes(tiny, PROMPTS, batch_size=4, whole=True)
+    assert len(two) == 2 and px.shared_prefixes(tiny, PROMPTS, batch_size=4, whole=True) is not two
+    px.release_prefixes(tiny)

@@ -95,3 +95,35 @@ def test_a_study_format_task_needs_the_sweep_format(tiny):
             tiny, tasks, {"t": [(0, 0)], "p": [(0, 0)]}, cfg,
             metrics=[CognitiveMirrorsAccuracy(cosine=1.0)], progress=False,
         )  # fmt: skip
+
+
+def test_the_unmasked_answers_and_the_masked_conditions_read_one_prompt_pass(
+    tiny, study_format, tmp_path
+):
+    """At the generated positions the prompt's pass is unmasked: the unmasked reference answers
+    and every masked condition start from one pass per batch, and the answers are those of
+    whole-prompt generation."""
+    from interp_heads.generation.prefix import release_prefixes
+
+    cfg = SweepConfig(
+        ks=[2], selections=["topk", "randomk"], seeds=1, ablation="zero", max_new_tokens=10,
+        fmt="cognitive_mirrors", free_form=True, positions="generated",
+    )  # fmt: skip
+    widths, block = [], tiny.blocks[0]
+    forward = block.forward
+    monkey = lambda resid, *a, **k: widths.append(resid.shape[1]) or forward(resid, *a, **k)  # noqa: E731
+    with warnings.catch_warnings(), pytest.MonkeyPatch.context() as mp:
+        warnings.simplefilter("ignore")
+        mp.setattr(block, "forward", monkey)
+        mp.setattr("interp_heads.sweep.loop.check_mask_effect", lambda *a, **k: None)
+        res = run_sweep(
+            tiny, [_task()], {"t": [(0, 0), (1, 1)]}, cfg, metrics=[CognitiveMirrorsAccuracy(cosine=1.0)],
+            batch_size=4, out_dir=tmp_path, progress=False,
+        )  # fmt: skip
+    release_prefixes(tiny)
+    assert sum(w > 1 for w in widths) == 1  # one batch of 4 prompts: one pass over them,
+    # for the unmasked answers, the unmasked condition and the masked ones
+    assert len(widths) > 10  # the conditions' decode steps ran
+    gens = res.generations.set_index(["selection", "example_id"]).generation
+    base = [gens[("baseline", str(i))] for i in range(len(PROMPTS))]
+    assert base == generate(tiny, PROMPTS, 10, batch_size=4, stop_after=study_format)
