@@ -28,6 +28,7 @@ from jaxtyping import Float, Int
 from interp_heads.attribution.inputs import uses_chat
 from interp_heads.attribution.patching import run_cached, z_hook_names
 from interp_heads.errors import InputError
+from interp_heads.generation.prefix import shared_prefixes
 from interp_heads.heads import hook_z
 from interp_heads.tasks.cognitive_mirrors import PLACEHOLDER, STOP_TOKEN, extract_answer
 from interp_heads.tasks.prompts import render
@@ -77,37 +78,83 @@ def answer_positions(model, generated: list[int]) -> list[int]:
     return [p for p in found if 0 <= p < len(generated) - 1][:MAX_ANSWER_TOKENS]
 
 
-def _generated_rows(model, texts, fmt: str, max_new_tokens: int, batch_size: int):
-    """Rows ``prompt + generated answer up to its last chosen token`` and how many are chosen."""
+class _FedBackZ:
+    """Every head's ``z`` at the last position of each forward pass of a generation, per prompt
+    (its index in the batch's prompts): step 0 reads the last prompt token, step ``s`` the
+    ``s``-th generated token as the input. ``on_batch`` follows the rows still computed
+    (``generate_tokens`` drops rows that stopped)."""
+
+    def __init__(self, n_layers: int):
+        self.steps: dict[int, list[torch.Tensor]] = {}
+        self._live: list[int] = []
+        self._layers: list[torch.Tensor | None] = [None] * n_layers
+
+    def on_batch(self, idx: list[int]) -> None:
+        self._live = list(idx)
+
+    def hook(self, layer: int):
+        def record(z, hook):
+            self._layers[layer] = z[:, -1].detach().float().cpu()
+            if layer == len(self._layers) - 1:  # the step's last layer: one [layer head d_head]
+                step = torch.stack(self._layers, 1)  # per row computed, in batch order
+                for i, row in zip(self._live, step, strict=True):
+                    self.steps.setdefault(i, []).append(row)
+
+        return record
+
+
+def _generated_features(model, texts, fmt: str, max_new_tokens: int, batch_size: int):
+    """``[prompt, layer, head, d_head]``: the mean of ``z`` where each chosen answer token was fed
+    back, read while the unmasked model generates (no second pass over prompt and answer).
+
+    The prompts' pass is the shared one (``generation.prefix.shared_prefixes``: the unmasked
+    reference answers and the sweep's masked conditions at the generated positions read it too).
+    They are generated ``batch_size`` at a time in ``generate_tokens``' own order (by length in
+    characters), so the batches are those of one call and only one batch's steps are held."""
     from interp_heads.generation.decode import generate_tokens
 
     json_answers = str(fmt) == PromptFormat.COGNITIVE_MIRRORS
-    gens = generate_tokens(
-        model, texts, max_new_tokens, batch_size=batch_size, stop_at_newline=not json_answers,
-        stop_after=STOP_TOKEN if json_answers else None,
-    )  # fmt: skip
-    rows, n_chosen = [], []
-    for text, gen in zip(texts, gens, strict=True):
-        row = model.to_tokens(text, prepend_bos=model.cfg.default_prepend_bos, move_to_device=False)
-        pos = answer_positions(model, list(gen))
-        tail = torch.tensor(gen[: pos[-1] + 1] if pos else [], dtype=torch.long)
-        rows.append(torch.cat([row[0], tail]))
-        n_chosen.append(len(pos) or 1)
-    return rows, n_chosen
+    prefixes = shared_prefixes(model, texts, batch_size=batch_size, whole=True)
+    first = 1 if len(prefixes) else 0  # a prompt pass read from the prefix fires no hook
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out: list[torch.Tensor | None] = [None] * len(texts)
+    last: list[int] = []  # nothing fed back, the prompt pass not seen: the last prompt token
+    for start in range(0, len(order), batch_size):
+        idx = order[start : start + batch_size]
+        seen = _FedBackZ(model.cfg.n_layers)
+        hooks = [(hook_z(layer), seen.hook(layer)) for layer in range(model.cfg.n_layers)]
+        gens = generate_tokens(
+            model, [texts[i] for i in idx], max_new_tokens, batch_size=batch_size,
+            stop_at_newline=not json_answers, stop_after=STOP_TOKEN if json_answers else None,
+            fwd_hooks=hooks, on_batch=seen.on_batch, prefixes=prefixes,
+        )  # fmt: skip
+        for row, (i, gen) in enumerate(zip(idx, gens, strict=True)):
+            steps, pos = seen.steps.get(row, []), answer_positions(model, list(gen))
+            if pos:
+                out[i] = torch.stack([steps[p + 1 - first] for p in pos]).mean(0)
+            elif first == 0:
+                out[i] = steps[0]
+            else:
+                last.append(i)
+    rows = [_token_row(model, texts[i]) for i in last]
+    for s in range(0, len(last), batch_size):
+        z = _batch_features(model, rows[s : s + batch_size], [], "last")
+        for i, zi in zip(last[s : s + batch_size], z, strict=True):
+            out[i] = zi
+    return torch.stack(out)  # type: ignore[arg-type]
 
 
-def _rows(model, task: Task, fmt: str, position: str, max_new_tokens: int, batch_size: int):
+def _token_row(model, text: str) -> torch.Tensor:
+    return model.to_tokens(text, prepend_bos=model.cfg.default_prepend_bos, move_to_device=False)[0]
+
+
+def _rows(model, task: Task, fmt: str, position: str):
     """Token rows and how many of their last tokens the feature averages (0: see position)."""
     texts = render(model, [e.prompt for e in task], fmt=fmt)
-    if position == "generated":
-        return _generated_rows(model, texts, fmt, max_new_tokens, batch_size)
     chat = uses_chat(model, fmt)
     rows, n_answer = [], []
     for text, ex in zip(texts, task, strict=True):
-        row = model.to_tokens(
-            text, prepend_bos=model.cfg.default_prepend_bos, move_to_device=False
-        )[0]
-        n = 0
+        row, n = _token_row(model, text), 0
         if position == "answer":
             ans = ex.answer.strip()
             if not chat and not text[-1:].isspace():
@@ -131,7 +178,7 @@ def _batch_features(model, rows, n_answer, position: str) -> torch.Tensor:
         tokens[i, width - len(r) :] = r
         attn[i, width - len(r) :] = 1
     chosen = attn
-    if position in ("answer", "generated"):  # the last n_answer positions of each row
+    if position == "answer":  # the last n_answer positions of each row
         chosen = attn * (torch.arange(width)[None, :] >= width - torch.tensor(n_answer)[:, None])
     device = model.cfg.device
     cache, _ = run_cached(model, tokens.to(device), attn.to(device), z_hook_names(model))
@@ -140,6 +187,20 @@ def _batch_features(model, rows, n_answer, position: str) -> torch.Tensor:
         return z[:, :, -1]
     w = chosen.float()[:, None, :, None, None]  # [batch, 1, pos, 1, 1]
     return (z * w).sum(2) / w.sum(2)
+
+
+def _task_features(model, task: Task, fmt: str, position: str, max_new_tokens: int, batch_size):
+    """``[example, layer, head, d_head]`` of one task's examples at ``position``."""
+    if position == "generated":
+        texts = render(model, [e.prompt for e in task], fmt=fmt)
+        return _generated_features(model, texts, fmt, max_new_tokens, batch_size)
+    rows, n_answer = _rows(model, task, fmt, position)
+    return torch.cat(
+        [
+            _batch_features(model, rows[s : s + batch_size], n_answer[s : s + batch_size], position)
+            for s in range(0, len(rows), batch_size)
+        ]
+    )
 
 
 def _label_names(tasks: list[Task], labels: str, names: list[str] | None) -> list[str]:
@@ -181,10 +242,7 @@ def head_features(
     feats, ys, ids = [], [], []
     for task in tasks:
         fmt = fmts if isinstance(fmts, str) else fmts[task.name]
-        rows, n_answer = _rows(model, task, fmt, position, max_new_tokens, batch_size)
-        for start in range(0, len(rows), batch_size):
-            sl = slice(start, start + batch_size)
-            feats.append(_batch_features(model, rows[sl], n_answer[sl], position))
+        feats.append(_task_features(model, task, fmt, position, max_new_tokens, batch_size))
         key = (
             (lambda e, t=task: t.name) if labels == "tasks" else (lambda e, t=task: skill_of(t, e))
         )

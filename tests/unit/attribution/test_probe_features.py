@@ -40,34 +40,74 @@ def _plain_z(model, tokens):
     return torch.stack([cache[hook_z(layer)][0] for layer in range(model.cfg.n_layers)], 1)
 
 
-def test_generated_features_are_z_at_the_generated_answer_tokens(tiny, monkeypatch):
-    """The unmasked model's generation (here fixed) is appended to the prompt; the feature is the
-    mean of z where its answer tokens are the input, as the study's collector reads them."""
+class _NoPrefix:
+    """What a backend without prompt prefixes gives (``bridge``): every batch generated whole."""
+
+    def __len__(self):
+        return 0
+
+    def get(self, tokens, mask):
+        return None
+
+
+@pytest.fixture(params=["shared prefix", "whole prompts"])
+def prefix_mode(request, monkeypatch):
+    if request.param == "whole prompts":
+        monkeypatch.setattr(pf, "shared_prefixes", lambda *a, **k: _NoPrefix())
+    return request.param
+
+
+@pytest.mark.parametrize("max_new_tokens", [7, 1])
+def test_generated_features_are_z_where_the_generated_answer_tokens_are_fed_back(
+    tiny, max_new_tokens, prefix_mode
+):
+    """Read during the unmasked generation, from the shared prompt pass or not. The reference:
+    TransformerLens' own cache of one forward pass over prompt + generated tokens, at the
+    tokens the study's rule chooses (one generated token: nothing fed back, the last prompt
+    token)."""
+    from interp_heads.generation.decode import generate_tokens
+
+    prompts = ["say a", "say bb then", "c", "say d and more words", "e f"]
+    ex = [Example(str(i), "t", p, "gold") for i, p in enumerate(prompts)]
+    tasks = [Task("t", ex[:3]), Task("u", ex[3:])]
+    got = pf.head_features(tiny, tasks, "plain", position="generated", layer_mean=False,
+                           batch_size=2, max_new_tokens=max_new_tokens)  # fmt: skip
+    gens = [
+        g
+        for t in tasks
+        for g in generate_tokens(
+            tiny, [e.prompt for e in t], max_new_tokens, batch_size=2, stop_at_newline=True
+        )  # fmt: skip
+    ]
+    for i, (prompt, gen) in enumerate(zip(prompts, gens, strict=True)):
+        p = tiny.to_tokens(prompt, move_to_device=False)[0]
+        z = _plain_z(tiny, torch.cat([p, torch.tensor(gen, dtype=torch.long)]))
+        pos = pf.answer_positions(tiny, gen)
+        assert bool(pos) == (max_new_tokens > 1)
+        want = z[len(p) + torch.tensor(pos)].mean(0) if pos else z[len(p) - 1]
+        torch.testing.assert_close(got.features[i].reshape(want.shape), want, atol=2e-5, rtol=1e-4)
+
+
+def test_generated_features_follow_rows_that_leave_the_batch(tiny, monkeypatch, prefix_mode):
+    """Rows that stopped leave the batch mid-generation; each prompt's steps stay its own."""
     from interp_heads.generation import decode
 
-    answers = {"say a": '[{"answer": "Rome"}]', "say bb": 'so [{"answer": "Buenos Aires"}]'}
-    answers |= {"say c": "x", "say d": '[{"answer": "Oslo"}]'}
-    seen = []
-
-    def fake_generate(model, texts, max_new_tokens, **kw):
-        seen.append((max_new_tokens, kw.get("stop_after")))
-        return [_ids(model, answers[t]) for t in texts]
-
-    monkeypatch.setattr(decode, "generate_tokens", fake_generate)
-    ex = [Example(str(i), "t", p, "gold") for i, p in enumerate(answers)]
-    tasks = [Task("t", ex[:2]), Task("u", ex[2:])]
-    got = pf.head_features(tiny, tasks, "plain", position="generated", layer_mean=False,
-                           batch_size=3, max_new_tokens=7)  # fmt: skip
-    assert seen and all(s == (7, None) for s in seen)
-    for i, (prompt, answer) in enumerate(answers.items()):
-        p, g = _ids(tiny, prompt), _ids(tiny, answer)
-        z = _plain_z(tiny, torch.tensor(p + g))
-        if answer == "x":  # one generated token: nothing fed back, the last prompt token
-            want = z[len(p) - 1]
-        else:
-            word = answer.split('"')[-2]
-            start = len(_ids(tiny, answer.split(word)[0]))
-            want = z[len(p) + start : len(p) + start + min(5, len(word))].mean(0)
+    monkeypatch.setattr(decode, "DROP_EVERY", 1)  # drop at the first stopped row
+    monkeypatch.setattr(pf, "answer_positions", lambda model, gen: list(range(len(gen) - 1)))
+    prompts = ["say a", "say bb then", "c", "say d and more words"]
+    free = decode.generate_tokens(tiny, prompts, 6, batch_size=4)
+    stop = free[2][1]  # prompt 2 stops after its second token; the others go on or stop too
+    monkeypatch.setattr(decode, "stop_token_ids", lambda model: {stop})
+    gens = decode.generate_tokens(tiny, prompts, 6, batch_size=4)
+    assert len({len(g) for g in gens}) > 1, "no row left the batch early"
+    task = Task("t", [Example(str(i), "t", p, "gold") for i, p in enumerate(prompts)])
+    got = pf.head_features(tiny, [task, Task("u", task.examples[:1])], "plain",
+                           position="generated", layer_mean=False, batch_size=4,
+                           max_new_tokens=6)  # fmt: skip
+    for i, (prompt, gen) in enumerate(zip(prompts, gens, strict=True)):
+        p = tiny.to_tokens(prompt, move_to_device=False)[0]
+        z = _plain_z(tiny, torch.cat([p, torch.tensor(gen, dtype=torch.long)]))
+        want = z[len(p) : len(p) + len(gen) - 1].mean(0) if len(gen) > 1 else z[len(p) - 1]
         torch.testing.assert_close(got.features[i].reshape(want.shape), want, atol=2e-5, rtol=1e-4)
 
 
