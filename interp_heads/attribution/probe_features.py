@@ -9,8 +9,8 @@ it does not parse), tokenized alone, is found in the generated ids as the study'
 ``find_subsequence`` finds it (whole, without its last token, without its first, or without
 both; else every generated position); up to five of those positions (the study lets an LLM
 choose five; here the first five) that were fed back to the model (the last generated token never
-is) give the mean of ``z`` where that generated token is the input. A generation of one token
-gives the last prompt token.
+is) give the mean of ``z`` where that generated token is the input, read while the model
+generates. A generation of one token gives the last prompt token.
 
 Labels (``PROBE_LABELS``): ``tasks`` (each task is a label) or ``skills`` (each example's
 cognitive skill, ``meta["skill"]`` of a CogQA file's sub-questions; a task without skills is
@@ -80,9 +80,9 @@ def answer_positions(model, generated: list[int]) -> list[int]:
 
 class _FedBackZ:
     """Every head's ``z`` at the last position of each forward pass of a generation, per prompt
-    (its index in the batch's prompts): step 0 reads the last prompt token, step ``s`` the
-    ``s``-th generated token as the input. ``on_batch`` follows the rows still computed
-    (``generate_tokens`` drops rows that stopped)."""
+    (its index in the batch's prompts), in order: the prompt's pass (unless it was read from a
+    prefix, which fires no hook), then one per generated token fed back. ``on_batch`` follows
+    the rows still computed (``generate_tokens`` drops rows that stopped)."""
 
     def __init__(self, n_layers: int):
         self.steps: dict[int, list[torch.Tensor]] = {}
@@ -136,12 +136,19 @@ def _generated_features(model, texts, fmt: str, max_new_tokens: int, batch_size:
                 out[i] = steps[0]
             else:
                 last.append(i)
-    rows = [_token_row(model, texts[i]) for i in last]
-    for s in range(0, len(last), batch_size):
-        z = _batch_features(model, rows[s : s + batch_size], [], "last")
-        for i, zi in zip(last[s : s + batch_size], z, strict=True):
-            out[i] = zi
+    for i, z in zip(last, _last_token_z(model, [texts[i] for i in last], batch_size), strict=True):
+        out[i] = z
     return torch.stack(out)  # type: ignore[arg-type]
+
+
+def _last_token_z(model, texts: list[str], batch_size: int) -> list[torch.Tensor]:
+    """Each prompt's ``z`` at its last token, from one pass over those prompts."""
+    rows = [_token_row(model, t) for t in texts]
+    return [
+        z
+        for s in range(0, len(rows), batch_size)
+        for z in _batch_features(model, rows[s : s + batch_size], [], "last")
+    ]
 
 
 def _token_row(model, text: str) -> torch.Tensor:
