@@ -229,7 +229,7 @@ class Compare(Study):
     name = "compare"
     summary = "the Cognitive Mirrors protocol beside the causal one (docs/compare.md)"
     # 2026-12-05 with tests sharing the machine during the seed run: an upper bound (compare.md)
-    minutes: dict[str, float] = {"full": 45.9}  # 2 cores, 2026-12-05 (docs/compare.md)
+    minutes: dict[str, float] = {"full": 36.9}  # 2 cores, 2026-12-05 (docs/compare.md)
 
     def runs(self, size):
         small = {"n_eval": 12, "seeds": 5} if size == "small" else {}
