@@ -87,6 +87,7 @@ def find_sufficient_set(
     stops (``analysis.head_search.search_heads``).
     """
     from interp_heads.attribution.inputs import make_batches
+    from interp_heads.attribution.memory import gradient_rows
     from interp_heads.interventions.selections import ranked_heads
     from interp_heads.tasks.schema import Task
 
@@ -104,7 +105,8 @@ def find_sufficient_set(
     held = Task(task.name, task.examples[n:], task.source, task.sha256, dict(task.meta))
     own = fmt or getattr(task, "fmt", None) or "auto"  # as attribute_heads and the sweep read it
     patched = ablation == COUNTERFACTUAL
-    batches = make_batches(model, searched, batch_size=batch_size, fmt=own, corrupted=patched)
+    batches = make_batches(model, searched, batch_size=batch_size, fmt=own, corrupted=patched,
+                           rows_for_width=gradient_rows(model, batch_size))  # fmt: skip
     path = search_heads(model, batches, target=target, step=step, ablation=ablation,
                         patience=patience)  # fmt: skip
     if ranking is None:

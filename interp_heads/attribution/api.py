@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import time
-import warnings
 
 import torch
 
@@ -183,7 +182,7 @@ def _attribute(
     if refine is not None and chosen.name != "exact":
         name, target, refined = _refine(model, batches, chosen, opts, scores, per_example, target)
     prov = _provenance(model, batches, chosen, opts, per_example, batch_size)
-    _note_memory_cap(task, batches, batch_size, prov)
+    _note_memory_cap(batches, batch_size, prov)
     out = HeadScores(scores, name, task.name, target, prov, refined)
     if verify:
         out.provenance["verification"] = verify_ranking(
@@ -236,17 +235,12 @@ def _refine(model, batches, method: Method, opts: Options, scores, per_example, 
     )
 
 
-def _note_memory_cap(task, batches, batch_size: int, prov: dict) -> None:
-    """Say when the free memory cut a gradient batch below ``batch_size`` (only the last batch is
-    short otherwise): a warning, and ``memory_capped_rows``, each batch's examples."""
+def _note_memory_cap(batches, batch_size: int, prov: dict) -> None:
+    """Record each batch's examples (``memory_capped_rows``) when the free memory cut a gradient
+    batch below ``batch_size`` (only the last batch is short otherwise; ``make_batches`` warns)."""
     sizes = [len(b) for b in batches]
     if any(n < batch_size for n in sizes[:-1]):
         prov["memory_capped_rows"] = sizes
-        warnings.warn(
-            f"task {task.name!r}: gradient batches of {min(sizes[:-1])} to {max(sizes)} examples, "
-            f"not {batch_size}: as many as the free memory holds (attribution.memory)",
-            stacklevel=3,
-        )
 
 
 def _provenance(model, batches, method: Method, opts: Options, per_example, batch_size) -> dict:

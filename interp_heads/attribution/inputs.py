@@ -7,6 +7,7 @@ TransformerLens itself would compute (leading pads masked out).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -106,7 +107,7 @@ def make_batches(
     order = sorted(range(len(examples)), key=lambda i: lengths[i])
     device = model.cfg.device
     batches = []
-    for idx in _groups(order, lengths, batch_size, rows_for_width):
+    for idx in _groups(order, lengths, batch_size, rows_for_width, task.name):
         clean, mask = tokenize_left_padded(model, [clean_text[i] for i in idx])
         ans = [
             answer_token(model, examples[i].answer, chat=chat, prompt=examples[i].prompt)
@@ -147,9 +148,9 @@ def make_batches(
     return batches
 
 
-def _groups(order, lengths, batch_size: int, rows_for_width) -> list[list[int]]:
+def _groups(order, lengths, batch_size: int, rows_for_width, task: str) -> list[list[int]]:
     """``order`` (by length, shortest first) in batches of ``batch_size``, each also at most
-    ``rows_for_width`` of its longest prompt's length."""
+    ``rows_for_width`` of its longest prompt's length (a warning says when that cut one)."""
     if rows_for_width is None:
         return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
     groups: list[list[int]] = []
@@ -159,6 +160,13 @@ def _groups(order, lengths, batch_size: int, rows_for_width) -> list[list[int]]:
             groups[-1].append(i)
         else:
             groups.append([i])
+    cut = [len(g) for g in groups[:-1] if len(g) < batch_size]  # only the last is short uncut
+    if cut:
+        warnings.warn(
+            f"task {task!r}: gradient batches of {min(cut)} to {max(map(len, groups))} examples, "
+            f"not {batch_size}: as many as the free memory holds (attribution.memory)",
+            stacklevel=3,
+        )
     return groups
 
 

@@ -71,6 +71,7 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
 
     from interp_heads.analysis.head_search import COUNTERFACTUAL, search_heads
     from interp_heads.attribution.inputs import make_batches
+    from interp_heads.attribution.memory import gradient_rows
     from interp_heads.errors import InputError
     from interp_heads.heads import head_label
 
@@ -88,7 +89,8 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
             continue
         try:
             batches = make_batches(exp.model, rank, batch_size=exp.batch_size,
-                                   fmt=exp.fmts.get(name, "auto"), corrupted=patched)  # fmt: skip
+                                   fmt=exp.fmts.get(name, "auto"), corrupted=patched,
+                                   rows_for_width=gradient_rows(exp.model, exp.batch_size))  # fmt: skip
             path = search_heads(exp.model, batches, target=cfg.sufficiency_target,
                                 step=cfg.sufficiency_step, ablation=ablation,
                                 seed=cfg.seed, patience=cfg.sufficiency_patience)  # fmt: skip

@@ -280,3 +280,21 @@ def test_patience_keeps_a_head_whose_removal_fails_and_goes_on(monkeypatch):
     assert path.heads == [PLANTED["successor"]] and path.f >= 0.9
     with pytest.raises(InputError, match="patience"):
         search_heads(model, batches, patience=-1)
+
+
+def test_the_search_cuts_its_gradient_batches_to_the_free_memory(monkeypatch):
+    """Batches cut to two examples (the free memory, patched) find the same set, f within 1e-5."""
+    from interp_heads.attribution import memory as mem
+    from interp_heads.testing.planted import planted_model
+
+    model = planted_model()
+    task = _successor_task(model, repeat=2)
+    kw = dict(method="mean_ablation", ablation="counterfactual", n_boot=50)
+    whole = find_sufficient_set(model, task, **kw)
+    width = max(b.clean.shape[1] for b in make_batches(model, task, corrupted=False))
+    two = int(2 * mem.row_bytes(model.cfg, width) / mem.FRACTION) + 1
+    monkeypatch.setattr(mem, "free_bytes", lambda device: two)
+    with pytest.warns(UserWarning, match=r"gradient batches of \d+ to 2 examples, not 16"):
+        cut = find_sufficient_set(model, task, **kw)
+    assert cut.heads == whole.heads
+    assert cut.path.f == pytest.approx(whole.path.f, abs=1e-5)
