@@ -5,11 +5,12 @@ generated answer.
 Both ways greedily answer ``--n`` prompts of the study's format on the embedded SmolLM2 (batch
 ``--batch-size``, the ``]`` stop, 32 new tokens) and take each head's ``z`` where up to five answer
 tokens were fed back (``attribution.probe_features.answer_positions``). The way now reads the
-prompts' pass from ``generation.prefix.shared_prefixes`` (made anew in each repeat). The second pass is
-written here as the toolkit wrote it before: the prompt and the answer up to its last chosen
-token, left-padded, one ``run_with_cache`` per batch. Repeats alternate the order. Reported: the
-seconds of each way and the largest difference of a feature (an answer that differed would
-move its positions, and its feature far more than float noise).
+prompts' pass from ``generation.prefix.shared_prefixes`` (made anew in each repeat). The second
+pass is the toolkit's before: the prompt and the answer up to its last chosen token, left-padded,
+one pass per batch averaged over the chosen tokens (``probe_features._batch_features``, the pass
+position ``answer`` still makes). Repeats alternate the order. Reported: the seconds of each way
+and the largest difference of a feature (an answer that differed would move its positions, and
+its feature far more than float noise).
 
 Writes bench/results/probe_features.json.
 
@@ -26,10 +27,8 @@ import torch
 
 from bench.common import ROOT, STUDY_TASK, pin_threads, result_path, study_prompts, write_result
 from interp_heads.attribution import probe_features as pf
-from interp_heads.attribution.patching import run_cached, z_hook_names
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.prefix import release_prefixes
-from interp_heads.heads import hook_z
 from interp_heads.tasks.cognitive_mirrors import STOP_TOKEN
 
 
@@ -45,19 +44,10 @@ def second_pass(model, texts, batch_size: int, max_new_tokens: int):
         tail = torch.tensor(gen[: pos[-1] + 1] if pos else [], dtype=torch.long)
         rows.append(torch.cat([row, tail]))
         n_chosen.append(len(pos) or 1)
-    feats = []
-    for s in range(0, len(rows), batch_size):
-        part, n = rows[s : s + batch_size], torch.tensor(n_chosen[s : s + batch_size])
-        width = max(len(r) for r in part)
-        tokens = torch.full((len(part), width), model.tokenizer.pad_token_id, dtype=torch.long)
-        attn = torch.zeros((len(part), width), dtype=torch.long)
-        for i, r in enumerate(part):
-            tokens[i, width - len(r) :], attn[i, width - len(r) :] = r, 1
-        cache, _ = run_cached(model, tokens, attn, z_hook_names(model))
-        z = torch.stack([cache[hook_z(layer)] for layer in range(model.cfg.n_layers)], 1)
-        w = (attn * (torch.arange(width)[None] >= width - n[:, None])).float()
-        w = w[:, None, :, None, None]
-        feats.append((z.float() * w).sum(2) / w.sum(2))
+    feats = [  # the toolkit's pass then: z averaged over each row's last n_chosen positions
+        pf._batch_features(model, rows[s : s + batch_size], n_chosen[s : s + batch_size], "answer")
+        for s in range(0, len(rows), batch_size)
+    ]
     return torch.cat(feats), gens
 
 

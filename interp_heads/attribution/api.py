@@ -13,7 +13,7 @@ import time
 
 import torch
 
-from interp_heads.attribution.inputs import make_batches
+from interp_heads.attribution.inputs import make_batches, memory_cut
 from interp_heads.attribution.memory import gradient_rows
 from interp_heads.attribution.methods import Method, Options, check_method, resolve
 from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
@@ -239,7 +239,7 @@ def _note_memory_cap(batches, batch_size: int, prov: dict) -> None:
     """Record each batch's examples (``memory_capped_rows``) when the free memory cut a gradient
     batch below ``batch_size`` (only the last batch is short otherwise; ``make_batches`` warns)."""
     sizes = [len(b) for b in batches]
-    if any(n < batch_size for n in sizes[:-1]):
+    if memory_cut(sizes, batch_size):
         prov["memory_capped_rows"] = sizes
 
 

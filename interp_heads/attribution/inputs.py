@@ -160,7 +160,7 @@ def _groups(order, lengths, batch_size: int, rows_for_width, task: str) -> list[
             groups[-1].append(i)
         else:
             groups.append([i])
-    cut = [len(g) for g in groups[:-1] if len(g) < batch_size]  # only the last is short uncut
+    cut = memory_cut([len(g) for g in groups], batch_size)
     if cut:
         warnings.warn(
             f"task {task!r}: gradient batches of {min(cut)} to {max(map(len, groups))} examples, "
@@ -168,6 +168,11 @@ def _groups(order, lengths, batch_size: int, rows_for_width, task: str) -> list[
             stacklevel=3,
         )
     return groups
+
+
+def memory_cut(sizes: list[int], batch_size: int) -> list[int]:
+    """The sizes of the batches cut below ``batch_size`` (uncut, only the last batch is short)."""
+    return [n for n in sizes[:-1] if n < batch_size]
 
 
 def logit_diff(

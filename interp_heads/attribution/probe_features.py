@@ -111,12 +111,12 @@ def _generated_features(model, texts, fmt: str, max_new_tokens: int, batch_size:
     reference answers and the sweep's masked conditions at the generated positions read it too).
     They are generated ``batch_size`` at a time in ``generate_tokens``' own order (by length in
     characters), so the batches are those of one call and only one batch's steps are held."""
-    from interp_heads.generation.decode import generate_tokens
+    from interp_heads.generation.decode import generate_tokens, length_order
 
     json_answers = str(fmt) == PromptFormat.COGNITIVE_MIRRORS
     prefixes = shared_prefixes(model, texts, batch_size=batch_size, whole=True)
     first = 1 if len(prefixes) else 0  # a prompt pass read from the prefix fires no hook
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    order = length_order(texts)
     out: list[torch.Tensor | None] = [None] * len(texts)
     last: list[int] = []  # nothing fed back, the prompt pass not seen: the last prompt token
     for start in range(0, len(order), batch_size):

@@ -209,7 +209,7 @@ def batches(
     ``batch_padding`` positions, so prompts of very different lengths are not padded to the
     longest of ``batch_size``; batches of prompts of about one length are never cut, and batches
     the budget does not cut are the same batches as without it."""
-    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    order = length_order(prompts)
     rows = token_rows(model, prompts, prepend_bos)  # each prompt tokenized once
     if batch_padding is None:
         groups = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
@@ -217,6 +217,12 @@ def batches(
         groups = padding_budget_groups(order, [len(r) for r in rows], batch_size, batch_padding)
     for idx in groups:
         yield (idx, *left_padded(model, [rows[i] for i in idx]))
+
+
+def length_order(prompts: Sequence[str]) -> list[int]:
+    """Prompt indices by length in characters, shortest first (ties in input order): the order
+    :func:`batches` cuts into batches."""
+    return sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
 
 
 def padding_budget_groups(
