@@ -13,13 +13,14 @@ import time
 
 import torch
 
-from interp_heads.attribution.inputs import make_batches, memory_cut
+from interp_heads.attribution.inputs import make_batches
 from interp_heads.attribution.memory import gradient_rows
 from interp_heads.attribution.methods import Method, Options, check_method, resolve
 from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.attribution.verify import verify_ranking
 from interp_heads.errors import InputError
+from interp_heads.generation.checks import positive_int
 from interp_heads.models.tl_compat import HookedTransformer
 from interp_heads.store.provenance import versions
 from interp_heads.tasks.prompt_format import check_same_format, task_format
@@ -43,6 +44,7 @@ def attribute_heads(
     *,
     n_examples: int | None = None,
     batch_size: int = 8,
+    batch_padding: int | None = None,
     refine: int | None = None,
     fmt: str | None = None,
     verify: int | None = None,
@@ -64,6 +66,9 @@ def attribute_heads(
             default: ``atp`` when the task has corrupted prompts, else ``ablation_atp``).
         n_examples: use the task's first ``n`` examples (default all).
         batch_size: examples per forward pass.
+        batch_padding: also cut a batch (of examples sorted by length) before its padding would
+            pass this many positions (None: no limit), as a sweep's ``batch_padding`` does: long
+            and short prompts are not all padded to the longest.
         refine: re-score the top ``refine`` heads exactly (``exact`` patching, or exact
             ``mean_ablation`` on the same log-prob scale for the methods that estimate it);
             those heads rank first, the others keep their cheap scores and order below them.
@@ -86,15 +91,18 @@ def attribute_heads(
     """
     start = time.perf_counter()
     task = _checked_task(task)
-    for name, value in (("batch_size", batch_size), ("n_examples", n_examples)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise InputError(f"attribute_heads: {name} must be an integer >= 1, got {value!r}")
+    for name, value, least in (
+        ("batch_size", batch_size, 1),
+        ("n_examples", n_examples, 1),
+        ("batch_padding", batch_padding, 0),
+    ):
+        if value is not None:
+            positive_int(value, f"attribute_heads: {name}", least)
     with _progress(model, progress) as track:
         return _attribute(
-            model, task, method, n_examples, batch_size, refine, fmt, verify, options, start, track
-        )
+            model, task, method, n_examples, (batch_size, batch_padding), refine, fmt, verify,
+            options, start, track,
+        )  # fmt: skip
 
 
 def _checked_task(task) -> Task:
@@ -151,9 +159,11 @@ def _progress(model, enabled: bool):
 
 
 def _attribute(
-    model, task, method, n_examples, batch_size, refine, fmt, verify, options, start, track
+    model, task, method, n_examples, batching, refine, fmt, verify, options, start, track
 ):
-    """The body of :func:`attribute_heads`, its arguments checked."""
+    """The body of :func:`attribute_heads`, its arguments checked (``batching``:
+    ``(batch_size, batch_padding)``)."""
+    batch_size, batch_padding = batching
     fmt = task_format(model, task, fmt)
     check_same_format(model, task, fmt, where="attribute_heads")
     chosen = resolve(method, task.has_corrupted)
@@ -173,6 +183,7 @@ def _attribute(
             fmt=fmt,
             corrupted=chosen.needs_corrupted(opts, task.has_corrupted),
             rows_for_width=gradient_rows(model, batch_size) if chosen.gradient else None,
+            batch_padding=batch_padding,
         )
     )
     per: list[torch.Tensor] = []  # per-example scores [example layer head]: split-half stability
@@ -182,7 +193,9 @@ def _attribute(
     if refine is not None and chosen.name != "exact":
         name, target, refined = _refine(model, batches, chosen, opts, scores, per_example, target)
     prov = _provenance(model, batches, chosen, opts, per_example, batch_size)
-    _note_memory_cap(batches, batch_size, prov)
+    if batch_padding is not None:
+        prov["batch_padding"] = batch_padding
+    _note_memory_cap(batches, prov)
     out = HeadScores(scores, name, task.name, target, prov, refined)
     if verify:
         out.provenance["verification"] = verify_ranking(
@@ -235,12 +248,11 @@ def _refine(model, batches, method: Method, opts: Options, scores, per_example, 
     )
 
 
-def _note_memory_cap(batches, batch_size: int, prov: dict) -> None:
-    """Record each batch's examples (``memory_capped_rows``) when the free memory cut a gradient
-    batch below ``batch_size`` (only the last batch is short otherwise; ``make_batches`` warns)."""
-    sizes = [len(b) for b in batches]
-    if memory_cut(sizes, batch_size):
-        prov["memory_capped_rows"] = sizes
+def _note_memory_cap(batches, prov: dict) -> None:
+    """Record each batch's examples (``memory_capped_rows``) when the free memory cut the
+    gradient batches (``make_batches`` warns)."""
+    if any(b.memory_capped for b in batches):
+        prov["memory_capped_rows"] = [len(b) for b in batches]
 
 
 def _provenance(model, batches, method: Method, opts: Options, per_example, batch_size) -> dict:

@@ -54,6 +54,7 @@ class Batch:
     answer: Int[torch.Tensor, " batch"]
     corrupted: Int[torch.Tensor, "batch pos"] | None = None
     corrupted_answer: Int[torch.Tensor, " batch"] | None = None
+    memory_capped: bool = False  # the free memory cut the task's batches (``make_batches``)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -76,12 +77,15 @@ def make_batches(
     fmt: PromptFormat | str = "auto",
     corrupted: bool = True,
     rows_for_width: Callable[[int], int] | None = None,
+    batch_padding: int | None = None,
 ) -> list[Batch]:
     """Render, tokenize and batch a task's first ``n_examples`` examples (sorted by length).
 
-    ``rows_for_width(width)``: at most that many examples in a batch whose longest prompt has
-    ``width`` tokens (a gradient pass's memory: ``attribution.memory.gradient_rows``), besides
-    ``batch_size``.
+    Besides ``batch_size``: ``rows_for_width(width)``, at most that many examples in a batch
+    whose longest prompt has ``width`` tokens (a gradient pass's memory:
+    ``attribution.memory.gradient_rows``); ``batch_padding``, at most that many padding
+    positions in a batch (a sweep's ``batch_padding``: prompts of very different lengths are
+    not all padded to the longest). Both cut by ``generation.decode.padding_budget_groups``.
 
     Raises:
         ValueError: when ``corrupted`` is asked for and an example lacks a corrupted prompt or its
@@ -107,7 +111,8 @@ def make_batches(
     order = sorted(range(len(examples)), key=lambda i: lengths[i])
     device = model.cfg.device
     batches = []
-    for idx in _groups(order, lengths, batch_size, rows_for_width, task.name):
+    groups, capped = _groups(order, lengths, batch_size, rows_for_width, batch_padding, task.name)
+    for idx in groups:
         clean, mask = tokenize_left_padded(model, [clean_text[i] for i in idx])
         ans = [
             answer_token(model, examples[i].answer, chat=chat, prompt=examples[i].prompt)
@@ -118,6 +123,7 @@ def make_batches(
             clean.to(device),
             mask.to(device),
             torch.tensor(ans, device=device),
+            memory_capped=capped,
         )
         if corrupted:
             corr, cmask = tokenize_left_padded(model, [corr_text[i] for i in idx])
@@ -148,31 +154,26 @@ def make_batches(
     return batches
 
 
-def _groups(order, lengths, batch_size: int, rows_for_width, task: str) -> list[list[int]]:
-    """``order`` (by length, shortest first) in batches of ``batch_size``, each also at most
-    ``rows_for_width`` of its longest prompt's length (a warning says when that cut one)."""
+def _groups(
+    order, lengths, batch_size: int, rows_for_width, batch_padding, task: str
+) -> tuple[list[list[int]], bool]:
+    """``order`` (by length, shortest first) in batches, and whether ``rows_for_width`` cut
+    them (a warning says so)."""
+    from interp_heads.generation.decode import padding_budget_groups
+
+    plain = padding_budget_groups(order, lengths, batch_size, batch_padding)
     if rows_for_width is None:
-        return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-    groups: list[list[int]] = []
-    for i in order:
-        cap = min(batch_size, rows_for_width(lengths[i]))  # the batch's width if i joins it
-        if groups and len(groups[-1]) < cap:
-            groups[-1].append(i)
-        else:
-            groups.append([i])
-    cut = memory_cut([len(g) for g in groups], batch_size)
-    if cut:
-        warnings.warn(
-            f"task {task!r}: gradient batches of {min(cut)} to {max(map(len, groups))} examples, "
-            f"not {batch_size}: as many as the free memory holds (attribution.memory)",
-            stacklevel=3,
-        )
-    return groups
-
-
-def memory_cut(sizes: list[int], batch_size: int) -> list[int]:
-    """The sizes of the batches cut below ``batch_size`` (uncut, only the last batch is short)."""
-    return [n for n in sizes[:-1] if n < batch_size]
+        return plain, False
+    groups = padding_budget_groups(order, lengths, batch_size, batch_padding, rows_for_width)
+    if groups == plain:
+        return groups, False
+    sizes = [len(g) for g in groups]
+    warnings.warn(
+        f"task {task!r}: gradient batches of {min(sizes)} to {max(sizes)} examples, "
+        f"not {batch_size}: as many as the free memory holds (attribution.memory)",
+        stacklevel=3,
+    )
+    return groups, True
 
 
 def logit_diff(

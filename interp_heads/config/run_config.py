@@ -228,8 +228,9 @@ class RunConfig(
 
     def attribution_settings(self, fmt: str) -> dict:
         """``attribute_heads``'s keywords for one task in ``fmt``, as its resume key holds them
-        (``exact_layers`` as configured; the pipeline adds the options that resolve per task)."""
-        return {
+        (``exact_layers`` as configured; the pipeline adds the options that resolve per task;
+        ``batch_padding`` only when set, so the keys of runs without it are unchanged)."""
+        settings = {
             "method": str(self.attribution),
             "refine": self.refine,
             "exact_layers": self.exact_layers,
@@ -237,6 +238,9 @@ class RunConfig(
             "fmt": fmt,
             "ablation": str(self.ablation),
         }
+        if self.batch_padding is not None:
+            settings["batch_padding"] = self.batch_padding
+        return settings
 
     def method_settings(self) -> dict:
         """The config's values of every attribution option (common and each method's own)."""

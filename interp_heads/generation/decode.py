@@ -211,10 +211,7 @@ def batches(
     the budget does not cut are the same batches as without it."""
     order = length_order(prompts)
     rows = token_rows(model, prompts, prepend_bos)  # each prompt tokenized once
-    if batch_padding is None:
-        groups = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-    else:
-        groups = padding_budget_groups(order, [len(r) for r in rows], batch_size, batch_padding)
+    groups = padding_budget_groups(order, [len(r) for r in rows], batch_size, batch_padding)
     for idx in groups:
         yield (idx, *left_padded(model, [rows[i] for i in idx]))
 
@@ -226,17 +223,28 @@ def length_order(prompts: Sequence[str]) -> list[int]:
 
 
 def padding_budget_groups(
-    order: Sequence[int], lengths: Sequence[int], batch_size: int, batch_padding: int
+    order: Sequence[int],
+    lengths: Sequence[int],
+    batch_size: int,
+    batch_padding: int | None = None,
+    rows_for_width: Callable[[int], int] | None = None,
 ) -> list[list[int]]:
     """``order`` cut into batches: a new batch starts when the next prompt would take the batch
-    past ``batch_size`` prompts or its padding past ``batch_padding`` positions (its prompts
-    times the longest of ``lengths`` among them, less the sum of their ``lengths``)."""
+    past ``batch_size`` prompts, its padding past ``batch_padding`` positions (its prompts times
+    the longest of ``lengths`` among them, less the sum of their ``lengths``; None: no limit) or
+    its prompts past ``rows_for_width(its longest)`` (a gradient pass's memory,
+    ``attribution.memory.gradient_rows``; None: no limit). With neither limit: consecutive
+    slices of ``batch_size``."""
     groups: list[list[int]] = []
     longest = real = 0
     for i in order:
-        if groups and len(groups[-1]) < batch_size:
-            wider = max(longest, lengths[i])
-            if (len(groups[-1]) + 1) * wider - (real + lengths[i]) <= batch_padding:
+        if groups:
+            n, wider = len(groups[-1]) + 1, max(longest, lengths[i])
+            if (
+                n <= batch_size
+                and (batch_padding is None or n * wider - (real + lengths[i]) <= batch_padding)
+                and (rows_for_width is None or n <= rows_for_width(wider))
+            ):
                 groups[-1].append(i)
                 longest, real = wider, real + lengths[i]
                 continue

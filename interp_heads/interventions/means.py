@@ -21,33 +21,36 @@ def head_means(
     *,
     batch_size: int = 32,
     per_prompt: bool = False,
+    batch_padding: int | None = None,
 ) -> HeadValues | list[HeadValues]:
     """Mean ``z`` per layer and head over all non-pad positions of ``prompts``.
 
     Returns ``{layer: [n_heads, d_head]}``; with ``per_prompt=True`` one such dict per prompt.
+    Prompts go ``batch_size`` a batch in their order; with ``batch_padding``, sorted by length
+    and cut as a sweep's batches are (``generation.decode.batches``), so long and short prompts
+    are not all padded to the longest (the same means up to the order of the float sums).
     """
     from interp_heads.generation.checks import positive_int
-    from interp_heads.generation.decode import tokenize_left_padded
 
     positive_int(batch_size, "batch_size")
     names = [hook_z(layer) for layer in range(model.cfg.n_layers)]
     sums: dict[int, torch.Tensor] = {}
     count = 0
-    per: list[HeadValues] = []
-    for start in range(0, len(prompts), batch_size):
-        tokens, mask = tokenize_left_padded(model, prompts[start : start + batch_size])
+    per: list[HeadValues] = [{} for _ in prompts] if per_prompt else []
+    for idx, tokens, mask in _batches(model, prompts, batch_size, batch_padding):
         tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
         _, cache = model.run_with_cache(
-            tokens, attention_mask=mask, names_filter=lambda n: n in names, return_type=None
+            tokens,
+            attention_mask=mask,
+            names_filter=lambda n: n in names,
+            return_type=None,
         )
         w = mask.to(model.cfg.dtype)[:, :, None, None]
         for layer in range(model.cfg.n_layers):
             z = cache[names[layer]] * w  # [batch pos head d_head]
             if per_prompt:
-                for b in range(z.shape[0]):
-                    if len(per) <= start + b:
-                        per.append({})
-                    per[start + b][layer] = (z[b].sum(0) / w[b].sum().clamp(min=1)).cpu()
+                for b, i in enumerate(idx):
+                    per[i][layer] = (z[b].sum(0) / w[b].sum().clamp(min=1)).cpu()
             total = z.sum(dim=(0, 1))
             sums[layer] = sums[layer] + total if layer in sums else total
         count += int(mask.sum())
@@ -56,29 +59,48 @@ def head_means(
     return {layer: (s / count).cpu() for layer, s in sums.items()}
 
 
+def _batches(model, prompts: Sequence[str], batch_size: int, batch_padding: int | None):
+    """``(prompt indices, tokens, mask)`` of each batch: in the prompts' order without
+    ``batch_padding``, else a sweep's batches."""
+    from interp_heads.generation.decode import batches, tokenize_left_padded
+
+    if batch_padding is not None:
+        yield from batches(model, list(prompts), batch_size, None, batch_padding)
+        return
+    for start in range(0, len(prompts), batch_size):
+        idx = list(range(start, min(start + batch_size, len(prompts))))
+        yield (idx, *tokenize_left_padded(model, [prompts[i] for i in idx]))
+
+
 @torch.inference_mode()
 def position_means(
-    model: HookedTransformer, prompts: Sequence[str], *, batch_size: int = 32
+    model: HookedTransformer,
+    prompts: Sequence[str],
+    *,
+    batch_size: int = 32,
+    batch_padding: int | None = None,
 ) -> dict[int, Float[torch.Tensor, "from_end head_index d_head"]]:
     """Mean ``z`` per layer, head and position counted from the end of each prompt.
 
     Returns ``{layer: [n_from_end, n_heads, d_head]}``: row 0 is the mean over the prompts' last
     tokens, row j over the tokens j before it, among the prompts that have one (``n_from_end``:
     the longest prompt's length). Unlike :func:`head_means`, which pools every position, this keeps
-    the positional structure a replacement by one pooled mean erases.
+    the positional structure a replacement by one pooled mean erases. Batches as
+    :func:`head_means`'.
     """
     from interp_heads.generation.checks import positive_int
-    from interp_heads.generation.decode import tokenize_left_padded
 
     positive_int(batch_size, "batch_size")
     names = [hook_z(layer) for layer in range(model.cfg.n_layers)]
     sums: dict[int, torch.Tensor] = {}
     counts = torch.zeros(0)
-    for start in range(0, len(prompts), batch_size):
-        tokens, mask = tokenize_left_padded(model, prompts[start : start + batch_size])
+    for _, tokens, mask in _batches(model, prompts, batch_size, batch_padding):
         tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
         _, cache = model.run_with_cache(
-            tokens, attention_mask=mask, names_filter=lambda n: n in names, return_type=None
+            tokens,
+            attention_mask=mask,
+            names_filter=lambda n: n in names,
+            return_type=None,
         )
         w = mask.flip(1).to(model.cfg.dtype)  # left padding: column j is j tokens from the end
         counts = _grown(counts, w.shape[1]) + _grown(w.sum(0).float().cpu(), len(counts))

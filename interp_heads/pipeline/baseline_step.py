@@ -104,6 +104,7 @@ def _first_correct(exp: Experiment, name: str, pool: Task, n: int) -> Task:
             fmt=exp.fmts[name],
             max_new_tokens=cfg.max_new_tokens,
             batch_size=cfg.batch_size,
+            batch_padding=cfg.batch_padding,
         )
     doing = "evaluating" if "sweep" in exp.plan else "ranking on"
     exp.say(
@@ -143,12 +144,14 @@ def _baseline_of(exp: Experiment, name: str, task: Task) -> tuple[dict, list[str
     cfg, fmt = exp.config, exp.fmts[name]
     if not cfg.filter_correct:
         return {"task": name, "n_examples": len(task)}, [e.id for e in task], None
+    padding = {} if cfg.batch_padding is None else {"batch_padding": cfg.batch_padding}
     key = resume.baseline_key(
         resume.model_fingerprint(exp.model),
         rows_key(exp.model, task, fmt),
         max_new_tokens=cfg.max_new_tokens,
         batch_size=cfg.batch_size,
         decoding="greedy",
+        **padding,  # only when set: the keys of runs without it are unchanged
     )
     cached = _verified_baseline(exp.folder, name, task)
     if cached.get("key") == key:
@@ -162,7 +165,12 @@ def baseline(model, task: Task, cfg, fmt: str | None = None) -> tuple[dict, list
     from interp_heads.tasks import evaluate_baseline
 
     res = evaluate_baseline(
-        model, task, fmt=fmt, max_new_tokens=cfg.max_new_tokens, batch_size=cfg.batch_size
+        model,
+        task,
+        fmt=fmt,
+        max_new_tokens=cfg.max_new_tokens,
+        batch_size=cfg.batch_size,
+        batch_padding=cfg.batch_padding,
     )
     ok = [i for i, c in zip(res.ids, res.correct, strict=True) if c]
     return {

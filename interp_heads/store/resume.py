@@ -172,22 +172,29 @@ def generation_key(
     )
 
 
-def values_key(model_fp: dict, prompts: str, kind: dict, batch_size: int, device: str) -> str:
+def values_key(
+    model_fp: dict,
+    prompts: str,
+    kind: dict,
+    batch_size: int,
+    device: str,
+    batch_padding: int | None = None,
+) -> str:
     """Key of an ablation kind's replacement values in a shared store: the model, the prompts
-    (digest as in :func:`generation_key`), the kind with its options, the batch size of the
-    forward passes that average them and the device type."""
-    return digest(
-        {
-            "v": KEY_VERSION,
-            "unit": "values",
-            "model": model_fp,
-            "prompts": prompts,
-            "kind": kind,
-            "batch_size": batch_size,
-            "device": device,
-        },
-        32,
-    )
+    (digest as in :func:`generation_key`), the kind with its options, the batches of the
+    forward passes that average them (``batch_padding`` only when set) and the device type."""
+    fields = {
+        "v": KEY_VERSION,
+        "unit": "values",
+        "model": model_fp,
+        "prompts": prompts,
+        "kind": kind,
+        "batch_size": batch_size,
+        "device": device,
+    }
+    if batch_padding is not None:
+        fields["batch_padding"] = batch_padding
+    return digest(fields, 32)
 
 
 def attribution_key(model_fp: dict, rows: str, **settings) -> str:

@@ -44,7 +44,7 @@ from interp_heads.sweep.config import SweepConfig
 from interp_heads.sweep.plan import plan_conditions
 from interp_heads.sweep.records import collect_records, condition_payload, metric_items
 from interp_heads.sweep.result import SweepResult
-from interp_heads.sweep.shared import remember, split_stored, task_values
+from interp_heads.sweep.shared import kind_values, remember, split_stored, task_values
 from interp_heads.tasks.prompt_format import check_same_format, task_format
 from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import filter_note
@@ -207,7 +207,7 @@ def _prepare(run: SweepRun) -> None:
         prompts = render(run.model, [e.prompt for e in task], fmt=fmt)
         # the replacement values' digest is part of every condition's resume key
         if run.shared is None:
-            values = cfg.kind().values(run.model, prompts, batch_size=run.batch_size)
+            values = kind_values(cfg, run.model, prompts, run.batch_size)
         else:  # computed once for every run sharing the store
             values, run.task_keys[name] = task_values(
                 run.shared, run.model, prompts, cfg, run.batch_size

@@ -83,13 +83,27 @@ def task_values(store: SharedGenerations, model, prompts: list[str], config, bat
     ``store`` when it holds them under :func:`~interp_heads.store.resume.values_key`, else
     computed and written there) and the task's :class:`TaskKeys`."""
     keys = TaskKeys.of(model, prompts, config, batch_size)
-    vkey = values_key(keys.model_fp, keys.prompts, kind_identity(config), batch_size, keys.device)
+    vkey = values_key(
+        keys.model_fp,
+        keys.prompts,
+        kind_identity(config),
+        batch_size,
+        keys.device,
+        config.batch_padding,
+    )
     values = store.get_values(vkey)
     if values is None:
-        values = config.kind().values(model, prompts, batch_size=batch_size)
+        values = kind_values(config, model, prompts, batch_size)
         if values is not None:  # a kind without values (zero, scale) stores nothing
             store.put_values(vkey, values)
     return values, keys.with_values(values)
+
+
+def kind_values(config, model, prompts: list[str], batch_size: int):
+    """The sweep's ablation kind's replacement values for ``prompts``, in the sweep's batches
+    (``batch_padding`` is passed only when the config sets it)."""
+    padding = {} if config.batch_padding is None else {"batch_padding": config.batch_padding}
+    return config.kind().values(model, prompts, batch_size=batch_size, **padding)
 
 
 def split_stored(store: SharedGenerations | None, units, keys: dict) -> tuple[list, list]:

@@ -21,6 +21,7 @@ def evaluate_baseline(
     fmt: PromptFormat | str | None = None,
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     batch_size: int = 32,
+    batch_padding: int | None = None,
     corrupted: bool = False,
     progress: bool = False,
 ) -> BaselineResult:
@@ -35,7 +36,7 @@ def evaluate_baseline(
     """
     return evaluate_in_format(
         model, task, task_format(model, task, fmt), max_new_tokens=max_new_tokens,
-        batch_size=batch_size, corrupted=corrupted, progress=progress,
+        batch_size=batch_size, batch_padding=batch_padding, corrupted=corrupted, progress=progress,
     )  # fmt: skip
 
 
@@ -46,6 +47,7 @@ def filter_correct(
     fmt: PromptFormat | str | None = None,
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     batch_size: int = 32,
+    batch_padding: int | None = None,
     require_corrupted: bool = False,
     result: BaselineResult | None = None,
     progress: bool = False,
@@ -72,6 +74,7 @@ def filter_correct(
             fmt=fmt,
             max_new_tokens=max_new_tokens,
             batch_size=batch_size,
+            batch_padding=batch_padding,
             corrupted=need_corrupted,
             progress=progress,
         )
@@ -119,6 +122,7 @@ def take_correct(
     fmt: PromptFormat | str | None = None,
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     batch_size: int = 32,
+    batch_padding: int | None = None,
     progress: bool = False,
 ) -> Task:
     """The first ``n`` examples (in task order) that the unmasked model answers correctly.
@@ -139,6 +143,7 @@ def take_correct(
             fmt=fmt,
             max_new_tokens=max_new_tokens,
             batch_size=batch_size,
+            batch_padding=batch_padding,
             progress=progress,
         )
         kept += [e for e, ok in zip(part.examples, res.correct, strict=True) if ok]

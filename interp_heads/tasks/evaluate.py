@@ -77,6 +77,7 @@ def evaluate_in_format(
     *,
     max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS,
     batch_size: int = 32,
+    batch_padding: int | None = None,
     corrupted: bool = False,
     progress: bool = False,
 ) -> BaselineResult:
@@ -85,7 +86,7 @@ def evaluate_in_format(
     With ``corrupted=True`` the corrupted prompts (when the task has them) are scored too,
     against ``corrupted_answer``. In the ``cognitive_mirrors`` format generation stops after
     ``]`` and the answer checked is the one extracted from the JSON block. ``progress`` shows a
-    bar over the prompts.
+    bar over the prompts; ``batch_padding`` cuts batches as ``generate``'s does.
     """
     exs = task.examples
     json_answers = fmt == PromptFormat.COGNITIVE_MIRRORS
@@ -95,7 +96,7 @@ def evaluate_in_format(
     def answers(prompts: list[str]) -> list[str]:
         rendered = render(model, prompts, fmt=fmt)
         return generate(model, rendered, max_new_tokens, batch_size=batch_size, **opts,
-                        progress=progress)  # fmt: skip
+                        batch_padding=batch_padding, progress=progress)  # fmt: skip
 
     gens = answers([e.prompt for e in exs])
     result = BaselineResult(

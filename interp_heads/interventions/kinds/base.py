@@ -102,8 +102,10 @@ class Ablation:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.options!r})"
 
-    def values(self, model, prompts, *, batch_size: int = 32):
-        """The values shared by every condition of a task (None: the kind needs none)."""
+    def values(self, model, prompts, *, batch_size: int = 32, batch_padding: int | None = None):
+        """The values shared by every condition of a task (None: the kind needs none), from
+        forward passes of ``batch_size`` prompts (``batch_padding``: cut as a sweep's batches,
+        ``interventions.means.head_means``; a sweep passes it only when its config sets it)."""
         return None
 
     def replacement(self, layer: int, heads: list[int], values, generator):

@@ -7,10 +7,10 @@ from interp_heads.interventions.kinds.base import KINDS, Ablation
 class Mean(Ablation):
     name = "mean"
 
-    def values(self, model, prompts, *, batch_size: int = 32):
+    def values(self, model, prompts, *, batch_size: int = 32, batch_padding: int | None = None):
         from interp_heads.interventions.means import head_means
 
-        return head_means(model, prompts, batch_size=batch_size)
+        return head_means(model, prompts, batch_size=batch_size, batch_padding=batch_padding)
 
     def replacement(self, layer, heads, values, generator):
         if not isinstance(values, dict):

@@ -17,10 +17,10 @@ from interp_heads.interventions.kinds.base import KINDS, Ablation
 class PositionMean(Ablation):
     name = "position_mean"
 
-    def values(self, model, prompts, *, batch_size: int = 32):
+    def values(self, model, prompts, *, batch_size: int = 32, batch_padding: int | None = None):
         from interp_heads.interventions.means import position_means
 
-        return position_means(model, prompts, batch_size=batch_size)
+        return position_means(model, prompts, batch_size=batch_size, batch_padding=batch_padding)
 
     def replacement(self, layer, heads, values, generator):
         if not isinstance(values, dict) or values[layer].dim() != 3:

@@ -7,10 +7,12 @@ from interp_heads.interventions.kinds.base import KINDS, Ablation
 class Resample(Ablation):
     name = "resample"
 
-    def values(self, model, prompts, *, batch_size: int = 32):
+    def values(self, model, prompts, *, batch_size: int = 32, batch_padding: int | None = None):
         from interp_heads.interventions.means import head_means
 
-        return head_means(model, prompts, batch_size=batch_size, per_prompt=True)
+        return head_means(
+            model, prompts, batch_size=batch_size, batch_padding=batch_padding, per_prompt=True
+        )
 
     def replacement(self, layer, heads, values, generator):
         import torch
