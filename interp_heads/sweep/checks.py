@@ -69,9 +69,11 @@ def check_plan(plan, task: str) -> None:
 
 
 def _mask_has_effect(model, prompts, heads, kind, values, positions="all") -> bool:
+    """Whether masking ``heads`` changes the next-token logits of the task's shortest prompt:
+    the check is that the hooks fire, which one prompt shows, and the shortest costs least."""
     from interp_heads.generation.decode import tokenize_left_padded
 
-    tokens, mask = tokenize_left_padded(model, prompts[:4])
+    tokens, mask = tokenize_left_padded(model, [min(prompts, key=len)])
     tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
     with torch.inference_mode():
         base = _next_logits(model, tokens, mask, positions)
@@ -81,10 +83,13 @@ def _mask_has_effect(model, prompts, heads, kind, values, positions="all") -> bo
 
 
 def _next_logits(model, tokens, mask, positions):
-    """The prompts' last logits; for the ``generated`` scope, which leaves the prompt's pass
-    alone, those of the next (KV-cached) pass, the first that scope masks."""
+    """The prompt's last logits (unembedded there only); for the ``generated`` scope, which
+    leaves the prompt's pass alone, those of the next (KV-cached) pass, the first that scope
+    masks."""
+    from interp_heads.generation.logits import last_logits
+
     if positions != "generated":
-        return model(tokens, attention_mask=mask)[:, -1]
+        return last_logits(model, tokens, mask)
     from interp_heads.generation.kv_cache import KVCache
 
     cache = KVCache(model, tokens.shape[0])

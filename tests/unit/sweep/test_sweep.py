@@ -115,3 +115,20 @@ def test_bad_k_is_refused(setup):
             run_sweep(
                 model, tasks, ranks, SweepConfig(ks=[k]), metrics=[Accuracy()], progress=False
             )
+
+
+@pytest.mark.parametrize("positions", ["all", "last", "generated"])
+def test_mask_effect_check_warns_only_when_the_hooks_do_nothing(tiny, positions, monkeypatch):
+    import contextlib
+    import warnings
+
+    from interp_heads.sweep import checks
+
+    prompts = ["the cat sat on the mat", "a b", "one two three four"]
+    plan = [("TopK", 3, 0, [(0, 0), (1, 1), (2, 2)])]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SweepWarning)
+        checks.check_mask_effect(tiny, "t", prompts, plan, "zero", None, positions)
+    monkeypatch.setattr(checks, "mask_heads", lambda *a, **k: contextlib.nullcontext())
+    with pytest.warns(SweepWarning, match="masking 3 heads changed no logits"):
+        checks.check_mask_effect(tiny, "t", prompts, plan, "zero", None, positions)
