@@ -164,6 +164,7 @@ def _groups(
     plain = padding_budget_groups(order, lengths, batch_size, batch_padding)
     if rows_for_width is None:
         return plain, False
+    rows_for_width(max(lengths))  # refuses a prompt that cannot fit even alone (InputError)
     groups = padding_budget_groups(order, lengths, batch_size, batch_padding, rows_for_width)
     if groups == plain:
         return groups, False

@@ -62,3 +62,12 @@ def test_a_capped_run_warns_and_scores_as_one_batch(tiny, task, monkeypatch):
     torch.testing.assert_close(capped.scores, whole.scores, atol=1e-5, rtol=1e-4)
     exact = attribute_heads(tiny, task, "exact", batch_size=8)  # no backward pass: never cut
     assert "memory_capped_rows" not in exact.provenance
+
+
+@pytest.mark.parametrize("batch_size", [1, 8])
+def test_a_prompt_that_cannot_fit_alone_is_refused_before_any_pass(
+    tiny, task, monkeypatch, batch_size
+):
+    monkeypatch.setattr(mem, "free_bytes", lambda device: 1)  # one byte: no prompt fits
+    with pytest.raises(InputError, match=r"one prompt of \d+ tokens needs about"):
+        attribute_heads(tiny, task, "gradxact", batch_size=batch_size)
