@@ -100,7 +100,7 @@ def attribute_heads(
             positive_int(value, f"attribute_heads: {name}", least)
     with _progress(model, progress) as track:
         return _attribute(
-            model, task, method, n_examples, (batch_size, batch_padding), refine, fmt, verify,
+            model, task, method, n_examples, batch_size, batch_padding, refine, fmt, verify,
             options, start, track,
         )  # fmt: skip
 
@@ -159,11 +159,10 @@ def _progress(model, enabled: bool):
 
 
 def _attribute(
-    model, task, method, n_examples, batching, refine, fmt, verify, options, start, track
-):
-    """The body of :func:`attribute_heads`, its arguments checked (``batching``:
-    ``(batch_size, batch_padding)``)."""
-    batch_size, batch_padding = batching
+    model, task, method, n_examples, batch_size, batch_padding, refine, fmt, verify, options,
+    start, track,
+):  # fmt: skip
+    """The body of :func:`attribute_heads`, its arguments checked."""
     fmt = task_format(model, task, fmt)
     check_same_format(model, task, fmt, where="attribute_heads")
     chosen = resolve(method, task.has_corrupted)

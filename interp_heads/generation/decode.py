@@ -202,14 +202,17 @@ def batches(
     batch_size: int,
     prepend_bos: bool | None,
     batch_padding: int | None = None,
+    *,
+    in_order: bool = False,
 ):
     """``(indices, tokens, mask)`` of each batch, left-padded: prompts sorted by length in
-    characters, ``batch_size`` a batch. With ``batch_padding`` a batch is also cut before its
-    padding (its prompts times its longest prompt in tokens, less their tokens) would pass
-    ``batch_padding`` positions, so prompts of very different lengths are not padded to the
-    longest of ``batch_size``; batches of prompts of about one length are never cut, and batches
-    the budget does not cut are the same batches as without it."""
-    order = length_order(prompts)
+    characters (``in_order``: in their own order), ``batch_size`` a batch. With
+    ``batch_padding`` a batch is also cut before its padding (its prompts times its longest
+    prompt in tokens, less their tokens) would pass ``batch_padding`` positions, so prompts of
+    very different lengths are not padded to the longest of ``batch_size``; batches of prompts
+    of about one length are never cut, and batches the budget does not cut are the same batches
+    as without it."""
+    order = list(range(len(prompts))) if in_order else length_order(prompts)
     rows = token_rows(model, prompts, prepend_bos)  # each prompt tokenized once
     groups = padding_budget_groups(order, [len(r) for r in rows], batch_size, batch_padding)
     for idx in groups:

@@ -31,19 +31,19 @@ def head_means(
     are not all padded to the longest (the same means up to the order of the float sums).
     """
     from interp_heads.generation.checks import positive_int
+    from interp_heads.generation.decode import batches
 
     positive_int(batch_size, "batch_size")
     names = [hook_z(layer) for layer in range(model.cfg.n_layers)]
     sums: dict[int, torch.Tensor] = {}
     count = 0
     per: list[HeadValues] = [{} for _ in prompts] if per_prompt else []
-    for idx, tokens, mask in _batches(model, prompts, batch_size, batch_padding):
+    for idx, tokens, mask in batches(
+        model, list(prompts), batch_size, None, batch_padding, in_order=batch_padding is None
+    ):
         tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
         _, cache = model.run_with_cache(
-            tokens,
-            attention_mask=mask,
-            names_filter=lambda n: n in names,
-            return_type=None,
+            tokens, attention_mask=mask, names_filter=lambda n: n in names, return_type=None
         )
         w = mask.to(model.cfg.dtype)[:, :, None, None]
         for layer in range(model.cfg.n_layers):
@@ -59,19 +59,6 @@ def head_means(
     return {layer: (s / count).cpu() for layer, s in sums.items()}
 
 
-def _batches(model, prompts: Sequence[str], batch_size: int, batch_padding: int | None):
-    """``(prompt indices, tokens, mask)`` of each batch: in the prompts' order without
-    ``batch_padding``, else a sweep's batches."""
-    from interp_heads.generation.decode import batches, tokenize_left_padded
-
-    if batch_padding is not None:
-        yield from batches(model, list(prompts), batch_size, None, batch_padding)
-        return
-    for start in range(0, len(prompts), batch_size):
-        idx = list(range(start, min(start + batch_size, len(prompts))))
-        yield (idx, *tokenize_left_padded(model, [prompts[i] for i in idx]))
-
-
 @torch.inference_mode()
 def position_means(
     model: HookedTransformer,
@@ -85,22 +72,22 @@ def position_means(
     Returns ``{layer: [n_from_end, n_heads, d_head]}``: row 0 is the mean over the prompts' last
     tokens, row j over the tokens j before it, among the prompts that have one (``n_from_end``:
     the longest prompt's length). Unlike :func:`head_means`, which pools every position, this keeps
-    the positional structure a replacement by one pooled mean erases. Batches as
-    :func:`head_means`'.
+    the positional structure a replacement by one pooled mean erases. Batched as in
+    :func:`head_means`.
     """
     from interp_heads.generation.checks import positive_int
+    from interp_heads.generation.decode import batches
 
     positive_int(batch_size, "batch_size")
     names = [hook_z(layer) for layer in range(model.cfg.n_layers)]
     sums: dict[int, torch.Tensor] = {}
     counts = torch.zeros(0)
-    for _, tokens, mask in _batches(model, prompts, batch_size, batch_padding):
+    for _, tokens, mask in batches(
+        model, list(prompts), batch_size, None, batch_padding, in_order=batch_padding is None
+    ):
         tokens, mask = tokens.to(model.cfg.device), mask.to(model.cfg.device)
         _, cache = model.run_with_cache(
-            tokens,
-            attention_mask=mask,
-            names_filter=lambda n: n in names,
-            return_type=None,
+            tokens, attention_mask=mask, names_filter=lambda n: n in names, return_type=None
         )
         w = mask.flip(1).to(model.cfg.dtype)  # left padding: column j is j tokens from the end
         counts = _grown(counts, w.shape[1]) + _grown(w.sum(0).float().cpu(), len(counts))
