@@ -29,6 +29,12 @@ from interp_heads.models.tl_compat import HookedTransformer
 # Fused attention by default only where measured not slower, with the same greedy tokens
 # (bench/speed/bench_generation.py, docs/performance.md); other device types keep TransformerLens' path.
 FAST_ATTENTION_DEFAULT = {"cpu": True}
+# The prompt pass's pieces (prefill_groups): padding at most this fraction of a batch's tokens,
+# and on these device types at most this many positions (rows x width) a piece (measured on 2
+# CPU cores: bench/speed/bench_prefill_pieces.py; other device types: no cap).
+PREFILL_PADDING = 1 / 64
+PREFILL_PADDING_MIN = 64
+PREFILL_POSITIONS = {"cpu": 2048}
 # Rows that stopped leave the batch once at least 1/DROP_EVERY of the computed rows have stopped.
 DROP_EVERY = 8
 
@@ -254,6 +260,22 @@ def padding_budget_groups(
         groups.append([i])
         longest = real = lengths[i]
     return groups
+
+
+def prefill_groups(lengths: Sequence[int], device=None) -> list[list[int]]:
+    """A batch's rows (indices into ``lengths``, their token counts) in pieces for the prompt
+    pass: by length, a new piece whenever its padding would pass :data:`PREFILL_PADDING` of the
+    batch's tokens (at least :data:`PREFILL_PADDING_MIN` positions) or, on a device type of
+    :data:`PREFILL_POSITIONS`, its positions (rows x its longest) that cap. A prompt pass is
+    compute-bound, so a padding position costs as much as a token, and on 2 CPU cores a pass
+    over 48 x 453 positions costs 1.8x more a position than passes of about 2,000
+    (docs/performance.md, "The prompt pass in pieces"). Rows of about one length and few
+    positions stay one piece."""
+    budget = max(PREFILL_PADDING_MIN, int(PREFILL_PADDING * sum(lengths)))
+    cap = PREFILL_POSITIONS.get(torch.device(device).type) if device is not None else None
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    rows = None if cap is None else (lambda width: max(1, cap // width))
+    return padding_budget_groups(order, lengths, len(lengths), budget, rows)
 
 
 def attention_path(model, fast_attention: bool | None):

@@ -93,6 +93,30 @@ class HookedBackend(Backend):
         return _HookedCache(self, model, batch, prefix, capacity)
 
     def prompt_pass(self, model, tokens, mask):
+        """One unhooked pass over a left-padded batch, in pieces of rows of about one length
+        (``generation.decode.prefill_groups``: a piece's padding is computed, and the prompt
+        pass is compute-bound), their caches stacked back into the batch's rows and width
+        (``static_kv.stacked``); the decode steps that follow run on the whole batch."""
+        import torch
+
+        from interp_heads.generation.decode import prefill_groups
+        from interp_heads.models.backends.static_kv import stacked
+
+        groups = prefill_groups(mask.sum(dim=1).tolist(), tokens.device)
+        if len(groups) == 1:
+            return self._one_pass(model, tokens, mask)
+        parts, logits = [], None
+        for group in groups:
+            rows = torch.tensor(group, device=tokens.device)
+            width = int(mask[rows].sum(dim=1).max())
+            kv, out = self._one_pass(model, tokens[rows, -width:], mask[rows, -width:])
+            if logits is None:
+                logits = out.new_empty((tokens.shape[0], out.shape[1]))
+            logits[rows] = out
+            parts.append((rows, kv))
+        return stacked(parts, tokens.shape[0], tokens.shape[1]), logits
+
+    def _one_pass(self, model, tokens, mask):
         cache = _HookedCache(self, model, tokens.shape[0], capacity=tokens.shape[1])
         logits = cache.step(tokens, mask, mask)
         return cache.cache, logits

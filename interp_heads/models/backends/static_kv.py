@@ -11,7 +11,11 @@ contiguous run for the attention kernel; ``past_keys`` and ``past_values`` are t
 
 Rows can leave the batch (:meth:`StaticCache.keep`): the kept rows are moved to the front of each
 buffer once, and later steps run on those rows only. A cache that outgrows its buffers doubles
-them (a copy, rare: only when the capacity asked for was too small).
+them (a copy, rare: only when the capacity asked for was too small). Caches of several batches
+of left-padded rows stack into one wider batch (:func:`stacked`): each row's positions keep
+their place from the right, and the columns added on the left are padding (mask 0, zeros), so
+every later step reads what it would have read in the row's own batch (TransformerLens counts
+positions from the attention mask, not from the buffer column).
 """
 
 from __future__ import annotations
@@ -184,3 +188,33 @@ class StaticCache(HookedTransformerKeyValueCache):
         mask[:, : self.length] = self.previous_attention_mask.repeat(copies, 1)
         entries = [e.copy_of(capacity, copies) for e in self.entries]
         return StaticCache(entries, mask, self.length)
+
+
+def stacked(parts, batch: int, width: int) -> StaticCache:
+    """One cache of ``batch`` rows and ``width`` positions from caches of some of its rows:
+    ``parts`` is ``(rows, cache)`` pairs, ``rows`` the batch rows (a LongTensor) that cache's
+    rows become, each cache at most ``width`` long. Every row is right-aligned (the batches are
+    left-padded); the columns left of a part's own are padding: mask 0, keys and values 0 (never
+    attended, and finite, so a masked score times them is 0). Rotated keys are stacked when
+    every part holds them for all its positions."""
+    first = parts[0][1]
+    entries = []
+    for layer, e in enumerate(first.entries):
+        shape = (batch, e.keys.shape[1], width, e.keys.shape[3])
+        entry = StaticEntry(e.keys.new_zeros(shape), e.values.new_zeros(shape), width)
+        rotated = all(c.entries[layer].has_rotated(c.length) for _, c in parts)
+        if rotated:
+            entry.rotated = e.keys.new_zeros(shape)
+            entry.rotated_length = width
+        for rows, cache in parts:
+            part, n = cache.entries[layer], cache.length
+            at, b = rows.to(entry.keys.device), part.batch
+            entry.keys[at, :, width - n :] = part.keys[:b, :, :n]
+            entry.values[at, :, width - n :] = part.values[:b, :, :n]
+            if rotated:
+                entry.rotated[at, :, width - n :] = part.rotated[:b, :, :n]
+        entries.append(entry)
+    mask = first.mask.new_zeros((batch, width))
+    for rows, cache in parts:
+        mask[rows.to(mask.device), width - cache.length :] = cache.previous_attention_mask
+    return StaticCache(entries, mask, width)
