@@ -41,17 +41,33 @@ def last_position_hooks(heads, means=None, kind: str = "mean", factor: float = 1
     """Hand-written TransformerLens ``hook_z`` hooks that rewrite ``heads`` at position -1 of
     every forward pass (zero, the head's mean from ``means[layer]``, or x ``factor``): the
     reference the toolkit's last-position masks are tested against."""
+    return _hand_hooks(heads, means, kind, factor, lambda z: slice(-1, None))
+
+
+def generated_position_hooks(heads, means=None, kind: str = "mean", factor: float = 1e-4) -> list:
+    """As :func:`last_position_hooks`, at every pass of one new token (a KV-cached step) and
+    never in the prompt's pass: the reference for masks at ``positions="generated"``."""
+    return _hand_hooks(
+        heads, means, kind, factor, lambda z: slice(None) if z.shape[1] == 1 else None
+    )
+
+
+def _hand_hooks(heads, means, kind, factor, where) -> list:
+    """``hook_z`` hooks rewriting ``heads`` at the positions ``where(z)`` gives (None: none)."""
 
     def make(layer, hs):
         def hook(z, hook):
+            at = where(z)
+            if at is None:
+                return z
             z = z.clone()
             for h in hs:
                 if kind == "zero":
-                    z[:, -1, h] = 0.0
+                    z[:, at, h] = 0.0
                 elif kind == "mean":
-                    z[:, -1, h] = means[layer][h]
+                    z[:, at, h] = means[layer][h]
                 else:  # scale
-                    z[:, -1, h] = z[:, -1, h] * factor
+                    z[:, at, h] = z[:, at, h] * factor
             return z
 
         return hook

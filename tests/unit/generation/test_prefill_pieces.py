@@ -19,7 +19,7 @@ from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means
 from interp_heads.models.backends import backend_of
 from interp_heads.testing.tiny import tiny_model
-from tests.helpers import last_position_hooks
+from tests.helpers import generated_position_hooks, last_position_hooks
 
 SHORT = ["ab", "a b c", "xyz!"]
 LONG = ["the quick brown fox jumps over the lazy dog " * 2, "a" * 95, "lorem ipsum " * 8]
@@ -79,7 +79,9 @@ def test_stacked_whole_prompt_prefix_matches_generation_without_a_prefix(model, 
     with mask_heads(model, heads, "mean", values=means, positions="generated"):
         masked = generate_tokens(model, PROMPTS, 8, prefixes=whole, **gen)
     assert masked != plain  # the mask acts, so the comparison below could fail
-    reference = generate_tokens(model, PROMPTS, 8, fwd_hooks=_generated_hooks(heads, means), **gen)
+    reference = generate_tokens(
+        model, PROMPTS, 8, fwd_hooks=generated_position_hooks(heads, means), **gen
+    )
     assert masked == reference
 
 
@@ -94,24 +96,3 @@ def test_stacked_prefix_under_last_position_masks_equals_whole_prompt_generation
     )
     with mask_heads(model, heads, "mean", values=means, positions="last"):
         assert generate_tokens(model, PROMPTS, 8, prefixes=prefixes, **gen) == reference
-
-
-def _generated_hooks(heads, means):
-    """``hook_z`` hooks that set ``heads`` to their means in every pass of one new token (the
-    prompt's pass, of more than one position, is left alone): scope ``generated``."""
-
-    def make(layer, hs):
-        def hook(z, hook):
-            if z.shape[1] > 1:
-                return z
-            z = z.clone()
-            for h in hs:
-                z[:, :, h] = means[layer][h]
-            return z
-
-        return hook
-
-    by_layer: dict[int, list[int]] = {}
-    for layer, h in heads:
-        by_layer.setdefault(layer, []).append(h)
-    return [(f"blocks.{layer}.attn.hook_z", make(layer, hs)) for layer, hs in by_layer.items()]
