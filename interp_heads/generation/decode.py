@@ -274,7 +274,7 @@ def prefill_groups(lengths: Sequence[int], device=None) -> list[list[int]]:
     budget = max(PREFILL_PADDING_MIN, int(PREFILL_PADDING * sum(lengths)))
     cap = PREFILL_POSITIONS.get(torch.device(device).type) if device is not None else None
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
-    rows = None if cap is None else (lambda width: max(1, cap // width))
+    rows = None if cap is None else (lambda width: max(1, cap // max(1, width)))
     return padding_budget_groups(order, lengths, len(lengths), budget, rows)
 
 

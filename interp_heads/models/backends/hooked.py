@@ -94,9 +94,11 @@ class HookedBackend(Backend):
 
     def prompt_pass(self, model, tokens, mask):
         """One unhooked pass over a left-padded batch, in pieces of rows of about one length
-        (``generation.decode.prefill_groups``: a piece's padding is computed, and the prompt
-        pass is compute-bound), their caches stacked back into the batch's rows and width
-        (``static_kv.stacked``); the decode steps that follow run on the whole batch."""
+        (``generation.decode.prefill_groups``: the pass is compute-bound, a padding position
+        costs what a token costs), their caches stacked back into the batch's rows and width
+        (``static_kv.stacked``); the decode steps that follow run on the whole batch. A piece of
+        rows with no token here (one-token prompts whose last token is read later) is one
+        column of padding."""
         import torch
 
         from interp_heads.generation.decode import prefill_groups
@@ -108,7 +110,7 @@ class HookedBackend(Backend):
         parts, logits = [], None
         for group in groups:
             rows = torch.tensor(group, device=tokens.device)
-            width = int(mask[rows].sum(dim=1).max())
+            width = max(1, int(mask[rows].sum(dim=1).max()))
             kv, out = self._one_pass(model, tokens[rows, -width:], mask[rows, -width:])
             if logits is None:
                 logits = out.new_empty((tokens.shape[0], out.shape[1]))

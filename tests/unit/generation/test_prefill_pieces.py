@@ -24,6 +24,7 @@ from tests.helpers import generated_position_hooks, last_position_hooks
 SHORT = ["ab", "a b c", "xyz!"]
 LONG = ["the quick brown fox jumps over the lazy dog " * 2, "a" * 95, "lorem ipsum " * 8]
 PROMPTS = [LONG[0], SHORT[0], LONG[1], SHORT[1], SHORT[2], LONG[2]]
+ONE = ["a", "b"] + LONG  # one-token prompts: no token in the last-position prefix's pass
 
 
 @pytest.fixture(scope="module", params=["rotary", "standard"])
@@ -43,6 +44,7 @@ def test_prefill_groups_cap_a_pieces_positions_on_the_cpu_only():
     assert prefill_groups([width] * 12, "cpu") == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9], [10, 11]]
     assert prefill_groups([width] * 12, "cuda") == [list(range(12))]  # no cap there
     assert prefill_groups([cap * 2], "cpu") == [[0]]  # a row wider than the cap: a piece alone
+    assert prefill_groups([0, 0, width], "cpu") == [[0, 1], [2]]  # rows of no token: no error
 
 
 def _one_piece(monkeypatch):
@@ -96,3 +98,18 @@ def test_stacked_prefix_under_last_position_masks_equals_whole_prompt_generation
     )
     with mask_heads(model, heads, "mean", values=means, positions="last"):
         assert generate_tokens(model, PROMPTS, 8, prefixes=prefixes, **gen) == reference
+
+
+def test_rows_with_no_prefix_token_are_a_piece_of_padding(model):
+    """Prompts of one token leave nothing for the last-position prefix to read; beside long
+    prompts they form their own piece, and generation still equals the hand-written hooks'."""
+    (_, tokens, mask), *_ = batches(model, ONE, len(ONE), None)
+    assert mask[:, :-1].sum(dim=1).min() == 0  # the one-token rows hold nothing before the last
+    assert len(prefill_groups(mask[:, :-1].sum(1).tolist())) > 1
+    means = head_means(model, ONE)
+    prefixes = PromptPrefixes(model, ONE, batch_size=len(ONE))
+    gen = dict(batch_size=len(ONE), stop_at_eos=False)
+    heads = [(0, 0), (1, 2), (2, 3)]
+    reference = generate_tokens(model, ONE, 8, fwd_hooks=last_position_hooks(heads, means), **gen)
+    with mask_heads(model, heads, "mean", values=means, positions="last"):
+        assert generate_tokens(model, ONE, 8, prefixes=prefixes, **gen) == reference
