@@ -58,7 +58,7 @@ class PromptPrefixes:
         whole: bool = False,
         batch_padding: int | None = None,
     ):
-        from interp_heads.generation.decode import attention_path, batches
+        from interp_heads.generation.decode import attention_path, batches, prefill_groups
 
         if hooks_active(model):
             raise RuntimeError(
@@ -76,7 +76,8 @@ class PromptPrefixes:
                 if tokens.shape[1] < 2 and not whole:
                     continue
                 tokens, mask = tokens.to(device), mask.to(device)
-                made = backend.prompt_pass(model, tokens[:, :cut], mask[:, :cut])
+                pieces = prefill_groups(mask[:, :cut].sum(dim=1).tolist(), device)
+                made = backend.prompt_pass(model, tokens[:, :cut], mask[:, :cut], pieces)
                 if made is None:
                     return
                 kv, logits = made

@@ -67,10 +67,11 @@ class Backend:
         made = self.prompt_pass(model, tokens, mask)
         return None if made is None else made[0]
 
-    def prompt_pass(self, model, tokens, mask):
+    def prompt_pass(self, model, tokens, mask, pieces=None):
         """``(prompt_prefix, last-position logits)`` of one pass over ``tokens`` (the logits
         give the first generated token when the prefix holds the whole prompt); None: as
-        :meth:`prompt_prefix`."""
+        :meth:`prompt_prefix`. ``pieces``: lists of the batch's rows that may be passed apart
+        and stacked (a backend may ignore it)."""
         return None
 
     def text_tokens(self, model, text: str) -> list[int]:

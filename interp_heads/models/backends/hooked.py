@@ -92,24 +92,22 @@ class HookedBackend(Backend):
     def kv_cache(self, model, batch, prefix=None, capacity=None):
         return _HookedCache(self, model, batch, prefix, capacity)
 
-    def prompt_pass(self, model, tokens, mask):
-        """One unhooked pass over a left-padded batch, in pieces of rows of about one length
-        (``generation.decode.prefill_groups``: the pass is compute-bound, a padding position
-        costs what a token costs), their caches stacked back into the batch's rows and width
-        (``static_kv.stacked``); the decode steps that follow run on the whole batch. A piece of
-        rows with no token here (one-token prompts whose last token is read later) is one
-        column of padding."""
+    def prompt_pass(self, model, tokens, mask, pieces=None):
+        """One unhooked pass over a left-padded batch. ``pieces``: lists of its rows to pass
+        apart (``generation.decode.prefill_groups``: rows of about one length, since the pass
+        is compute-bound and a padding position costs what a token costs); their caches are
+        stacked back into the batch's rows and width (``static_kv.stacked``), so the decode
+        steps that follow run on the whole batch. A piece of rows with no token here (one-token
+        prompts whose last token is read later) is one column of padding."""
         import torch
 
-        from interp_heads.generation.decode import prefill_groups
         from interp_heads.models.backends.static_kv import stacked
 
-        groups = prefill_groups(mask.sum(dim=1).tolist(), tokens.device)
-        if len(groups) == 1:
+        if pieces is None or len(pieces) == 1:
             return self._one_pass(model, tokens, mask)
         parts, logits = [], None
-        for group in groups:
-            rows = torch.tensor(group, device=tokens.device)
+        for piece in pieces:
+            rows = torch.tensor(piece, device=tokens.device)
             width = max(1, int(mask[rows].sum(dim=1).max()))
             kv, out = self._one_pass(model, tokens[rows, -width:], mask[rows, -width:])
             if logits is None:

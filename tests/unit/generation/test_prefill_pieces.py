@@ -59,8 +59,9 @@ def test_stacked_prefix_gives_the_logits_of_one_pass(model, monkeypatch, cut):
     whole = KVCache(model, 6).step(tokens, mask, mask)
     if not cut:
         _one_piece(monkeypatch)
-    assert len(prefill_groups(mask[:, :-1].sum(1).tolist())) == (2 if cut else 1)
-    kv, _ = backend_of(model).prompt_pass(model, tokens[:, :-1], mask[:, :-1])
+    pieces = prefill_groups(mask[:, :-1].sum(1).tolist(), "cpu")
+    assert len(pieces) == (2 if cut else 1)
+    kv, _ = backend_of(model).prompt_pass(model, tokens[:, :-1], mask[:, :-1], pieces)
     assert torch.equal(kv.previous_attention_mask, mask[:, :-1])
     step = KVCache(model, 6, kv).step(tokens[:, -1:], mask[:, -1:], mask)
     torch.testing.assert_close(step, whole, rtol=1e-5, atol=1e-5)
