@@ -163,7 +163,8 @@ class PackedExecutor:
             prompts,
             first.generation.max_new_tokens,
         )
-        yield from self._run_over_prefix([u for u in units if u.from_prefix], rows)
+        per = max(1, rows // first.generation.batch_size)
+        yield from run_over_prefix(self.model, [u for u in units if u.from_prefix], per)
         jobs = [
             PackedJob(u.context.prompts, u.heads, u.context.values, 0, {"unit": u})
             for u in units
@@ -188,26 +189,26 @@ class PackedExecutor:
                 for job, gen in zip(wave, outs, strict=True)
             ]
 
-    def _run_over_prefix(self, units: list[SweepUnit], rows: int) -> Iterator[list[Finished]]:
-        """Masked conditions that leave the prompt prefix alone (``last``, ``generated``), packed
-        as copies of each batch of their task's prompts over its one unmasked prefix: the
-        plain path's batches and prefixes (``execution.base.generate_masked``), ``rows //
-        batch_size`` conditions a batch (at least one)."""
-        by_task: dict[str, list[SweepUnit]] = {}
-        for u in units:
-            by_task.setdefault(u.context.name, []).append(u)
-        for group in by_task.values():
-            prefixes = group[0].prefixes(self.model, group[0].context)  # no mask active yet
-            per = max(1, rows // group[0].generation.batch_size)
-            for start in range(0, len(group), per):
-                chunk = group[start : start + per]
-                t0 = time.perf_counter()
-                outs = generate_copies(self.model, chunk, prefixes)
-                seconds = (time.perf_counter() - t0) / len(chunk)
-                yield [(u, gen, seconds) for u, gen in zip(chunk, outs, strict=True)]
-
     def close(self) -> None:
         pass
+
+
+def run_over_prefix(model, units: list[SweepUnit], per: int) -> Iterator[list[Finished]]:
+    """Masked conditions that leave the prompt prefix alone (``last``, ``generated``), packed
+    as copies of each batch of their task's prompts over its one unmasked prefix: the plain
+    path's batches and prefixes (``execution.base.generate_masked``), ``per`` conditions a
+    batch. Each group of ``per`` is one group of results."""
+    by_task: dict[str, list[SweepUnit]] = {}
+    for u in units:
+        by_task.setdefault(u.context.name, []).append(u)
+    for group in by_task.values():
+        prefixes = group[0].prefixes(model, group[0].context)  # no mask active yet
+        for start in range(0, len(group), per):
+            chunk = group[start : start + per]
+            t0 = time.perf_counter()
+            outs = generate_copies(model, chunk, prefixes)
+            seconds = (time.perf_counter() - t0) / len(chunk)
+            yield [(u, gen, seconds) for u, gen in zip(chunk, outs, strict=True)]
 
 
 def generate_copies(model, units: Sequence[SweepUnit], prefixes) -> list[list[str]]:

@@ -15,13 +15,20 @@ class KVCache:
     :meth:`step` takes the new tokens (the whole prompt first, then one token per row) and the
     attention mask of everything so far, and returns the last position's logits; hooks fire on
     the new positions only, ``hook_z`` included. ``prefix``: a cache the backend's
-    ``prompt_prefix`` made, to start from (its positions are not read again). ``capacity``: the
-    positions the batch will reach, for a backend that preallocates its cache (``hooked``).
+    ``prompt_prefix`` made, to start from (its positions are not read again); where every
+    attention layer runs the fused path (``generation.fast_attention``), the backend may read it
+    in place rather than copy it (``shared_prefix``). ``capacity``: the positions the batch will
+    reach, for a backend that preallocates its cache (``hooked``).
     """
 
     def __init__(self, model, batch: int, prefix=None, capacity: int | None = None):
+        from interp_heads.generation.fast_attention import fused_everywhere
+
         self.model = model
-        self.cache = backend_of(model).kv_cache(model, batch, prefix, capacity)
+        shared = prefix is not None and fused_everywhere(model)
+        self.cache = backend_of(model).kv_cache(
+            model, batch, prefix, capacity, shared_prefix=shared
+        )
 
     def step(self, new_tokens, new_mask, full_mask) -> torch.Tensor:
         return self.cache.step(new_tokens, new_mask, full_mask)

@@ -53,12 +53,16 @@ class Backend:
         ``stop_at_layer=n_layers``."""
         raise NotImplementedError
 
-    def kv_cache(self, model, batch: int, prefix=None, capacity: int | None = None):
+    def kv_cache(
+        self, model, batch: int, prefix=None, capacity: int | None = None, *, shared_prefix=False
+    ):
         """One batch's KV cache for greedy generation: an object whose ``step(new_tokens,
         new_mask, full_mask)`` returns the last position's logits (hooks fire on new positions),
         starting from ``prefix`` (what :meth:`prompt_prefix` returned) when given. ``capacity``:
         the positions the batch will reach (prompt and answer), for a cache that preallocates.
-        A cache that has ``keep(rows)`` can drop the rows that stopped (it returns True)."""
+        ``shared_prefix``: the caller's attention can read ``prefix`` in place (a backend may
+        then skip copying it). A cache that has ``keep(rows)`` can drop the rows that stopped
+        (it returns True)."""
         raise NotImplementedError
 
     def prompt_prefix(self, model, tokens, mask):

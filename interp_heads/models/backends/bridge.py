@@ -93,7 +93,7 @@ class BridgeBackend(Backend):
     def final_logits(self, model, resid):
         return resid[:, -1]
 
-    def kv_cache(self, model, batch, prefix=None, capacity=None):
+    def kv_cache(self, model, batch, prefix=None, capacity=None, *, shared_prefix=False):
         if prefix is not None:  # prompt_prefix gives None here: never asked
             from interp_heads.models.tl_compat import BackendError
 

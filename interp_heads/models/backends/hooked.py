@@ -89,8 +89,8 @@ class HookedBackend(Backend):
             logits = cap * torch.tanh(logits / cap)
         return logits
 
-    def kv_cache(self, model, batch, prefix=None, capacity=None):
-        return _HookedCache(self, model, batch, prefix, capacity)
+    def kv_cache(self, model, batch, prefix=None, capacity=None, *, shared_prefix=False):
+        return _HookedCache(self, model, batch, prefix, capacity, shared_prefix)
 
     def prompt_pass(self, model, tokens, mask, pieces=None):
         """One unhooked pass over a left-padded batch. ``pieces``: lists of its rows to pass
@@ -145,21 +145,29 @@ class _HookedCache:
     """One batch's preallocated KV cache (``static_kv.StaticCache``); each step runs the new
     positions only. ``capacity``: positions to allocate (the prompt plus the answer budget)."""
 
-    def __init__(self, backend: HookedBackend, model, batch: int, prefix=None, capacity=None):
+    def __init__(
+        self, backend: HookedBackend, model, batch: int, prefix=None, capacity=None, shared=False
+    ):
+        from interp_heads.models.backends.shared_prefix import SharedPrefixCache
         from interp_heads.models.backends.static_kv import StaticCache
 
         self.backend, self.model = backend, model
         capacity = capacity or 0  # unknown: the buffers grow by doubling
         if prefix is None:
             self.cache = StaticCache.empty(model.cfg, model.cfg.device, batch, capacity)
-        else:  # the prefix is copied once into this batch's own buffers, never written; a
-            # batch of several conditions over one prefix holds its rows once per condition
+        else:  # the prefix is never written: read in place (its attention runs the fused
+            # path) or copied once into this batch's own buffers; a batch of several conditions
+            # over one prefix holds its rows once per condition
             copies, rest = divmod(batch, prefix.batch)
             if rest or not copies:
                 raise ValueError(
                     f"a batch of {batch} rows cannot start from a prefix of {prefix.batch}"
                 )
-            self.cache = prefix.copy_of(capacity, copies)
+            rotary = model.cfg.positional_embedding_type == "rotary"
+            if shared and SharedPrefixCache.fits(prefix, rotary):  # read in place, not copied
+                self.cache = SharedPrefixCache(prefix, capacity, copies)
+            else:
+                self.cache = prefix.copy_of(capacity, copies)
 
     def step(self, new_tokens, new_mask, full_mask):
         resid = self.model(

@@ -78,7 +78,7 @@ def concat_cache(monkeypatch):
     return use
 
 
-def _concat_kv_cache(self, model, batch, prefix=None, capacity=None):
+def _concat_kv_cache(self, model, batch, prefix=None, capacity=None, *, shared_prefix=False):
     return _ConcatCache(self, model, batch, prefix)
 
 
