@@ -126,6 +126,28 @@ def pin_threads(n: int, packages=("interp_heads",)) -> None:
 STUDY_TASK = ROOT / "data/cognitive_mirrors/retrieval.jsonl"  # the study's format, ~350 tokens
 
 
+def study_parser(doc: str, result: str, n: int, n_help: str):
+    """A study benchmark's parser: ``--n`` prompts of ``--task`` (the study's retrieval file),
+    ``--threads`` (2) and ``--out`` (``bench/results/<result>``); each adds its own options."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--n", type=int, default=n, help=n_help)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--task", default=str(STUDY_TASK))
+    ap.add_argument("--out", default=str(result_path(result)))
+    return ap
+
+
+def study_setup(ap, argv):
+    """``ap``'s arguments, torch pinned to their threads, the embedded SmolLM2 and the first
+    ``--n`` prompts of ``--task``: ``(args, model, prompts)``."""
+    args = ap.parse_args(argv)
+    pin_threads(args.threads)
+    model, prompts = study_prompts(args.task, args.n)
+    return args, model, prompts
+
+
 def study_prompts(task: str | Path = STUDY_TASK, n: int = 24):
     """The embedded SmolLM2 on the CPU (gradients off) and the first ``n`` prompts of ``task``
     rendered in its own format (the Cognitive Mirrors study's, for the default file)."""

@@ -21,11 +21,10 @@ Writes bench/results/packed_prefix.json.
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
-from bench.common import ROOT, STUDY_TASK, pin_threads, result_path, study_prompts, write_result
+from bench.common import ROOT, study_parser, study_setup, write_result
 from interp_heads.execution.base import Generation, SweepUnit, TaskContext
 from interp_heads.execution.local import PlainExecutor
 from interp_heads.execution.packed import PackedExecutor, PackedJob, generate_packed
@@ -54,19 +53,13 @@ def _whole_prompts(model, units, pack_rows) -> list[list[str]]:
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=48, help="prompts (the compare study evaluates 48)")
+    ap = study_parser(__doc__, "packed_prefix.json", 48, "prompts (the compare study evaluates 48)")
     ap.add_argument("--batch-size", type=int, default=48)
     ap.add_argument("--conditions", type=int, default=4)
     ap.add_argument("--conditions-a-batch", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--k", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--task", default=str(STUDY_TASK))
-    ap.add_argument("--out", default=str(result_path("packed_prefix.json")))
-    args = ap.parse_args(argv)
-    pin_threads(args.threads)
-    model, prompts = study_prompts(args.task, args.n)
+    args, model, prompts = study_setup(ap, argv)
     units = _units(model, prompts, args)
     units[0].context.prefixes_for(model, units[0].generation, whole=True)  # built once, shared
     ways = {"plain": lambda: [o for g in PlainExecutor(model).run(units) for _, o, _ in g]}

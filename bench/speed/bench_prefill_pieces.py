@@ -14,14 +14,13 @@ tokens, the ``]`` stop). Writes bench/results/prefill_pieces.json.
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
 from contextlib import contextmanager
 from unittest import mock
 
-from bench.common import ROOT, STUDY_TASK, pin_threads, result_path, study_prompts, write_result
+from bench.common import ROOT, study_parser, study_setup, write_result
 from interp_heads.generation import decode
 from interp_heads.generation.decode import batches, generate_tokens, prefill_groups
 from interp_heads.generation.prefix import PromptPrefixes
@@ -67,16 +66,10 @@ def _groups(lengths, name: str, device):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=48, help="prompts, one batch (the study's 48)")
+    ap = study_parser(__doc__, "prefill_pieces.json", 48, "prompts, one batch (the study's 48)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--k", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--task", default=str(STUDY_TASK))
-    ap.add_argument("--out", default=str(result_path("prefill_pieces.json")))
-    args = ap.parse_args(argv)
-    pin_threads(args.threads)
-    model, prompts = study_prompts(args.task, args.n)
+    args, model, prompts = study_setup(ap, argv)
     ((_, _, mask),) = batches(model, prompts, len(prompts), None)
     lengths = mask.sum(1).tolist()
     names = list(VARIANTS)

@@ -19,13 +19,12 @@ Writes bench/results/probe_features.json.
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
 import torch
 
-from bench.common import ROOT, STUDY_TASK, pin_threads, result_path, study_prompts, write_result
+from bench.common import ROOT, study_parser, study_setup, write_result
 from interp_heads.attribution import probe_features as pf
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.prefix import release_prefixes
@@ -56,16 +55,12 @@ def during_generation(model, texts, batch_size: int, max_new_tokens: int):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=48, help="prompts (a compare task's evaluated rows)")
+    ap = study_parser(
+        __doc__, "probe_features.json", 48, "prompts (a compare task's evaluated rows)"
+    )
     ap.add_argument("--batch-size", type=int, default=48)
     ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--task", default=str(STUDY_TASK))
-    ap.add_argument("--out", default=str(result_path("probe_features.json")))
-    args = ap.parse_args(argv)
-    pin_threads(args.threads)
-    model, texts = study_prompts(args.task, args.n)
+    args, model, texts = study_setup(ap, argv)
     ways = {"second pass (before)": second_pass, "read during generation": during_generation}
     seconds = {w: [] for w in ways}
     outs = {}

@@ -20,13 +20,12 @@ once, before any timing. Writes bench/results/shared_prefix.json.
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from contextlib import ExitStack
 from unittest import mock
 
-from bench.common import STUDY_TASK, pin_threads, result_path, study_prompts, write_result
+from bench.common import ROOT, study_parser, study_setup, write_result
 from interp_heads.generation import fast_attention as fa
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.prefix import PromptPrefixes
@@ -70,17 +69,11 @@ def _packed(model, prompts, head_sets, gen, copies):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=48, help="prompts, one batch (the study's 48)")
+    ap = study_parser(__doc__, "shared_prefix.json", 48, "prompts, one batch (the study's 48)")
     ap.add_argument("--conditions", type=int, default=8)
     ap.add_argument("--packs", default="2,4,8", help="conditions a batch to try")
     ap.add_argument("--k", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--task", default=str(STUDY_TASK))
-    ap.add_argument("--out", default=str(result_path("shared_prefix.json")))
-    args = ap.parse_args(argv)
-    pin_threads(args.threads)
-    model, prompts = study_prompts(args.task, args.n)
+    args, model, prompts = study_setup(ap, argv)
     t = time.perf_counter()
     prefixes = PromptPrefixes(model, prompts, batch_size=len(prompts), whole=True)
     build_s = time.perf_counter() - t
@@ -112,7 +105,7 @@ def main(argv=None) -> None:
     rows = args.conditions * len(prompts)
     result = {
         "what": "masked conditions over a whole-prompt prefix: read in place and packed, or copied",
-        "task": os.path.relpath(args.task, STUDY_TASK.parents[2]),
+        "task": os.path.relpath(args.task, ROOT),
         "n_prompts": len(prompts),
         "conditions": args.conditions,
         "k": args.k,

@@ -13,11 +13,10 @@ compared with those of ``--batch-sizes``' first. Writes bench/results/study_batc
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
-from bench.common import ROOT, STUDY_TASK, pin_threads, result_path, study_prompts, write_result
+from bench.common import ROOT, study_parser, study_setup, write_result
 from interp_heads.generation.decode import generate_tokens
 from interp_heads.generation.prefix import PromptPrefixes
 from interp_heads.interventions.masks import mask_heads
@@ -25,17 +24,11 @@ from interp_heads.interventions.selections import RandomK
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=24, help="prompts (a spec_curve cell evaluates 24)")
+    ap = study_parser(__doc__, "study_batch.json", 24, "prompts (a spec_curve cell evaluates 24)")
     ap.add_argument("--batch-sizes", type=int, nargs="+", default=[16, 24, 48])
     ap.add_argument("--conditions", type=int, default=4)
     ap.add_argument("--k", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--task", default=str(STUDY_TASK))
-    ap.add_argument("--out", default=str(result_path("study_batch.json")))
-    args = ap.parse_args(argv)
-    pin_threads(args.threads)
-    model, prompts = study_prompts(args.task, args.n)
+    args, model, prompts = study_setup(ap, argv)
     gen = dict(max_new_tokens=32, stop_after="]", stop_at_newline=False)
     sizes = args.batch_sizes
     build, prefixes = {}, {}

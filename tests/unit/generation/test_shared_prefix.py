@@ -155,6 +155,8 @@ def test_weights_kept_in_linear_layout_follow_an_in_place_edit(model):
     try:
         with fa.fast_attention(model):
             model(tokens, attention_mask=mask)
+            kept = vars(model.blocks[0].attn)["_interp_heads_flat"]
+            assert set(kept) == {"Q", "K", "V", "O"}  # the kept layout is what was used
             with torch.no_grad():
                 w.mul_(3.0)
             fused = model(tokens, attention_mask=mask)

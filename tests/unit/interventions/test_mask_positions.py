@@ -158,7 +158,7 @@ def test_sweep_with_a_scoped_scale_is_the_same_plain_packed_and_by_executor(
 ):
     import json
 
-    from interp_heads.execution.local import PlainExecutor
+    from interp_heads.execution.local import PREFIX_COPIES, LocalExecutor, PlainExecutor
     from interp_heads.sweep.loop import SweepConfig
 
     cfg = SweepConfig(
@@ -174,7 +174,11 @@ def test_sweep_with_a_scoped_scale_is_the_same_plain_packed_and_by_executor(
     # three conditions a batch over each batch's one prompt prefix (batch_size 2)
     wide = _sweep(tiny, cfg, tmp_path / "wide", pack_rows=6)
     remote = _sweep(tiny, cfg, tmp_path / "exec", executor=PlainExecutor(tiny))
-    for other in (packed, wide, remote):
+    # the default executor on the CPU: the conditions over the prefix packed PREFIX_COPIES a
+    # batch, the prefix read in place (models.backends.shared_prefix)
+    assert LocalExecutor(tiny).copies == PREFIX_COPIES["cpu"] > 1
+    local = _sweep(tiny, cfg, tmp_path / "local")
+    for other in (packed, wide, remote, local):
         assert plain.generations.equals(other.generations)
         assert plain.records.equals(other.records)
     # the mask's scope and factor are in every condition's resume key (as the kind is)
