@@ -40,8 +40,8 @@ sufficiency: setup
 	$(BIN)/interp-heads study sufficiency
 
 # The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
-# under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page (at most 77 min
-# on 2 CPU cores: measured with tests sharing the machine for part of the seed run).
+# under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page (29.4 min
+# alone on 2 CPU cores, docs/compare.md).
 compare: setup
 	$(BIN)/interp-heads study compare
 

@@ -4,6 +4,7 @@ elsewhere the conditions over a shared prompt prefix packed, the others one at a
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import groupby
 
 import torch
 
@@ -58,10 +59,15 @@ class LocalExecutor:
             self.copies = PREFIX_COPIES.get(device, 1)
 
     def run(self, units: Sequence[SweepUnit]) -> Iterator[list[Finished]]:
-        if self.copies > 1:
-            yield from run_over_prefix(self.model, [u for u in units if u.from_prefix], self.copies)
-            units = [u for u in units if not u.from_prefix]
-        yield from self.inner.run(units)
+        if self.copies == 1:
+            yield from self.inner.run(units)
+            return
+        for over_prefix, run in groupby(units, key=lambda u: u.from_prefix):  # order kept
+            run = list(run)
+            if over_prefix:
+                yield from run_over_prefix(self.model, run, self.copies)
+            else:
+                yield from self.inner.run(run)
 
     def close(self) -> None:
         self.inner.close()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import Literal
 
 import torch
@@ -196,19 +197,20 @@ class PackedExecutor:
 def run_over_prefix(model, units: list[SweepUnit], per: int) -> Iterator[list[Finished]]:
     """Masked conditions that leave the prompt prefix alone (``last``, ``generated``), packed
     as copies of each batch of their task's prompts over its one unmasked prefix: the plain
-    path's batches and prefixes (``execution.base.generate_masked``), ``per`` conditions a
-    batch. Each group of ``per`` is one group of results."""
-    by_task: dict[str, list[SweepUnit]] = {}
-    for u in units:
-        by_task.setdefault(u.context.name, []).append(u)
-    for group in by_task.values():
+    path's batches and prefixes (``execution.base.generate_masked``), up to ``per`` consecutive
+    conditions of one task a batch. Each condition is yielded as its own group, in the order
+    given, so the sweep scores them in the groups and order of the plain path (metrics that
+    embed answers in batches then give bitwise the same scores)."""
+    for _, same_task in groupby(units, key=lambda u: u.context.name):
+        group = list(same_task)
         prefixes = group[0].prefixes(model, group[0].context)  # no mask active yet
         for start in range(0, len(group), per):
             chunk = group[start : start + per]
             t0 = time.perf_counter()
             outs = generate_copies(model, chunk, prefixes)
             seconds = (time.perf_counter() - t0) / len(chunk)
-            yield [(u, gen, seconds) for u, gen in zip(chunk, outs, strict=True)]
+            for u, gen in zip(chunk, outs, strict=True):
+                yield [(u, gen, seconds)]
 
 
 def generate_copies(model, units: Sequence[SweepUnit], prefixes) -> list[list[str]]:

@@ -214,11 +214,11 @@ def _attend_lse(q, k, v, bias, scale):
 def _qkv(self, query_input, key_input, value_input):
     """``q``, ``k``, ``v`` as ``calculate_qkv_matrices`` gives them (``hook_q``/``k``/``v``, then
     the q/k norm), from the weights in ``F.linear``'s layout kept between steps (:func:`_flat`)
-    where that applies: one input for all three, grouped or plain heads as stored."""
+    where that applies: ``[batch, pos, d_model]`` inputs (no split q/k/v input), grouped or plain
+    heads as stored."""
     cfg = self.cfg
     if (
         vars(self).get("_interp_heads_flat") is None
-        or not (query_input is key_input is value_input)
         or cfg.use_split_qkv_input
         or cfg.use_attn_in
         or (hasattr(self, "_W_K") and cfg.ungroup_grouped_query_attention)
