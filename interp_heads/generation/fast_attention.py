@@ -13,6 +13,10 @@ hooked backend's preallocated cache (``models.backends.static_kv``) they are wri
 Grouped-query keys and values are never repeated per query head (TransformerLens' own path
 repeats them on every call, in ``GroupedQueryAttention.calculate_attention_scores`` and
 ``calculate_z_scores``): the query heads sharing a key/value head are folded into one axis.
+Over a prompt prefix read in place (``models.backends.shared_prefix``) a decode step's attention
+is the prefix part, with every copy's queries of a prompt in one product, and the tail part,
+merged by their log-sum-exp (:func:`_attend_shared`). On the CPU each layer's W_Q, W_K, W_V and
+W_O stay in ``F.linear``'s layout while the path is on (:func:`_flat`).
 
 A layer takes TransformerLens' own path, call by call, whenever something needs what the fused
 kernel does not produce: a hook on ``hook_attn_scores`` or ``hook_pattern``, ALiBi or relative
