@@ -114,6 +114,10 @@ class SharedPrefixEntry(HookedTransformerKeyValueCacheEntry):
         whole_values = torch.cat([self.prefix.values[at, :, :n], values.transpose(1, 2)], dim=2)
         return whole_keys.transpose(1, 2), whole_values.transpose(1, 2)
 
+    @property
+    def device(self) -> torch.device:
+        return self.tail.device
+
     def keep(self, rows: torch.Tensor) -> None:
         self.tail.keep(rows)
 
@@ -141,13 +145,8 @@ class SharedPrefixCache(StaticCache):
         return super().append_attention_mask(attention_mask)
 
     def keep(self, rows: torch.Tensor) -> None:
-        rows = rows.to(self.mask.device)
-        self.mask[: len(rows), : self.length] = self.mask[rows, : self.length]
-        for entry in self.entries:
-            entry.keep(rows.to(entry.tail.keys.device))
-        self.grid.keep(rows)
-        self.batch = len(rows)
-        self._view()
+        super().keep(rows)
+        self.grid.keep(rows.to(self.grid.slots.device))
 
     def copy_of(self, capacity: int, copies: int = 1):
         raise NotImplementedError("a shared-prefix cache is not a prefix to start from")

@@ -53,6 +53,10 @@ class StaticEntry(HookedTransformerKeyValueCacheEntry):
         )
 
     @property
+    def device(self) -> torch.device:
+        return self.keys.device
+
+    @property
     def capacity(self) -> int:
         return self.keys.shape[2]
 
@@ -176,7 +180,7 @@ class StaticCache(HookedTransformerKeyValueCache):
         rows = rows.to(self.mask.device)
         self.mask[: len(rows), : self.length] = self.mask[rows, : self.length]
         for entry in self.entries:
-            entry.keep(rows.to(entry.keys.device))
+            entry.keep(rows.to(entry.device))
         self.batch = len(rows)
         self._view()
 
