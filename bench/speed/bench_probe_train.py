@@ -1,37 +1,60 @@
-"""The study's probe training step: torch's default AdamW against the fused one the probe uses.
+"""The study's probe training step: torch's default AdamW, the fused one, the fused one with glibc
+keeping freed blocks (``interp_heads.models.malloc``, which the CLI sets), and that with denormal
+floats flushed to 0 (``attribution.probe.denormals_flushed``, what the probe's training now runs).
 
 The Cognitive Mirrors probe (``interp_heads.attribution.probe.HeadProbe``) on SmolLM2's shape: 270
-heads, each head's 64-d ``hook_z`` projected to 64, concatenated (17,280) into an MLP of 512 and 4
-labels: 8.8M parameters. The study trains it 100 epochs at batch 1 on 96 rows (9,600 steps), so the
-optimizer's step dominates. Both optimizers train the same seeded probe on the same random rows,
-interleaved, the order rotating each repeat; the report gives ms per step (median) and the largest
-parameter difference after the steps (fused sums in another order: last-bit differences only).
-No model is loaded. Writes bench/results/probe_train.json.
+heads, each head's ``hook_z`` feature with its layer's mean (128-d, the study's ``layer_bias``)
+projected to 64, concatenated (17,280) into an MLP of 512 and 4 labels: 8.8M parameters. The study
+trains it 100 epochs at batch 1 on 96 rows (9,600 steps), so the step dominates. The rows are
+random at SmolLM2's ``hook_z`` scale (std 0.27 on a prompt's last five positions): Adam's moments
+of weights whose gradient stays 0 decay into the denormal range after some hundred steps, so the
+steps run long enough to see it. Each way trains the same seeded probe on the same rows in a fresh
+process of its own (the allocator setting is process-wide), the ways interleaved and their order
+rotating each repeat. The report gives ms per step (the median over repeats of each run's mean),
+the study's minutes at that rate, the largest parameter difference between the default and fused
+optimizers (fused sums in another order: last-bit differences only), and whether each later way's
+parameters are bitwise the fused way's. No model is loaded. Writes bench/results/probe_train.json.
 
-    .venv/bin/python -m bench.speed.bench_probe_train [--steps 48] [--repeats 3] [--threads 2]
+    .venv/bin/python -m bench.speed.bench_probe_train [--steps 1200] [--repeats 2] [--threads 2]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 
 import torch
 from torch import nn
 
-from bench.common import pin_threads, result_path
-from interp_heads.attribution.probe import HeadProbe, ProbeSettings
+from bench.common import pin_threads, result_path, write_result
+
+WAYS = ("default", "fused", "fused_kept_memory", "fused_kept_memory_flushed")
+SCALE = 0.27  # SmolLM2's hook_z std
 
 
-def train(x, y, steps: int, fused: bool) -> tuple[float, list[torch.Tensor]]:
-    """Seconds per step of ``steps`` batch-1 steps, and the trained parameters."""
+def train(steps: int, way: str, out: str) -> float:
+    """Seconds per step of ``steps`` batch-1 steps; the trained parameters saved to ``out``."""
+    from interp_heads.attribution.probe import HeadProbe, ProbeSettings, denormals_flushed
+    from interp_heads.models.malloc import keep_freed_memory
+
+    if "kept_memory" in way and not keep_freed_memory():
+        raise SystemExit("glibc's mallopt is not available here")
+    if way.endswith("flushed"):
+        denormals_flushed().__enter__()  # this process ends after the steps
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(96, 270, 128, generator=gen) * SCALE
+    y = torch.randint(0, 4, (96,), generator=gen)
     s = ProbeSettings(epochs=1, batch_size=1, lr=1e-4)
     torch.manual_seed(0)
     probe = HeadProbe(x.shape[2], x.shape[1], 4, s)
-    opt = torch.optim.AdamW(probe.parameters(), lr=s.lr, **({"fused": True} if fused else {}))
+    fused = {"fused": True} if way != "default" else {}
+    opt = torch.optim.AdamW(probe.parameters(), lr=s.lr, **fused)
     loss_fn = nn.CrossEntropyLoss()
     probe.train()
     start = time.perf_counter()
@@ -40,43 +63,58 @@ def train(x, y, steps: int, fused: bool) -> tuple[float, list[torch.Tensor]]:
         opt.zero_grad()
         loss_fn(probe(x[b]), y[b]).backward()
         opt.step()
-    return (time.perf_counter() - start) / steps, [p.detach().clone() for p in probe.parameters()]
+    seconds = (time.perf_counter() - start) / steps
+    torch.save([p.detach() for p in probe.parameters()], out)
+    return seconds
+
+
+def _one(way: str, args, out: Path) -> float:
+    cmd = [sys.executable, "-m", "bench.speed.bench_probe_train", "--way", way, "--steps"]
+    cmd += [str(args.steps), "--threads", str(args.threads), "--params", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=48)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=1200)
+    ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--out", default=str(result_path("probe_train.json")))
+    ap.add_argument("--way", choices=WAYS, help=argparse.SUPPRESS)  # a child process: one way
+    ap.add_argument("--params", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     pin_threads(args.threads)
-    gen = torch.Generator().manual_seed(0)
-    x, y = torch.randn(96, 270, 64, generator=gen), torch.randint(0, 4, (96,), generator=gen)
-    times: dict[str, list[float]] = {"default": [], "fused": []}
-    params = {}
-    for r in range(args.repeats):
-        for name in ("default", "fused") if r % 2 == 0 else ("fused", "default"):
-            t, params[name] = train(x, y, args.steps, name == "fused")
-            times[name].append(t)
-    diff = max(
-        (a - b).abs().max().item() for a, b in zip(params["default"], params["fused"], strict=True)
-    )
+    if args.way:
+        print(train(args.steps, args.way, args.params))
+        return
+    times: dict[str, list[float]] = {w: [] for w in WAYS}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(args.repeats):
+            for way in WAYS[r % len(WAYS) :] + WAYS[: r % len(WAYS)]:
+                times[way].append(_one(way, args, Path(tmp) / f"{way}.pt"))
+        params = {w: torch.load(Path(tmp) / f"{w}.pt") for w in WAYS}
+    pairs = zip(params["default"], params["fused"], strict=True)
+    diff = max((a - b).abs().max().item() for a, b in pairs)
+    same = {
+        w: all(torch.equal(a, b) for a, b in zip(params["fused"], params[w], strict=True))
+        for w in WAYS[2:]
+    }
     ms = {k: statistics.median(v) * 1000 for k, v in times.items()}
     result = {
         "steps": args.steps,
         "repeats": args.repeats,
-        "threads": torch.get_num_threads(),
+        "threads": args.threads or torch.get_num_threads(),
         "ms_per_step": ms,
-        "speedup": ms["default"] / ms["fused"],
+        "ms_each_repeat": {k: [round(t * 1000, 2) for t in v] for k, v in times.items()},
+        "speedup_vs_default": {k: ms["default"] / v for k, v in ms.items()},
         "study_minutes": {k: v * 9600 / 60000 for k, v in ms.items()},
-        "max_param_difference": diff,
+        "max_param_difference_default_fused": diff,
+        "params_bitwise_fused": same,
         "torch": torch.__version__,
         "machine": platform.machine(),
     }
-    print(json.dumps(result, indent=1))
-    with open(args.out, "w", encoding="utf-8") as f:
-        json.dump(result, f, indent=1)
+    write_result(args.out, result)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ labels (and the share of the largest label there), in ``provenance["probe"]``.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -130,10 +131,33 @@ def split(labels: torch.Tensor, heldout: float, seed: int) -> tuple[torch.Tensor
     return torch.cat(train).sort().values, torch.cat(test).sort().values
 
 
+@contextmanager
+def denormals_flushed() -> Iterator[None]:
+    """Float results below 1.2e-38 (denormal) read and written as 0 on the CPU inside, as before
+    outside (x86 and ARM; elsewhere nothing changes).
+
+    AdamW's moments of a weight whose gradient stays 0 for a while (a hidden unit the ReLU or
+    the dropout turns off) decay by 0.9 a step into the denormal range, where x86 arithmetic is
+    some 100x slower: on SmolLM2's features a probe step went from 7 to 22 ms after about 600 of
+    the study's 9,600 steps (``bench.speed.bench_probe_train``). Such a moment moves its weight
+    by lr x m / (sqrt(v) + eps) < 1e-4 x 1.2e-38 / 1e-8, far below the last bit of any weight the
+    probe holds, so its parameters come out the same (measured bitwise on the study's run).
+    """
+    was = torch.tensor([1e-39]).mul(1.0).item() == 0.0  # torch has no getter: test the state
+    if not torch.set_flush_denormal(True):
+        yield
+        return
+    try:
+        yield
+    finally:
+        torch.set_flush_denormal(was)
+
+
 def train_probe(data: ProbeData, train: torch.Tensor, s: ProbeSettings) -> HeadProbe:
-    """AdamW on cross-entropy over the training rows (seeded; the global RNG is left as it was)."""
+    """AdamW on cross-entropy over the training rows (seeded; the global RNG is left as it was;
+    denormal floats flushed to 0 meanwhile, :func:`denormals_flushed`)."""
     x, y = data.features[train], data.labels[train]
-    with torch.random.fork_rng(devices=[]):
+    with torch.random.fork_rng(devices=[]), denormals_flushed():
         torch.manual_seed(s.seed)
         probe = HeadProbe(x.shape[2], x.shape[1], len(data.tasks), s)
         # fused: one pass over each parameter per step instead of about ten (the study's batch-1
