@@ -1,15 +1,17 @@
-"""The study's probe training step: torch's default AdamW, the fused one, the fused one with glibc
-keeping freed blocks (``interp_heads.models.malloc``, which the CLI sets), and that with denormal
-floats flushed to 0 (``attribution.probe.denormals_flushed``, what the probe's training now runs).
+"""The study's probe training step: torch's default AdamW, the fused one, and the fused one with
+denormal floats flushed to 0, set in the calling thread (whose intra-op workers started before
+and keep their mode) or in a new thread that starts its own (``attribution.probe.flushed_thread``,
+what the probe's training runs).
 
 The Cognitive Mirrors probe (``interp_heads.attribution.probe.HeadProbe``) on SmolLM2's shape: 270
 heads, each head's ``hook_z`` feature with its layer's mean (128-d, the study's ``layer_bias``)
 projected to 64, concatenated (17,280) into an MLP of 512 and 4 labels: 8.8M parameters. The study
 trains it 100 epochs at batch 1 on 96 rows (9,600 steps), so the step dominates. The rows are
-random at SmolLM2's ``hook_z`` scale (std 0.27 on a prompt's last five positions): Adam's moments
-of weights whose gradient stays 0 decay into the denormal range after some hundred steps, so the
-steps run long enough to see it. Each way trains the same seeded probe on the same rows in a fresh
-process of its own (the allocator setting is process-wide), the ways interleaved and their order
+random at std ``--scale`` (0.01: Adam's moments reach the denormal range after about 600 steps;
+at std 0.27, SmolLM2's ``hook_z`` scale, they did not within 1,200 steps, though on the study's
+own features they do), and each process first starts torch's thread pool, as a run has before its
+probe. Each way trains the same seeded probe on the same rows in a fresh
+process of its own (the floating-point mode is per thread and inherited), the ways interleaved and their order
 rotating each repeat. The report gives ms per step (the median over repeats of each run's mean),
 the study's minutes at that rate, the largest parameter difference between the default and fused
 optimizers (fused sums in another order: last-bit differences only), and whether each later way's
@@ -34,22 +36,27 @@ from torch import nn
 
 from bench.common import pin_threads, result_path, write_result
 
-WAYS = ("default", "fused", "fused_kept_memory", "fused_kept_memory_flushed")
-SCALE = 0.27  # SmolLM2's hook_z std
+WAYS = ("default", "fused", "flushed_caller", "flushed_thread")
 
 
-def train(steps: int, way: str, out: str) -> float:
+def train(steps: int, way: str, out: str, scale: float) -> float:
     """Seconds per step of ``steps`` batch-1 steps; the trained parameters saved to ``out``."""
-    from interp_heads.attribution.probe import HeadProbe, ProbeSettings, denormals_flushed
-    from interp_heads.models.malloc import keep_freed_memory
+    from interp_heads.attribution.probe import flushed_thread
 
-    if "kept_memory" in way and not keep_freed_memory():
-        raise SystemExit("glibc's mallopt is not available here")
-    if way.endswith("flushed"):
-        denormals_flushed().__enter__()  # this process ends after the steps
+    torch.randn(1024, 1024).matmul(torch.randn(1024, 1024))  # the workers start, as in a run
     gen = torch.Generator().manual_seed(0)
-    x = torch.randn(96, 270, 128, generator=gen) * SCALE
+    x = torch.randn(96, 270, 128, generator=gen) * scale
     y = torch.randint(0, 4, (96,), generator=gen)
+    if way.endswith("thread"):
+        return flushed_thread(lambda: _steps(x, y, steps, way, out))
+    if way.endswith("caller"):
+        torch.set_flush_denormal(True)  # this process ends after the steps
+    return _steps(x, y, steps, way, out)
+
+
+def _steps(x, y, steps: int, way: str, out: str) -> float:
+    from interp_heads.attribution.probe import HeadProbe, ProbeSettings
+
     s = ProbeSettings(epochs=1, batch_size=1, lr=1e-4)
     torch.manual_seed(0)
     probe = HeadProbe(x.shape[2], x.shape[1], 4, s)
@@ -71,6 +78,7 @@ def train(steps: int, way: str, out: str) -> float:
 def _one(way: str, args, out: Path) -> float:
     cmd = [sys.executable, "-m", "bench.speed.bench_probe_train", "--way", way, "--steps"]
     cmd += [str(args.steps), "--threads", str(args.threads), "--params", str(out)]
+    cmd += ["--scale", str(args.scale)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return float(done.stdout.strip().splitlines()[-1])
 
@@ -79,6 +87,7 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=1200)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--scale", type=float, default=0.01, help="the random rows' std")
     ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--out", default=str(result_path("probe_train.json")))
     ap.add_argument("--way", choices=WAYS, help=argparse.SUPPRESS)  # a child process: one way
@@ -86,7 +95,7 @@ def main(argv=None) -> None:
     args = ap.parse_args(argv)
     pin_threads(args.threads)
     if args.way:
-        print(train(args.steps, args.way, args.params))
+        print(train(args.steps, args.way, args.params, args.scale))
         return
     times: dict[str, list[float]] = {w: [] for w in WAYS}
     with tempfile.TemporaryDirectory() as tmp:
@@ -103,6 +112,7 @@ def main(argv=None) -> None:
     ms = {k: statistics.median(v) * 1000 for k, v in times.items()}
     result = {
         "steps": args.steps,
+        "scale": args.scale,
         "repeats": args.repeats,
         "threads": args.threads or torch.get_num_threads(),
         "ms_per_step": ms,

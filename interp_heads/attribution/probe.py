@@ -33,10 +33,11 @@ labels (and the share of the largest label there), in ``provenance["probe"]``.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import torch
 from jaxtyping import Float
@@ -53,6 +54,8 @@ from interp_heads.attribution.scores import HeadScores
 from interp_heads.errors import InputError
 from interp_heads.models.tl_compat import HookedTransformer
 from interp_heads.tasks.schema import Task
+
+T = TypeVar("T")
 
 __all__ = ["PROBE_POSITIONS", "ProbeData", "ProbeSettings", "head_features", "probe_heads"]
 
@@ -131,37 +134,48 @@ def split(labels: torch.Tensor, heldout: float, seed: int) -> tuple[torch.Tensor
     return torch.cat(train).sort().values, torch.cat(test).sort().values
 
 
-@contextmanager
-def denormals_flushed() -> Iterator[None]:
-    """Float results below 1.2e-38 (denormal) read and written as 0 on the CPU inside, as before
-    outside (x86 and ARM; elsewhere nothing changes).
+def flushed_thread(fn: Callable[[], T]) -> T:
+    """``fn()`` in a new thread that flushes denormal floats (below 1.2e-38) to 0, and so do the
+    intra-op workers it starts: a thread takes its creator's floating-point mode, so torch's
+    workers, started by the calling thread before, would not flush (x86 and ARM; elsewhere the
+    floats are left as they are).
 
     AdamW's moments of a weight whose gradient stays 0 for a while (a hidden unit the ReLU or
     the dropout turns off) decay by 0.9 a step into the denormal range, where x86 arithmetic is
-    some 100x slower: on SmolLM2's features a probe step went from 7 to 22 ms after about 600 of
-    the study's 9,600 steps (``bench.speed.bench_probe_train``). Such a moment moves its weight
-    by lr x m / (sqrt(v) + eps) < 1e-4 x 1.2e-38 / 1e-8, far below the last bit of any weight the
-    probe holds, so its parameters come out the same (measured bitwise on the study's run).
+    some 100x slower (``bench.speed.bench_probe_train``). Such a moment moves its weight by
+    lr x m / (sqrt(v) + eps) < 1e-4 x 1.2e-38 / 1e-8, far below the last bit of any weight the
+    probe holds, so its parameters come out the same (measured bitwise on the study's run,
+    docs/performance.md).
     """
-    was = torch.tensor([1e-39]).mul(1.0).item() == 0.0  # torch has no getter: test the state
-    if not torch.set_flush_denormal(True):
-        yield
-        return
-    try:
-        yield
-    finally:
-        torch.set_flush_denormal(was)
+    out: dict = {}
+    n = torch.get_num_threads()
+
+    def run() -> None:
+        try:
+            torch.set_num_threads(n)  # a new thread starts at torch's default count
+            torch.set_flush_denormal(True)
+            out["value"] = fn()
+        except BaseException as exc:  # handed to the caller below
+            out["error"] = exc
+
+    worker = threading.Thread(target=run, name="interp_heads-probe-train")
+    worker.start()
+    worker.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def train_probe(data: ProbeData, train: torch.Tensor, s: ProbeSettings) -> HeadProbe:
     """AdamW on cross-entropy over the training rows (seeded; the global RNG is left as it was;
-    denormal floats flushed to 0 meanwhile, :func:`denormals_flushed`)."""
+    in a thread that flushes denormal floats to 0, :func:`flushed_thread`)."""
     x, y = data.features[train], data.labels[train]
-    with torch.random.fork_rng(devices=[]), denormals_flushed():
+
+    def steps() -> HeadProbe:
         torch.manual_seed(s.seed)
         probe = HeadProbe(x.shape[2], x.shape[1], len(data.tasks), s)
         # fused: one pass over each parameter per step instead of about ten (the study's batch-1
-        # training is 9,600 steps of an 8.8M-parameter classifier: 61 -> 27 ms a step on 2
+        # training is 9,600 steps of an 8.8M-parameter classifier: 56 -> 22 ms a step on 2
         # quiet cores, bench.speed.bench_probe_train)
         opt = torch.optim.AdamW(probe.parameters(), lr=s.lr, fused=True)
         loss_fn = nn.CrossEntropyLoss()
@@ -171,7 +185,10 @@ def train_probe(data: ProbeData, train: torch.Tensor, s: ProbeSettings) -> HeadP
                 opt.zero_grad()
                 loss_fn(probe(x[b]), y[b]).backward()
                 opt.step()
-    return probe.eval()
+        return probe.eval()
+
+    with torch.random.fork_rng(devices=[]):
+        return flushed_thread(steps)
 
 
 def accuracy(probe: HeadProbe, data: ProbeData, rows: torch.Tensor) -> float:

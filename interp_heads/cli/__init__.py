@@ -121,10 +121,6 @@ def _main(argv: list[str] | None) -> int:
                 pass
     try:
         with store.held_locks(), _removes_unused(args.command):
-            if args.command in ("attribute", "ablate", "run", "study", "score"):
-                from interp_heads.models import malloc
-
-                malloc.keep_freed_memory()  # this process exits when done (models.malloc)
             if args.command in ("attribute", "ablate", "run"):
                 from interp_heads.models import threads
 

@@ -214,3 +214,55 @@ def test_study_importance_is_the_magnitude_of_the_mean():
     assert (importance(probe, data, torch.arange(8), "mean_abs")[0] > 1e-3).all()
     with pytest.raises(InputError, match="probe importance"):
         ProbeSettings(importance="max")
+
+
+def _flushes(n: int = 1 << 20) -> bool:
+    """Every element of a denormal tensor read as 0 by a product split over torch's workers."""
+    return bool((torch.full((n,), 1e-39).mul(1.0) == 0).all())
+
+
+def test_training_thread_flushes_denormals_in_its_workers_and_only_there():
+    from interp_heads.attribution.probe import flushed_thread
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)  # the workers split the product (at one thread this proves less)
+    try:
+        assert not _flushes()  # the caller's workers start here, without the flush
+        assert flushed_thread(_flushes)
+        assert not _flushes()  # the caller and its workers are as they were
+        with pytest.raises(ValueError, match="inside"):
+            flushed_thread(lambda: (_ for _ in ()).throw(ValueError("inside")))
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_training_in_its_thread_equals_the_plain_loop():
+    """train_probe against the same AdamW loop written out in the calling thread (features far
+    from the denormal range: the flush changes nothing there)."""
+    from torch import nn
+
+    from interp_heads.attribution.probe import train_probe
+
+    gen = torch.Generator().manual_seed(1)
+    data = ProbeData(
+        features=torch.randn(12, 6, 8, generator=gen),
+        labels=torch.arange(12) % 3,
+        ids=[str(i) for i in range(12)],
+        tasks=["a", "b", "c"],
+    )
+    s = ProbeSettings(epochs=3, batch_size=2, hidden=16, proj_dim=4, seed=5)
+    train = torch.arange(10)
+    got = train_probe(data, train, s)
+    x, y = data.features[train], data.labels[train]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(s.seed)
+        ref = HeadProbe(8, 6, 3, s)
+        opt = torch.optim.AdamW(ref.parameters(), lr=s.lr, fused=True)
+        ref.train()
+        for _ in range(s.epochs):
+            for b in torch.randperm(len(x)).split(s.batch_size):
+                opt.zero_grad()
+                nn.CrossEntropyLoss()(ref(x[b]), y[b]).backward()
+                opt.step()
+    for a, b in zip(got.parameters(), ref.parameters(), strict=True):
+        assert torch.equal(a, b)
