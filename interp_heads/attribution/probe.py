@@ -175,8 +175,8 @@ def train_probe(data: ProbeData, train: torch.Tensor, s: ProbeSettings) -> HeadP
         torch.manual_seed(s.seed)
         probe = HeadProbe(x.shape[2], x.shape[1], len(data.tasks), s)
         # fused: one pass over each parameter per step instead of about ten (the study's batch-1
-        # training is 9,600 steps of an 8.8M-parameter classifier: 56 -> 22 ms a step on 2
-        # quiet cores, bench.speed.bench_probe_train)
+        # training is 9,600 steps of an 8.8M-parameter classifier: 72 -> 34 ms a step on 2
+        # quiet cores, 21 ms in the flushing thread, bench.speed.bench_probe_train)
         opt = torch.optim.AdamW(probe.parameters(), lr=s.lr, fused=True)
         loss_fn = nn.CrossEntropyLoss()
         probe.train()
