@@ -40,8 +40,8 @@ sufficiency: setup
 	$(BIN)/interp-heads study sufficiency
 
 # The Cognitive Mirrors protocol beside the causal one (docs/compare.md): five resumable runs
-# under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page (29.4 min
-# alone on 2 CPU cores, docs/compare.md).
+# under runs/compare (configs/cognitive_mirrors.toml and four variants), then the page (20.2 min
+# alone on 2 CPU cores at b3743ab, 30 min on a slower hour: docs/compare.md).
 compare: setup
 	$(BIN)/interp-heads study compare
 
