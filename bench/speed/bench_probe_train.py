@@ -6,16 +6,16 @@ what the probe's training runs).
 The Cognitive Mirrors probe (``interp_heads.attribution.probe.HeadProbe``) on SmolLM2's shape: 270
 heads, each head's ``hook_z`` feature with its layer's mean (128-d, the study's ``layer_bias``)
 projected to 64, concatenated (17,280) into an MLP of 512 and 4 labels: 8.8M parameters. The study
-trains it 100 epochs at batch 1 on 96 rows (9,600 steps), so the step dominates. The rows are
-random at std ``--scale`` (0.01: Adam's moments reach the denormal range after about 600 steps;
-at std 0.27, SmolLM2's ``hook_z`` scale, they did not within 1,200 steps, though on the study's
-own features they do), and each process first starts torch's thread pool, as a run has before its
-probe. Each way trains the same seeded probe on the same rows in a fresh
-process of its own (the floating-point mode is per thread and inherited), the ways interleaved and their order
-rotating each repeat. The report gives ms per step (the median over repeats of each run's mean),
-the study's minutes at that rate, the largest parameter difference between the default and fused
-optimizers (fused sums in another order: last-bit differences only), and whether each later way's
-parameters are bitwise the fused way's. No model is loaded. Writes bench/results/probe_train.json.
+trains it 100 epochs at batch 1 on 96 rows (9,600 steps), so the step dominates. The rows are random
+at std ``--scale`` (0.01: Adam's moments reach the denormal range after about 600 steps; at std
+0.27, SmolLM2's ``hook_z`` scale, they did not within 1,200 steps, though on the study's own
+features they do), and each process first starts torch's thread pool, as a run has before its probe.
+Each way trains the same seeded probe on the same rows in a fresh process of its own (the
+floating-point mode is per thread and inherited), the ways interleaved and their order rotating each
+repeat. The report gives ms per step (the median over repeats of each run's mean), the study's
+minutes at that rate, the largest parameter difference between the default and fused optimizers
+(fused sums in another order: last-bit differences only), and whether each later way's parameters
+are bitwise the fused way's. No model is loaded. Writes bench/results/probe_train.json.
 
     .venv/bin/python -m bench.speed.bench_probe_train [--steps 1200] [--repeats 2] [--threads 2]
 """
