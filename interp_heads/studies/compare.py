@@ -228,8 +228,8 @@ COMPARE_VARIANTS = ["causal", "positions_all", "mean_ablation", "gold_reference"
 class Compare(Study):
     name = "compare"
     summary = "the Cognitive Mirrors protocol beside the causal one (docs/compare.md)"
-    # 2026-12-05 with tests sharing the machine during the seed run: an upper bound (compare.md)
-    minutes: dict[str, float] = {"full": 36.9}  # 2 cores, 2026-12-05 (docs/compare.md)
+    # alone on 2 cores, 2026-12-06 (b3743ab); 30.4 in a slower hour that day (docs/compare.md)
+    minutes: dict[str, float] = {"full": 20.2}
 
     def runs(self, size):
         small = {"n_eval": 12, "seeds": 5} if size == "small" else {}
