@@ -72,7 +72,8 @@ TL4_TESTS := tests/unit/models/test_bridge.py tests/unit/models/test_bridge_run.
 	tests/unit/attribution/test_lookahead.py tests/unit/analysis/test_known_heads.py \
 	tests/unit/interventions/test_ablation.py tests/unit/interventions/test_mask_positions.py \
 	tests/unit/interventions/test_mask_chosen_positions.py tests/unit/interventions/test_mask_api.py \
-	tests/unit/generation/test_generate_api.py \
+	tests/unit/generation/test_generate_api.py tests/unit/generation/test_prompt_prefix.py \
+	tests/unit/interventions/test_mask_generated.py tests/unit/attribution/test_probe_features.py \
 	tests/integration/test_golden_smollm.py
 
 test-tl4: setup-tl4

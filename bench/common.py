@@ -148,9 +148,10 @@ def study_setup(ap, argv):
     return args, model, prompts
 
 
-def study_prompts(task: str | Path = STUDY_TASK, n: int = 24):
-    """The embedded SmolLM2 on the CPU (gradients off) and the first ``n`` prompts of ``task``
-    rendered in its own format (the Cognitive Mirrors study's, for the default file)."""
+def study_prompts(task: str | Path = STUDY_TASK, n: int = 24, backend: str = "hooked"):
+    """The embedded SmolLM2 on the CPU (gradients off; ``backend``: ``bridge`` in the tl4
+    environment) and the first ``n`` prompts of ``task`` rendered in its own format (the
+    Cognitive Mirrors study's, for the default file)."""
     import torch
 
     from interp_heads.models.load import load_model
@@ -158,6 +159,6 @@ def study_prompts(task: str | Path = STUDY_TASK, n: int = 24):
     from interp_heads.tasks.prompts import render
 
     torch.set_grad_enabled(False)
-    model = load_model("smollm2-135m", device="cpu")
+    model = load_model("smollm2-135m", device="cpu", backend=backend)
     rows = load_task(str(task)).subset(n=n)
     return model, render(model, [e.prompt for e in rows], fmt=rows.fmt)

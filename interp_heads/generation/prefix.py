@@ -9,9 +9,10 @@ the KV cache: of all prompt tokens but the last (``whole=False``), or of the who
 last position's logits (``whole=True``). ``generate_tokens(..., prefixes=...)`` starts each batch
 from it, so a condition reads the last prompt token and its answer, or its answer only, instead
 of the whole prompt (the study's prompts are about 350 tokens, its answers about 20). The batches
-are :func:`~interp_heads.generation.decode.batches`', the ones ``generate_tokens`` makes. A
-backend that cannot start a cache from a prefix (``Backend.prompt_pass`` returns None:
-``bridge``) generates as before.
+are :func:`~interp_heads.generation.decode.batches`', the ones ``generate_tokens`` makes. Each
+backend keeps its own kind of cache (``Backend.prompt_pass``: the hooked backend's static cache,
+the bridge's Hugging Face cache); a backend that cannot start a cache from a prefix
+(``prompt_pass`` returns None) generates as before.
 
 :func:`shared_prefixes` keeps them per model while memory allows, so one prompt pass serves
 every reader of a batch of prompts: the probe's answers at position ``generated``, the unmasked

@@ -109,27 +109,42 @@ FAMILY_SPECS: dict[str, FamilySpec] = {
 }
 
 
-def zero_head_pre_hook(head: int, d_head: int):
-    """A forward-pre-hook zeroing one head's slice of an output projection's input."""
+def zero_head_pre_hook(head: int, d_head: int, positions: str = "all"):
+    """A forward-pre-hook zeroing one head's slice of an output projection's input, in HF's
+    ``generate`` (left padding, one new token a step after the prompt's pass): at every position
+    (``all``), the last position of each forward pass (``last``), or in the passes that read one
+    generated token, never in the prompt's pass (``generated``; prompts of 2 tokens or more)."""
+    if positions not in ("all", "last", "generated"):
+        raise ValueError(f"positions: all, last or generated, not {positions!r}")
+    cols = slice(head * d_head, (head + 1) * d_head)
 
     def hook(module, args):
-        x = args[0].clone()
-        x[..., head * d_head : (head + 1) * d_head] = 0
+        x = args[0]
+        if positions == "generated" and x.shape[1] > 1:
+            return None
+        x = x.clone()
+        if positions == "last":
+            x[:, -1, cols] = 0
+        else:
+            x[..., cols] = 0
         return (x, *args[1:])
 
     return hook
 
 
 @torch.no_grad()
-def hf_greedy_with_zeroed_head(spec, hf_model, tokens, mask, head: Head, model, n_new: int):
+def hf_greedy_with_zeroed_head(
+    spec, hf_model, tokens, mask, head: Head, model, n_new: int, positions: str = "all"
+):
     """HF ``generate``'s greedy tokens with one head's slice of the output projection's input
-    zeroed by a forward-pre-hook: the reference for a zero mask on ``hook_z`` of ``model`` (our
-    conversion, for ``d_head`` and the pad id). No stop token on either side."""
+    zeroed by a forward-pre-hook at ``positions`` (:func:`zero_head_pre_hook`): the reference for
+    a zero mask on ``hook_z`` of ``model`` (our conversion, for ``d_head`` and the pad id). No
+    stop token on either side."""
     layer, index = head
     d_head, pad = model.cfg.d_head, model.tokenizer.pad_token_id
     hf_model.generation_config.eos_token_id = None
     hook = spec.out_proj_module(hf_model, layer).register_forward_pre_hook(
-        zero_head_pre_hook(index, d_head)
+        zero_head_pre_hook(index, d_head, positions)
     )
     try:
         out = hf_model.generate(

@@ -8,7 +8,11 @@ the hooked backend. What differs, and lives here:
 
 - a forward with ``stop_at_layer=n_layers`` already returns the (soft-capped) logits;
 - the KV cache is Hugging Face's own (``past_key_values=``, ``return_type="logits_and_cache"``);
-  a TransformerLens cache (``past_kv_cache=``) would be silently ignored, so it is refused;
+  a TransformerLens cache (``past_kv_cache=``) would be silently ignored, so it is refused. A
+  prompt prefix (``prompt_pass``) is that cache after an unhooked pass; each generation from it
+  starts a cache of its own over the same key and value tensors (:func:`_fork`: Hugging Face's
+  dynamic layers replace their tensors when they grow, never write them), repeated for copies;
+  rows that stop leave the batch (``batch_select_indices``);
 - HF's cache takes no frozen prefix, so exact patching recomputes the shared prompt prefix;
 - ``hook_z`` is an alias there (a hook's ``hook.name`` is the canonical name), so activations are
   cached by the name asked for (the base class's per-name hooks);
@@ -94,11 +98,21 @@ class BridgeBackend(Backend):
         return resid[:, -1]
 
     def kv_cache(self, model, batch, prefix=None, capacity=None, *, shared_prefix=False):
-        if prefix is not None:  # prompt_prefix gives None here: never asked
-            from interp_heads.models.tl_compat import BackendError
+        if prefix is None:
+            return _HFCache(model)
+        copies, rest = divmod(batch, _rows(prefix))
+        if rest or not copies:
+            raise ValueError(
+                f"a batch of {batch} rows cannot start from a prefix of {_rows(prefix)}"
+            )
+        return _HFCache(model, _fork(prefix, copies))
 
-            raise BackendError("the bridge backend starts no generation from a prompt prefix")
-        return _HFCache(model)
+    def prompt_pass(self, model, tokens, mask, pieces=None):
+        """Hugging Face's cache after one unhooked pass over ``tokens``, and the last logits;
+        None where a layer's cache is not of a kind :func:`_fork` knows to share."""
+        cache = _HFCache(model)
+        logits = cache.step(tokens, mask, mask)
+        return (cache.cache, logits) if _forkable(cache.cache) else None
 
     def text_tokens(self, model, text):
         return list(model.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -112,10 +126,11 @@ class BridgeBackend(Backend):
 
 
 class _HFCache:
-    """Hugging Face's KV cache of one batch, grown by each step."""
+    """Hugging Face's KV cache of one batch, grown by each step (from ``cache``: a fork of a
+    prompt prefix)."""
 
-    def __init__(self, model):
-        self.model, self.cache = model, None
+    def __init__(self, model, cache=None):
+        self.model, self.cache = model, cache
 
     def step(self, new_tokens, new_mask, full_mask):
         logits, self.cache = self.model(
@@ -126,6 +141,43 @@ class _HFCache:
             use_cache=True,  # the first step too: without it the prompt's keys are not kept
         )
         return logits[:, -1]
+
+    def keep(self, rows) -> bool:
+        """Keep only ``rows`` of the batch; later steps compute those rows only."""
+        if self.cache is None:
+            return False
+        self.cache.batch_select_indices(rows)
+        return True
+
+
+def _forkable(cache) -> bool:
+    """Whether every layer of Hugging Face's ``cache`` grows by replacing its tensors (dynamic
+    layers, sliding or not), so that forks can share them."""
+    from transformers.cache_utils import DynamicLayer, DynamicSlidingWindowLayer
+
+    layers = getattr(cache, "layers", None)
+    kinds = (DynamicLayer, DynamicSlidingWindowLayer)
+    return bool(layers) and all(type(layer) in kinds for layer in layers)
+
+
+def _rows(cache) -> int:
+    """The batch rows of a prompt prefix's cache."""
+    return next(layer.keys.shape[0] for layer in cache.layers if layer.is_initialized)
+
+
+def _fork(cache, copies: int = 1):
+    """A cache of its own over ``cache``'s key and value tensors (``copies`` times, copy-major):
+    its layers are new objects, so its growth leaves ``cache`` as it is."""
+    import copy
+
+    forked = copy.copy(cache)
+    forked.layers = [copy.copy(layer) for layer in cache.layers]
+    if copies > 1:
+        for layer in forked.layers:
+            if layer.is_initialized:
+                layer.keys = layer.keys.repeat(copies, 1, 1, 1)
+                layer.values = layer.values.repeat(copies, 1, 1, 1)
+    return forked
 
 
 def tiny_checkpoint(seed: int = 0) -> Path:

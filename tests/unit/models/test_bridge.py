@@ -75,6 +75,67 @@ def test_head_mask_equals_zeroed_o_proj_slice_in_greedy_generation(family):
     assert unmasked == generate_tokens(model, PROMPTS, N_NEW, stop_at_eos=False)
 
 
+@pytest.mark.parametrize("positions", ["last", "generated"])
+def test_masks_from_a_prompt_prefix_equal_hf_generate_with_the_slice_zeroed_there(
+    family, positions
+):
+    """Conditions that start from the unmasked prompt pass (the hooked backend's prefix path on
+    HF's own cache; ``generated``: the whole prompt, its first token from the prefix's logits),
+    two conditions over one prefix and both of them in one batch of copies, against HF's
+    ``generate`` with the head's slice zeroed by a pre-hook at those positions only."""
+    from interp_heads.generation.prefix import PromptPrefixes
+    from interp_heads.interventions.row_masks import RowMasks, mask_rows
+
+    spec, hf, model = family
+    tokens, mask = tokenize_left_padded(model, PROMPTS)
+    heads = [(1, 2), (0, 1)]
+    prefixes = PromptPrefixes(model, PROMPTS, whole=positions == "generated")
+    assert len(prefixes) == 1
+    gen = dict(stop_at_eos=False, prefixes=prefixes)
+    alone = []
+    for head in heads:
+        ref = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, head, model, N_NEW, positions)
+        with mask_heads(model, [head], "zero", positions=positions):
+            alone.append(generate_tokens(model, PROMPTS, N_NEW, **gen))
+        assert alone[-1] == ref, (spec.name, head)
+    assert generate_tokens(model, PROMPTS, N_NEW, **gen) == generate_tokens(
+        model, PROMPTS, N_NEW, stop_at_eos=False
+    )  # the prefix is still the unmasked one
+    masks = RowMasks.build(model, [([h], "zero", None, 0) for h in heads], positions=positions)
+    with mask_rows(model, masks, warn_if_idle=False) as handle:
+        n = len(PROMPTS)
+
+        def on_batch(idx):
+            handle.rows = [i // n for i in idx]
+
+        packed = generate_tokens(model, PROMPTS, N_NEW, copies=2, on_batch=on_batch, **gen)
+    assert packed == alone[0] + alone[1], spec.name
+
+
+def test_rows_that_stop_leave_the_batch_and_the_others_do_not_change(family, monkeypatch):
+    from interp_heads.generation.prefix import PromptPrefixes
+    from interp_heads.models.backends import bridge
+
+    _, _, model = family
+    prompts = PROMPTS * 3
+    prefixes = PromptPrefixes(model, prompts, batch_size=len(prompts))
+    gen = dict(stop_at_eos=False, batch_size=len(prompts), prefixes=prefixes)
+    kept = []
+    keep = bridge._HFCache.keep
+    monkeypatch.setattr(bridge._HFCache, "keep", lambda c, rows: kept.append(rows) or keep(c, rows))
+    with mask_heads(model, [(1, 2)], "zero", positions="last"):
+        free = [a[: N_NEW - 1] for a in generate_tokens(model, prompts, N_NEW, **gen)]
+        # a token that ends some answers before the budget and not others
+        stop = next(t for a in free for t in a if 0 < sum(t in b for b in free) < len(free))
+        gen["stop_after"] = model.tokenizer.convert_ids_to_tokens(stop)
+        kept.clear()
+        left = generate_tokens(model, prompts, N_NEW, **gen)
+        monkeypatch.setattr(bridge._HFCache, "keep", lambda c, rows: False)  # every row stays
+        whole = generate_tokens(model, prompts, N_NEW, **gen)
+    assert left == whole
+    assert kept and len({len(a) for a in left}) > 1  # rows stopped apart and left the batch
+
+
 def test_kv_cache_step_fires_hook_z_on_every_new_token(family):
     _, _, model = family
     tokens, mask = tokenize_left_padded(model, PROMPTS[:2])
