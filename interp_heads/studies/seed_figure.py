@@ -278,7 +278,7 @@ def write_page(
 class SeedFigure(Study):
     name = "seed_figure"
     summary = "TopK vs RandomK at the paper's k and its fractions (docs/results.md)"
-    minutes = {"full": 24.0}  # with batch_padding = 512, alone on 2 cores (docs/performance.md)
+    minutes = {"full": 15.2}  # alone on 2 cores, 2026-12-06 (bf4fae6; docs/performance.md)
 
     def runs(self, size):
         small = {"tasks": TASKS_SHORT, "n_eval": 24, "ks": [16, 32], "scaled_ks": []}
