@@ -128,6 +128,15 @@ def backend_of(model) -> Backend:
     return BACKENDS.build("hooked")
 
 
+def prefix_copies(batch: int, rows: int) -> int:
+    """How many copies (copy-major) of a prompt prefix of ``rows`` rows a generation batch of
+    ``batch`` rows holds; a ``ValueError`` when it is not a whole number of them."""
+    copies, rest = divmod(batch, rows)
+    if rest or not copies:
+        raise ValueError(f"a batch of {batch} rows cannot start from a prefix of {rows}")
+    return copies
+
+
 def n_kv_heads(model) -> int:
     """Key/value heads per layer (``n_heads`` without grouped-query attention)."""
     return getattr(model.cfg, "n_key_value_heads", None) or model.cfg.n_heads

@@ -27,7 +27,7 @@ import functools
 import tempfile
 from pathlib import Path
 
-from interp_heads.models.backends.base import BACKENDS, Backend
+from interp_heads.models.backends.base import BACKENDS, Backend, prefix_copies
 from interp_heads.models.families import BRIDGE_FAMILIES
 
 _TINY_FOLDERS: dict[int, Path] = {}  # the tiny model's checkpoint, saved once per process
@@ -100,12 +100,7 @@ class BridgeBackend(Backend):
     def kv_cache(self, model, batch, prefix=None, capacity=None, *, shared_prefix=False):
         if prefix is None:
             return _HFCache(model)
-        copies, rest = divmod(batch, _rows(prefix))
-        if rest or not copies:
-            raise ValueError(
-                f"a batch of {batch} rows cannot start from a prefix of {_rows(prefix)}"
-            )
-        return _HFCache(model, _fork(prefix, copies))
+        return _HFCache(model, _fork(prefix, prefix_copies(batch, _rows(prefix))))
 
     def prompt_pass(self, model, tokens, mask, pieces=None):
         """Hugging Face's cache after one unhooked pass over ``tokens``, and the last logits;

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from interp_heads.models.backends.base import BACKENDS, Backend
+from interp_heads.models.backends.base import BACKENDS, Backend, prefix_copies
 
 log = logging.getLogger(__name__)
 
@@ -158,11 +158,7 @@ class _HookedCache:
         else:  # the prefix is never written: read in place (its attention runs the fused
             # path) or copied once into this batch's own buffers; a batch of several conditions
             # over one prefix holds its rows once per condition
-            copies, rest = divmod(batch, prefix.batch)
-            if rest or not copies:
-                raise ValueError(
-                    f"a batch of {batch} rows cannot start from a prefix of {prefix.batch}"
-                )
+            copies = prefix_copies(batch, prefix.batch)
             rotary = model.cfg.positional_embedding_type == "rotary"
             if shared and SharedPrefixCache.fits(prefix, rotary):  # read in place, not copied
                 self.cache = SharedPrefixCache(prefix, capacity, copies)
