@@ -278,7 +278,7 @@ def write_page(
 class SeedFigure(Study):
     name = "seed_figure"
     summary = "TopK vs RandomK at the paper's k and its fractions (docs/results.md)"
-    minutes = {"full": 15.2}  # alone on 2 cores, 2026-12-06 (bf4fae6; docs/performance.md)
+    minutes = {"full": 14.6}  # alone on 2 cores, 2026-12-06 (8376635; 15.2 that morning)
 
     def runs(self, size):
         small = {"tasks": TASKS_SHORT, "n_eval": 24, "ks": [16, 32], "scaled_ks": []}
