@@ -299,9 +299,8 @@ def _greedy(
     """Each row's answer ids. ``on_rows``: given, rows that stopped leave the batch (when the
     cache can drop them) and it is called with the batch rows still computed, in order."""
     batch, device = tokens.shape[0], tokens.device
-    kv = prefix.kv if prefix is not None else None
     capacity = tokens.shape[1] + max_new_tokens
-    cache = KVCache(model, batch, kv, capacity) if use_cache else None
+    cache = KVCache(model, batch, prefix and prefix.kv, capacity) if use_cache else None
     first = prefix.logits if prefix is not None else None  # the whole prompt read: step 0's
     if first is not None and len(first) != batch:  # one prefix under several conditions
         first = first.repeat(batch // len(first), 1)
@@ -321,8 +320,10 @@ def _greedy(
     for step in range(max_new_tokens):
         if step == 0 and first is not None:
             logits = first
-        elif use_cache:
+        elif use_cache and (step or prefix is not None):
             logits = cache.step(step_input, step_mask, mask)
+        elif use_cache:  # the prompt pass (leading tokens all rows share read once, if allowed)
+            logits = cache.prompt_pass(tokens, mask)
         else:
             logits = last_logits(model, tokens, mask)
         best = logits.argmax(dim=-1) if pick is None else pick(logits)

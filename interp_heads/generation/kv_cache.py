@@ -33,6 +33,20 @@ class KVCache:
     def step(self, new_tokens, new_mask, full_mask) -> torch.Tensor:
         return self.cache.step(new_tokens, new_mask, full_mask)
 
+    def prompt_pass(self, tokens, mask) -> torch.Tensor:
+        """The first step, over the whole prompts: the leading tokens every row shares read once
+        and copied into every row, where the backend's cache can (``start_shared``) and the
+        active hooks allow (``generation.shared_start``), else every row whole."""
+        from interp_heads.generation.shared_start import split_at_lead, use_shared_start
+
+        lead = (
+            use_shared_start(self.model, tokens, mask) if hasattr(self.cache, "start_shared") else 0
+        )
+        if not lead:
+            return self.step(tokens, mask, mask)
+        pad = self.model.tokenizer.pad_token_id
+        return self.cache.start_shared(*split_at_lead(tokens, mask, lead, pad))
+
     def keep(self, rows: torch.Tensor) -> bool:
         """Drop every row of the batch but ``rows`` (ascending); False: this backend's cache
         cannot, and the batch stays whole."""

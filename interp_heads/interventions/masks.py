@@ -48,6 +48,7 @@ from interp_heads.interventions.positions import (
     parse_positions,
 )
 from interp_heads.interventions.targets import mask_targets
+from interp_heads.models.alike import alike_hooks
 from interp_heads.models.tl_compat import HookedTransformer
 
 
@@ -101,6 +102,8 @@ def _hooks(model, heads, kind, values, seed, where, options, k) -> tuple[list, d
     last = where == "last"
     chosen = where if isinstance(where, TokenPositions) else None
     stats = {"calls": 0, "heads": parsed, "kind": ablation.name}
+    # every row and every pass treated alike: what generation.shared_start may rely on
+    stats["alike"] = where == "all" and not any(rw.per_position for _, rw in plan.values())
 
     def make_hook(hs: list[int], rewrite: Rewrite):
         idx = torch.tensor(hs, device=model.cfg.device)
@@ -196,7 +199,8 @@ def mask_heads(
     where = parse_positions(positions)
     fwd, stats = _hooks(model, heads, kind, values, seed, where, options, k)
     chosen = where.attach(model) if isinstance(where, TokenPositions) else nullcontext()
-    with chosen, model.hooks(fwd_hooks=fwd):
+    alike = alike_hooks(model, len(fwd) if stats.pop("alike") else 0)
+    with chosen, model.hooks(fwd_hooks=fwd), alike:
         yield stats
     if isinstance(where, TokenPositions):
         where.check_reached()

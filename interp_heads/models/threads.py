@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from interp_heads.models.alike import mark_alike
+
 _state: dict = {"explicit": None, "registered": None}
 
 
@@ -186,4 +188,5 @@ def watch(model, every: float = 2.0) -> None:
         rebalance(every)
 
     embed.register_forward_pre_hook(hook)
+    mark_alike(model, 1)  # it only times passes: the same for every row and pass
     model._interp_heads_threads_watch = True

@@ -153,6 +153,7 @@ class _HookedCache:
 
         self.backend, self.model = backend, model
         capacity = capacity or 0  # unknown: the buffers grow by doubling
+        self.capacity = capacity
         if prefix is None:
             self.cache = StaticCache.empty(model.cfg, model.cfg.device, batch, capacity)
         else:  # the prefix is never written: read in place (its attention runs the fused
@@ -173,6 +174,21 @@ class _HookedCache:
             stop_at_layer=self.model.cfg.n_layers,
         )
         return self.backend.final_logits(self.model, resid)
+
+    def start_shared(self, lead, rest, rest_mask):
+        """The first step when every row starts with the tokens ``lead`` (``[1, n]``): they run
+        once, their cache is copied into every row, then each row's own tokens (``rest``,
+        left-padded, ``rest_mask``) run from it; the last position's logits. Each row then
+        holds the shared tokens, a gap of padding and its own, and positions are counted from
+        the attention mask (``generation.shared_start``)."""
+        import torch
+
+        one = _HookedCache(self.backend, self.model, 1, capacity=lead.shape[1])
+        ones = torch.ones_like(lead)
+        one.step(lead, ones, ones)
+        width = lead.shape[1] + rest.shape[1]
+        self.cache = one.cache.copy_of(max(self.capacity, width), copies=rest.shape[0])
+        return self.step(rest, rest_mask, None)
 
     def keep(self, rows) -> bool:
         """Keep only ``rows`` of the batch (ascending); later steps compute those rows only."""

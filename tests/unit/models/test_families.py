@@ -65,6 +65,24 @@ def test_head_mask_equals_zeroed_o_proj_slice_in_greedy_generation(family):
         assert not torch.allclose(masked_logits, model(tokens, attention_mask=mask))  # a real mask
 
 
+def test_a_lead_all_prompts_share_is_read_once_and_equals_hf_generation(family, monkeypatch):
+    """Prompts that start alike (a system prompt): under a zero mask at every position the lead
+    is read once for the batch where the family's positions allow it (no sliding window), and
+    the greedy tokens equal HF ``generate`` with the head's ``o_proj`` input slice zeroed."""
+    from interp_heads.generation.shared_start import model_allows
+    from tests.unit.generation.test_shared_start import LEAD, spy
+
+    spec, hf, model = family
+    prompts = [LEAD + p for p in PROMPTS]
+    tokens, mask = tokenize_left_padded(model, prompts)
+    ref = hf_greedy_with_zeroed_head(spec, hf, tokens, mask, (1, 2), model, N_NEW)
+    seen = spy(monkeypatch)
+    with mask_heads(model, [(1, 2)], "zero"):
+        got = generate_tokens(model, prompts, N_NEW, stop_at_eos=False)
+    assert got == ref, spec.name
+    assert len(seen) == (1 if model_allows(model) else 0), spec.name
+
+
 def test_fused_attention_equal_or_declared_off(family):
     spec, _, model = family
     tokens, mask = tokenize_left_padded(model, PROMPTS)
