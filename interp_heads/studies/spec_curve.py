@@ -239,7 +239,7 @@ class SpecCurve(Study):
     name = "spec_curve"
     summary = "which choice decides the seed claim's verdict (docs/spec_curve.md)"
     # measured alone on 2 cores, 2026-12-05 (5,614 s; 100.4 min on 2026-12-04, partly contended)
-    minutes: dict[str, float] = {"full": 51.5}  # 2 cores, 2026-12-06 (docs/cli.md, "study")
+    minutes: dict[str, float] = {"full": 48.9}  # 2 cores, 2026-12-06 (docs/cli.md, "study")
     base = "configs/cognitive_mirrors.toml"  # every run starts from the study's config
     params = {"cogqa": ""}  # a CogQA file: its four panels as the tasks of every cell
     ends = (STUDY_END, CAUSAL_END)
