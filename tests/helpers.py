@@ -123,3 +123,23 @@ def other_model_copy(run: Path, tmp: Path) -> str:
     manifest["model"] = {"spec": "smollm2-135m", "sha256": "f" * 64, "n_layers": 30, "n_heads": 9}
     (other / "manifest.json").write_text(json.dumps(manifest))
     return str(other)
+
+
+# a lead every prompt can share: 28 bytes, the byte tokenizer's 28 tokens (generation.shared_start)
+SHARED_LEAD = "You are careful; answer. Q: "
+
+
+def shared_start_spy(monkeypatch) -> list[int]:
+    """The shared lead of each batch that read one, its length in tokens
+    (``generation.shared_start``; the hooked cache's ``start_shared`` counted)."""
+    from interp_heads.models.backends.hooked import _HookedCache
+
+    seen: list[int] = []
+    real = _HookedCache.start_shared
+
+    def start_shared(self, lead, rest, rest_mask):
+        seen.append(lead.shape[1])
+        return real(self, lead, rest, rest_mask)
+
+    monkeypatch.setattr(_HookedCache, "start_shared", start_shared)
+    return seen

@@ -92,8 +92,9 @@ def _values(model, ablation: Ablation, values):
     return values
 
 
-def _hooks(model, heads, kind, values, seed, where, options, k) -> tuple[list, dict]:
-    """The mask's ``(hook_name, fn)`` pairs and the dict their calls are counted in."""
+def _hooks(model, heads, kind, values, seed, where, options, k) -> tuple[list, dict, bool]:
+    """The mask's ``(hook_name, fn)`` pairs, the dict their calls are counted in, and whether
+    they treat every row and every pass alike (what ``generation.shared_start`` relies on)."""
     parsed = mask_targets(heads, model.cfg.n_layers, model.cfg.n_heads, k)
     torch_seed(seed)  # the checks the config makes of the same settings (interp_heads.arguments)
     ablation = get_kind(kind, **options)  # every option checked by the kind declaring it
@@ -102,8 +103,7 @@ def _hooks(model, heads, kind, values, seed, where, options, k) -> tuple[list, d
     last = where == "last"
     chosen = where if isinstance(where, TokenPositions) else None
     stats = {"calls": 0, "heads": parsed, "kind": ablation.name}
-    # every row and every pass treated alike: what generation.shared_start may rely on
-    stats["alike"] = where == "all" and not any(rw.per_position for _, rw in plan.values())
+    alike = where == "all" and not any(rw.per_position for _, rw in plan.values())
 
     def make_hook(hs: list[int], rewrite: Rewrite):
         idx = torch.tensor(hs, device=model.cfg.device)
@@ -124,7 +124,7 @@ def _hooks(model, heads, kind, values, seed, where, options, k) -> tuple[list, d
         return hook
 
     fwd = [(hook_z(layer), make_hook(hs, rw)) for layer, (hs, rw) in sorted(plan.items())]
-    return fwd, stats
+    return fwd, stats, alike
 
 
 def mask_hooks(
@@ -197,10 +197,9 @@ def mask_heads(
         ...     answers = generate(model, prompts)
     """
     where = parse_positions(positions)
-    fwd, stats = _hooks(model, heads, kind, values, seed, where, options, k)
+    fwd, stats, alike = _hooks(model, heads, kind, values, seed, where, options, k)
     chosen = where.attach(model) if isinstance(where, TokenPositions) else nullcontext()
-    alike = alike_hooks(model, len(fwd) if stats.pop("alike") else 0)
-    with chosen, model.hooks(fwd_hooks=fwd), alike:
+    with chosen, model.hooks(fwd_hooks=fwd), alike_hooks(model, len(fwd) if alike else 0):
         yield stats
     if isinstance(where, TokenPositions):
         where.check_reached()

@@ -183,11 +183,9 @@ class _HookedCache:
         the attention mask (``generation.shared_start``)."""
         import torch
 
-        one = _HookedCache(self.backend, self.model, 1, capacity=lead.shape[1])
-        ones = torch.ones_like(lead)
-        one.step(lead, ones, ones)
+        one, _ = self.backend._one_pass(self.model, lead, torch.ones_like(lead))
         width = lead.shape[1] + rest.shape[1]
-        self.cache = one.cache.copy_of(max(self.capacity, width), copies=rest.shape[0])
+        self.cache = one.copy_of(max(self.capacity, width), copies=rest.shape[0])
         return self.step(rest, rest_mask, None)
 
     def keep(self, rows) -> bool:

@@ -17,9 +17,10 @@ from interp_heads.generation.shared_start import shared_lead, split_at_lead
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.means import head_means, position_means
 from interp_heads.testing.tiny import tiny_model
+from tests.helpers import SHARED_LEAD as LEAD
 from tests.helpers import last_position_hooks
+from tests.helpers import shared_start_spy as spy
 
-LEAD = "You are careful; answer. Q: "  # 28 bytes: the byte tokenizer's 28 shared tokens
 QUESTIONS = ["ab", "what is the colour of the sky on a clear day", "x", "lorem ipsum dolor"]
 PROMPTS = [LEAD + q for q in QUESTIONS]
 HEADS = [(0, 1), (1, 3), (2, 0), (2, 2)]
@@ -29,21 +30,6 @@ GEN = dict(stop_at_eos=False)
 @pytest.fixture(scope="module", params=["rotary", "standard"])
 def model(request):
     return tiny_model(positional_embedding_type=request.param)
-
-
-def spy(monkeypatch) -> list[int]:
-    """The shared lead of each batch that read one (its length in tokens)."""
-    from interp_heads.models.backends.hooked import _HookedCache
-
-    seen: list[int] = []
-    real = _HookedCache.start_shared
-
-    def start_shared(self, lead, rest, rest_mask):
-        seen.append(lead.shape[1])
-        return real(self, lead, rest, rest_mask)
-
-    monkeypatch.setattr(_HookedCache, "start_shared", start_shared)
-    return seen
 
 
 def alone(model, prompts, **gen) -> list[list[int]]:

@@ -70,7 +70,8 @@ def test_a_lead_all_prompts_share_is_read_once_and_equals_hf_generation(family, 
     is read once for the batch where the family's positions allow it (no sliding window), and
     the greedy tokens equal HF ``generate`` with the head's ``o_proj`` input slice zeroed."""
     from interp_heads.generation.shared_start import model_allows
-    from tests.unit.generation.test_shared_start import LEAD, spy
+    from tests.helpers import SHARED_LEAD as LEAD
+    from tests.helpers import shared_start_spy as spy
 
     spec, hf, model = family
     prompts = [LEAD + p for p in PROMPTS]
