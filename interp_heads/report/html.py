@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from interp_heads.figures.escape import esc
-from interp_heads.report import page
+from interp_heads.report import finding, page
 from interp_heads.report.generations import generations_section
 from interp_heads.report.run import load_run, make_figures
 from interp_heads.report.sufficiency_section import sufficiency_parts
@@ -90,7 +90,8 @@ def build_report(
     cfg = manifest.get("config") or {}
     tasks = ", ".join(page.task_names(manifest, run)) or "no tasks"
     title = f"interp_heads run: {cfg.get('model', '?')} ({tasks})"
-    parts = [f"<h1>{esc(title)}</h1>", page.status_line(manifest)]
+    # the finding first (sentences, verdict table, warnings), then status and figures
+    parts = [f"<h1>{esc(title)}</h1>", finding.finding_html(run), page.status_line(manifest)]
     parts.append(page.next_command(manifest, str(run_dir)))
     parts.append(page.ranking_section(manifest, run_dir))
     parts += _sweep_sections(run, figs)
@@ -122,7 +123,7 @@ def build_report(
     parts += ["<h2>Provenance</h2>", provenance_table(manifest)]
     doc = (
         "<!DOCTYPE html><html><head><meta charset='utf-8'>"
-        f"<title>{esc(title)}</title><style>{CSS}</style>"
+        f"<title>{esc(title)}</title><style>{CSS}{finding.CSS}</style>"
         # the figures' shared copy of plotly.js, beside the page: offline, and loaded once
         f"<script type='text/javascript' src='{PLOTLY_SRC}'></script></head><body>"
         + "\n".join(p for p in parts if p)
@@ -196,15 +197,29 @@ def _verification_section(manifest: dict) -> list[str]:
 
 
 def _div(figs: dict, name: str) -> str:
-    """A figure as a ``<div>`` of the page; its id is a safe name (``store.names.safe_name``)."""
-    lay = figs[name].layout
-    return figs[name].to_html(
+    """A figure as a ``<div>`` of the page; its id is a safe name (``store.names.safe_name``).
+    The curves follow the window up to their own width (a wide figure in a narrow window cut
+    its legend); the others keep their size (a heatmap's cells are sized to be read)."""
+    import plotly.graph_objects as go
+
+    fig, lay = figs[name], figs[name].layout
+    if name.startswith(FOLLOW_WINDOW) and lay.width:
+        free = go.Figure(fig).update_layout(width=None, autosize=True)  # sized by the div
+        inner = free.to_html(full_html=False, include_plotlyjs=False,
+                            div_id=f"fig-{safe_name(name)}", default_width="100%",
+                            default_height=f"{lay.height or 450}px",
+                            config={"responsive": True})  # fmt: skip
+        return f'<div style="max-width:{int(lay.width)}px">{inner}</div>'
+    return fig.to_html(
         full_html=False,
         include_plotlyjs=False,
         div_id=f"fig-{safe_name(name)}",
         default_width=f"{lay.width}px" if lay.width else "100%",
         default_height=f"{lay.height or 450}px",
     )
+
+
+FOLLOW_WINDOW = ("seed_figure", "sufficiency")
 
 
 def _sweep_sections(run: dict, figs: dict) -> list[str]:

@@ -15,6 +15,7 @@ import pandas as pd
 from interp_heads.errors import InputError, one_line
 from interp_heads.figures.notebook import figure_html, table_html
 from interp_heads.report import page
+from interp_heads.report.finding import finding_html
 from interp_heads.report.pieces import read_pieces
 from interp_heads.report.which_heads import known_markers
 from interp_heads.store import atomic
@@ -165,8 +166,11 @@ def make_figures(run: dict) -> dict:
     return figs
 
 
+NARROWEST_PX = 900  # the narrowest width a page's curves are drawn at (a 1000 px window)
+
+
 def _sweep_figures(run: dict) -> dict:
-    from interp_heads.figures.curves import plot_sweep
+    from interp_heads.figures.curves import legend_below, plot_sweep
 
     figs, summary = {}, run.get("summary")
     for name, (title, ks) in k_grids(run.get("manifest") or {}).items():
@@ -175,14 +179,10 @@ def _sweep_figures(run: dict) -> dict:
             continue
         fig = plot_sweep(grid, title=f"Masking TopK vs random heads while generating{title}")
         n_tasks, n_metrics = grid["task"].nunique(), grid["metric"].nunique()
-        plot = 280 * n_metrics
-        fig.update_layout(
-            width=max(900, 330 * n_tasks),
-            height=plot + 60 + 170,
-            margin={"t": 60, "b": 170},
-            legend={"orientation": "h", "y": -110 / plot, "yanchor": "top", "x": 0.5,
-                    "xanchor": "center"},
-        )  # fmt: skip
+        # the legend's rows planned for the narrowest page it is drawn on (the page's div
+        # follows the window, ``report.html``), so a wrapped legend is never cut
+        below = legend_below(fig, NARROWEST_PX, 60 + 280 * n_metrics + 70, top=60)
+        fig.update_layout(width=max(900, 330 * n_tasks), **below)
         figs[name] = fig
     return figs
 
@@ -267,7 +267,7 @@ def run_html(run: dict) -> str:
     """A loaded run folder: its status, ranking or sweep summary, and its main figure."""
     run = page.current(run)
     manifest = run.get("manifest") or {}
-    parts = [page.status_line(manifest)]
+    parts = [finding_html(run), page.status_line(manifest)]
     summary, attr = run.get("summary"), run.get("attribution")
     if summary is not None and len(summary):
         cols = [
