@@ -185,7 +185,7 @@ def finding_html(run: dict) -> str:
             lead = f"The top heads of {esc(task)}{by}: {esc(', '.join(heads[:3])) or 'none'}"
             if stab:
                 lead += (
-                    f"; the ranking is {esc(stab)}"
+                    f"; the ranking is {_bold_unstable(stab)}"
                     if "stable" in stab
                     else f"; stability: {esc(stab)}"
                 )
@@ -200,6 +200,12 @@ def finding_html(run: dict) -> str:
     parts.append(_table(table))
     parts.append("</section>")
     return "".join(parts)
+
+
+def _bold_unstable(words: str) -> str:
+    """A stability verdict, escaped, its first word in bold when it is ``unstable``."""
+    text = esc(words)
+    return "<b>unstable</b>" + text[len("unstable") :] if words.startswith("unstable") else text
 
 
 def _ranked_tasks(run: dict) -> list[str]:

@@ -120,7 +120,7 @@ def test_unstable_ranking_is_said_first_and_escaped():
     assert "unstable: the halves share 4 of their top 8" in text
     assert "<b>t</b>" not in text and "&lt;b&gt;t&lt;/b&gt;" in text and "atp&lt;i&gt;" in text
     assert "L0H0, L0H1, L1H0" in text
-    assert 'class="warn">Warning: unstable' in text
+    assert "the ranking is <b>unstable</b>: the halves share" in text  # said once, in bold
 
 
 def test_unfinished_run_warns():
