@@ -6,7 +6,8 @@ axis), each selection in its own line style (``Selection.dash``: TopK solid, Ran
 layer-matched random and LowK dotted, the kept-set selections long-dashed, whose k counts the
 heads kept rather than masked), the first metric (Accuracy) blue
 and the second (COMET, or a clearly labelled offline stand-in) red, each row's y axis titled with
-its metric, 95% confidence bands, the unmasked baseline as a thin grey line.
+its metric, 95% confidence bands, the unmasked baseline as a plain grey line.
+:func:`caption` words what a drawn figure shows, from its traces.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ from interp_heads.tasks.schema import TASK_TITLES
 from interp_heads.vocab import BASELINE
 
 METRIC_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
+UNMASKED_COLOR = "#555555"  # the unmasked model's flat line: grey, plain, no markers
+
+# a line style in words (Plotly's ``dash`` values; a custom dash list is a long-dash-dot here)
+DASH_WORDS = {"solid": "solid", "dash": "dashed", "dot": "dotted", "dashdot": "dash-dotted",
+              "longdash": "long-dashed", "longdashdot": "long-dash-dotted"}  # fmt: skip
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -105,6 +111,7 @@ def plot_sweep(
                 if bands:
                     fig.add_trace(_band_trace(line, color, name), row=row, col=col)
                 trace = _curve_trace(line, color, cls.dash if cls else "dashdot", name, task)
+                trace.meta = {"selection": sel}
                 fig.add_trace(trace.update(showlegend=first), row=row, col=col)
         fig.update_xaxes(title_text=_x_title(summary, selections), row=len(metrics), col=col)
     fig.update_xaxes(type="log", tickvals=ks, ticktext=[str(k) for k in ks])
@@ -122,6 +129,30 @@ def plot_sweep(
         template="plotly_white",
     )  # fmt: skip
     return fig
+
+
+def caption(fig: go.Figure) -> str:
+    """What the curves of a :func:`plot_sweep` figure are, in words, from the traces it draws
+    (a selection the run did not mask is not named): ``"Solid: TopK; dashed: RandomK. Bands:
+    95% CI ... Grey line: the unmasked model."``."""
+    styles, bands, unmasked = {}, False, False
+    for trace in fig.data:
+        sel = (trace.meta or {}).get("selection") if isinstance(trace.meta, dict) else None
+        if trace.fill == "toself":
+            bands = True
+        elif sel == "unmasked":
+            unmasked = True
+        elif sel:
+            cls = by_display(sel)
+            styles.setdefault(cls.legend() if cls else sel, trace.line.dash or "solid")
+    parts = [f"{DASH_WORDS.get(d, 'long-dash-dotted')}: {name}" for name, d in styles.items()]
+    text = "; ".join(parts)
+    text = text[:1].upper() + text[1:] + "." if text else ""
+    if bands:
+        text += " Bands: 95% CI (two-level bootstrap over random draws and examples)."
+    if unmasked:
+        text += " Grey line: the unmasked model."
+    return text.strip()
 
 
 def _unit_interval(rows: pd.DataFrame) -> bool:
@@ -154,8 +185,9 @@ def _unmasked_trace(mean, ks, color, label, metric, task, show) -> go.Scatter:
         x=[ks[0], ks[-1]],
         y=[mean] * 2,
         mode="lines",
-        line={"color": _rgba(color, 0.45), "width": 1, "dash": "longdashdot"},
+        line={"color": UNMASKED_COLOR, "width": 1.5, "dash": "solid"},  # seen at a glance
         name=f"Unmasked {label}",
+        meta={"selection": "unmasked"},
         legendgroup=f"base-{metric}",
         showlegend=show,
         hovertemplate=f"unmasked {label}: %{{y:.3f}}<extra>{task}</extra>",

@@ -23,7 +23,8 @@ def head_heatmap(
     markers: dict | None = None,
     top: int | None = None,
 ) -> go.Figure:
-    """Layer x head heatmap of a ``HeadScores`` (diverging colours around 0), sized to be read:
+    """Layer x head heatmap of a ``HeadScores`` (diverging colours around 0, the scale clipped at
+    a percentile when one head dominates: :func:`colour_limit`), sized to be read:
     every layer a row of :data:`ROW_PX` pixels with its own tick, every head ticked.
 
     Hover: label, score, rank. ``markers`` (``{kind: [(layer, head), ...]}``, e.g. known head
@@ -38,6 +39,12 @@ def head_heatmap(
         for layer in range(scores.n_layers)
     ]
     z = [[None if x != x else x for x in row] for row in scores.scores.tolist()]
+    limit, clipped = colour_limit([x for row in z for x in row if x is not None])
+    bar_title = (
+        f"score<br>clipped at<br>±{limit:.3g}<br>({CLIP_PERCENTILE}th pct<br>of |score|)"
+        if clipped
+        else "score"
+    )
     cell = max(ROW_PX, min(MAX_CELL_PX, 540 // max(1, scores.n_heads)))
     row = max(ROW_PX, MIN_PLOT_PX // max(1, scores.n_layers))
     fig = go.Figure(
@@ -48,7 +55,9 @@ def head_heatmap(
             customdata=custom,
             colorscale="RdBu",
             zmid=0,
-            colorbar={"title": "score", "len": 1.0, "y": 0.5, "thickness": 14},
+            zmin=-limit,
+            zmax=limit,
+            colorbar={"title": {"text": bar_title}, "len": 1.0, "y": 0.5, "thickness": 14},
             hovertemplate="%{customdata[0]}<br>score=%{z:.4g}<br>rank=%{customdata[1]}<extra></extra>",
         )
     )
@@ -74,6 +83,26 @@ def head_heatmap(
     _size(fig, scores.n_layers * row, scores.n_heads * cell, bool(markers) or bool(top))
     fig.update_layout(title=title or f"{scores.task}: {scores.method}")
     return fig
+
+
+CLIP_PERCENTILE = 99  # the colour scale's end, when one head dominates (percentile of |score|)
+DOMINANT = 1.5  # one head dominates when the largest |score| exceeds that percentile 1.5 times
+
+
+def colour_limit(values: list[float]) -> tuple[float, bool]:
+    """The colour scale's end ``c`` (colours run from -c to c around 0) and whether it clips:
+    the largest |score|, unless one head dominates (more than :data:`DOMINANT` times the
+    :data:`CLIP_PERCENTILE` th percentile of |score|), when the scale stops at that percentile
+    so that the other heads are not all drawn white (hover still shows every true score)."""
+    mags = sorted(abs(float(v)) for v in values if v == v)
+    if not mags or mags[-1] == 0:
+        return 1.0, False
+    pos = (len(mags) - 1) * CLIP_PERCENTILE / 100  # linear interpolation between ranks
+    lo = int(pos)
+    pct = mags[lo] + (mags[min(lo + 1, len(mags) - 1)] - mags[lo]) * (pos - lo)
+    if pct > 0 and mags[-1] > DOMINANT * pct:
+        return pct, True
+    return mags[-1], False
 
 
 def _outline(fig: go.Figure, heads, name: str) -> None:

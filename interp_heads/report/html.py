@@ -161,7 +161,8 @@ def _attribution_sections(run: dict, figs: dict) -> list[str]:
     return [
         "<h2>Head attribution per task</h2>",
         "<p class=\"note\">Each head's score by the ranking's method (colours diverge around 0; "
-        "hover for the head, score and rank). The ranking's top k heads are outlined (k: the "
+        "when one head dominates, the scale stops at the 99th percentile of |score| and its "
+        "colour bar says so; hover for the head, its true score and rank). The ranking's top k heads are outlined (k: the "
         "run's smallest, else 8); known head kinds are marked. The whole ranking is in "
         "<code>ranking.csv</code>.</p>",
         '<div class="grid">' + "".join(cells) + "</div>",
@@ -231,8 +232,7 @@ def _sweep_sections(run: dict, figs: dict) -> list[str]:
         "<h2>TopK vs random heads while generating (the Cognitive Mirrors figure)</h2>",
         _div(figs, "seed_figure") if "seed_figure" in figs else "",
         _div(figs, "seed_figure_scaled") if "seed_figure_scaled" in figs else "",
-        '<p class="note">Solid: TopK; dashed: RandomK; dotted: layer-matched random heads; dash-dotted: exclusive TopK. '
-        "Bands: 95% CI (two-level bootstrap over random draws and examples). Thin line: unmasked model.</p>",
+        _caption(figs),
         "<h2>TopK vs RandomK at each k</h2>",
         topk_vs_random_table(run.get("summary"), run.get("significance")),
         "<h2>Is TopK lower than the random controls?</h2>",
@@ -247,6 +247,14 @@ def _sweep_sections(run: dict, figs: dict) -> list[str]:
         "drops when the control did not drop).</p>",
         significance_table(run.get("significance")),
     ]
+
+
+def _caption(figs: dict) -> str:
+    """The curves' caption, from the traces the figure draws (``figures.curves.caption``)."""
+    from interp_heads.figures.curves import caption
+
+    fig = figs.get("seed_figure") or figs.get("seed_figure_scaled")
+    return f'<p class="note">{esc(caption(fig))}</p>' if fig is not None else ""
 
 
 def _breakdown_tasks(run: dict, figs: dict) -> list[tuple[str, str]]:
