@@ -255,7 +255,7 @@ def _note_memory_cap(batches, prov: dict) -> None:
 
 
 def _provenance(model, batches, method: Method, opts: Options, per_example, batch_size) -> dict:
-    from interp_heads.attribution.stability import split_record
+    from interp_heads.attribution.stability import interval_record, split_record
 
     ids = [i for b in batches for i in b.ids]
     mean_refined = method.refine_with == "mean_ablation"
@@ -273,6 +273,7 @@ def _provenance(model, batches, method: Method, opts: Options, per_example, batc
         "rank_by": "signed" if method.signed else "abs",
         "versions": _versions(),
         "split_half": split_record(per_example),
+        "interval": interval_record(per_example),  # each head's 95% interval (head explorer)
     }
     own = {k: getattr(opts, k) for k in method.own_options() if k != "exact_layers"}
     prov.update({k: v for k, v in own.items() if v})  # steps; rivals and lookahead when set

@@ -257,6 +257,25 @@ class HeadScores:
 
     heatmap = figure  # its first name; ``figure`` is the one every result object has
 
+    def explore(self, known: pd.DataFrame | None = None, attention: dict | None = None):
+        """The head explorer (``figures.explorer``): click a head of the grid for its score and
+        95% interval, its ranks (method, split halves, exact drop), known-kind scores
+        (``known``: a ``known_heads.csv`` frame) and attention patterns (``attention``: an
+        ``attention_data`` record, e.g. ``attention.json``'s ``explore`` entry); a notebook
+        cell shows it, ``.save(path)`` writes one offline page."""
+        from interp_heads.attribution.stability import verdict
+        from interp_heads.figures.explorer import Explorer, explorer_html
+
+        entry = self.provenance.get("stability")
+        words = ""
+        if isinstance(entry, dict) and (entry.get("jaccard") or entry.get("skipped")):
+            k = next(iter(entry.get("jaccard") or {"8": 0}))
+            try:
+                words = verdict(entry, k)
+            except (TypeError, ValueError, KeyError):
+                words = "unreadable stability entry"
+        return Explorer(explorer_html(self, known, attention, words))
+
 
 def overlap(scores_by_task: dict[str, HeadScores], k: int, by: RankBy = "abs") -> pd.DataFrame:
     """Jaccard index of the top-``k`` head sets, task x task (square frame, 1 on the diagonal)."""

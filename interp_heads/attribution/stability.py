@@ -57,6 +57,22 @@ def split_record(per_example: Float[torch.Tensor, "example layer head"]) -> dict
     }
 
 
+def interval_record(per_example: Float[torch.Tensor, "example layer head"]) -> dict:
+    """Each head's 95% interval of its mean per-example score (Student t over the examples:
+    mean +- t(0.975, n - 1) * sd / sqrt(n)), JSON-ready (None where a head has no score or
+    fewer than 2 examples): the interval the head explorer shows beside the score."""
+    from scipy.stats import t
+
+    n = int(per_example.shape[0])
+    if n < 2:
+        return {"n_examples": n, "skipped": "an interval needs >= 2 rank examples"}
+    mean, sd = per_example.double().mean(0), per_example.double().std(0, unbiased=True)
+    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    grid = lambda x: [[None if v != v else round(v, 6) for v in row] for row in x.tolist()]  # noqa: E731
+    return {"level": 0.95, "n_examples": n, "method": "t interval over examples",
+            "low": grid(mean - half), "high": grid(mean + half)}  # fmt: skip
+
+
 def halves_of(scores: HeadScores) -> tuple[HeadScores, HeadScores] | None:
     """The two half rankings stored in ``scores.provenance["split_half"]`` (None: absent or
     skipped). They rank by the full ranking's direction, without its refined-first order."""

@@ -15,6 +15,9 @@ import time
 from interp_heads.errors import one_line
 
 N_HEADS, N_PROMPTS = 6, 3
+# the head explorer's record: every head on a few short prompts (small: 270 heads x 2 prompts x
+# 16 x 16 values, 3 decimals, is about half a megabyte)
+EXPLORE_PROMPTS, EXPLORE_TOKENS = 2, 16
 
 
 def attention_step(exp) -> dict:
@@ -35,10 +38,16 @@ def attention_step(exp) -> dict:
         try:
             prompts = render(exp.model, [e.prompt for e in examples], fmt=fmt)
             data = attention_data(exp.model, prompts, scores.top(N_HEADS))
+            every = [(layer, h) for layer in range(scores.n_layers) for h in range(scores.n_heads)]
+            explore = attention_data(exp.model, prompts[:EXPLORE_PROMPTS], every, EXPLORE_TOKENS)
         except (ValueError, RuntimeError, AttributeError, KeyError) as exc:
             exp.manifest["attention"] = {"skipped": one_line(exc)}
             return {}
-        out[name] = {**data, "example_ids": [e.id for e in examples], "method": scores.method}
+        for rec in explore["prompts"]:
+            rec["patterns"] = {k: [[round(x, 3) for x in row] for row in v]
+                               for k, v in rec["patterns"].items()}  # fmt: skip
+        out[name] = {**data, "example_ids": [e.id for e in examples], "method": scores.method,
+                     "explore": explore}  # fmt: skip
     write_atomic(exp.folder.attention, json.dumps(out))
     exp.timings["attention"] = time.perf_counter() - start
     return out

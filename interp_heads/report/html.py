@@ -15,6 +15,7 @@ from pathlib import Path
 
 from interp_heads.figures.escape import esc
 from interp_heads.report import finding, page
+from interp_heads.report.explore_section import explorer_parts
 from interp_heads.report.generations import generations_section
 from interp_heads.report.run import load_run, make_figures
 from interp_heads.report.sufficiency_section import sufficiency_parts
@@ -99,6 +100,7 @@ def build_report(
     if run.get("baseline") is not None:
         parts += ["<h2>Baseline (unmasked model)</h2>", baseline_table(run.get("baseline"))]
     parts += _attribution_sections(run, figs)
+    parts += explorer_parts(run, run_dir, figs)
     parts += _attention_section(figs)
     parts += known_kinds_parts(run) + stability_parts(manifest)
     if manifest.get("probe"):
