@@ -257,24 +257,26 @@ class HeadScores:
 
     heatmap = figure  # its first name; ``figure`` is the one every result object has
 
-    def explore(self, known: pd.DataFrame | None = None, attention: dict | None = None):
+    def explore(
+        self, known: pd.DataFrame | None = None, attention: dict | None = None, stability: str = ""
+    ):
         """The head explorer (``figures.explorer``): click a head of the grid for its score and
         95% interval, its ranks (method, split halves, exact drop), known-kind scores
         (``known``: a ``known_heads.csv`` frame) and attention patterns (``attention``: an
         ``attention_data`` record, e.g. ``attention.json``'s ``explore`` entry); a notebook
-        cell shows it, ``.save(path)`` writes one offline page."""
-        from interp_heads.attribution.stability import verdict
+        cell shows it, ``.save(path)`` writes one offline page. ``stability``: the ranking's
+        verdict in words (the report passes ``attribution.stability.verdict``'s); default: the
+        stored split-half numbers as they are."""
         from interp_heads.figures.explorer import Explorer, explorer_html
 
         entry = self.provenance.get("stability")
-        words = ""
-        if isinstance(entry, dict) and (entry.get("jaccard") or entry.get("skipped")):
-            k = next(iter(entry.get("jaccard") or {"8": 0}))
-            try:
-                words = verdict(entry, k)
-            except (TypeError, ValueError, KeyError):
-                words = "unreadable stability entry"
-        return Explorer(explorer_html(self, known, attention, words))
+        if not stability and isinstance(entry, dict):
+            shared, jac = entry.get("shared") or {}, entry.get("jaccard") or {}
+            stability = entry.get("too_few") or "; ".join(
+                f"the halves share {shared.get(k)} of their top {k} (Jaccard {j})"
+                for k, j in jac.items()
+            )
+        return Explorer(explorer_html(self, known, attention, str(stability or "")))
 
 
 def overlap(scores_by_task: dict[str, HeadScores], k: int, by: RankBy = "abs") -> pd.DataFrame:

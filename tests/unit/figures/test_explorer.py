@@ -68,3 +68,16 @@ def test_fragment_escapes_everything_read_from_the_run():
     parsed = json.loads(data)  # the browser's JSON.parse reads the same
     assert parsed["attention"][0]["tokens"][0] == evil
     assert dict(parsed["heads"]["L0H0"]["lines"])["stability of the task's ranking"] == evil
+
+
+def test_scores_explore_shows_the_same_view_in_a_notebook(tmp_path):
+    scores = _scores()
+    scores.provenance["stability"] = {"jaccard": {"8": 0.6}, "shared": {"8": 6}}
+    view = scores.explore()
+    html = view._repr_html_()
+    assert 'class="ihx"' in html and "ihxShow(" in html and "plotly" not in html.lower()
+    data = json.loads(re.search(r'class="ihx-data">(.*?)</script>', html, re.S).group(1))
+    stab = dict(data["heads"]["L1H0"]["lines"])["stability of the task's ranking"]
+    assert stab == "the halves share 6 of their top 8 (Jaccard 0.6)"
+    view.save(tmp_path / "x.html")
+    assert (tmp_path / "x.html").read_text().startswith("<!DOCTYPE html>")
