@@ -175,6 +175,9 @@ def finding_html(run: dict) -> str:
         else:
             method = method_of(run, task)
             cells["method"] = esc(method)
+            check = ((manifest.get("verification") or {}).get(task) or {}).get("verdict")
+            if check:  # the ranking checked against exact single-head ablation
+                cells["exact check of the top heads"] = esc(check)
         cells["stability (split halves)"] = esc(stab) or "not measured"
         table.append(cells)
         if r and len(sentences) < 2:

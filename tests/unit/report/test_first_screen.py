@@ -123,6 +123,13 @@ def test_unstable_ranking_is_said_first_and_escaped():
     assert "the ranking is <b>unstable</b>: the halves share" in text  # said once, in bold
 
 
+def test_attribute_finding_gives_the_exact_check(pages):
+    text = _section(build_report(pages["attr"]).read_text())
+    manifest = json.loads((pages["attr"] / "manifest.json").read_text())
+    verdict = manifest["verification"]["tiny_echo"]["verdict"]
+    assert f"<td>{verdict}</td>" in text  # plain words: nothing in it to escape
+
+
 def test_unfinished_run_warns():
     manifest = {"steps": ["attribute"], "plan": ["attribute", "sweep"]}
     attr = pd.DataFrame({"task": "t", "method": "atp", "layer": [0], "head": [0],
