@@ -153,7 +153,16 @@ def warnings_of(run: dict, verdicts: list[str]) -> list[str]:
 
 def finding_html(run: dict) -> str:
     """The ``#finding`` section: sentences, a verdict table and any warning ("" with nothing to
-    say: no sweep and no ranking)."""
+    say: no sweep and no ranking). A table edited by hand past reading says so in the section."""
+    try:
+        return _finding(run)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as exc:
+        why = f"{type(exc).__name__}: {exc}"
+        return (f'<section id="{FINDING_ID}" class="finding"><p class="warn">Warning: the stored '
+                f"tables could not be read for a finding ({esc(why)}).</p></section>")  # fmt: skip
+
+
+def _finding(run: dict) -> str:
     manifest = run.get("manifest") or {}
     sweeps = sweep_rows(run)
     tasks = [r["task"] for r in sweeps] or _ranked_tasks(run)

@@ -136,3 +136,10 @@ def test_unfinished_run_warns():
                          "label": ["L0H0"], "score": [1.0], "rank": [1]})  # fmt: skip
     text = finding_html({"attribution": attr, "manifest": manifest})
     assert "Warning: the run is incomplete (not run: sweep)." in text
+
+
+def test_a_table_edited_past_reading_is_said_in_the_finding():
+    summary = pd.DataFrame({"task": ["t"], "selection": ["TopK"], "k": ["<b>many</b>"],
+                            "metric": ["accuracy"], "mean": [0.5]})  # fmt: skip
+    text = finding_html({"summary": summary, "manifest": {}})
+    assert "could not be read for a finding" in text and "<b>many" not in text
