@@ -38,6 +38,8 @@ def test_every_head_has_a_small_attention_record(attr):
         head = data["heads"][0]  # a top head is in both: the short record is the long one's end
         n = len(small["tokens"])
         want = [[round(x, 3) for x in row[-n:]] for row in big["patterns"][head][-n:]]
+        assert all(x == 0 for i, row in enumerate(want) for x in row[i + 1 :])  # causal
+        want = [row[: i + 1] for i, row in enumerate(want)]  # stored up to the diagonal
         assert small["patterns"][head] == want and small["tokens"] == big["tokens"][-n:]
 
 
