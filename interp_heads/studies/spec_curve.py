@@ -72,6 +72,8 @@ OPTIONS: dict[str, dict[str, dict]] = {
     "k": {"literal": {"k": 32}, "fractions": {"k": 8}},
 }
 READ_KEYS = {"metric", "correct_only", "k"}  # what a read choice's options set
+# each format option's prompt format (the task files declare it), which a metric may not score
+FMTS = {"study": "cognitive_mirrors", "plain": "plain"}
 STUDY_END = {"ranking": "probe", "intervention": "scale", "scope": "generated", "format": "study",
              "reference": "study", "examples": "all", "k": "literal"}  # fmt: skip
 CAUSAL_END = {"ranking": "ablation_atp", "intervention": "mean", "scope": "all", "format": "plain",
@@ -187,8 +189,10 @@ def plan_runs(
 def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     """One row per task (and k, when the cell does not choose one): the cell's TopK - RandomK on
     its metric, examples and k (read from a run's ``sweep.parquet`` records) with interval, p,
-    counts and verdict."""
-    from interp_heads.studies.compare_tables import collapses
+    counts and verdict: "undecided: <reason>" where the metric cannot score the cell's format or
+    its unmasked score is below the metric's floor (``metrics.scorable``)."""
+    from interp_heads.metrics.scorable import scorable
+    from interp_heads.studies.undecided import verdict
     from interp_heads.sweep import stats
     from interp_heads.vocab import BASELINE
 
@@ -210,8 +214,9 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
             "topk": r.top_mean, "randomk": r.control_mean, "effect": r.diff,
             "effect_low": r.diff_low, "effect_high": r.diff_high, "p": r.p_value,
             "n": int(r.n_examples), "draws": int(r.n_draws), "mde": float(r.mde),
-            "verdict": collapses(r.top_drop, r.control_drop, r.diff_high, r.n_examples,
-                                 r.n_draws, r.significant),
+            "verdict": verdict(r.top_drop, r.control_drop, r.diff_high, r.n_examples,
+                               r.n_draws, r.significant,
+                               scorable(metric, FMTS.get(cell.get("format")), r.baseline)),
         })  # fmt: skip
     return rows
 

@@ -29,6 +29,14 @@ def collapses(verdict: str) -> bool:
     return verdict == "yes"
 
 
+def decided(verdict: str) -> bool:
+    """Whether a cell's verdict is a plain yes or no: an undecided cell (its metric cannot score
+    it, nothing to remove, too few examples or draws) is never a flip nor the largest change."""
+    from interp_heads.studies.undecided import decided as _decided
+
+    return _decided(verdict)
+
+
 def _mark(row) -> str:
     word = "yes" if collapses(row.verdict) else ("no" if row.verdict == "no" else "undecided")
     return f"{word} ({row.effect:+.2f})"
@@ -58,10 +66,12 @@ def flip_rows(frame: pd.DataFrame, ends: tuple, names=("study", "causal")) -> pd
                 if r.task not in base.index:
                     continue
                 b = base.loc[r.task]
+                both = decided(r.verdict) and decided(b.verdict)
                 rows.append({
                     "end": end_name, "choice": choice,
                     "change": f"{end[choice]} -> {getattr(r, choice)}", "task": r.task,
-                    "verdict": _mark(r), "flips": collapses(r.verdict) != collapses(b.verdict),
+                    "verdict": _mark(r), "decided": both, "topk": r.topk,
+                    "flips": both and collapses(r.verdict) != collapses(b.verdict),
                     "delta": r.effect - b.effect,
                 })  # fmt: skip
     return pd.DataFrame(rows)
@@ -99,11 +109,50 @@ def findings(flips: pd.DataFrame, frame: pd.DataFrame, names=("study", "causal")
                      f" {len(by)} choices flip it, each alone") + ": " + "; ".join(
                 f"{choice} {change} on {', '.join(tasks)}"
                 for (choice, change), tasks in by.items()) + "."  # fmt: skip
-        if len(mine):
-            top = mine.loc[mine.delta.abs().idxmax()]
-            said += (f" The largest change in TopK - RandomK is {top.delta:+.2f}"
-                     f" ({top.choice} {top.change}, {top.task}).")  # fmt: skip
+        judged = mine[mine.decided] if "decided" in mine else mine
+        if len(judged):
+            top = judged.loc[judged.delta.abs().idxmax()]
+            said += (f" The largest change in TopK - RandomK between decided cells is "
+                     f"{top.delta:+.2f} ({top.choice} {top.change}, {top.task}).")  # fmt: skip
+        said += _floor(mine)
         out.append("- " + said)
+    return out + caveats(frame)
+
+
+def _floor(mine: pd.DataFrame) -> str:
+    """Where TopK is already 0.00 in most cells one choice from an end, the verdict turns on
+    RandomK's drop alone: a verdict no choice flips is then a floor, not robustness."""
+    if "topk" not in mine or not len(mine):
+        return ""
+    zero = int((mine.topk.round(2) == 0).sum())
+    said = f" TopK is 0.00 in {zero} of {len(mine)} cells one choice from it"
+    if 2 * zero > len(mine):
+        return said + (": it cannot fall further there, so a verdict that holds across them "
+                       "is a floor effect, not robustness.")  # fmt: skip
+    return said + "."
+
+
+def caveats(frame: pd.DataFrame) -> list[str]:
+    """What the numbers cannot say, written from the frame: undecided cells and why, scope
+    ``generated`` in the plain format, and cells too small to be a headline."""
+    from interp_heads.sweep.stats import MIN_EXAMPLES
+
+    out = []
+    undecided = frame[frame.verdict.str.startswith("undecided")]
+    for why, g in undecided.groupby(undecided.verdict.str[len("undecided: ") :], sort=False):
+        out.append(f"- Undecided in {len(g)} cell-task pairs: {why}. Such a cell is never a flip "
+                   "nor the largest change.")  # fmt: skip
+    if {"scope", "format"} <= set(frame) and (
+        (frame.scope == "generated") & (frame.format == "plain")
+    ).any():
+        out.append("- Scope `generated` in the plain format is blind by construction: the first "
+                   "generated token comes from the unmasked prompt pass, and in the plain format "
+                   "that token is the answer (or its start), so those cells can hardly move.")  # fmt: skip
+    small = frame[frame.n < MIN_EXAMPLES] if "n" in frame else frame.iloc[:0]
+    if len(small):
+        out.append(f"- {len(small)} cell-task pairs have fewer than {MIN_EXAMPLES} examples "
+                   f"(smallest n = {int(small.n.min())}): never a headline, a flip or the "
+                   "largest change.")  # fmt: skip
     return out
 
 

@@ -170,3 +170,37 @@ def test_a_cogqa_file_is_the_tasks_of_every_cell_in_both_formats(monkeypatch):
     assert [r.changes["tasks"] for r in study.runs("small")][0] == panels[:2]
     with pytest.raises(PipelineError, match="no CogQA file 'nope.json'"):
         SpecCurve(cogqa="nope.json").runs("small")
+
+
+def _row(end, flipped, task, verdict, effect, topk=0.0, n=24, **choices):
+    base = {"ranking": "r", "intervention": "i", "scope": "all", "format": "plain"}
+    return {**base, **choices, "end": end, "flipped": flipped, "task": task, "verdict": verdict,
+            "effect": effect, "topk": topk, "n": n}  # fmt: skip
+
+
+def test_an_undecided_or_too_small_cell_is_never_a_flip_nor_the_largest_change():
+    from interp_heads.studies.spec_curve_page import findings, flip_rows
+
+    ends = ({"ranking": "r", "intervention": "i", "scope": "all", "format": "plain"},)
+    frame = pd.DataFrame([
+        _row("causal", "", "a", "yes", -0.8),
+        _row("causal", "", "b", "yes", -0.7),
+        # the study's rule on plain answers: undecided, and by far the largest change (+0.8)
+        _row("causal", "ranking", "a", "undecided: blind", 0.0, ranking="s"),
+        _row("causal", "ranking", "b", "no", -0.5, topk=0.5, ranking="s"),
+        # one example: "too few" (and a +0.9 change)
+        _row("causal", "scope", "a", "no, but too few examples to decide (n = 1; 10 needed)",
+             0.1, n=1, scope="generated"),
+        _row("causal", "scope", "b", "no", -0.6, scope="generated"),
+    ])  # fmt: skip
+    flips = flip_rows(frame, ends, names=("causal",))
+    by = flips.set_index(["choice", "task"])
+    assert not by.loc[("ranking", "a"), "flips"] and not by.loc[("scope", "a"), "flips"]
+    assert by.loc[("ranking", "b"), "flips"] and by.loc[("scope", "b"), "flips"]
+    said = "\n".join(findings(flips, frame, names=("causal",)))
+    # decided changes: +0.20 (ranking, b) and +0.10 (scope, b); the +0.80 and +0.90 are not
+    assert "between decided cells is +0.20 (ranking r -> s, b)" in said
+    assert "TopK is 0.00 in 3 of 4 cells one choice from it" in said and "floor effect" in said
+    assert "Undecided in 1 cell-task pairs: blind." in said
+    assert "blind by construction" in said  # scope generated in the plain format
+    assert "fewer than 10 examples (smallest n = 1)" in said
