@@ -142,9 +142,21 @@ def runs_items(runs: dict[str, dict]) -> list[str]:
     return items
 
 
+def protocol_lines() -> list[str]:
+    """What opens the page: the two protocols, once defined (``studies.protocols``, as
+    docs/spec_curve.md states them), and what the two pages run differently."""
+    from interp_heads.studies.protocols import definition_lines, page_differences, paper_k_text
+    from interp_heads.studies.spec_curve import COMMON, OPTIONS, SIZES
+
+    return ["## The two protocols, and what docs/spec_curve.md runs differently", "",
+            *definition_lines(), "", *page_differences(SIZES, COMMON, [o["k"] for o in OPTIONS["k"].values()]), "",
+            paper_k_text(),
+            ""]  # fmt: skip
+
+
 def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
-    """The generated block of docs/compare.md (markers included)."""
-    parts = [BEGIN, ""]
+    """The generated block of docs/compare.md (markers included): the protocols first."""
+    parts = [BEGIN, "", *protocol_lines()]
     if image:
         parts += [f"![The study's protocol (left) and the causal one (right)]({image})", ""]
     elif any(n in runs for n in PROTOCOLS):
