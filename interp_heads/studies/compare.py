@@ -128,7 +128,10 @@ def sections(runs: dict[str, dict]) -> list[dict]:
 
 
 def runs_items(runs: dict[str, dict]) -> list[str]:
-    """One line per run: what it is, and whether it has numbers yet."""
+    """One line per run: what it is, whether it has numbers yet, and a probe's held-out accuracy
+    with what its labels are (``report.probe_note``)."""
+    from interp_heads.report.probe_note import probe_note
+
     items = []
     for n in VARIANTS:
         r = runs.get(n)
@@ -138,7 +141,9 @@ def runs_items(runs: dict[str, dict]) -> list[str]:
         m = r["manifest"]
         elbow = m.get("elbow_k") or {}
         k = ", ".join(f"{t} {v}" for t, v in elbow.items())
-        items.append(f"`{n}`: {CHANGED[n]}" + (f"; elbow k: {k}" if k else ""))
+        note = probe_note(m.get("probe"), len(m.get("data") or elbow))
+        items.append(f"`{n}`: {CHANGED[n]}" + (f"; elbow k: {k}" if k else "")
+                     + (f". {note}" if note else ""))  # fmt: skip
     return items
 
 

@@ -99,8 +99,9 @@ def _lowk(v: pd.DataFrame, names: dict) -> str:
             f"{names.get(p, p)}: LowK {h.LowK.mean():.2f} against unmasked "
             f"{h.unmasked.mean():.2f} and TopK {h.TopK.mean():.2f} (LowK drops {gap:+.2f})"
         )
-    return f"Masking the {FIXED_K} lowest-ranked heads instead, averaged over the tasks: " + (
-        "; ".join(parts) + "."
+    return (
+        f"Masking the {FIXED_K} heads of least |importance| (LowK; not the signed tail, TailK) "
+        "instead, averaged over the tasks: " + "; ".join(parts) + "."
     )
 
 

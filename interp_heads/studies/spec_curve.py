@@ -18,7 +18,7 @@ Nothing is computed twice. Choices split in two:
 - **read** (reference, examples, k): a cell reads another metric, a subset of examples or another
   k of a run's stored records. Every run scores both references, evaluates every example (the
   correctly answered subset is a filter on the unmasked condition's gold accuracy) and sweeps both
-  claim ks (32 of 270 heads is the paper's literal k; 8 its fraction, 32 of ~1,024).
+  claim ks (the paper's k literally and as a fraction: ``studies.protocols.paper_k_text``).
 
 ``--param cogqa=FILE.json`` runs the same cells on a CogQA file (the study's own data): its four
 panel skills (:data:`PANELS`) in the study's template, or as plain completion prompts
@@ -275,8 +275,10 @@ def curve_frame(
 class SpecCurve(Study):
     name = "spec_curve"
     summary = "which choice decides the seed claim's verdict (docs/spec_curve.md)"
-    # measured alone on 2 cores, 2026-12-05 (5,614 s; 100.4 min on 2026-12-04, partly contended)
-    minutes: dict[str, float] = {"full": 48.9}  # 2 cores, 2026-12-06 (docs/cli.md, "study")
+    # not timed since the factorial: before it (16 runs) 48.9 min alone on 2 cores, 2026-12-06;
+    # the factorial's conditions those runs do not hold are estimated at 52 min more
+    # (python -m bench.checks.spec_curve_generations --estimate), so about 100-110 min from nothing
+    minutes: dict[str, float] = {}
     base = "configs/cognitive_mirrors.toml"  # every run starts from the study's config
     params = {"cogqa": ""}  # a CogQA file: its four panels as the tasks of every cell
     ends = (STUDY_END, CAUSAL_END)
