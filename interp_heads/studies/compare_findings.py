@@ -59,6 +59,10 @@ def _collapse(v: pd.DataFrame, who: str) -> str:
             f"; {len(undecided)} of {len(v)} cells have too few examples or draws for a verdict"
             " by the toolkit's rule (sweep.stats)"
         )
+    blind = v[v.collapses.str.startswith("undecided: ")]
+    for why in dict.fromkeys(blind.collapses.str[len("undecided: ") :]):
+        n = int((blind.collapses == f"undecided: {why}").sum())
+        caveat += f"; {n} of {len(v)} cells are undecided: {why} (metrics.scorable)"
     return f"Under {who}, TopK collapses the task against RandomK " + "; ".join(bits) + caveat + "."
 
 

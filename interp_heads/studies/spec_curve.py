@@ -205,8 +205,11 @@ def plan_runs(
         shared = {**common, **sized, **fmt, "ks": ks, **unset}
         rank = rank_name(cell, prefix)
         if rank not in runs:
+            # exclude_top as the ranking runs had it before the pool was a choice (they do not
+            # sweep: it changes nothing but their config digest, which resuming them checks)
             runs[rank] = StudyRun(rank, base, {**shared, "ablation": "mean", **method,
-                                               "batch_size": RANK_BATCH}, steps="attribute")  # fmt: skip
+                                               "batch_size": RANK_BATCH, "exclude_top": False},
+                                  steps="attribute")  # fmt: skip
         name = run_name(cell, options, prefix)
         if name not in runs:
             chosen = [options[c][cell[c]] for c in generating(options)

@@ -75,6 +75,7 @@ def test_the_full_study_plans_each_generating_combination_once(monkeypatch):
         assert r.changes["ks"] == [8, 32]
         # RandomK outside TopK: "_outside"; from every head: the folder it had before
         assert r.changes["exclude_top"] is r.folder.endswith("_outside")
+    assert all(r.changes["exclude_top"] is False for r in ranks)  # their configs as before
     # the runs made before the factorial keep their folders (resumed, not run again)
     assert "spec_curve/probe_scale_generated_study" in {r.folder for r in sweeps}
 
