@@ -83,7 +83,7 @@ def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
             row.update(_sig_part(g))
             fmt = (run["manifest"].get("fmt") or {}).get(task)  # what the metric can score
             row["collapses"] = verdict(
-                row["top_drop"], row["control_drop"], row["diff_high"],
+                collapses, row["top_drop"], row["control_drop"], row["diff_high"],
                 row["n_examples"], row["n_draws"], row["significant"],
                 scorable(metric, fmt, row["unmasked"]) if metric else None,
             )  # fmt: skip

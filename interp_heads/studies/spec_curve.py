@@ -226,6 +226,7 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     counts and verdict: "undecided: <reason>" where the metric cannot score the cell's format or
     its unmasked score is below the metric's floor (``metrics.scorable``)."""
     from interp_heads.metrics.scorable import scorable
+    from interp_heads.studies.compare_tables import collapses
     from interp_heads.studies.undecided import verdict
     from interp_heads.sweep import stats
     from interp_heads.vocab import BASELINE
@@ -249,7 +250,7 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
             "topk": r.top_mean, "randomk": r.control_mean, "effect": r.diff,
             "effect_low": r.diff_low, "effect_high": r.diff_high, "p": r.p_value,
             "n": int(r.n_examples), "draws": int(r.n_draws), "mde": float(r.mde),
-            "verdict": verdict(r.top_drop, r.control_drop, r.diff_high, r.n_examples,
+            "verdict": verdict(collapses, r.top_drop, r.control_drop, r.diff_high, r.n_examples,
                                r.n_draws, r.significant,
                                scorable(metric, FMTS.get(cell.get("format")), r.baseline)),
         })  # fmt: skip

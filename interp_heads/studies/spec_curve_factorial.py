@@ -7,7 +7,18 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interp_heads.studies.spec_curve_page import collapses, decided, protocol
+from interp_heads.studies.protocols import NAMES
+from interp_heads.studies.undecided import decided
+
+
+def collapses(verdict: str) -> bool:
+    """A decided yes (``spec_curve_page.collapses``; that page reads this module)."""
+    return verdict == "yes"
+
+
+def protocol(end: str) -> str:
+    return NAMES.get(end, f"the {end} protocol")
+
 
 FIGURE = "multiverse"  # docs/figures/<stem>_<FIGURE>.svg
 

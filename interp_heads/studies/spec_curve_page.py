@@ -138,7 +138,7 @@ def caveats(frame: pd.DataFrame) -> list[str]:
     from interp_heads.sweep.stats import MIN_EXAMPLES
 
     out = []
-    undecided = frame[frame.verdict.str.startswith("undecided")]
+    undecided = frame[frame.verdict.str.startswith("undecided: ")]  # a reason given
     for why, g in undecided.groupby(undecided.verdict.str[len("undecided: ") :], sort=False):
         out.append(f"- Undecided in {len(g)} cell-task pairs: {why}. Such a cell is never a flip "
                    "nor the largest change.")  # fmt: skip

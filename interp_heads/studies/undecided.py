@@ -11,11 +11,10 @@ from __future__ import annotations
 import inspect
 
 
-def verdict(top_drop, control_drop, diff_high, n_examples, n_draws, significant=True,
+def verdict(collapses, top_drop, control_drop, diff_high, n_examples, n_draws, significant=True,
             undecided: str | None = None) -> str:  # fmt: skip
-    """``collapses``'s verdict, or ``"undecided: <undecided>"`` when a reason is given."""
-    from interp_heads.studies.compare_tables import collapses
-
+    """``collapses``'s verdict (``compare_tables.collapses``, passed in: that module reads this
+    one), or ``"undecided: <undecided>"`` when a reason is given."""
     args = (top_drop, control_drop, diff_high, n_examples, n_draws, significant)
     if "undecided" in inspect.signature(collapses).parameters:
         return collapses(*args, undecided=undecided)
