@@ -82,10 +82,10 @@ def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
             }  # fmt: skip
             row.update(_sig_part(g))
             fmt = (run["manifest"].get("fmt") or {}).get(task)  # what the metric can score
+            row["undecided"] = scorable(metric, fmt, row["unmasked"]) if metric else None
             row["collapses"] = verdict(
                 collapses, row["top_drop"], row["control_drop"], row["diff_high"],
-                row["n_examples"], row["n_draws"], row["significant"],
-                scorable(metric, fmt, row["unmasked"]) if metric else None,
+                row["n_examples"], row["n_draws"], row["significant"], row["undecided"],
             )  # fmt: skip
             rows.append(row)
     return pd.DataFrame(rows)

@@ -243,6 +243,8 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     sig = sig[sig.control == "RandomK"] if len(sig) else sig
     rows = []
     for r in sig.itertuples():
+        # why the cell's metric cannot judge it (None: it can), also kept as a column of its own
+        why = scorable(metric, FMTS.get(cell.get("format")), r.baseline)
         rows.append({
             **{c: cell[c] for c in options}, "end": cell["end"], "flipped": cell["flipped"],
             "design": cell.get("design", "one"),
@@ -250,9 +252,9 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
             "topk": r.top_mean, "randomk": r.control_mean, "effect": r.diff,
             "effect_low": r.diff_low, "effect_high": r.diff_high, "p": r.p_value,
             "n": int(r.n_examples), "draws": int(r.n_draws), "mde": float(r.mde),
+            "undecided": why,
             "verdict": verdict(collapses, r.top_drop, r.control_drop, r.diff_high, r.n_examples,
-                               r.n_draws, r.significant,
-                               scorable(metric, FMTS.get(cell.get("format")), r.baseline)),
+                               r.n_draws, r.significant, why),
         })  # fmt: skip
     return rows
 
