@@ -265,11 +265,14 @@ def curve_frame(
     ends=(STUDY_END, CAUSAL_END),
     prefix="spec_curve",
     names=("study", "causal"),
+    factorial: tuple[str, ...] = (),
 ) -> pd.DataFrame:
-    """Every cell's rows (:func:`cell_rows`) from the study's run folders."""
+    """Every cell's rows (:func:`cell_rows`) from the study's run folders; with ``factorial``
+    (the study's :data:`FACTORIAL`) the full factorial's cells too (``design = "factorial"``)."""
     records = {}
     rows = []
-    for cell in cells(options, ends, names) + factorial_cells(options, ends, names):
+    more = factorial_cells(options, ends, names, factorial) if factorial else []
+    for cell in cells(options, ends, names) + more:
         name = run_name(cell, options, prefix)
         if name not in records:
             records[name] = read_parquet(Path(folders[name]) / "sweep.parquet")
@@ -315,7 +318,7 @@ class SpecCurve(Study):
     def write_pages(self, folders, docs):
         from interp_heads.studies.spec_curve_page import INTRO, write_page
 
-        frame = curve_frame(folders, self.options, self.ends, self.prefix)
+        frame = curve_frame(folders, self.options, self.ends, self.prefix, factorial=FACTORIAL)
         intro = INTRO
         if self.cogqa:
             intro = INTRO[:-1] + f"; the tasks: the CogQA file `{Path(self.cogqa).name}`'s panels."

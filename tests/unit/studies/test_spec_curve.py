@@ -13,6 +13,7 @@ import pytest
 from interp_heads.errors import PipelineError
 from interp_heads.studies import run_study
 from interp_heads.studies.spec_curve import (
+    FACTORIAL,
     SpecCurve,
     cells,
     curve_frame,
@@ -107,7 +108,8 @@ def curve(tmp_path_factory):
 def test_every_effect_equals_a_hand_computation_from_the_records(curve):
     out, pages = curve
     folders = {r.folder: out / "runs" / r.folder for r in TinyCurve().runs("full")}
-    frame = curve_frame(folders, OPTIONS, ENDS)
+    frame = curve_frame(folders, OPTIONS, ENDS, factorial=FACTORIAL)
+    assert curve_frame(folders, OPTIONS, ENDS).design.eq("one").all()  # without: none
     # the random model answers nothing right: the cells of correctly answered examples are empty
     one = frame[frame.design == "one"]
     assert len(one) == 8 and set(frame.examples) == {"all"}
