@@ -23,6 +23,7 @@ from interp_heads.metrics.comet_offline import build_offline_comet_checkpoint
 from interp_heads.metrics.embedding import ChrF, MiniLMCosine
 from interp_heads.metrics.logits import AnswerLogprob, KLUnmasked, LogitDiff, LogitMetric
 from interp_heads.metrics.registry import METRICS, resolve_metrics
+from interp_heads.metrics.scorable import scorable
 from interp_heads.metrics.seed_accuracy import BleuRougeCosine
 
 __all__ = [
@@ -44,4 +45,5 @@ __all__ = [
     "MiniLMCosine",
     "build_offline_comet_checkpoint",
     "resolve_metrics",
+    "scorable",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from interp_heads.metrics.base import Metric, MetricItem
+from interp_heads.metrics.base import PROPORTION_FLOOR, Metric, MetricItem
 from interp_heads.metrics.registry import METRICS
 
 
@@ -14,6 +14,7 @@ class Accuracy(Metric):
     proportion = True
     label = "Accuracy"
     is_comet = False
+    floor = PROPORTION_FLOOR
 
     def score(self, items: list[MetricItem]) -> list[float]:
         """1.0 for a correct generation, else 0.0 (see ``tasks.checking.is_correct``)."""

@@ -9,6 +9,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+# a proportion metric's floor: a drop from an unmasked score under a quarter is below the smallest
+# TopK - RandomK difference the pages' cells detect at 80% power (0.25 at n = 24, docs/method.md)
+PROPORTION_FLOOR = 0.25
 _NOISY_LOGGERS = ("pytorch_lightning", "lightning", "lightning_fabric", "transformers", "comet")
 
 
@@ -49,6 +52,10 @@ class Metric(ABC):
             (``metrics.logits``), not from the answers: the sweep never calls its ``score``.
         proportion: every score is 0 or 1, so a cell's mean is a proportion and gets an exact
             (Wilson) interval (``sweep.stats.summarize``).
+        formats: the prompt formats (``vocab.PromptFormat`` values) whose answers it can score;
+            empty: every format. ``blind`` says why it cannot score the others.
+        floor: the unmasked score below which a mask has nothing left to remove (None: no
+            floor, e.g. a score that grows with damage). ``metrics.scorable`` reads both.
     """
 
     name: str = ""
@@ -57,6 +64,9 @@ class Metric(ABC):
     is_comet: bool = False
     per_condition: bool = False
     proportion: bool = False
+    formats: tuple[str, ...] = ()
+    blind: str = ""
+    floor: float | None = None
 
     @classmethod
     def build(cls, options, allow_fallback: bool = True) -> Metric:

@@ -26,12 +26,17 @@ when either has none; empty ones become ``N/A``). An answer the mask did not cha
 through BLEU, so the unmasked condition scores 1.0 whenever its generations have at least 4 tokens
 (unsmoothed 4-gram BLEU of a shorter text is 0). Both metrics need each item's unmasked
 generation (``MetricItem.unmasked``; the sweep attaches it for metrics with ``needs_unmasked``).
+
+Both score the study's JSON answers only (``formats``): a plain or chat answer has no block, so
+its extracted answer is the template's placeholder for the masked and the unmasked model alike
+(ROUGE-1 and the cosine then compare the placeholder with gold, COMET the placeholder with
+itself) and its BLEU is 0 under 4 tokens; ``metrics.scorable`` makes such a cell undecided.
 """
 
 from __future__ import annotations
 
 from interp_heads.errors import InputError
-from interp_heads.metrics.base import Metric, MetricItem
+from interp_heads.metrics.base import PROPORTION_FLOOR, Metric, MetricItem
 from interp_heads.metrics.comet_metric import CometMetric
 from interp_heads.metrics.overlap import corpus_bleu, rouge1
 from interp_heads.metrics.registry import METRICS
@@ -64,6 +69,12 @@ class CognitiveMirrorsAccuracy(Metric):
     proportion = True
     is_comet = False
     needs_unmasked = True
+    formats = ("cognitive_mirrors",)
+    blind = (
+        "the study's rule cannot score {fmt} answers (no JSON block: the answer extracted is "
+        "the template's placeholder, and BLEU of a text under 4 tokens is 0)"
+    )
+    floor = PROPORTION_FLOOR
 
     def __init__(self, bleu: float = 0.8, rouge: float = 0.6, cosine: float = 0.6):
         self.bleu, self.rouge, self.cosine = bleu, rouge, cosine
@@ -110,6 +121,7 @@ class CognitiveMirrorsAccuracyGold(CognitiveMirrorsAccuracy):
 
     name = "cognitive_mirrors_accuracy_gold"
     needs_unmasked = False
+    formats = ()  # a generation with no JSON block is scored whole: every format
 
     def __init__(self, bleu: float = 0.8, rouge: float = 0.6, cosine: float = 0.6):
         super().__init__(bleu, rouge, cosine)
@@ -134,6 +146,11 @@ class CognitiveMirrorsComet(Metric):
 
     name = "cognitive_mirrors_comet"
     needs_unmasked = True
+    formats = ("cognitive_mirrors",)
+    blind = (
+        "the study's COMET cannot score {fmt} answers (no JSON block: masked and unmasked "
+        "answers are both the template's placeholder)"
+    )
 
     def __init__(self, base: Metric):
         self.base = base

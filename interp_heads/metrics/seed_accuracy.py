@@ -10,7 +10,7 @@ thresholds are settings, so a stricter or looser rule is one argument away.
 
 from __future__ import annotations
 
-from interp_heads.metrics.base import Metric, MetricItem, first_line
+from interp_heads.metrics.base import PROPORTION_FLOOR, Metric, MetricItem, first_line
 from interp_heads.metrics.embedding import MiniLMCosine
 from interp_heads.metrics.registry import METRICS
 
@@ -21,6 +21,7 @@ class BleuRougeCosine(Metric):
 
     name = "bleu_rouge_cosine"
     proportion = True
+    floor = PROPORTION_FLOOR
     is_comet = False
 
     def __init__(self, bleu: float = 0.8, rouge: float = 0.6, cosine: float = 0.6):

@@ -65,6 +65,7 @@ def check_plan(config: RunConfig, model, tasks: dict, steps: list[str], formats)
         _check_attribution_inputs(config, model, tasks, fmts)
     if "sweep" in steps:
         _check_sweep(sweep_config, model, tasks, fmts, metrics + extra)
+        _check_scorable(metrics, fmts)
     return Plan(ks, metrics, fmts, fmt_infos, given, sweep_config)
 
 
@@ -131,3 +132,23 @@ def _check_sweep(sweep_config, model, tasks: dict, fmts: dict, metrics: list) ->
     for name, task in tasks.items():  # every example: any of them may be evaluated
         prompts = render(model, [e.prompt for e in task], fmt=fmts[name])
         answer_tokens(model, task, prompts, logit)
+
+
+def _check_scorable(metrics: list, fmts: dict) -> None:
+    """A metric that cannot score a task's answer format (``metrics.scorable``): refused when no
+    metric of the run can score it, else marked with one warning line (its cells read
+    "undecided" on the study pages)."""
+    import warnings
+
+    from interp_heads.metrics.scorable import blind_to
+
+    blind: dict[str, list[str]] = {}
+    for task, fmt in fmts.items():
+        why = {m.name: blind_to(m, fmt) for m in metrics}
+        if metrics and all(why.values()):
+            raise PipelineError(f"task {task}: {next(iter(why.values()))}")
+        for name, reason in why.items():
+            if reason:
+                blind.setdefault(f"{name}: {reason}", []).append(task)
+    for said, names in blind.items():
+        warnings.warn(f"{said} (tasks {', '.join(names)}: undecided)", UserWarning, stacklevel=2)

@@ -184,7 +184,10 @@ def probe_table(manifest: dict | None) -> str:
         "train accuracy": p.get("train_accuracy"),
         f"n train / {rows}": f"{p.get('n_train')} / {p.get('n_heldout')}",
     }
-    return _table(pd.DataFrame([row]))
+    from interp_heads.report.probe_note import probe_note
+
+    note = probe_note(p, len((manifest or {}).get("data") or p.get("tasks") or []))
+    return _table(pd.DataFrame([row])) + (f"<p>{esc(note)}</p>" if note else "")
 
 
 def damage_table(manifest: dict | None) -> str:

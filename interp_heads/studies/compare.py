@@ -128,7 +128,10 @@ def sections(runs: dict[str, dict]) -> list[dict]:
 
 
 def runs_items(runs: dict[str, dict]) -> list[str]:
-    """One line per run: what it is, and whether it has numbers yet."""
+    """One line per run: what it is, whether it has numbers yet, and a probe's held-out accuracy
+    with what its labels are (``report.probe_note``)."""
+    from interp_heads.report.probe_note import probe_note
+
     items = []
     for n in VARIANTS:
         r = runs.get(n)
@@ -138,13 +141,27 @@ def runs_items(runs: dict[str, dict]) -> list[str]:
         m = r["manifest"]
         elbow = m.get("elbow_k") or {}
         k = ", ".join(f"{t} {v}" for t, v in elbow.items())
-        items.append(f"`{n}`: {CHANGED[n]}" + (f"; elbow k: {k}" if k else ""))
+        note = probe_note(m.get("probe"), len(m.get("data") or elbow))
+        items.append(f"`{n}`: {CHANGED[n]}" + (f"; elbow k: {k}" if k else "")
+                     + (f". {note}" if note else ""))  # fmt: skip
     return items
 
 
+def protocol_lines() -> list[str]:
+    """What opens the page: the two protocols, once defined (``studies.protocols``, as
+    docs/spec_curve.md states them), and what the two pages run differently."""
+    from interp_heads.studies.protocols import definition_lines, page_differences, paper_k_text
+    from interp_heads.studies.spec_curve import COMMON, OPTIONS, SIZES
+
+    return ["## The two protocols, and what docs/spec_curve.md runs differently", "",
+            *definition_lines(), "", *page_differences(SIZES, COMMON, [o["k"] for o in OPTIONS["k"].values()]), "",
+            paper_k_text(),
+            ""]  # fmt: skip
+
+
 def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
-    """The generated block of docs/compare.md (markers included)."""
-    parts = [BEGIN, ""]
+    """The generated block of docs/compare.md (markers included): the protocols first."""
+    parts = [BEGIN, "", *protocol_lines()]
     if image:
         parts += [f"![The study's protocol (left) and the causal one (right)]({image})", ""]
     elif any(n in runs for n in PROTOCOLS):

@@ -59,6 +59,10 @@ def _collapse(v: pd.DataFrame, who: str) -> str:
             f"; {len(undecided)} of {len(v)} cells have too few examples or draws for a verdict"
             " by the toolkit's rule (sweep.stats)"
         )
+    blind = v[v.collapses.str.startswith("undecided: ")]
+    for why in dict.fromkeys(blind.collapses.str[len("undecided: ") :]):
+        n = int((blind.collapses == f"undecided: {why}").sum())
+        caveat += f"; {n} of {len(v)} cells are undecided: {why} (metrics.scorable)"
     return f"Under {who}, TopK collapses the task against RandomK " + "; ".join(bits) + caveat + "."
 
 
@@ -99,8 +103,9 @@ def _lowk(v: pd.DataFrame, names: dict) -> str:
             f"{names.get(p, p)}: LowK {h.LowK.mean():.2f} against unmasked "
             f"{h.unmasked.mean():.2f} and TopK {h.TopK.mean():.2f} (LowK drops {gap:+.2f})"
         )
-    return f"Masking the {FIXED_K} lowest-ranked heads instead, averaged over the tasks: " + (
-        "; ".join(parts) + "."
+    return (
+        f"Masking the {FIXED_K} heads of least |importance| (LowK; not the signed tail, TailK) "
+        "instead, averaged over the tasks: " + "; ".join(parts) + "."
     )
 
 

@@ -58,7 +58,12 @@ def collapses(top_drop, control_drop, diff_high, n_examples, n_draws, significan
 def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
     """One row per task and judged k (:func:`judged_ks`) of the accuracy metric: the unmasked
     score, each selection's mean, TopK's and RandomK's drops, TopK minus RandomK with its 95%
-    interval and p (``stats.paired_difference``), the counts and the verdict (:func:`collapses`)."""
+    interval and p (``stats.paired_difference``), the counts and the verdict (:func:`collapses`;
+    "undecided: <reason>" where the metric cannot score the task's format or its unmasked score
+    is below the metric's floor: ``metrics.scorable``)."""
+    from interp_heads.metrics.scorable import scorable
+    from interp_heads.studies.undecided import verdict
+
     metric = accuracy_metric(run)
     s, sig = run["summary"], run["sig"]
     s = s[s.metric == metric]
@@ -76,9 +81,11 @@ def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
                 **{sel: float(means[sel]) if sel in means.index else np.nan for sel in SHOWN},
             }  # fmt: skip
             row.update(_sig_part(g))
-            row["collapses"] = collapses(
-                row["top_drop"], row["control_drop"], row["diff_high"],
-                row["n_examples"], row["n_draws"], row["significant"],
+            fmt = (run["manifest"].get("fmt") or {}).get(task)  # what the metric can score
+            row["undecided"] = scorable(metric, fmt, row["unmasked"]) if metric else None
+            row["collapses"] = verdict(
+                collapses, row["top_drop"], row["control_drop"], row["diff_high"],
+                row["n_examples"], row["n_draws"], row["significant"], row["undecided"],
             )  # fmt: skip
             rows.append(row)
     return pd.DataFrame(rows)

@@ -18,6 +18,7 @@ from interp_heads.studies.heads_page import (
     specificity,
     stability,
 )
+from interp_heads.studies.protocols import paper_k_text
 from interp_heads.studies.seed_figure import SECTIONS
 
 
@@ -63,9 +64,8 @@ def results_block(inp, store) -> str:
         f"`python -m interp_heads.studies.heads {inp.run} {inp.retrieval_run}`) on {dt.date.today().isoformat()} from the "
         f"run folder {inp.run} (git {m.get('git', '?')}); `make demo` keeps this section as it is. "
         f"Setup: the four built-in tasks, {c['attribution']} on {c['n_rank']} rank examples, "
-        f"{c['ablation']} ablation, up to {c['n_eval']} eval examples, k = {ks} of {total} heads: "
-        "k = 8 is the scaled grid's claim k (the Cognitive Mirrors paper's 32 of ~1,024 heads as a fraction) and "
-        "k = 32 the literal grid's. Method notes and figures: `docs/heads.md`.",
+        f"{c['ablation']} ablation, up to {c['n_eval']} eval examples, k = {ks} of {total} heads. "
+        f"{paper_k_text(total)} Method notes and figures: `docs/heads.md`.",
         "",
         "### Cross-task specificity: mask task A's TopK, evaluate every task B",
         "",

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from interp_heads.store.readback import read_csv, read_json, read_parquet
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
+from interp_heads.studies.protocols import fraction_k, paper_k_text
 from interp_heads.studies.seed_figure_tables import (
     CLAIM_RATIO,
     claim_rows,
@@ -120,6 +121,12 @@ def _figure(figures: dict[str, str], key: str, what: str) -> list[str]:
     return [f"![{what}]({figures[key]})", ""] if key in figures else []
 
 
+def _n_heads(run: dict) -> int:
+    """The run's model's heads (270 for SmolLM2 when its manifest does not say)."""
+    model = run.get("manifest", {}).get("model") or {}
+    return int(model.get("n_layers", 30)) * int(model.get("n_heads", 9))
+
+
 def render(
     default: dict, scaled: dict | None, figures: dict[str, str] | None = None, notes: str = ""
 ) -> str:
@@ -139,6 +146,8 @@ def render(
         "",
         "## The Cognitive Mirrors figure's claim at k = 32 (the paper's literal k)",
         "",
+        paper_k_text(_n_heads(default)),
+        "",
         f"Claim: masking the TopK heads collapses the task while RandomK barely moves it; checked as TopK's "
         f"accuracy drop >= {CLAIM_RATIO:.0f}x the mean RandomK drop **and** TopK's 95% interval below RandomK's. "
         "Difference: paired bootstrap interval over examples and random draws, p of the exact paired sign-flip "
@@ -157,7 +166,7 @@ def render(
     if scaled is not None:
         n_heads = scaled["manifest"]["model"]["n_layers"] * scaled["manifest"]["model"]["n_heads"]
         ks = scaled["manifest"]["ks"]
-        k8 = min(ks, key=lambda k: abs(k / n_heads - 32 / 1024))
+        k8 = min(ks, key=lambda k: abs(k - fraction_k(n_heads)))  # studies.protocols
         parts += [
             f"## The same claim at the paper's *fraction* of heads (k = {k8}, {k8 / n_heads:.1%} of {n_heads})",
             "",

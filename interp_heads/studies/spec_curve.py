@@ -18,16 +18,24 @@ Nothing is computed twice. Choices split in two:
 - **read** (reference, examples, k): a cell reads another metric, a subset of examples or another
   k of a run's stored records. Every run scores both references, evaluates every example (the
   correctly answered subset is a filter on the unmasked condition's gold accuracy) and sweeps both
-  claim ks (32 of 270 heads is the paper's literal k; 8 its fraction, 32 of ~1,024).
+  claim ks (the paper's k literally and as a fraction: ``studies.protocols.paper_k_text``).
 
 ``--param cogqa=FILE.json`` runs the same cells on a CogQA file (the study's own data): its four
 panel skills (:data:`PANELS`) in the study's template, or as plain completion prompts
 (``FILE.json:Skill@plain``, ``tasks.cogqa``), into ``<runs>/spec_curve_cogqa`` and
 ``docs/spec_curve_cogqa.md``.
 
-RandomK draws outside TopK in no cell (``exclude_top = false``): the study's code means to but its
-filter is a no-op, and a draw that does not depend on the ranking can be shared by every cell that
-differs only in ranking.
+RandomK's pool is a choice of its own (``pool``: outside TopK, as both protocols draw it and as
+the study's code means to though its filter is a no-op, or every head, ``exclude_top = false``, a
+draw that every cell differing only in ranking shares). The ends are the protocols as
+``studies.protocols`` defines them, once for both pages.
+
+Beside the one-at-a-time cells, a **full factorial** around each end (:func:`factorial_cells`):
+every combination of ranking, intervention, scope, RandomK pool and k (:data:`FACTORIAL`), the
+end's format, reference and examples kept: 2 x 24 generating runs, each read at k = 32 and 8
+(Simonsohn et al.'s multiverse: interactions, not one choice at a time). A run both designs need
+is one run; the pool-``all`` runs keep the folders they had before the pool was a choice
+(:data:`FOLDER_DEFAULTS`), so a study run before resumes them.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import pandas as pd
 from interp_heads.errors import PipelineError
 from interp_heads.store.readback import read_parquet
 from interp_heads.studies.base import STUDIES, Study, StudyRun
+from interp_heads.studies.protocols import CAUSAL, STUDY
 
 STUDY_TASKS = [f"data/cognitive_mirrors/{t}.jsonl" for t in
                ("retrieval", "knowledge_recall", "math_calculation", "inference")]  # fmt: skip
@@ -70,15 +79,19 @@ OPTIONS: dict[str, dict[str, dict]] = {
     },
     "examples": {"all": {"correct_only": False}, "correct": {"correct_only": True}},
     "k": {"literal": {"k": 32}, "fractions": {"k": 8}},
+    "pool": {"outside": {"exclude_top": True}, "all": {"exclude_top": False}},  # RandomK's
 }
 READ_KEYS = {"metric", "correct_only", "k"}  # what a read choice's options set
-STUDY_END = {"ranking": "probe", "intervention": "scale", "scope": "generated", "format": "study",
-             "reference": "study", "examples": "all", "k": "literal"}  # fmt: skip
-CAUSAL_END = {"ranking": "ablation_atp", "intervention": "mean", "scope": "all", "format": "plain",
-              "reference": "gold", "examples": "correct", "k": "literal"}  # fmt: skip
+# each format option's prompt format (the task files declare it), which a metric may not score
+FMTS = {"study": "cognitive_mirrors", "plain": "plain"}
+STUDY_END, CAUSAL_END = STUDY, CAUSAL  # one definition of each (studies.protocols)
+# the full factorial around each end: every combination of these choices, the end's others kept
+FACTORIAL = ("ranking", "intervention", "scope", "pool", "k")
+# an option a run folder's name leaves out: the runs made before the choice existed keep theirs
+FOLDER_DEFAULTS = {"pool": "all"}
 # what every run shares (the study's config is the base of each)
 COMMON = {"filter_correct": False, "verify": 0, "elbow": False, "scaled_ks": [],
-          "selections": ["topk", "randomk"], "exclude_top": False, "seeds": 5,
+          "selections": ["topk", "randomk"], "seeds": 5,
           "metrics": ["cognitive_mirrors_accuracy", "accuracy"]}  # fmt: skip
 # the ranking runs' batch: ablation_atp's gradient pass keeps every layer's attention pattern, and
 # on the study's ~350-token prompts 48 rows need more than the 24 GB of the 2-core machine (killed
@@ -113,6 +126,23 @@ def cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END), names=("study", "causal
     return out
 
 
+def factorial_cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END), names=("study", "causal"),
+                    factorial=FACTORIAL) -> list[dict]:  # fmt: skip
+    """Around each end, every combination of the ``factorial`` choices' options with the end's
+    other choices kept (its format, reference, examples), each with ``end``, ``flipped`` (the
+    choices that differ from the end, comma-separated) and ``design = "factorial"``."""
+    from itertools import product
+
+    out = []
+    varied = [c for c in factorial if c in options]
+    for end_name, end in zip(names, ends, strict=True):
+        for combo in product(*(list(options[c]) for c in varied)):
+            cell = {**end, **dict(zip(varied, combo, strict=True))}
+            differ = ",".join(c for c in varied if cell[c] != end[c])
+            out.append({**cell, "end": end_name, "flipped": differ, "design": "factorial"})
+    return out
+
+
 def generating(options: dict) -> list[str]:
     """The choices whose options set config values (a cell needs generations of its own); the
     others (:data:`READ_KEYS`) say what a cell reads of a run's stored records."""
@@ -130,7 +160,9 @@ def read(cell: dict, options: dict, key: str, default=None):
 
 def run_name(cell: dict, options=OPTIONS, prefix: str = "spec_curve") -> str:
     """The run folder (under the study's folder) holding a cell's generations."""
-    return f"{prefix}/" + "_".join(str(cell[c]) for c in generating(options))
+    return f"{prefix}/" + "_".join(
+        str(cell[c]) for c in generating(options) if FOLDER_DEFAULTS.get(c) != cell[c]
+    )
 
 
 def rank_name(cell: dict, prefix: str = "spec_curve") -> str:
@@ -164,7 +196,7 @@ def plan_runs(
     n_tasks = sized.pop("tasks")
     ks = sorted({o["k"] for o in options["k"].values()})  # every run sweeps every read k
     runs: dict[str, StudyRun] = {}
-    for cell in cells(options, ends):
+    for cell in cells(options, ends) + factorial_cells(options, ends):
         fmt = dict(options["format"][cell["format"]])
         fmt["tasks"] = list(fmt["tasks"])[:n_tasks]
         method = options["ranking"][cell["ranking"]]
@@ -173,13 +205,17 @@ def plan_runs(
         shared = {**common, **sized, **fmt, "ks": ks, **unset}
         rank = rank_name(cell, prefix)
         if rank not in runs:
+            # exclude_top as the ranking runs had it before the pool was a choice (they do not
+            # sweep: it changes nothing but their config digest, which resuming them checks)
             runs[rank] = StudyRun(rank, base, {**shared, "ablation": "mean", **method,
-                                               "batch_size": RANK_BATCH}, steps="attribute")  # fmt: skip
+                                               "batch_size": RANK_BATCH, "exclude_top": False},
+                                  steps="attribute")  # fmt: skip
         name = run_name(cell, options, prefix)
         if name not in runs:
-            changes = {**shared, **options["intervention"][cell["intervention"]],
-                       **options["scope"][cell["scope"]], "attribution": method["attribution"],
-                       "ranking": "{runs}/" + rank}  # fmt: skip
+            chosen = [options[c][cell[c]] for c in generating(options)
+                      if c not in ("ranking", "format")]  # intervention, scope, pool  # fmt: skip
+            changes = {**shared, **{k: v for o in chosen for k, v in o.items()},
+                       "attribution": method["attribution"], "ranking": "{runs}/" + rank}  # fmt: skip
             runs[name] = StudyRun(name, base, changes)
     return sorted(runs.values(), key=lambda r: r.steps != "attribute")
 
@@ -187,8 +223,11 @@ def plan_runs(
 def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     """One row per task (and k, when the cell does not choose one): the cell's TopK - RandomK on
     its metric, examples and k (read from a run's ``sweep.parquet`` records) with interval, p,
-    counts and verdict."""
+    counts and verdict: "undecided: <reason>" where the metric cannot score the cell's format or
+    its unmasked score is below the metric's floor (``metrics.scorable``)."""
+    from interp_heads.metrics.scorable import scorable
     from interp_heads.studies.compare_tables import collapses
+    from interp_heads.studies.undecided import verdict
     from interp_heads.sweep import stats
     from interp_heads.vocab import BASELINE
 
@@ -204,14 +243,18 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     sig = sig[sig.control == "RandomK"] if len(sig) else sig
     rows = []
     for r in sig.itertuples():
+        # why the cell's metric cannot judge it (None: it can), also kept as a column of its own
+        why = scorable(metric, FMTS.get(cell.get("format")), r.baseline)
         rows.append({
             **{c: cell[c] for c in options}, "end": cell["end"], "flipped": cell["flipped"],
+            "design": cell.get("design", "one"),
             "task": r.task, "k_heads": int(r.k), "metric": metric, "baseline": r.baseline,
             "topk": r.top_mean, "randomk": r.control_mean, "effect": r.diff,
             "effect_low": r.diff_low, "effect_high": r.diff_high, "p": r.p_value,
             "n": int(r.n_examples), "draws": int(r.n_draws), "mde": float(r.mde),
-            "verdict": collapses(r.top_drop, r.control_drop, r.diff_high, r.n_examples,
-                                 r.n_draws, r.significant),
+            "undecided": why,
+            "verdict": verdict(collapses, r.top_drop, r.control_drop, r.diff_high, r.n_examples,
+                               r.n_draws, r.significant, why),
         })  # fmt: skip
     return rows
 
@@ -222,11 +265,14 @@ def curve_frame(
     ends=(STUDY_END, CAUSAL_END),
     prefix="spec_curve",
     names=("study", "causal"),
+    factorial: tuple[str, ...] = (),
 ) -> pd.DataFrame:
-    """Every cell's rows (:func:`cell_rows`) from the study's run folders."""
+    """Every cell's rows (:func:`cell_rows`) from the study's run folders; with ``factorial``
+    (the study's :data:`FACTORIAL`) the full factorial's cells too (``design = "factorial"``)."""
     records = {}
     rows = []
-    for cell in cells(options, ends, names):
+    more = factorial_cells(options, ends, names, factorial) if factorial else []
+    for cell in cells(options, ends, names) + more:
         name = run_name(cell, options, prefix)
         if name not in records:
             records[name] = read_parquet(Path(folders[name]) / "sweep.parquet")
@@ -238,8 +284,10 @@ def curve_frame(
 class SpecCurve(Study):
     name = "spec_curve"
     summary = "which choice decides the seed claim's verdict (docs/spec_curve.md)"
-    # measured alone on 2 cores, 2026-12-05 (5,614 s; 100.4 min on 2026-12-04, partly contended)
-    minutes: dict[str, float] = {"full": 48.9}  # 2 cores, 2026-12-06 (docs/cli.md, "study")
+    # not timed since the factorial: before it (16 runs) 48.9 min alone on 2 cores, 2026-12-06;
+    # the factorial's conditions those runs do not hold are estimated at 52 min more
+    # (python -m bench.checks.spec_curve_generations --estimate), so about 100-110 min from nothing
+    minutes: dict[str, float] = {}
     base = "configs/cognitive_mirrors.toml"  # every run starts from the study's config
     params = {"cogqa": ""}  # a CogQA file: its four panels as the tasks of every cell
     ends = (STUDY_END, CAUSAL_END)
@@ -270,8 +318,30 @@ class SpecCurve(Study):
     def write_pages(self, folders, docs):
         from interp_heads.studies.spec_curve_page import INTRO, write_page
 
-        frame = curve_frame(folders, self.options, self.ends, self.prefix)
+        frame = curve_frame(folders, self.options, self.ends, self.prefix, factorial=FACTORIAL)
         intro = INTRO
         if self.cogqa:
             intro = INTRO[:-1] + f"; the tasks: the CogQA file `{Path(self.cogqa).name}`'s panels."
-        return write_page(frame, self.options, self.ends, docs, stem=self.prefix, intro=intro)
+        return write_page(frame, self.options, self.ends, docs, stem=self.prefix, intro=intro,
+                          protocols=self.protocol_lines(), factorial=FACTORIAL)  # fmt: skip
+
+    def protocol_lines(self) -> list[str]:
+        """What opens the page: the two protocols, once defined (``studies.protocols``), and
+        what this page runs differently from docs/compare.md."""
+        from interp_heads.studies.protocols import (
+            definition_lines,
+            page_differences,
+            paper_k_text,
+        )
+
+        return [
+            "## The two protocols, and what this page runs differently",
+            "",
+            *definition_lines(dict(zip(("study", "causal"), self.ends, strict=True))),
+            "",
+            *page_differences(
+                self.sizes, self.common, [o["k"] for o in self.options["k"].values()]
+            ),  # fmt: skip
+            "",
+            paper_k_text(),
+        ]

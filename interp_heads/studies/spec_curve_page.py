@@ -29,6 +29,14 @@ def collapses(verdict: str) -> bool:
     return verdict == "yes"
 
 
+def decided(verdict: str) -> bool:
+    """Whether a cell's verdict is a plain yes or no: an undecided cell (its metric cannot score
+    it, nothing to remove, too few examples or draws) is never a flip nor the largest change."""
+    from interp_heads.studies.undecided import decided as _decided
+
+    return _decided(verdict)
+
+
 def _mark(row) -> str:
     word = "yes" if collapses(row.verdict) else ("no" if row.verdict == "no" else "undecided")
     return f"{word} ({row.effect:+.2f})"
@@ -58,10 +66,12 @@ def flip_rows(frame: pd.DataFrame, ends: tuple, names=("study", "causal")) -> pd
                 if r.task not in base.index:
                     continue
                 b = base.loc[r.task]
+                both = decided(r.verdict) and decided(b.verdict)
                 rows.append({
                     "end": end_name, "choice": choice,
                     "change": f"{end[choice]} -> {getattr(r, choice)}", "task": r.task,
-                    "verdict": _mark(r), "flips": collapses(r.verdict) != collapses(b.verdict),
+                    "verdict": _mark(r), "decided": both, "topk": r.topk,
+                    "flips": both and collapses(r.verdict) != collapses(b.verdict),
                     "delta": r.effect - b.effect,
                 })  # fmt: skip
     return pd.DataFrame(rows)
@@ -99,11 +109,50 @@ def findings(flips: pd.DataFrame, frame: pd.DataFrame, names=("study", "causal")
                      f" {len(by)} choices flip it, each alone") + ": " + "; ".join(
                 f"{choice} {change} on {', '.join(tasks)}"
                 for (choice, change), tasks in by.items()) + "."  # fmt: skip
-        if len(mine):
-            top = mine.loc[mine.delta.abs().idxmax()]
-            said += (f" The largest change in TopK - RandomK is {top.delta:+.2f}"
-                     f" ({top.choice} {top.change}, {top.task}).")  # fmt: skip
+        judged = mine[mine.decided] if "decided" in mine else mine
+        if len(judged):
+            top = judged.loc[judged.delta.abs().idxmax()]
+            said += (f" The largest change in TopK - RandomK between decided cells is "
+                     f"{top.delta:+.2f} ({top.choice} {top.change}, {top.task}).")  # fmt: skip
+        said += _floor(mine)
         out.append("- " + said)
+    return out + caveats(frame)
+
+
+def _floor(mine: pd.DataFrame) -> str:
+    """Where TopK is already 0.00 in most cells one choice from an end, the verdict turns on
+    RandomK's drop alone: a verdict no choice flips is then a floor, not robustness."""
+    if "topk" not in mine or not len(mine):
+        return ""
+    zero = int((mine.topk.round(2) == 0).sum())
+    said = f" TopK is 0.00 in {zero} of {len(mine)} cells one choice from it"
+    if 2 * zero > len(mine):
+        return said + (": it cannot fall further there, so a verdict that holds across them "
+                       "is a floor effect, not robustness.")  # fmt: skip
+    return said + "."
+
+
+def caveats(frame: pd.DataFrame) -> list[str]:
+    """What the numbers cannot say, written from the frame: undecided cells and why, scope
+    ``generated`` in the plain format, and cells too small to be a headline."""
+    from interp_heads.sweep.stats import MIN_EXAMPLES
+
+    out = []
+    undecided = frame[frame.verdict.str.startswith("undecided: ")]  # a reason given
+    for why, g in undecided.groupby(undecided.verdict.str[len("undecided: ") :], sort=False):
+        out.append(f"- Undecided in {len(g)} cell-task pairs: {why}. Such a cell is never a flip "
+                   "nor the largest change.")  # fmt: skip
+    if {"scope", "format"} <= set(frame) and (
+        (frame.scope == "generated") & (frame.format == "plain")
+    ).any():
+        out.append("- Scope `generated` in the plain format is blind by construction: the first "
+                   "generated token comes from the unmasked prompt pass, and in the plain format "
+                   "that token is the answer (or its start), so those cells can hardly move.")  # fmt: skip
+    small = frame[frame.n < MIN_EXAMPLES] if "n" in frame else frame.iloc[:0]
+    if len(small):
+        out.append(f"- {len(small)} cell-task pairs have fewer than {MIN_EXAMPLES} examples "
+                   f"(smallest n = {int(small.n.min())}): never a headline, a flip or the "
+                   "largest change.")  # fmt: skip
     return out
 
 
@@ -126,9 +175,23 @@ def cells_table(frame: pd.DataFrame) -> list[str]:
 INTRO = (
     "the seed claim (TopK collapses a task against RandomK: TopK's drop at least 3x RandomK's and "
     "the paired 95% interval of TopK - RandomK below 0 with p < 0.05) in every cell one choice "
-    "away from the Cognitive Mirrors protocol or from the causal one "
+    "away from the Cognitive Mirrors protocol or from the causal one, and in the full factorial "
+    "of ranking, intervention, scope, RandomK pool and k around each "
     "(`interp_heads/studies/spec_curve.py`)."
 )
+
+
+def _svg(fig, name: str, docs: Path, page: Path, written: list) -> str | None:
+    """Write ``fig`` as ``docs/figures/<name>.svg``; its path from the page (None: no static
+    export here)."""
+    try:
+        from interp_heads.figures.static import write_static
+
+        written += write_static({name: fig}, docs / "figures", ["svg"])
+        return Path(os.path.relpath(written[-1].resolve(), page.resolve().parent)).as_posix()
+    except Exception as exc:  # noqa: BLE001 (no kaleido or Chromium: the page without it)
+        print(f"no static figure: {str(exc).splitlines()[0] if str(exc) else exc}")
+        return None
 
 
 def write_page(
@@ -141,28 +204,32 @@ def write_page(
     stem: str = FIGURE,
     title: str = "Which choice decides the verdict",
     intro: str = INTRO,
+    protocols: list[str] = (),
+    factorial: tuple[str, ...] = (),
 ) -> list[Path]:
-    """``docs/<stem>.md`` and its figure ``docs/figures/<stem>.svg``; returns the files written."""
+    """``docs/<stem>.md``, its figure ``docs/figures/<stem>.svg`` and, with factorial rows
+    (``design = "factorial"``), the multiverse ``docs/figures/<stem>_multiverse.svg``; returns
+    the files written. ``protocols``: the lines that open the page (each protocol's one
+    definition and what the pages run differently, ``studies.protocols``)."""
     from interp_heads.figures.spec_curve import plot_spec_curve
+    from interp_heads.studies import spec_curve_factorial as fac
 
     docs.mkdir(parents=True, exist_ok=True)
     page, written = docs / f"{stem}.md", []
+    multi = frame[frame.design == "factorial"] if "design" in frame else frame.iloc[:0]
+    frame = frame[frame.design != "factorial"] if "design" in frame else frame
     tasks = list(dict.fromkeys(frame.task))
     flips = flip_rows(frame, ends, names)
     fig = plot_spec_curve(frame, {c: list(o) for c, o in options.items()})
-    image = None
-    try:
-        from interp_heads.figures.static import write_static
-
-        written += write_static({stem: fig}, docs / "figures", ["svg"])
-        image = Path(os.path.relpath(written[-1].resolve(), page.resolve().parent)).as_posix()
-    except Exception as exc:  # noqa: BLE001 (no kaleido or Chromium: the page without it)
-        print(f"no static figure: {str(exc).splitlines()[0] if str(exc) else exc}")
+    image = _svg(fig, stem, docs, page, written)
+    multiverse = (_svg(fac.figure(multi, factorial, options), f"{stem}_{fac.FIGURE}", docs, page,
+                       written) if len(multi) else None)  # fmt: skip
     text = [
         f"# {title}",
         "",
         f"Generated by `interp-heads study` on {dt.date.today()}: {intro}",
         "",
+        *([*protocols, ""] if protocols else []),
         *([f"![specification curve]({image})", ""] if image else []),
         "## The answer",
         "",
@@ -174,6 +241,7 @@ def write_page(
         "",
         *(flip_table(flips, tasks) if len(flips) else ["(no flipped cells)"]),
         "",
+        *fac.section(multi, factorial, multiverse, names),
         "## Every cell",
         "",
         "p: the exact paired sign-flip test over examples; Holm p: adjusted over every row of "
@@ -182,6 +250,18 @@ def write_page(
         "",
         *cells_table(frame),
         "",
+        *(
+            [
+                "## Every cell of the factorial",
+                "",
+                "As above; Holm p over this table's rows.",
+                "",
+                *cells_table(multi),
+                "",
+            ]
+            if len(multi)
+            else []
+        ),  # fmt: skip
     ]
     page.write_text("\n".join(text) + "\n", encoding="utf-8")
     return [page, *written]

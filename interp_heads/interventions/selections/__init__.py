@@ -20,6 +20,7 @@ from interp_heads.interventions.selections import (  # noqa: F401 (each register
     layermatched,
     exclusive_topk,
     lowk,
+    tailk,
     all_but_topk,
     all_but_randomk,
 )
@@ -41,6 +42,7 @@ from interp_heads.interventions.selections.exclusive_topk import ExclusiveTopK
 from interp_heads.interventions.selections.layermatched import LayerMatchedRandomK
 from interp_heads.interventions.selections.lowk import LowK
 from interp_heads.interventions.selections.randomk import RandomK
+from interp_heads.interventions.selections.tailk import TailK
 from interp_heads.interventions.selections.topk import TopK
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "RandomK",
     "Selection",
     "SelectionContext",
+    "TailK",
     "TopK",
     "by_display",
     "complement",

@@ -23,6 +23,9 @@ class SelectionContext:
         n_layers, n_heads: the model's shape.
         salt: the task's name, so each task draws its own random heads.
         others: the run's other tasks' rankings (``exclusive_topk`` avoids their TopK).
+        by_abs, by_signed: every head by ``|score|`` and by signed score, highest first (from
+            a ``HeadScores``; empty when the ranking is a bare list of heads, which has no
+            scores: then ``ranking`` is the only order). ``lowk`` and ``tailk`` read them.
     """
 
     ranking: tuple[Head, ...]
@@ -30,6 +33,8 @@ class SelectionContext:
     n_heads: int
     salt: str = ""
     others: tuple[tuple[Head, ...], ...] = ()
+    by_abs: tuple[Head, ...] = ()
+    by_signed: tuple[Head, ...] = ()
 
 
 class Selection:
@@ -115,12 +120,16 @@ def make_selections(
 ) -> list[Selection]:
     """The registered selections ``names`` (any spelling), built for one task's ``ranking``
     (``options``: the selections' options by name, each checked; ``{"exclude_top": True}``)."""
+    scored = hasattr(ranking, "top") and hasattr(ranking, "scores")
+    n = n_layers * n_heads
     ctx = SelectionContext(
         tuple(ranked_heads(ranking)),
         n_layers,
         n_heads,
         salt,
         tuple(tuple(ranked_heads(o)) for o in others),
+        tuple(tuple(h) for h in ranking.top(n, "abs")) if scored else (),
+        tuple(tuple(h) for h in ranking.top(n, "signed")) if scored else (),
     )
     return [SELECTIONS.build(name, options, ctx=ctx) for name in names]
 

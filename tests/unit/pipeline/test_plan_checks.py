@@ -86,6 +86,27 @@ def test_run_with_logit_diff_on_a_task_without_distractors_leaves_the_earlier_ru
     assert "distractor" in refused(finished, tmp_path, *argv, capsys=capsys)
 
 
+def test_the_study_accuracy_alone_on_plain_answers_is_refused_in_one_line(
+    finished, tmp_path, capsys
+):
+    # tiny_echo's answers are plain: no JSON block, so the study's rule extracts the template's
+    # placeholder for every answer (metrics.scorable)
+    cfg = CONFIG.replace(
+        'metrics = ["accuracy", "chrf"]', 'metrics = ["cognitive_mirrors_accuracy"]'
+    )
+    err = refused(finished, tmp_path, *_run(tmp_path, "", cfg), capsys=capsys)
+    assert "cannot score plain answers" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_study_accuracy_beside_one_that_scores_plain_answers_is_marked(tmp_path):
+    from interp_heads.metrics import resolve_metrics
+    from interp_heads.pipeline.plan_check import _check_scorable
+
+    metrics = resolve_metrics(["accuracy", "cognitive_mirrors_accuracy"])
+    with pytest.warns(UserWarning, match=r"cannot score plain answers.*tasks a, b: undecided"):
+        _check_scorable(metrics, {"a": "plain", "b": "plain", "c": "cognitive_mirrors"})
+
+
 @pytest.mark.parametrize("metric", ["answer_logprob", "kl_unmasked"])
 def test_ablate_with_a_logit_metric_at_the_last_position_leaves_the_earlier_run(
     finished, tmp_path, capsys, metric

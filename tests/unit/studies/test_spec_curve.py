@@ -13,9 +13,11 @@ import pytest
 from interp_heads.errors import PipelineError
 from interp_heads.studies import run_study
 from interp_heads.studies.spec_curve import (
+    FACTORIAL,
     SpecCurve,
     cells,
     curve_frame,
+    factorial_cells,
     plan_runs,
     run_name,
 )
@@ -63,11 +65,35 @@ def test_the_full_study_plans_each_generating_combination_once(monkeypatch):
     runs = plan_runs("full", "configs/cognitive_mirrors.toml")
     sweeps = [r for r in runs if r.steps == "run"]
     ranks = [r for r in runs if r.steps == "attribute"]
-    assert len(ranks) == 4 and len(sweeps) == len({run_name(c) for c in cells()}) == 12
+    # the one-at-a-time cells' 14 runs (7 from each end) all lie in the factorial: 2 formats x (2 rankings x 2
+    # interventions x 3 scopes x 2 pools)
+    assert len({run_name(c) for c in cells()}) == 14
+    assert len(ranks) == 4 and len(sweeps) == 2 * 2 * 2 * 3 * 2
+    assert {run_name(c) for c in cells()} <= {r.folder for r in sweeps}
     assert runs[: len(ranks)] == ranks  # rankings first: the sweeps are given them
     for r in sweeps:
         assert r.changes["ranking"].startswith("{runs}/spec_curve/rank_")
-        assert r.changes["exclude_top"] is False and r.changes["ks"] == [8, 32]
+        assert r.changes["ks"] == [8, 32]
+        # RandomK outside TopK: "_outside"; from every head: the folder it had before
+        assert r.changes["exclude_top"] is r.folder.endswith("_outside")
+    assert all(r.changes["exclude_top"] is False for r in ranks)  # their configs as before
+    # the runs made before the factorial keep their folders (resumed, not run again)
+    assert "spec_curve/probe_scale_generated_study" in {r.folder for r in sweeps}
+
+
+def test_the_factorial_is_every_combination_around_each_end():
+    from itertools import product
+
+    from interp_heads.studies.spec_curve import FACTORIAL, OPTIONS, factorial_cells
+
+    got = factorial_cells()
+    assert len(got) == 2 * 2 * 2 * 3 * 2 * 2  # x 2 ends; k is read, not run
+    for end, fmt in (("study", "study"), ("causal", "plain")):
+        mine = [c for c in got if c["end"] == end]
+        assert {c["format"] for c in mine} == {fmt}
+        assert sorted(tuple(c[x] for x in FACTORIAL) for c in mine) == sorted(
+            product(*(list(OPTIONS[x]) for x in FACTORIAL))
+        )
 
 
 @pytest.fixture(scope="module")
@@ -82,13 +108,18 @@ def curve(tmp_path_factory):
 def test_every_effect_equals_a_hand_computation_from_the_records(curve):
     out, pages = curve
     folders = {r.folder: out / "runs" / r.folder for r in TinyCurve().runs("full")}
-    frame = curve_frame(folders, OPTIONS, ENDS)
+    frame = curve_frame(folders, OPTIONS, ENDS, factorial=FACTORIAL)
+    assert curve_frame(folders, OPTIONS, ENDS).design.eq("one").all()  # without: none
     # the random model answers nothing right: the cells of correctly answered examples are empty
-    assert len(frame) == 8 and set(frame.examples) == {"all"}
+    one = frame[frame.design == "one"]
+    assert len(one) == 8 and set(frame.examples) == {"all"}
+    # the factorial around the study end (all examples): 2 rankings x 2 kinds x 2 scopes x 2 ks
+    assert len(frame[frame.design == "factorial"]) == 16
+    every = cells(OPTIONS, ENDS) + factorial_cells(OPTIONS, ENDS)
     for r in frame.itertuples():
-        cell = next(c for c in cells(OPTIONS, ENDS) if all(c[k] == getattr(r, k) for k in OPTIONS)
+        cell = next(c for c in every if all(c[k] == getattr(r, k) for k in OPTIONS)
                     and c["end"] == r.end and c["flipped"] == r.flipped)  # fmt: skip
-        recs = pd.read_parquet(folders[run_name(cell)] / "sweep.parquet")
+        recs = pd.read_parquet(folders[run_name(cell, OPTIONS)] / "sweep.parquet")
         mine = recs[(recs.metric == r.metric) & (recs.k == r.k_heads)]
         top = mine[mine.selection == "TopK"].value.mean()
         rnd = mine[mine.selection == "RandomK"].value.mean()
@@ -110,7 +141,9 @@ def test_rankings_are_made_once_and_given(curve):
 def test_the_page_leads_with_the_answer(curve):
     out, pages = curve
     text = (out / "docs" / "spec_curve.md").read_text()
-    assert text.index("## The answer") < text.index("## Every cell")
+    assert text.index("## The two protocols") < text.index("## The answer")
+    assert text.index("## The answer") < text.index("## The full factorial")
+    assert text.index("## The full factorial") < text.index("## Every cell")
     assert "the study's protocol" in text and "the causal protocol" in text
     assert text.count("\n| ") >= 10
 
@@ -160,9 +193,9 @@ def test_a_cogqa_file_is_the_tasks_of_every_cell_in_both_formats(monkeypatch):
     runs = study.runs("full")
     panels = [f"{COGQA}:{s}" for s in ("Retrieval", "Knowledge Recall", "Math Calculation",
                                          "Inference")]  # fmt: skip
-    assert len(runs) == 16 and all(r.folder.startswith("spec_curve_cogqa/") for r in runs)
+    assert len(runs) == 52 and all(r.folder.startswith("spec_curve_cogqa/") for r in runs)
     for r in runs:
-        plain = r.folder.endswith("_plain")
+        plain = r.folder.removesuffix("_outside").endswith("_plain")
         assert r.changes["tasks"] == [p + "@plain" if plain else p for p in panels]
         assert r.changes["max_new_tokens"] == 32
         if r.steps == "run":
@@ -170,3 +203,37 @@ def test_a_cogqa_file_is_the_tasks_of_every_cell_in_both_formats(monkeypatch):
     assert [r.changes["tasks"] for r in study.runs("small")][0] == panels[:2]
     with pytest.raises(PipelineError, match="no CogQA file 'nope.json'"):
         SpecCurve(cogqa="nope.json").runs("small")
+
+
+def _row(end, flipped, task, verdict, effect, topk=0.0, n=24, **choices):
+    base = {"ranking": "r", "intervention": "i", "scope": "all", "format": "plain"}
+    return {**base, **choices, "end": end, "flipped": flipped, "task": task, "verdict": verdict,
+            "effect": effect, "topk": topk, "n": n}  # fmt: skip
+
+
+def test_an_undecided_or_too_small_cell_is_never_a_flip_nor_the_largest_change():
+    from interp_heads.studies.spec_curve_page import findings, flip_rows
+
+    ends = ({"ranking": "r", "intervention": "i", "scope": "all", "format": "plain"},)
+    frame = pd.DataFrame([
+        _row("causal", "", "a", "yes", -0.8),
+        _row("causal", "", "b", "yes", -0.7),
+        # the study's rule on plain answers: undecided, and by far the largest change (+0.8)
+        _row("causal", "ranking", "a", "undecided: blind", 0.0, ranking="s"),
+        _row("causal", "ranking", "b", "no", -0.5, topk=0.5, ranking="s"),
+        # one example: "too few" (and a +0.9 change)
+        _row("causal", "scope", "a", "no, but too few examples to decide (n = 1; 10 needed)",
+             0.1, n=1, scope="generated"),
+        _row("causal", "scope", "b", "no", -0.6, scope="generated"),
+    ])  # fmt: skip
+    flips = flip_rows(frame, ends, names=("causal",))
+    by = flips.set_index(["choice", "task"])
+    assert not by.loc[("ranking", "a"), "flips"] and not by.loc[("scope", "a"), "flips"]
+    assert by.loc[("ranking", "b"), "flips"] and by.loc[("scope", "b"), "flips"]
+    said = "\n".join(findings(flips, frame, names=("causal",)))
+    # decided changes: +0.20 (ranking, b) and +0.10 (scope, b); the +0.80 and +0.90 are not
+    assert "between decided cells is +0.20 (ranking r -> s, b)" in said
+    assert "TopK is 0.00 in 3 of 4 cells one choice from it" in said and "floor effect" in said
+    assert "Undecided in 1 cell-task pairs: blind." in said
+    assert "blind by construction" in said  # scope generated in the plain format
+    assert "fewer than 10 examples (smallest n = 1)" in said
