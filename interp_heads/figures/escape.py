@@ -57,3 +57,25 @@ def esc_table(frame: pd.DataFrame, newlines: bool = False) -> str:
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and value != value)
+
+
+_MD_PUNCT = re.compile(r"([\\`*_\[\]{}()#+\-!|~])")  # what Markdown reads as syntax
+
+
+def md(value) -> str:
+    """``value`` as inert text in a Markdown page (a task name, a file or folder name, a label):
+    bidi controls dropped, ``& < >`` as entities (no HTML tag), Markdown punctuation (backticks,
+    pipes, brackets, ``#``, ``*``, ``_``...) backslash-escaped, and every line break or other
+    control character written as visible ``\\n``-style text, so a value can neither close a code
+    span, open a table cell, start a heading nor carry live HTML. Never put the result inside
+    backticks (a code span shows backslashes as they are)."""
+    text = strip_bidi("" if value is None else str(value))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_PUNCT.sub(r"\\\1", text)
+    return "".join(_visible(c) if ord(c) < 32 or ord(c) == 127 else c for c in text)
+
+
+def _visible(char: str) -> str:
+    """A control character as escaped text (``\\n``, ``\\x07``), its backslash itself escaped."""
+    shown = repr(char)[1:-1]  # '\\n', '\\t', '\\x07'
+    return shown.replace("\\", "\\\\")

@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.store.pages import read_page
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.store.readback import read_csv, read_json, read_parquet
 from interp_heads.studies import compare_tables as ct
 from interp_heads.studies.base import STUDIES, Study, StudyRun
@@ -198,8 +200,8 @@ def write_pages(out: Path, page: Path, html: Path, figures: Path | None) -> list
             image = Path(os.path.relpath(written[-1].resolve(), page.resolve().parent)).as_posix()
         except StaticExportError as exc:
             print(f"no static figure: {exc}")
-    old = page.read_text(encoding="utf-8") if page.exists() else ""
-    page.write_text(with_block(old, markdown(runs, out, image)), encoding="utf-8")
+    old = read_page(page)
+    write_file(page, with_block(old, markdown(runs, out, image)))
     html.parent.mkdir(parents=True, exist_ok=True)
     written += html_page(html, fig, sections(runs), runs_items(runs))
     return [page, *written]

@@ -12,6 +12,9 @@ from interp_heads.analysis.specificity import drop_heatmap, exclusivity, shared_
 from interp_heads.attribution import HeadScores
 from interp_heads.heads import head_label
 from interp_heads.interventions.selections import ExclusiveTopK, RandomK, TopK
+from interp_heads.store.atomic import atomic
+from interp_heads.store.names import safe_name
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.store.readback import read_csv, read_parquet
 from interp_heads.vocab import BASELINE
 
@@ -89,7 +92,8 @@ def specificity(store: Path) -> list[str]:
         out += ["", f"Mean drop on the diagonal (own TopK) {diag['drop'].mean():.2f}, off the diagonal "
                 f"{off['drop'].mean():.2f}; in {own} of {len(tasks)} columns the task's own TopK drops "
                 "it most.", ""]  # fmt: skip
-        drop_heatmap(m, int(k)).write_html(store / f"specificity_k{k}.html", include_plotlyjs="cdn")
+        with atomic(store / f"specificity_k{int(k)}.html") as tmp:  # never through a link
+            drop_heatmap(m, int(k)).write_html(tmp, include_plotlyjs="cdn")
     return out
 
 
@@ -193,7 +197,8 @@ def heatmaps(inp, store: Path) -> None:
     for task, grp in frame.groupby("task"):
         scores = HeadScores.from_frame(grp, provenance={"rank_by": "signed"})
         fig = head_heatmap(scores, "signed", f"{task}: ranking, known kinds marked", marks)
-        fig.write_html(store / f"heatmap_{task}.html", include_plotlyjs="cdn")
+        with atomic(store / f"heatmap_{safe_name(task)}.html") as tmp:  # a task name, made safe
+            fig.write_html(tmp, include_plotlyjs="cdn")
 
 
 def or_missing(fn, path: Path, *args) -> list[str]:
@@ -250,4 +255,4 @@ def write_page(inp, store: Path, out_path: Path) -> None:
     from interp_heads.report import build_report
 
     build_report(inp.run)  # index.html gains the stability and specificity sections
-    out_path.write_text("\n".join(lines))
+    write_file(out_path, "\n".join(lines))

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.store.pages import page_folder
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run_minutes
 
 CONFIG = "configs/seed_figure.toml"
@@ -43,9 +45,9 @@ class PlainControl(Study):
         return [StudyRun(FOLDER, CONFIG, {**CHANGES, **SIZES[size]})]
 
     def write_pages(self, folders, docs):
-        docs.mkdir(parents=True, exist_ok=True)
+        page_folder(docs)
         out = docs / "plain_control.md"
-        out.write_text(page(folders[FOLDER]))
+        write_file(out, page(folders[FOLDER]))
         return [out]
 
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.figures.escape import md
+from interp_heads.store.pages import page_folder
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.sweep.inference import holm
 
 FIGURE = "spec_curve"  # docs/figures/<FIGURE>.svg
@@ -145,8 +148,9 @@ def write_page(
     """``docs/<stem>.md`` and its figure ``docs/figures/<stem>.svg``; returns the files written."""
     from interp_heads.figures.spec_curve import plot_spec_curve
 
-    docs.mkdir(parents=True, exist_ok=True)
+    page_folder(docs)
     page, written = docs / f"{stem}.md", []
+    frame = frame.assign(task=frame.task.map(md))  # a task name is text on the page, not markup
     tasks = list(dict.fromkeys(frame.task))
     flips = flip_rows(frame, ends, names)
     fig = plot_spec_curve(frame, {c: list(o) for c, o in options.items()})
@@ -183,5 +187,5 @@ def write_page(
         *cells_table(frame),
         "",
     ]
-    page.write_text("\n".join(text) + "\n", encoding="utf-8")
+    write_file(page, "\n".join(text) + "\n")
     return [page, *written]

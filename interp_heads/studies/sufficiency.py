@@ -28,6 +28,8 @@ from interp_heads.report.sufficiency_section import (
     minimal_cell,
     plain_verdicts,
 )
+from interp_heads.store.pages import read_page
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run_minutes
 from interp_heads.studies.seed_figure import SECTIONS, with_section
 from interp_heads.studies.seed_figure_tables import md
@@ -212,9 +214,9 @@ def write_section(run_dir: Path, results: Path, figures: Path) -> list[Path]:
     rel = None
     if image is not None:
         rel = Path(os.path.relpath(image.resolve(), results.resolve().parent)).as_posix()
-    text = results.read_text() if results.exists() else ""
+    text = read_page(results)
     block = render(run_dir, run, rel)
-    results.write_text(with_section(text, "sufficiency", block))
+    write_file(results, with_section(text, "sufficiency", block))
     print(f"wrote the make sufficiency section of {results}")
     return [results] + ([image] if image is not None else [])
 

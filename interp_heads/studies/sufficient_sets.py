@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interp_heads.store.pages import page_folder
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 
 ABLATIONS = ("mean", "position_mean", "resample", "counterfactual")
@@ -153,7 +155,7 @@ class SufficientSets(Study):
         swept = [a for a in self.ablations if a not in SEARCH_ONLY]  # one kept-set sweep per kind
         rows = stacked(runs, self.ablations, "sufficient_sets")
         verdicts = stacked(runs, swept, "sufficiency_verdicts")
-        docs.mkdir(parents=True, exist_ok=True)
+        page_folder(docs)
         page = docs / "sufficient_sets.md"
         text = [
             "# How many heads, answered: searched sufficient sets",
@@ -184,5 +186,5 @@ class SufficientSets(Study):
             *(verdict_table(verdicts) if len(verdicts) else ["(no kept-set sweep)"]),
             "",
         ]
-        page.write_text("\n".join(text) + "\n", encoding="utf-8")
+        write_file(page, "\n".join(text) + "\n")
         return [page]
