@@ -79,3 +79,18 @@ def _visible(char: str) -> str:
     """A control character as escaped text (``\\n``, ``\\x07``), its backslash itself escaped."""
     shown = repr(char)[1:-1]  # '\\n', '\\t', '\\x07'
     return shown.replace("\\", "\\\\")
+
+
+def md_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its column names and text cells through :func:`md` (numbers untouched):
+    a table a study page prints from a run folder's files."""
+    cells = frame.copy()
+    for col in cells.columns:
+        if not (
+            pd.api.types.is_numeric_dtype(cells[col]) or pd.api.types.is_bool_dtype(cells[col])
+        ):
+            cells[col] = cells[col].map(
+                lambda v: v if _missing(v) or not isinstance(v, str) else md(v)
+            )
+    cells.columns = [md(c) if isinstance(c, str) else c for c in frame.columns]
+    return cells

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.figures.escape import md, md_frame
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.store.readback import read_csv, read_json, read_parquet
@@ -139,7 +140,7 @@ def runs_items(runs: dict[str, dict]) -> list[str]:
             continue
         m = r["manifest"]
         elbow = m.get("elbow_k") or {}
-        k = ", ".join(f"{t} {v}" for t, v in elbow.items())
+        k = ", ".join(f"{md(t)} {md(v)}" for t, v in elbow.items())
         items.append(f"`{n}`: {CHANGED[n]}" + (f"; elbow k: {k}" if k else ""))
     return items
 
@@ -150,16 +151,16 @@ def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
     if image:
         parts += [f"![The study's protocol (left) and the causal one (right)]({image})", ""]
     elif any(n in runs for n in PROTOCOLS):
-        parts += [f"(Figure: `{out}/index.html`; the static image needs kaleido and a Chromium.)"]
+        parts += [f"(Figure: {md(out)}/index.html; the static image needs kaleido and a Chromium.)"]
         parts += [""]
     else:
         parts += ["(No figure yet: neither protocol has been run.)", ""]
     for sec in sections(runs):
         parts += [f"## {sec['title']}", "", sec["note"], ""]
         if "table" in sec:
-            parts += [ct.md(sec["table"]), ""]
+            parts += [ct.md(md_frame(sec["table"])), ""]
         parts += [f"- {s}" for s in sec.get("items", [])] + ([""] if sec.get("items") else [])
-    parts += ["## Runs", "", f"Read from the run folders under `{out}`:", ""]
+    parts += ["## Runs", "", f"Read from the run folders under {md(out)}:", ""]
     parts += [f"- {s}" for s in runs_items(runs)] + ["", END]
     return "\n".join(parts)
 

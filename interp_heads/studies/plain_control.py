@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.figures.escape import md
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run_minutes
@@ -104,7 +105,8 @@ def page(run_dir: Path) -> str:
 
 def _cells(values: pd.Series) -> str:
     return ", ".join(
-        f"{t} {c:+.2f}" if pd.notna(c) else f"{t} undefined (constant)" for t, c in values.items()
+        f"{md(t)} {c:+.2f}" if pd.notna(c) else f"{md(t)} undefined (constant)"
+        for t, c in values.items()
     )
 
 

@@ -106,15 +106,18 @@ def check_folders(runs_dir, folders: list[str], docs, shared: bool = True) -> No
     """Refuse, before any run, a study whose folders would take a write elsewhere: a run folder
     (``<runs>/claim/mean_all``) or the shared store reached through a symbolic link below
     ``runs_dir``, a shared store that is not a folder, or a ``docs`` that is a file or a link."""
-    from interp_heads.store.files import first_link
+    from interp_heads.store.files import first_link, linked_folders
+    from interp_heads.store.layout import SUBFOLDERS
     from interp_heads.store.pages import check_docs
-    from interp_heads.store.shared import not_a_folder
+    from interp_heads.store.shared import GENERATIONS, VALUES, not_a_folder
 
     runs_dir = Path(runs_dir)
     if runs_dir.exists() and not runs_dir.is_dir():
         raise PipelineError(f"--runs {str(runs_dir)!r} exists and is not a folder")
     for folder in [*folders, *([SHARED] if shared else [])]:
         link = first_link(runs_dir, runs_dir / folder)
+        inner = SUBFOLDERS if folder != SHARED else (GENERATIONS, VALUES)
+        link = link or next(iter(linked_folders(runs_dir / folder, inner)), None)
         if link is not None:
             raise PipelineError(f"{str(link)!r} is a symbolic link; a study writes its runs "
                                 "only into real folders under --runs")  # fmt: skip
@@ -122,6 +125,9 @@ def check_folders(runs_dir, folders: list[str], docs, shared: bool = True) -> No
         raise PipelineError(f"{str(runs_dir / SHARED)!r} is {problem}; the shared store "
                             "must be a real folder")  # fmt: skip
     check_docs(docs)
+    if (Path(docs) / "figures").is_symlink():
+        raise PipelineError(f"{str(Path(docs) / 'figures')!r} is a symbolic link; a study's "
+                            "figures go into a real folder")  # fmt: skip
 
 
 def waves(runs: list[StudyRun]) -> list[list[StudyRun]]:

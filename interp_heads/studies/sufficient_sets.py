@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interp_heads.figures.escape import md_frame
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
@@ -153,8 +154,8 @@ class SufficientSets(Study):
 
         runs = {a: load_run(folders[f"sufficient_sets/{a}"]) for a in self.ablations}
         swept = [a for a in self.ablations if a not in SEARCH_ONLY]  # one kept-set sweep per kind
-        rows = stacked(runs, self.ablations, "sufficient_sets")
-        verdicts = stacked(runs, swept, "sufficiency_verdicts")
+        rows = md_frame(stacked(runs, self.ablations, "sufficient_sets"))  # names as text
+        verdicts = md_frame(stacked(runs, swept, "sufficiency_verdicts"))
         page_folder(docs)
         page = docs / "sufficient_sets.md"
         text = [

@@ -197,13 +197,16 @@ def test_md_leaves_no_markup_of_its_own():
 def ranking(tmp_path_factory):
     from interp_heads.pipeline.experiment import RunConfig, attribute_steps, run_experiment
 
-    out = tmp_path_factory.mktemp("rank") / "r`<img src=x onerror=alert(1)>\n# h"
-    config = RunConfig.from_dict({"model": "tiny", "tasks": [ECHO], "n_rank": 4, "n_eval": 8,
+    here = tmp_path_factory.mktemp("rank")
+    task = here / "<img src=x onerror=alert(1)>.jsonl"  # the issue's task file name
+    shutil.copy(ECHO, task)
+    out = here / "r`<img src=x onerror=alert(1)>\n# h"
+    config = RunConfig.from_dict({"model": "tiny", "tasks": [str(task)], "n_rank": 4, "n_eval": 8,
                                   "attribution": "atp", "filter_correct": False, "verify": 0})  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_experiment(config, out, quiet=True, steps=attribute_steps())
-    return out
+    return out, task
 
 
 def test_the_claim_page_of_hostile_names_holds_no_element_of_theirs(ranking, tmp_path):
@@ -211,8 +214,7 @@ def test_the_claim_page_of_hostile_names_holds_no_element_of_theirs(ranking, tmp
     backtick, a tag and a newline, and ``claim.md`` a link to a victim."""
     from markdown_it import MarkdownIt
 
-    task = tmp_path / "<img src=x onerror=alert(1)>.jsonl"
-    shutil.copy(ECHO, task)
+    ranking, task = ranking
     victim = tmp_path / "victim"
     victim.write_text("precious")
     (tmp_path / "SD").mkdir()
@@ -233,3 +235,26 @@ def test_the_claim_page_of_hostile_names_holds_no_element_of_theirs(ranking, tmp
                    for t in tokens)  # fmt: skip
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
     assert not any(h.strip() in ("h", "h\\") for h in headings)
+
+
+def test_the_compare_block_of_a_hostile_runs_folder_holds_no_element_of_its(tmp_path):
+    """The compare page's generated block names the runs folder: rendered for a hostile name it
+    has the same elements as for a plain one (the tool's own comments included)."""
+    from markdown_it import MarkdownIt
+
+    from interp_heads.studies.compare import markdown
+
+    render = MarkdownIt("commonmark", {"html": True}).render
+    hostile = render(markdown({}, Path(HOSTILE), None))
+    plain = render(markdown({}, Path("runs"), None))
+    assert _elements(hostile) == _elements(plain)
+    assert "onerror" in hostile and "<img" not in hostile
+
+
+def test_md_frame_escapes_names_and_keeps_numbers():
+    import pandas as pd
+
+    from interp_heads.figures.escape import md_frame
+
+    frame = md_frame(pd.DataFrame({"task": ["a|b", "<i>"], "n": [1, 2]}))
+    assert list(frame.task) == ["a\\|b", "&lt;i&gt;"] and list(frame.n) == [1, 2]
