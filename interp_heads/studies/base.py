@@ -58,7 +58,7 @@ class Param:
                 return value if isinstance(value, bool) else text.lower() in TRUE
             raise PipelineError(f"{bad}{shown!r}: expected true or false")
         if self.kind is int:
-            if isinstance(value, bool) or not re.fullmatch(r"[+-]?\d{1,18}", text):
+            if isinstance(value, bool) or not re.fullmatch(r"[+-]?[0-9]{1,18}", text):
                 raise PipelineError(f"{bad}{shown!r}: expected a whole number")
             number = int(text)
             if (self.low is not None and number < self.low) or (

@@ -10,6 +10,7 @@ import pandas as pd
 from interp_heads.analysis.known_heads import THRESHOLDS, known_kinds
 from interp_heads.analysis.specificity import drop_heatmap, exclusivity, shared_heads
 from interp_heads.attribution import HeadScores
+from interp_heads.figures.escape import md
 from interp_heads.heads import head_label
 from interp_heads.interventions.selections import ExclusiveTopK, RandomK, TopK
 from interp_heads.store.atomic import atomic
@@ -43,7 +44,7 @@ def seed_table(run: Path) -> list[str]:
         for k in sorted(k for k in t.k.unique() if k > 0):
             cells = {r.selection: _cell(r) for _, r in t[t.k == k].iterrows()}
             out.append(
-                f"| {task} | {k} | {base} | "
+                f"| {md(task)} | {k} | {base} | "
                 + " | ".join(cells.get(x, "-") for x in SELS[1:])
                 + " |"
             )
@@ -58,7 +59,7 @@ def sharing(rankings: dict) -> list[str]:
     ]
     for r in ex.itertuples():
         out.append(
-            f"| {r.k} | {r.task} | {r.shared_by_all} of {r.k} | {r.exclusive} | {r.layer0} |"
+            f"| {r.k} | {md(r.task)} | {r.shared_by_all} of {r.k} | {r.exclusive} | {r.layer0} |"
         )
     out.append("")
     for k in (8, 16, 32):
@@ -112,7 +113,7 @@ def known(scores: dict, rankings: dict, n_heads_total: int) -> list[str]:
             for i, (h, k) in enumerate(kinds.items())
             if k
         ]
-        out.append(f"| {task} | {len(named)} of 32: {', '.join(named) or 'none'} |")
+        out.append(f"| {md(task)} | {len(named)} of 32: {', '.join(named) or 'none'} |")
     return out
 
 
@@ -145,7 +146,7 @@ def stability(store: Path) -> list[str]:
     ]
     for r in f.itertuples():
         out.append(
-            f"| {r.task} | {r.n_examples} ({r.n_half}) | {r.k} | {r.jaccard:.2f} | {r.shared} of {r.k} | {r.spearman:.2f} | {'**yes**' if r.unstable else 'no'} |"
+            f"| {md(r.task)} | {r.n_examples} ({r.n_half}) | {r.k} | {r.jaccard:.2f} | {r.shared} of {r.k} | {r.spearman:.2f} | {'**yes**' if r.unstable else 'no'} |"
         )
     return out
 

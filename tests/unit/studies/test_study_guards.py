@@ -37,7 +37,7 @@ def _claim_argv(tmp_path, *extra, ranking="R", **params):
 
 
 BAD_PARAMS = [
-    ("k", "abc"), ("k", "1e9"), ("k", "0"), ("k", "-3"), ("k", "5" * 5000), ("k", "2.5"),
+    ("k", "abc"), ("k", "1e9"), ("k", "0"), ("k", "-3"), ("k", "5" * 5000), ("k", "2.5"), ("k", "\u0661"),
     ("max_new_tokens", "abc"), ("max_new_tokens", "0"), ("max_new_tokens", "9" * 30),
     ("filter_correct", "yes please"), ("filter_correct", "2"), ("task", "x" * 5000),
 ]  # fmt: skip
