@@ -49,6 +49,8 @@ class Param:
     def parse(self, study: str, name: str, value: Any) -> Any:
         """``value`` (text from ``--param``, or already typed from Python) as ``kind``."""
         bad = f"study {study}: --param {name}="
+        if isinstance(value, int) and not isinstance(value, bool) and self.kind is int:
+            value = str(value) if value.bit_length() < 64 else "<a number over 64 bits>"
         text = str(value).strip()
         if len(text) > MAX_PARAM or "\0" in text:
             raise PipelineError(f"{bad}<{len(text)} characters>: not a value (at most {MAX_PARAM})")
