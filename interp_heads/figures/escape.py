@@ -71,8 +71,23 @@ def md(value) -> str:
     backticks (a code span shows backslashes as they are)."""
     text = strip_bidi("" if value is None else str(value))
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_PUNCT.sub(r"\\\1", text)
+    text = _MD_PUNCT.sub(lambda m: m[0] if _inside_word(text, m) else "\\" + m[0], text)
     return "".join(_visible(c) if ord(c) < 32 or ord(c) == 127 else c for c in text)
+
+
+def _inside_word(text: str, m: re.Match) -> bool:
+    """An ``_`` between two letters or digits (``tiny_echo``): CommonMark never reads it as
+    emphasis, so it stays as written."""
+    i = m.start()
+    return (
+        m[0] == "_"
+        and 0 < i < len(text) - 1
+        and _WORD.match(text[i - 1]) is not None
+        and _WORD.match(text[i + 1]) is not None
+    )
+
+
+_WORD = re.compile(r"[^\W_]")
 
 
 def _visible(char: str) -> str:

@@ -17,8 +17,6 @@ from pathlib import Path
 import pytest
 
 from interp_heads.errors import InputError, PipelineError
-from interp_heads.figures.escape import md
-from interp_heads.store.pages import read_page, write_page
 from interp_heads.studies import STUDIES, run_study
 from tests.helpers import DATA, cli
 
@@ -138,6 +136,8 @@ def test_a_task_path_with_a_newline_is_shown_escaped(capsys):
 
 # --------------------------------------------------------------------------- pages
 def test_a_page_replaces_a_link_and_leaves_its_target(tmp_path):
+    from interp_heads.store.pages import write_page
+
     victim = tmp_path / "victim"
     victim.write_text("precious")
     (tmp_path / "SD").mkdir()
@@ -148,6 +148,8 @@ def test_a_page_replaces_a_link_and_leaves_its_target(tmp_path):
 
 
 def test_reading_back_a_fifo_page_is_refused_not_waited_on(tmp_path):
+    from interp_heads.store.pages import read_page
+
     fifo = tmp_path / "results.md"
     os.mkfifo(fifo)
     outcome = []
@@ -185,6 +187,8 @@ def _elements(html: str) -> list[str]:
 
 def test_md_leaves_no_markup_of_its_own():
     from markdown_it import MarkdownIt
+
+    from interp_heads.figures.escape import md
 
     render = MarkdownIt("commonmark", {"html": True}).render
     for text in (HOSTILE, "<script>x</script>", "a\r\nb", "```", "\\`", "&lt;img&gt;"):
