@@ -97,8 +97,8 @@ def _visible(char: str) -> str:
 
 
 def md_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` with its column names and text cells through :func:`md` (numbers untouched):
-    a table a study page prints from a run folder's files."""
+    """``frame`` with its text cells through :func:`md` (numbers untouched; the column names are
+    the page's own, read by name): a table a study page prints from a run folder's files."""
     cells = frame.copy()
     for col in cells.columns:
         if not (
@@ -107,5 +107,4 @@ def md_frame(frame: pd.DataFrame) -> pd.DataFrame:
             cells[col] = cells[col].map(
                 lambda v: v if _missing(v) or not isinstance(v, str) else md(v)
             )
-    cells.columns = [md(c) if isinstance(c, str) else c for c in frame.columns]
     return cells
