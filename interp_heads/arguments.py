@@ -20,9 +20,23 @@ def finite_number(value, name: str = "value") -> float:
     """``value`` as a float when it is a finite real number (not a bool, not a string)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputError(f"{name} must be a finite number, got {type(value).__name__} {value!r}")
-    if not math.isfinite(float(value)):
-        raise InputError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past a float's range (10**400)
+        number = math.inf
+    if not math.isfinite(number):
+        raise InputError(f"{name} must be a finite number, got {_short(value)}")
+    return number
+
+
+def _short(value) -> str:
+    """``repr(value)``, cut to 60 characters (a 400-digit number in a message is noise)."""
+    text = (
+        repr(value)
+        if not isinstance(value, int) or value.bit_length() < 200
+        else f"a number of {value.bit_length()} bits"
+    )
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def torch_seed(value, name: str = "seed") -> int:

@@ -57,3 +57,54 @@ def esc_table(frame: pd.DataFrame, newlines: bool = False) -> str:
 
 def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and value != value)
+
+
+_MD_PUNCT = re.compile(r"([\\`*_\[\]{}()#+\-!|~])")  # what Markdown reads as syntax
+
+
+def md(value) -> str:
+    """``value`` as inert text in a Markdown page (a task name, a file or folder name, a label):
+    bidi controls dropped, ``& < >`` as entities (no HTML tag), Markdown punctuation (backticks,
+    pipes, brackets, ``#``, ``*``, ``_``...) backslash-escaped, and every line break or other
+    control character written as visible ``\\n``-style text, so a value can neither close a code
+    span, open a table cell, start a heading nor carry live HTML. Never put the result inside
+    backticks (a code span shows backslashes as they are)."""
+    text = strip_bidi("" if value is None else str(value))
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_PUNCT.sub(lambda m: m[0] if _inside_word(text, m) else "\\" + m[0], text)
+    return "".join(_visible(c) if ord(c) < 32 or ord(c) == 127 else c for c in text)
+
+
+def _inside_word(text: str, m: re.Match) -> bool:
+    """An ``_`` between two letters or digits (``tiny_echo``): CommonMark never reads it as
+    emphasis, so it stays as written."""
+    i = m.start()
+    return (
+        m[0] == "_"
+        and 0 < i < len(text) - 1
+        and _WORD.match(text[i - 1]) is not None
+        and _WORD.match(text[i + 1]) is not None
+    )
+
+
+_WORD = re.compile(r"[^\W_]")
+
+
+def _visible(char: str) -> str:
+    """A control character as escaped text (``\\n``, ``\\x07``), its backslash itself escaped."""
+    shown = repr(char)[1:-1]  # '\\n', '\\t', '\\x07'
+    return shown.replace("\\", "\\\\")
+
+
+def md_frame(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its text cells through :func:`md` (numbers untouched; the column names are
+    the page's own, read by name): a table a study page prints from a run folder's files."""
+    cells = frame.copy()
+    for col in cells.columns:
+        if not (
+            pd.api.types.is_numeric_dtype(cells[col]) or pd.api.types.is_bool_dtype(cells[col])
+        ):
+            cells[col] = cells[col].map(
+                lambda v: v if _missing(v) or not isinstance(v, str) else md(v)
+            )
+    return cells

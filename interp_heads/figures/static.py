@@ -66,6 +66,8 @@ def write_static(
     from interp_heads.store.files import create_new, is_plain
 
     folder = Path(folder)
+    if folder.is_symlink():  # the images go into a real folder, never through a link
+        raise StaticExportError(f"{str(folder)!r} is a symbolic link; not written through")
     folder.mkdir(parents=True, exist_ok=True)
     jobs = [(name, fmt) for name in figs for fmt in formats]
     final = [folder / f"{name}.{fmt}" for name, fmt in jobs]

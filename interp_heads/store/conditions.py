@@ -11,7 +11,7 @@ import os
 import warnings
 
 from interp_heads.store import StoreWarning, read_entry, write_entry
-from interp_heads.store.folder import RunFolder
+from interp_heads.store.folder import RunFolder, check_within_run
 from interp_heads.store.layout import CONFIG_NAME
 from interp_heads.store.names import safe_name
 
@@ -66,6 +66,8 @@ class ConditionStore:
         self.written: set[str] = set()
         if folder is None:
             return
+        check_within_run(folder.root)  # heads/sufficiency itself, or a folder above it
+        folder.root.mkdir(parents=True, exist_ok=True)  # no link on the way (just checked)
         folder.check_links()
         stamp = folder.conditions_config
         mine = {"digest": config.digest(), "config": config.to_dict()}
@@ -74,7 +76,7 @@ class ConditionStore:
             raise FileExistsError(
                 f"{self.dir} holds a sweep with a different config; use another folder or force"
             )
-        self.dir.mkdir(parents=True, exist_ok=True)
+        folder.make_folder(self.dir)
         if theirs != mine:
             write_entry(stamp, mine)
 
@@ -103,6 +105,7 @@ class ConditionStore:
         """Delete the tool's condition files other than ``keep`` (call only after a finished sweep)."""
         if self.folder is None:
             return
+        check_within_run(self.folder.root)
         self.folder.check_links()
         for key in (set(self.folder.listed("conditions")) | self.written) - set(keep):
             if (

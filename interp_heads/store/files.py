@@ -76,3 +76,65 @@ def read_plain(path: str | os.PathLike, limit: int = MAX_READ) -> bytes:
     if len(data) > limit:
         raise UnsafeFile(f"{path}: over the {limit} bytes read back; refused")
     return data
+
+
+def first_link(root: str | os.PathLike, path: str | os.PathLike) -> Path | None:
+    """The first folder or file from just below ``root`` down to ``path`` that is a symbolic link
+    (None: none is). Read from the names as given, each with ``lstat``: a link above ``root``
+    (the user's own path to the folder) is the user's choice, one below it would take a write or
+    delete out of the folder."""
+    root, path = Path(os.path.abspath(root)), Path(os.path.abspath(path))
+    if path != root and root not in path.parents:
+        return None
+    step = root
+    for part in path.relative_to(root).parts:
+        step = step / part
+        try:
+            if stat.S_ISLNK(os.lstat(step).st_mode):
+                return step
+        except FileNotFoundError:
+            return None  # nothing further down exists yet
+        except OSError:
+            return None
+    return None
+
+
+def linked_folders(root: str | os.PathLike, names) -> list[Path]:
+    """Every symbolic link to a folder, or any link standing where a folder is, inside the
+    folders ``root/<name>`` (at any depth, never descending through a link), and those folders
+    themselves when they are links."""
+    root = Path(root)
+    found = []
+    for name in names:
+        top = root / name
+        if top.is_symlink():
+            found.append(top)
+            continue
+        if not top.is_dir():
+            continue
+        for where, dirs, _ in os.walk(top):  # os.walk does not descend into linked folders
+            found += [Path(where) / d for d in dirs if os.path.islink(os.path.join(where, d))]
+    return found
+
+
+def make_folder(root: str | os.PathLike, path: str | os.PathLike) -> Path:
+    """Make ``path`` (and the folders between ``root`` and it) when absent, never through a link:
+    :class:`UnsafeFile` when a part below ``root`` is a link or not a folder."""
+    path = Path(path)
+    link = first_link(root, path)
+    if link is not None:
+        raise UnsafeFile(f"{str(link)!r} is a symbolic link; the tool writes only into real "
+                         "folders inside the folder it was given")  # fmt: skip
+    root = Path(os.path.abspath(root))
+    step = root
+    for part in Path(os.path.abspath(path)).relative_to(root).parts:
+        step = step / part
+        try:
+            os.mkdir(step)
+        except FileExistsError:
+            info = os.lstat(step)
+            if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+                what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a folder"
+                raise UnsafeFile(f"{str(step)!r} is {what}; the tool writes only into real "
+                                 "folders inside the folder it was given") from None  # fmt: skip
+    return path

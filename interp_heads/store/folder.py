@@ -27,8 +27,16 @@ from interp_heads import store
 from interp_heads.errors import PipelineError
 from interp_heads.store.created_folders import note_created
 from interp_heads.store.csv_cells import write_csv
-from interp_heads.store.files import create_new, read_plain
-from interp_heads.store.layout import SUBFOLDERS, FolderLayout
+from interp_heads.store.files import (
+    UnsafeFile,
+    create_new,
+    first_link,
+    is_plain,
+    linked_folders,
+    make_folder,
+    read_plain,
+)
+from interp_heads.store.layout import MARKER, SUBFOLDERS, FolderLayout
 
 MAX_MANIFEST = 64 * 2**20  # a manifest lists a run's files and settings: a few MB at most
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
@@ -51,27 +59,29 @@ class RunFolder(FolderLayout):
         return "config_digest" in self.read_manifest()
 
     def check_links(self) -> None:
-        """``PipelineError`` when one of the folder's own subfolders is a symbolic link."""
-        for name in SUBFOLDERS:
-            if (self.root / name).is_symlink():
-                raise PipelineError(
-                    f"{str(self.root / name)!r} is a symbolic link; a run folder's own folders "
-                    "must be real folders inside it"
-                )
+        """``PipelineError`` when one of the folder's own subfolders, or any folder inside one of
+        them at any depth (``heads/sufficiency``, ``heads/sufficient_sets/<task>/conditions``),
+        is a symbolic link: nothing the tool writes or deletes may leave the folder."""
+        linked = linked_folders(self.root, SUBFOLDERS)
+        if linked:
+            raise PipelineError(
+                f"{str(linked[0])!r} is a symbolic link; a run folder's own folders "
+                "must be real folders inside it"
+            )
 
     def delete(self, path: Path) -> bool:
-        """Delete ``path`` if it is a plain file in the folder or directly in one of its own folders.
+        """Delete ``path`` if it is a plain file in the folder or in one of its own folders (at
+        any depth), reached without a link.
 
-        Never follows a link: a symlink, a file outside the folder or a folder is left alone.
-        Returns whether the file was deleted.
+        Never follows a link: a symlink, a folder on the way that is a link, a file outside the
+        folder or a folder is left alone. Returns whether the file was deleted.
         """
-        path = Path(path)
-        try:
-            root, parent = self.root.resolve(), path.parent.resolve()
-            inside = parent == root or (parent.parent == root and parent.name in SUBFOLDERS)
-        except OSError:
+        path = Path(os.path.abspath(path))
+        root = Path(os.path.abspath(self.root))
+        if root not in path.parents:
             return False
-        if not inside or path.parent.is_symlink() or path.is_symlink() or not path.is_file():
+        inside = path.parent == root or path.relative_to(root).parts[0] in SUBFOLDERS
+        if not inside or first_link(root, path) is not None or not is_plain(path):
             return False
         path.unlink(missing_ok=True)
         return True
@@ -149,6 +159,14 @@ class RunFolder(FolderLayout):
             )
         self.check_links()
 
+    def make_folder(self, path: Path) -> Path:
+        """Make ``path`` inside the folder (and the folders above it), never through a link
+        (one line, ``PipelineError``, naming the link)."""
+        try:
+            return make_folder(self.root, path)
+        except UnsafeFile as exc:
+            raise PipelineError(str(exc)) from None
+
     def lock(self) -> None:
         """Take the single-writer lock (``PipelineError`` when a live process holds it)."""
         try:
@@ -197,7 +215,7 @@ class RunFolder(FolderLayout):
         (``heads/stability.csv``) makes that subfolder (never through a link)."""
         if path.parent != self.root:
             self.check_links()
-            path.parent.mkdir(exist_ok=True)
+            self.make_folder(path.parent)
         with store.atomic(path) as tmp:
             if path.suffix == ".parquet":
                 frame.to_parquet(tmp, index=False)
@@ -215,7 +233,7 @@ class RunFolder(FolderLayout):
     def save_scores(self, task: str, scores) -> None:
         """A task's ``HeadScores`` as its resume entry (atomic, checksummed)."""
         path = self.attribution_entry(task)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.make_folder(path.parent)
         scores.save(path)
 
     def read_baseline(self, task: str) -> dict | None:
@@ -231,8 +249,24 @@ class RunFolder(FolderLayout):
 
     def write_baseline(self, task: str, entry: dict) -> None:
         path = self.baseline_entry(task)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        self.make_folder(path.parent)
         store.write_entry(path, entry)
+
+
+def check_within_run(path: str | os.PathLike) -> None:
+    """``PipelineError`` when ``path`` (a sweep's folder such as ``<run>/heads/sufficiency``) is
+    reached through a symbolic link below the run folder holding it: the topmost folder above it
+    that carries the run folder marker (a marker planted in a linked folder further down changes
+    nothing). A link above that folder is the user's own path to it; with no marker above,
+    ``path`` itself must not be a link."""
+    path = Path(os.path.abspath(path))
+    roots = [p for p in path.parents if (p / MARKER).is_file()]
+    link = first_link(roots[-1], path) if roots else (path if path.is_symlink() else None)
+    if link is not None:
+        raise PipelineError(
+            f"{str(link)!r} is a symbolic link; a run folder's own folders must be real "
+            "folders inside it"
+        )
 
 
 def _first_missing(path: Path) -> Path | None:

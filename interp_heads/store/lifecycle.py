@@ -35,7 +35,7 @@ from interp_heads.errors import PipelineError, one_line
 from interp_heads.store.created_folders import created
 from interp_heads.store.files import UnsafeFile, read_plain
 from interp_heads.store.folder import RunFolder
-from interp_heads.store.layout import SUBFOLDERS
+from interp_heads.store.layout import MARKER, SUBFOLDERS
 
 
 # --------------------------------------------------------------------------- start and retire
@@ -103,7 +103,9 @@ def finish_retiring(exp) -> None:
     if not names:
         return
     mine = set(files.get("outputs") or [])
-    left = retire(exp.folder, [n for n in names if n not in mine and n != exp.folder.index.name])
+    reads = inputs(exp)
+    left = retire(exp.folder, [n for n in names if n not in mine and n != exp.folder.index.name],
+                  keep=reads)  # fmt: skip
     exp.folder.delete(exp.folder.retired_index)
     if left:
         files["retiring"] = left
@@ -122,16 +124,71 @@ def _plain(path: Path) -> bool:
     return path.is_file() and not path.is_symlink()
 
 
-def retire(folder: RunFolder, names: Iterable) -> list[str]:
-    """Delete the listed outputs (paths relative to the folder); returns those that stay."""
+KEPT = (MARKER, store.LOCK_NAME, "manifest.json")  # never an earlier output, whatever is listed
+
+
+def inputs(exp) -> set[Path]:
+    """The files the run reads, resolved: each task's file, and every file the config names
+    (``ranking = "g6/ranking.csv"``); a folder it names (``ranking = "g6"``, a run folder) stands
+    for the ranking, manifest and resume entries in it. ``--force`` never deletes one of them."""
+    found: set[Path] = set()
+    names = [getattr(t, "source", "") for t in (getattr(exp, "tasks", None) or {}).values()]
+    config = getattr(exp, "config", None)
+    if config is not None:
+        names += list(_strings(config.to_dict()))
+    base = getattr(config, "_base_dir", None)
+    for name in names:
+        if not name or len(name) > 4096 or "\0" in name:
+            continue
+        for path in {Path(name), *([Path(base) / name] if base else [])}:
+            try:
+                if path.is_file():
+                    found.add(path.resolve())
+                elif path.is_dir():
+                    there = RunFolder(path)
+                    found |= {p.resolve() for p in (there.ranking_csv, there.attribution_parquet,
+                                                     there.manifest)}  # fmt: skip
+                    found.add(there.root.resolve() / "attribution")
+            except (OSError, ValueError):
+                continue
+    return found
+
+
+def _strings(value) -> Iterator[str]:
+    """Every text value in a config's nested dicts and lists."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
+def retire(folder: RunFolder, names: Iterable, keep: set[Path] = frozenset()) -> list[str]:
+    """Delete the listed outputs (paths relative to the folder), except the marker, the lock, the
+    manifest and the files in ``keep`` (what the run reads: :func:`inputs`); returns those that
+    stay."""
     left = []
     for name in names or []:
         if not isinstance(name, str) or not name:
             continue
         path = folder.root / name
+        if name in KEPT or _read_by_run(path, keep):
+            left.append(name)  # still listed: a later run without this input may retire it
+            continue
         if not folder.delete(path) and (path.exists() or path.is_symlink()):
             left.append(name)  # not the tool's to delete (a link, a folder, outside): kept listed
     return left
+
+
+def _read_by_run(path: Path, keep: set[Path]) -> bool:
+    try:
+        real = path.resolve()
+    except (OSError, RuntimeError):
+        return True  # unresolvable: not deleted
+    return real in keep or any(k in real.parents for k in keep)
 
 
 def note_outputs(manifest: dict, folder: RunFolder, paths: Iterable[Path]) -> None:

@@ -20,6 +20,7 @@ then writes the pages; a second call resumes and rewrites the pages from the sam
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -29,6 +30,55 @@ from interp_heads.registry import Registry
 
 SIZES = ("small", "full")
 TASKS_SHORT = ["knowledge_recall", "math_calculation"]  # small sizes: the cheap built-in tasks
+
+
+MAX_PARAM = 4096  # the longest --param value read (a path); a longer one is not a value
+
+
+@dataclass(frozen=True)
+class Param:
+    """A study parameter's declaration: its ``default`` (None: needed) and ``kind`` (``str``,
+    ``int`` within ``low..high``, or ``bool``). :meth:`parse` turns a ``--param`` text into that
+    type or refuses it in one line, when the study is built: before any run."""
+
+    default: Any = None
+    kind: type = str
+    low: int | None = None
+    high: int | None = None
+
+    def parse(self, study: str, name: str, value: Any) -> Any:
+        """``value`` (text from ``--param``, or already typed from Python) as ``kind``."""
+        bad = f"study {study}: --param {name}="
+        if isinstance(value, int) and not isinstance(value, bool) and self.kind is int:
+            value = str(value) if value.bit_length() < 64 else "<a number over 64 bits>"
+        text = str(value).strip()
+        if len(text) > MAX_PARAM or "\0" in text:
+            raise PipelineError(f"{bad}<{len(text)} characters>: not a value (at most {MAX_PARAM})")
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        if self.kind is bool:
+            if isinstance(value, bool) or text.lower() in TRUE | FALSE:
+                return value if isinstance(value, bool) else text.lower() in TRUE
+            raise PipelineError(f"{bad}{shown!r}: expected true or false")
+        if self.kind is int:
+            if isinstance(value, bool) or not re.fullmatch(r"[+-]?[0-9]{1,18}", text):
+                raise PipelineError(f"{bad}{shown!r}: expected a whole number")
+            number = int(text)
+            if (self.low is not None and number < self.low) or (
+                self.high is not None and number > self.high
+            ):
+                raise PipelineError(f"{bad}{number}: expected {self.low}..{self.high}")
+            return number
+        if not isinstance(value, str):
+            raise PipelineError(f"{bad}{shown!r}: expected text")
+        return text
+
+
+TRUE, FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
+
+
+def _declared(spec: Any) -> Param:
+    """A ``params`` entry as a :class:`Param` (a plain default: text)."""
+    return spec if isinstance(spec, Param) else Param(spec)
 
 
 @dataclass(frozen=True)
@@ -54,7 +104,7 @@ class Study:
     minutes: ClassVar[dict[str, float]] = {}
     params: ClassVar[
         dict[str, Any]
-    ] = {}  # the study's parameters and their defaults (None: needed)
+    ] = {}  # the study's parameters: a default (None: needed) or a Param (typed, checked)
 
     @classmethod
     def build(cls, options, **params: Any) -> Study:
@@ -67,7 +117,11 @@ class Study:
             known = ", ".join(self.params) or "none"
             raise PipelineError(f"study {self.name}: unknown parameter(s) {', '.join(unknown)}; "
                                 f"known: {known}")  # fmt: skip
-        self.values = {**self.params, **params}
+        specs = {k: _declared(v) for k, v in self.params.items()}
+        given = {k: specs[k].parse(self.name, k, v) for k, v in params.items() if v is not None}
+        defaults = {k: None if p.default is None else p.parse(self.name, k, p.default)
+                    for k, p in specs.items()}  # fmt: skip
+        self.values = {**defaults, **given}
 
     def param(self, name: str):
         """A parameter's value; a one-line error when a needed one was not given."""
@@ -86,7 +140,7 @@ class Study:
 
     def describe(self) -> str:
         """One line for ``interp-heads study --list``."""
-        needed = [k for k, v in self.params.items() if v is None]
+        needed = [k for k, v in self.params.items() if _declared(v).default is None]
         if needed:
             sizes = "parameters " + ", ".join(f"{k}=..." for k in needed)
         else:

@@ -14,7 +14,7 @@ user's (a run folder of ``interp-heads attribute`` or ``run``), given to every r
 
 from __future__ import annotations
 
-from interp_heads.studies.base import STUDIES, Study, StudyRun
+from interp_heads.studies.base import STUDIES, Param, Study, StudyRun
 from interp_heads.studies.spec_curve import cells, curve_frame, run_name
 
 OPTIONS = {
@@ -44,15 +44,17 @@ SIZES = {"small": {"n_eval": 12, "seeds": 5}, "full": {"n_eval": 40, "seeds": 5}
 class Claim(Study):
     name = "claim"
     summary = "which interventions, scopes and metrics a TopK-vs-RandomK claim survives"
-    params = {"task": None, "ranking": None, "k": "16", "model": "smollm2-135m",
-              "max_new_tokens": "8", "filter_correct": "true"}  # fmt: skip
+    params = {"task": None, "ranking": None, "k": Param("16", int, 1, 100_000),
+              "model": "smollm2-135m", "max_new_tokens": Param("8", int, 1, 4096),
+              "filter_correct": Param("true", bool)}  # fmt: skip
 
     def options(self) -> dict:
-        """:data:`OPTIONS` without ``logit_diff`` for a task without distractors."""
+        """:data:`OPTIONS` without ``logit_diff`` unless every example has distractors (what the
+        run's plan check asks of the metric)."""
         from interp_heads.tasks import load_task
 
         task = load_task(self.param("task"))
-        if not any(e.distractors for e in task.examples):
+        if not all(e.distractors for e in task.examples):
             return {**OPTIONS, "metric": {m: v for m, v in OPTIONS["metric"].items()
                                           if m != "logit_diff"}}  # fmt: skip
         return OPTIONS
@@ -62,7 +64,7 @@ class Claim(Study):
         base = {"model": self.param("model"), "tasks": [self.param("task")],
                 "ranking": self.param("ranking"), "ks": [int(self.param("k"))],
                 "selections": ["topk", "randomk"], "exclude_top": True,
-                "filter_correct": str(self.param("filter_correct")).lower() in ("true", "1", "yes"),
+                "filter_correct": self.param("filter_correct"),
                 "max_new_tokens": int(self.param("max_new_tokens")), **SIZES[size]}  # fmt: skip
         runs = {}
         for cell in cells(options, (END,), ("default",)):
@@ -78,13 +80,14 @@ class Claim(Study):
         return list(runs.values())
 
     def write_pages(self, folders, docs):
+        from interp_heads.figures.escape import md
         from interp_heads.studies.spec_curve_page import write_page
 
         options = self.options()
         frame = curve_frame(folders, options, (END,), self.name, ("default",))
         intro = (
             f"the claim that masking the top {self.param('k')} heads of the ranking "
-            f"`{self.param('ranking')}` collapses the task `{self.param('task')}` against "
+            f"{md(self.param('ranking'))} collapses the task {md(self.param('task'))} against "
             f"masking {self.param('k')} random heads (TopK's drop at least 3x RandomK's, the "
             "paired 95% interval of TopK - RandomK below 0 and p < 0.05), under mean ablation at "
             "every position scored by accuracy, and with each of those choices changed "

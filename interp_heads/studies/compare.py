@@ -26,6 +26,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.figures.escape import md, md_frame
+from interp_heads.store.pages import read_page
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.store.readback import read_csv, read_json, read_parquet
 from interp_heads.studies import compare_tables as ct
 from interp_heads.studies.base import STUDIES, Study, StudyRun
@@ -140,7 +143,7 @@ def runs_items(runs: dict[str, dict]) -> list[str]:
             continue
         m = r["manifest"]
         elbow = m.get("elbow_k") or {}
-        k = ", ".join(f"{t} {v}" for t, v in elbow.items())
+        k = ", ".join(f"{md(t)} {md(v)}" for t, v in elbow.items())
         note = probe_note(m.get("probe"), len(m.get("data") or elbow))
         items.append(f"`{n}`: {CHANGED[n]}" + (f"; elbow k: {k}" if k else "")
                      + (f". {note}" if note else ""))  # fmt: skip
@@ -165,16 +168,16 @@ def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
     if image:
         parts += [f"![The study's protocol (left) and the causal one (right)]({image})", ""]
     elif any(n in runs for n in PROTOCOLS):
-        parts += [f"(Figure: `{out}/index.html`; the static image needs kaleido and a Chromium.)"]
+        parts += [f"(Figure: {md(out)}/index.html; the static image needs kaleido and a Chromium.)"]
         parts += [""]
     else:
         parts += ["(No figure yet: neither protocol has been run.)", ""]
     for sec in sections(runs):
         parts += [f"## {sec['title']}", "", sec["note"], ""]
         if "table" in sec:
-            parts += [ct.md(sec["table"]), ""]
+            parts += [ct.md(md_frame(sec["table"])), ""]
         parts += [f"- {s}" for s in sec.get("items", [])] + ([""] if sec.get("items") else [])
-    parts += ["## Runs", "", f"Read from the run folders under `{out}`:", ""]
+    parts += ["## Runs", "", f"Read from the run folders under {md(out)}:", ""]
     parts += [f"- {s}" for s in runs_items(runs)] + ["", END]
     return "\n".join(parts)
 
@@ -215,8 +218,8 @@ def write_pages(out: Path, page: Path, html: Path, figures: Path | None) -> list
             image = Path(os.path.relpath(written[-1].resolve(), page.resolve().parent)).as_posix()
         except StaticExportError as exc:
             print(f"no static figure: {exc}")
-    old = page.read_text(encoding="utf-8") if page.exists() else ""
-    page.write_text(with_block(old, markdown(runs, out, image)), encoding="utf-8")
+    old = read_page(page)
+    write_file(page, with_block(old, markdown(runs, out, image)))
     html.parent.mkdir(parents=True, exist_ok=True)
     written += html_page(html, fig, sections(runs), runs_items(runs))
     return [page, *written]

@@ -22,6 +22,8 @@ import functools
 import math
 from pathlib import Path
 
+from interp_heads.store.pages import page_folder
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run_minutes
 
 REFERENCE = "mean_ablation"
@@ -70,7 +72,9 @@ def _has_corrupted(spec: str) -> bool:
     ask for every method)."""
     from interp_heads.pipeline.loading import load_any_task
 
-    return load_any_task(spec).has_corrupted
+    here, repo = Path(spec), Path(__file__).resolve().parents[2] / spec
+    found = spec if here.is_absolute() or here.exists() or not repo.exists() else str(repo)
+    return load_any_task(found).has_corrupted  # the repository's file from any working folder
 
 
 @STUDIES.register
@@ -122,9 +126,9 @@ class HeadSets(Study):
         }
         minutes = [run_minutes(m)[0] for m in manifests.values()]
         total = sum(m for m in minutes if m is not None and not math.isnan(m))
-        docs.mkdir(parents=True, exist_ok=True)
+        page_folder(docs)
         out = docs / "head_sets.md"
-        out.write_text(page(folders, REFERENCE, skipped, total))
+        write_file(out, page(folders, REFERENCE, skipped, total))
         return [out]
 
 

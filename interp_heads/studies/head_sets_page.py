@@ -25,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads.attribution.stability import halves_of, spearman
+from interp_heads.figures.escape import md
 from interp_heads.store.readback import read_csv, read_json
 from interp_heads.studies.base import read_scores, run_minutes
 
@@ -164,7 +165,7 @@ def page(folders: dict[str, Path], reference: str, skipped: dict, minutes: float
     ]
     if skipped:
         lines += ["", "Not run:", ""]
-        lines += [f"- `{m}` on {t}: {why}" for (t, m), why in sorted(skipped.items())]
+        lines += [f"- `{m}` on {md(t)}: {why}" for (t, m), why in sorted(skipped.items())]
     return "\n".join(lines) + "\n"
 
 
@@ -196,7 +197,7 @@ def markdown(data: dict) -> str:
     for r in data["rows"]:
         if "skipped" in r:
             continue
-        cells = [r["task"], f"`{r['method']}`"]
+        cells = [md(r["task"]), f"`{r['method']}`"]
         for key, ci, spec in COLUMNS.values():
             if isinstance(key, tuple):
                 cells.append(" / ".join(_fmt(r.get(x.format(k=k)), spec) for x in key))
@@ -227,7 +228,7 @@ def targets(data: dict, k: int, method: str = "ablation_atp") -> list[str]:
             continue
         gap, steps, agree = mine["cpr_gap"], mine.get("minimal_k_steps"), logit_agrees(rows, k)
         out.append(
-            f"- {task}: `{method}` CPR - reference {gap:+.2f} "
+            f"- {md(task)}: `{method}` CPR - reference {gap:+.2f} "
             f"({_where(gap)}); minimal k "
             f"{_fmt(steps, '+d') or 'undefined'} grid steps from the reference's "
             f"({'at most one' if steps is not None and steps <= 1 else 'more than one'}); "

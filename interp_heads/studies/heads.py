@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.store.pages import read_page
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.store.readback import read_csv, read_json
 from interp_heads.studies.base import STUDIES, Study, StudyRun, read_scores
 
@@ -75,8 +77,8 @@ def write_pages(run: Path, retrieval_run: Path, out: Path, results: Path) -> lis
     from interp_heads.studies.heads_results import results_block
     from interp_heads.studies.seed_figure import with_section
 
-    text = results.read_text() if results.exists() else ""
-    results.write_text(with_section(text, "heads", results_block(inp, store)))
+    text = read_page(results)
+    write_file(results, with_section(text, "heads", results_block(inp, store)))
     print(f"wrote the make heads section of {results}")
     return [out, results]
 

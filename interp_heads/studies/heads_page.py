@@ -10,8 +10,12 @@ import pandas as pd
 from interp_heads.analysis.known_heads import THRESHOLDS, known_kinds
 from interp_heads.analysis.specificity import drop_heatmap, exclusivity, shared_heads
 from interp_heads.attribution import HeadScores
+from interp_heads.figures.escape import md
 from interp_heads.heads import head_label
 from interp_heads.interventions.selections import ExclusiveTopK, RandomK, TopK
+from interp_heads.store.atomic import atomic
+from interp_heads.store.names import safe_name
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.store.readback import read_csv, read_parquet
 from interp_heads.vocab import BASELINE
 
@@ -40,7 +44,7 @@ def seed_table(run: Path) -> list[str]:
         for k in sorted(k for k in t.k.unique() if k > 0):
             cells = {r.selection: _cell(r) for _, r in t[t.k == k].iterrows()}
             out.append(
-                f"| {task} | {k} | {base} | "
+                f"| {md(task)} | {k} | {base} | "
                 + " | ".join(cells.get(x, "-") for x in SELS[1:])
                 + " |"
             )
@@ -55,7 +59,7 @@ def sharing(rankings: dict) -> list[str]:
     ]
     for r in ex.itertuples():
         out.append(
-            f"| {r.k} | {r.task} | {r.shared_by_all} of {r.k} | {r.exclusive} | {r.layer0} |"
+            f"| {r.k} | {md(r.task)} | {r.shared_by_all} of {r.k} | {r.exclusive} | {r.layer0} |"
         )
     out.append("")
     for k in (8, 16, 32):
@@ -89,7 +93,8 @@ def specificity(store: Path) -> list[str]:
         out += ["", f"Mean drop on the diagonal (own TopK) {diag['drop'].mean():.2f}, off the diagonal "
                 f"{off['drop'].mean():.2f}; in {own} of {len(tasks)} columns the task's own TopK drops "
                 "it most.", ""]  # fmt: skip
-        drop_heatmap(m, int(k)).write_html(store / f"specificity_k{k}.html", include_plotlyjs="cdn")
+        with atomic(store / f"specificity_k{int(k)}.html") as tmp:  # never through a link
+            drop_heatmap(m, int(k)).write_html(tmp, include_plotlyjs="cdn")
     return out
 
 
@@ -108,7 +113,7 @@ def known(scores: dict, rankings: dict, n_heads_total: int) -> list[str]:
             for i, (h, k) in enumerate(kinds.items())
             if k
         ]
-        out.append(f"| {task} | {len(named)} of 32: {', '.join(named) or 'none'} |")
+        out.append(f"| {md(task)} | {len(named)} of 32: {', '.join(named) or 'none'} |")
     return out
 
 
@@ -141,7 +146,7 @@ def stability(store: Path) -> list[str]:
     ]
     for r in f.itertuples():
         out.append(
-            f"| {r.task} | {r.n_examples} ({r.n_half}) | {r.k} | {r.jaccard:.2f} | {r.shared} of {r.k} | {r.spearman:.2f} | {'**yes**' if r.unstable else 'no'} |"
+            f"| {md(r.task)} | {r.n_examples} ({r.n_half}) | {r.k} | {r.jaccard:.2f} | {r.shared} of {r.k} | {r.spearman:.2f} | {'**yes**' if r.unstable else 'no'} |"
         )
     return out
 
@@ -193,7 +198,8 @@ def heatmaps(inp, store: Path) -> None:
     for task, grp in frame.groupby("task"):
         scores = HeadScores.from_frame(grp, provenance={"rank_by": "signed"})
         fig = head_heatmap(scores, "signed", f"{task}: ranking, known kinds marked", marks)
-        fig.write_html(store / f"heatmap_{task}.html", include_plotlyjs="cdn")
+        with atomic(store / f"heatmap_{safe_name(task)}.html") as tmp:  # a task name, made safe
+            fig.write_html(tmp, include_plotlyjs="cdn")
 
 
 def or_missing(fn, path: Path, *args) -> list[str]:
@@ -250,4 +256,4 @@ def write_page(inp, store: Path, out_path: Path) -> None:
     from interp_heads.report import build_report
 
     build_report(inp.run)  # index.html gains the stability and specificity sections
-    out_path.write_text("\n".join(lines))
+    write_file(out_path, "\n".join(lines))

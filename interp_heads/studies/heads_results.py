@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from interp_heads.analysis.specificity import exclusivity
+from interp_heads.figures.escape import md
 from interp_heads.studies.heads_page import (
     known,
     or_missing,
@@ -45,7 +46,7 @@ def run_stability(manifest: dict) -> list[str]:
     for task, e in entries.items():
         for k, j in e.get("jaccard", {}).items():
             flag = "**yes**" if int(k) in e.get("unstable", []) else "no"
-            out.append(f"| {task} | {e['n_examples']} ({'/'.join(map(str, e['n_half']))}) | {k} | "
+            out.append(f"| {md(task)} | {e['n_examples']} ({'/'.join(map(str, e['n_half']))}) | {k} | "
                        f"{j:.2f} | {e['shared'][k]} of {k} | {e['spearman']:.2f} | {flag} |")  # fmt: skip
     return out
 

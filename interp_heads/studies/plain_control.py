@@ -19,6 +19,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.figures.escape import md
+from interp_heads.store.pages import page_folder
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run_minutes
 
 CONFIG = "configs/seed_figure.toml"
@@ -43,9 +46,9 @@ class PlainControl(Study):
         return [StudyRun(FOLDER, CONFIG, {**CHANGES, **SIZES[size]})]
 
     def write_pages(self, folders, docs):
-        docs.mkdir(parents=True, exist_ok=True)
+        page_folder(docs)
         out = docs / "plain_control.md"
-        out.write_text(page(folders[FOLDER]))
+        write_file(out, page(folders[FOLDER]))
         return [out]
 
 
@@ -102,7 +105,8 @@ def page(run_dir: Path) -> str:
 
 def _cells(values: pd.Series) -> str:
     return ", ".join(
-        f"{t} {c:+.2f}" if pd.notna(c) else f"{t} undefined (constant)" for t, c in values.items()
+        f"{md(t)} {c:+.2f}" if pd.notna(c) else f"{md(t)} undefined (constant)"
+        for t, c in values.items()
     )
 
 

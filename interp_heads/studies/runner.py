@@ -72,6 +72,7 @@ def run_study(
     if size not in SIZES:
         raise PipelineError(f"study size {size!r}: choose one of {', '.join(SIZES)}")
     runs = study.runs(size)
+    check_folders(runs_dir, [run.folder for run in runs], docs, shared)  # before any run
     configs = [
         (run, study_config(run, runs_dir, threads)) for run in runs
     ]  # every config checked first
@@ -99,6 +100,34 @@ def run_study(
         else:
             run_pipeline(config, folders[run.folder], force=force, quiet=quiet)
     return study.write_pages(folders, Path(docs))
+
+
+def check_folders(runs_dir, folders: list[str], docs, shared: bool = True) -> None:
+    """Refuse, before any run, a study whose folders would take a write elsewhere: a run folder
+    (``<runs>/claim/mean_all``) or the shared store reached through a symbolic link below
+    ``runs_dir``, a shared store that is not a folder, or a ``docs`` that is a file or a link."""
+    from interp_heads.store.files import first_link, linked_folders
+    from interp_heads.store.layout import SUBFOLDERS
+    from interp_heads.store.pages import check_docs
+    from interp_heads.store.shared import GENERATIONS, VALUES, not_a_folder
+
+    runs_dir = Path(runs_dir)
+    if runs_dir.exists() and not runs_dir.is_dir():
+        raise PipelineError(f"--runs {str(runs_dir)!r} exists and is not a folder")
+    for folder in [*folders, *([SHARED] if shared else [])]:
+        link = first_link(runs_dir, runs_dir / folder)
+        inner = SUBFOLDERS if folder != SHARED else (GENERATIONS, VALUES)
+        link = link or next(iter(linked_folders(runs_dir / folder, inner)), None)
+        if link is not None:
+            raise PipelineError(f"{str(link)!r} is a symbolic link; a study writes its runs "
+                                "only into real folders under --runs")  # fmt: skip
+    if shared and (problem := not_a_folder(runs_dir / SHARED)) is not None:
+        raise PipelineError(f"{str(runs_dir / SHARED)!r} is {problem}; the shared store "
+                            "must be a real folder")  # fmt: skip
+    check_docs(docs)
+    if (Path(docs) / "figures").is_symlink():
+        raise PipelineError(f"{str(Path(docs) / 'figures')!r} is a symbolic link; a study's "
+                            "figures go into a real folder")  # fmt: skip
 
 
 def waves(runs: list[StudyRun]) -> list[list[StudyRun]]:

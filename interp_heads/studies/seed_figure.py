@@ -23,6 +23,8 @@ import argparse
 import os
 from pathlib import Path
 
+from interp_heads.store.pages import read_page
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.store.readback import read_csv, read_json, read_parquet
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 from interp_heads.studies.protocols import fraction_k, paper_k_text
@@ -272,13 +274,13 @@ def write_page(
     runs = {"default": default, **({"scaled": scaled} if scaled is not None else {})}
     images = write_figures(runs, figures)
     rel = {k: os.path.relpath(v.resolve(), out.resolve().parent) for k, v in images.items()}
-    reading = notes.read_text() if notes.exists() else ""
+    reading = read_page(notes)
     text = render(default, scaled, {k: Path(v).as_posix() for k, v in rel.items()}, reading)
-    old = out.read_text() if out.exists() else ""
+    old = read_page(out)
     for kept in (section(old, name) for name in SECTIONS):
         if kept:
             text += "\n" + kept + "\n"
-    out.write_text(text)
+    write_file(out, text)
     return [out, *images.values()]
 
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.figures.escape import md
+from interp_heads.store.pages import page_folder
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.sweep.inference import holm
 
 FIGURE = "spec_curve"  # docs/figures/<FIGURE>.svg
@@ -214,8 +217,9 @@ def write_page(
     from interp_heads.figures.spec_curve import plot_spec_curve
     from interp_heads.studies import spec_curve_factorial as fac
 
-    docs.mkdir(parents=True, exist_ok=True)
+    page_folder(docs)
     page, written = docs / f"{stem}.md", []
+    frame = frame.assign(task=frame.task.map(md))  # a task name is text on the page, not markup
     multi = frame[frame.design == "factorial"] if "design" in frame else frame.iloc[:0]
     frame = frame[frame.design != "factorial"] if "design" in frame else frame
     tasks = list(dict.fromkeys(frame.task))
@@ -263,5 +267,5 @@ def write_page(
             else []
         ),  # fmt: skip
     ]
-    page.write_text("\n".join(text) + "\n", encoding="utf-8")
+    write_file(page, "\n".join(text) + "\n")
     return [page, *written]

@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interp_heads.figures.escape import md_frame
+from interp_heads.store.pages import page_folder
+from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 
 ABLATIONS = ("mean", "position_mean", "resample", "counterfactual")
@@ -151,9 +154,9 @@ class SufficientSets(Study):
 
         runs = {a: load_run(folders[f"sufficient_sets/{a}"]) for a in self.ablations}
         swept = [a for a in self.ablations if a not in SEARCH_ONLY]  # one kept-set sweep per kind
-        rows = stacked(runs, self.ablations, "sufficient_sets")
-        verdicts = stacked(runs, swept, "sufficiency_verdicts")
-        docs.mkdir(parents=True, exist_ok=True)
+        rows = md_frame(stacked(runs, self.ablations, "sufficient_sets"))  # names as text
+        verdicts = md_frame(stacked(runs, swept, "sufficiency_verdicts"))
+        page_folder(docs)
         page = docs / "sufficient_sets.md"
         text = [
             "# How many heads, answered: searched sufficient sets",
@@ -184,5 +187,5 @@ class SufficientSets(Study):
             *(verdict_table(verdicts) if len(verdicts) else ["(no kept-set sweep)"]),
             "",
         ]
-        page.write_text("\n".join(text) + "\n", encoding="utf-8")
+        write_file(page, "\n".join(text) + "\n")
         return [page]

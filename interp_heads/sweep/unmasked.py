@@ -62,7 +62,7 @@ def attach_unmasked(
             outs = _generated(model, prompts, config, batch_size, shared)
             entry = {"key": key, "ids": ids, "generations": outs}
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                RunFolder(out_dir).make_folder(path.parent)  # never through a link
                 write_entry(path, entry)
         examples = [
             dataclasses.replace(e, meta={**e.meta, "unmasked": _as_scored(o, config)})

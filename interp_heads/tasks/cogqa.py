@@ -31,7 +31,7 @@ from typing import NamedTuple
 
 from interp_heads.tasks.checking import normalize
 from interp_heads.tasks.cognitive_mirrors import NO_PRIOR, prior_knowledge, study_prompt
-from interp_heads.tasks.io import TaskFormatError
+from interp_heads.tasks.io import TaskFormatError, shown
 from interp_heads.tasks.schema import Example, Task
 
 PREFIX = "cogqa"
@@ -105,9 +105,9 @@ def task_name(skill: str) -> str:
 
 
 def _items(path: Path) -> tuple[list, bytes]:
-    where = path.name
+    where = shown(path.name)
     if not path.is_file():
-        raise TaskFormatError(f"{where}:0: no such file ({path})")
+        raise TaskFormatError(f"{where}:0: no such file ({shown(path)})")
     raw = path.read_bytes()
     try:
         data = json.loads(raw.decode("utf-8-sig"))

@@ -144,7 +144,7 @@ def _hint(row: dict, key: str) -> str:
 def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
     """Parse and validate a JSONL or CSV task file."""
     path = Path(path)
-    where = path.name
+    where = shown(path.name)  # a name with a newline stays one line, shown escaped
     try:
         raw = _read(path, where)
     except OSError as exc:  # a name too long, a permission, an I/O error: the input is unusable
@@ -197,14 +197,20 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
     )
 
 
+def shown(path) -> str:
+    """``path`` as text for a one-line message: control characters (a newline) written escaped
+    (``\\n``), not cutting the message."""
+    return "".join(repr(c)[1:-1] if ord(c) < 32 or ord(c) == 127 else c for c in str(path))
+
+
 def _read(path: Path, where: str) -> bytes:
     """The file's bytes; ``TaskFormatError`` for a folder, a device or a missing file."""
     if path.is_dir():
-        raise TaskFormatError(f"{where}:0: is a folder, not a task file ({path})")
+        raise TaskFormatError(f"{where}:0: is a folder, not a task file ({shown(path)})")
     if path.exists() and not path.is_file():
-        raise TaskFormatError(f"{where}:0: not a regular file ({path})")
+        raise TaskFormatError(f"{where}:0: not a regular file ({shown(path)})")
     if not path.is_file():
-        raise TaskFormatError(f"{where}:0: no such file ({path})")
+        raise TaskFormatError(f"{where}:0: no such file ({shown(path)})")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise TaskFormatError(
