@@ -70,11 +70,12 @@ def definition_lines(ends=None) -> list[str]:
 
 def _config(path: str) -> dict:
     import tomllib
-    from pathlib import Path
 
-    try:
-        return tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    from interp_heads.store.files import UnsafeFile, read_plain
+
+    try:  # a bounded read of a plain file: a link or a FIFO in its place is no config
+        return tomllib.loads(read_plain(path).decode("utf-8"))
+    except (OSError, ValueError, UnsafeFile):
         return {}
 
 
