@@ -62,7 +62,9 @@ def run_study(
 ) -> list[Path]:
     """Run or resume every run of study ``name`` (with ``params``) at ``size`` under
     ``runs_dir``, then write its pages into ``docs`` (None: :func:`pages_folder`); returns the
-    pages written. Every run's folder, tasks and model name are checked before torch loads.
+    pages written. Every run's folder, tasks and model name are checked before torch loads. At
+    the small size a run's baseline answers only the rows it ranks and evaluates (``baseline =
+    "needed"``: the same rows, no ``baseline.csv``) unless the study sets ``baseline``.
     ``shared``:
     the runs share generations through ``<runs_dir>/shared`` (False: each generates its own).
     ``executor``: ``local`` (one run after another, in this process) or ``ray`` (one Ray task a
@@ -78,6 +80,9 @@ def run_study(
     configs = [
         (run, study_config(run, runs_dir, threads)) for run in runs
     ]  # every config checked first
+    for run, config in configs:
+        if size != "full" and "baseline" not in run.changes:
+            config.baseline = "needed"  # answer rows only until those it ranks and evaluates
     for run, config in configs:  # no torch yet: a bad input is one line in a fraction of a second
         check_inputs(config, Path(runs_dir) / run.folder, force, ranking=False)
     from interp_heads.pipeline.experiment import attribute_steps, run_experiment, run_pipeline

@@ -1,5 +1,6 @@
 """A small-size study run writes its pages to a scratch folder, never over the committed docs
-(issue 70): ``RUNS/NAME-small/docs`` unless ``--docs`` is given; the full size keeps ``docs/``."""
+(issue 70): ``RUNS/NAME-small/docs`` unless ``--docs`` is given; the full size keeps ``docs/``.
+Its baseline answers only the rows the run uses (``baseline = "needed"``)."""
 
 from __future__ import annotations
 
@@ -51,5 +52,8 @@ def test_a_small_run_leaves_docs_alone(one_page, tmp_path, monkeypatch, capsys):
     written = runs / "test_one_page-small" / "docs" / "one_page.md"
     assert written.read_text() == "a page\n" and not (tmp_path / "docs").exists()
     assert f"wrote {written}" in capsys.readouterr().out  # the user is told where
+    # the small size answers only the rows it ranks and evaluates: no every-row baseline table
+    assert not (runs / "one_page" / "baseline.csv").exists()
+    assert (runs / "one_page" / "summary.csv").exists()
     assert cli("study", one_page.name, "--size", "small", "--runs", runs, "--docs", "mine") == 0
     assert (tmp_path / "mine" / "one_page.md").exists() and not (tmp_path / "docs").exists()
