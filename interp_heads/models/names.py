@@ -1,6 +1,7 @@
 """Whether a model spec can name a model, told without importing torch or TransformerLens.
 
-The command line checks ``--model`` (and a config's ``model``) before the heavy imports, so a
+The command line checks ``--model`` (and a config's ``model``) before the heavy imports
+(``models.specs.check_model_name``; the hooked backend's ``check_name`` reads these), so a
 typo costs a fraction of a second, not the seconds torch and TransformerLens take to import. The
 official names are read from TransformerLens' own source file (its ``OFFICIAL_MODEL_NAMES`` and
 ``MODEL_ALIASES`` literals, parsed, never run); where that file or those literals are not found
@@ -15,9 +16,8 @@ import importlib.util
 from pathlib import Path
 
 from interp_heads.errors import ModelLoadError
-from interp_heads.models.sources import EMBEDDED, is_embedded
+from interp_heads.models.sources import EMBEDDED
 
-TINY = "tiny"  # the backend's random test model (``models.load.load_model``), exact spelling
 _NAMES_FILE = "loading_from_pretrained.py"
 
 
@@ -60,21 +60,3 @@ def official_names() -> frozenset[str] | None:
     out = {str(n).lower() for n in names}
     out |= {str(a).lower() for n in names for a in aliases.get(n, [])}
     return frozenset(out)
-
-
-def check_model_name(spec: str, backend: str = "hooked") -> None:
-    """Refuse (``ModelLoadError``, one line) a spec the loader would refuse for its name alone:
-    not the embedded model, ``tiny``, an existing path, nor a name the backend knows
-    (``Backend.check_name``: the hooked backend's official names). A spec that passes may
-    still fail to load (a damaged folder, no network)."""
-    from interp_heads.models.backends import BACKENDS
-
-    if is_embedded(spec) or spec == TINY:
-        return
-    try:
-        if Path(spec).expanduser().exists():
-            return
-    except OSError:  # a name too long for the file system: not a path
-        pass
-    if backend in BACKENDS.names():  # an unknown backend is the config's error, said there
-        BACKENDS.build(backend).check_name(spec)

@@ -11,7 +11,7 @@ import os
 
 from interp_heads.config.run_config import RunConfig
 from interp_heads.errors import ModelLoadError, PipelineError, one_line
-from interp_heads.models.names import check_model_name
+from interp_heads.models.specs import check_model_name
 from interp_heads.pipeline.loading import load_any_tasks
 from interp_heads.pipeline.rankings import ranking_file
 from interp_heads.store.folder import RunFolder

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from interp_heads.models.names import check_model_name, official_names
+from interp_heads.models.names import official_names
+from interp_heads.models.specs import check_model_name
 from tests.helpers import DATA
 
 TASK = str(DATA / "tiny_echo.jsonl")
