@@ -8,6 +8,11 @@ class PipelineError(ValueError):
 InputError = PipelineError  # the name library modules raise bad input under (a ValueError too)
 
 
+class ModelLoadError(RuntimeError):
+    """Raised when a model spec cannot be resolved or loaded; the message is one line. Defined
+    here, not beside the loaders, so the command line can catch it without importing torch."""
+
+
 def one_line(exc: BaseException | str) -> str:
     """First line of an exception message, with its type when the message is empty."""
     text = str(exc).strip().splitlines()

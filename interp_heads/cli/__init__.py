@@ -57,9 +57,8 @@ def _on_signal(signum, _frame) -> None:
 
 def _bad_input() -> tuple[type[BaseException], ...]:
     """The exceptions that mean bad input (exit 2); anything else is the machine or a bug."""
-    from interp_heads.errors import PipelineError
+    from interp_heads.errors import ModelLoadError, PipelineError  # no torch: said before it loads
     from interp_heads.metrics import MetricUnavailable
-    from interp_heads.models.load import ModelLoadError
     from interp_heads.store import RunFolderBusy as busy
     from interp_heads.tasks import TaskFormatError
 
@@ -108,6 +107,7 @@ def _main(argv: list[str] | None) -> int:
     except SystemExit as exc:
         return int(exc.code or 0)
     from interp_heads import store
+    from interp_heads.cli.early import check_early
 
     bad = _bad_input()
     debug = bool(os.environ.get("INTERP_HEADS_DEBUG"))
@@ -121,6 +121,7 @@ def _main(argv: list[str] | None) -> int:
                 pass
     try:
         with store.held_locks(), _removes_unused(args.command):
+            check_early(args)  # bad input is one line before torch and TransformerLens load
             if args.command in ("attribute", "ablate", "run"):
                 from interp_heads.models import threads
 

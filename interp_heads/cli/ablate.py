@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import warnings
 
-from interp_heads.cli.args import config_from_args
+from interp_heads.cli.early import command_config
 
 
 def cmd_ablate(args) -> int:
@@ -19,7 +19,7 @@ def cmd_ablate(args) -> int:
     from interp_heads.pipeline.experiment import run_experiment
     from interp_heads.sweep.checks import VerdictWarning, check_verdict_counts
 
-    config = config_from_args(args, tasks=[args.task], baseline="needed")
+    config = command_config(args)
     said = check_verdict_counts(  # at the start, not after the model load and the baseline
         config.selections, config.seeds, {args.task: config.n_eval}, "raise --seeds or --n-eval"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from interp_heads.cli.args import config_from_args
+from interp_heads.cli.early import command_config
 
 
 def cmd_attribute(args) -> int:
@@ -17,7 +17,7 @@ def cmd_attribute(args) -> int:
     from interp_heads.cli.progress import step_progress
     from interp_heads.pipeline.experiment import attribute_steps, run_experiment
 
-    config = config_from_args(args, tasks=[args.task], baseline="needed")
+    config = command_config(args)
     progress = partial(step_progress, quiet=args.quiet)
     exp, made = run_experiment(
         config,

@@ -282,7 +282,11 @@ def _study(sub, cmds) -> None:
     st.add_argument(
         "--runs", type=validation.out_arg, default="runs", help="folder holding its run folders"
     )
-    st.add_argument("--docs", default="docs", help="folder its pages are written to")
+    st.add_argument(
+        "--docs", default=None,
+        help="folder its pages are written to (None: docs/ for --size full; for --size small "
+        "RUNS/NAME-small/docs, never over the committed pages)",
+    )  # fmt: skip
     st.add_argument("--param", action="append", metavar="KEY=VALUE",
                     help="a study parameter (repeatable), e.g. --param task=my.jsonl")  # fmt: skip
     cli_flag(st, "threads", help="torch CPU threads (None: the configs', else cores shared)")

@@ -8,8 +8,7 @@ import io
 import os
 from pathlib import Path
 
-from interp_heads.config.options import placement_keys
-from interp_heads.config.run_config import RunConfig
+from interp_heads.cli.early import command_config
 from interp_heads.errors import PipelineError, one_line
 from interp_heads.store.folder import RunFolder
 
@@ -18,12 +17,7 @@ def cmd_run(args) -> int:
     """Run the whole pipeline from a TOML config (resumes an interrupted run)."""
     from interp_heads.pipeline.experiment import run_pipeline
 
-    config = RunConfig.from_toml(args.config)
-    if args.threads is not None:
-        config.threads = args.threads  # the flag wins over the config
-    for key in placement_keys():  # so do these
-        if getattr(args, key) is not None:
-            setattr(config, key, getattr(args, key))
+    config = command_config(args)  # the TOML, and the flags that override it
     chatter = contextlib.redirect_stdout(io.StringIO()) if args.quiet else contextlib.nullcontext()
     with chatter:  # --quiet: no "Moving model to device" from TransformerLens
         index = run_pipeline(config, args.out, force=args.force, quiet=args.quiet)

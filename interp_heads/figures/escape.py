@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import html
 import re
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads with the first table: the command line's error lines need none
+    import pandas as pd
 
 # embeddings and overrides of the text direction: U+200E/F, U+202A-U+202E, U+2066-U+2069
 BIDI = re.compile("[\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -45,6 +47,8 @@ def esc_num(value, spec: str = "") -> str:
 def esc_table(frame: pd.DataFrame, newlines: bool = False) -> str:
     """``frame`` as an HTML table: every header and text cell through :func:`esc`, numbers as
     pandas prints them (they cannot hold markup)."""
+    import pandas as pd
+
     cells = frame.copy()
     for col in cells.columns:
         if not (

@@ -10,12 +10,9 @@ import dataclasses
 
 import torch
 
+from interp_heads.errors import ModelLoadError  # noqa: F401 (re-exported: the loaders' error)
 from interp_heads.models.families import FAMILIES, FamilyError, family_of
 from interp_heads.models.tl_compat import HookedTransformer, HookedTransformerConfig
-
-
-class ModelLoadError(RuntimeError):
-    """Raised when a model spec cannot be resolved or loaded; the message is one line."""
 
 
 # --------------------------------------------------------------------------- small helpers

@@ -9,8 +9,7 @@ import hashlib
 import importlib.util
 from pathlib import Path
 
-from interp_heads.models.cache import file_sha256
-from interp_heads.models.convert import ModelLoadError
+from interp_heads.errors import ModelLoadError
 
 EMBEDDED = "smollm2-135m"
 EMBEDDED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -39,6 +38,8 @@ def embedded_gguf_path() -> Path:
 
 def folder_sha256(path: Path) -> str:
     """SHA-256 over a model folder's config, weight and tokenizer files (names and contents)."""
+    from interp_heads.models.cache import file_sha256  # imports torch: only when a folder loads
+
     return hashlib.sha256(
         b"".join(
             file_sha256(p).encode() + p.name.encode()

@@ -26,9 +26,9 @@ from interp_heads.models import threads
 from interp_heads.models.specs import load_any_model
 from interp_heads.pipeline.baseline_step import split_examples
 from interp_heads.pipeline.given_ranking import manifest_record
-from interp_heads.pipeline.loading import PipelineError, load_any_task, load_any_tasks
+from interp_heads.pipeline.inputs import check_inputs
+from interp_heads.pipeline.loading import PipelineError, load_any_task
 from interp_heads.pipeline.plan_check import check_plan
-from interp_heads.pipeline.rankings import ranking_file
 from interp_heads.pipeline.steps import Experiment, baseline, planned, run_steps, task_hash
 from interp_heads.store import releases_locks
 from interp_heads.store.folder import RunFolder
@@ -97,17 +97,6 @@ def _model(config: RunConfig):
     return model
 
 
-def _tasks(config: RunConfig) -> dict:
-    tasks = {}
-    for spec in config.tasks:
-        for task in load_any_tasks(config.task_path(spec)):  # a CogQA file: one per skill
-            task = task.split(config.skip, allow_empty=True)[1].subset(n=config.max_examples)
-            if task.name in tasks:
-                raise PipelineError(f"task {task.name!r} is listed twice")
-            tasks[task.name] = task
-    return tasks
-
-
 def build_experiment(
     config: RunConfig,
     out_dir: str | os.PathLike,
@@ -124,10 +113,7 @@ def build_experiment(
     import torch
 
     steps = steps or plan_steps(config)
-    RunFolder(out_dir).check_usable(force)  # before any work
-    tasks = _tasks(config)  # a task file or ranking path in error: said before the model loads
-    if config.ranking is not None:
-        ranking_file(config.ranking)
+    tasks = check_inputs(config, out_dir, force)  # folder, tasks, ranking, model name: no model
     t0 = time.perf_counter()
     torch.manual_seed(config.seed)
     model = _model(config)

@@ -7,6 +7,7 @@ per cognitive skill (``FILE.json:Retrieval`` names one of them).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from interp_heads.errors import PipelineError, one_line
 from interp_heads.tasks.schema import Task
@@ -42,6 +43,13 @@ def load_any_task(name_or_path: str) -> Task:
     return task
 
 
+def _unnamed(message: str, spec: str) -> str:
+    """A loader's ``<file>: <reason>`` without the file's name, which the line already gives
+    (``task 'capitals': unknown task``); ``<file>:<line>: <reason>`` keeps its line."""
+    name = Path(spec).name
+    return message[len(name) + 2 :] if name and message.startswith(f"{name}: ") else message
+
+
 def _checked(spec: str, load) -> list[Task]:
     """``load(spec)``, its input errors as one-line ``PipelineError``; no task may be empty."""
     try:
@@ -53,7 +61,7 @@ def _checked(spec: str, load) -> list[Task]:
     except (ValueError, TypeError, json.JSONDecodeError) as exc:
         if isinstance(exc, PipelineError):
             raise
-        raise PipelineError(f"task {spec!r}: {one_line(exc)}") from None
+        raise PipelineError(f"task {spec!r}: {_unnamed(one_line(exc), spec)}") from None
     if any(len(task) == 0 for task in tasks):
         raise PipelineError(f"task {spec!r} has no examples")
     return tasks

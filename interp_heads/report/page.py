@@ -118,8 +118,11 @@ def ranking_section(manifest: dict, run_dir: str | os.PathLike = ".") -> str:
         return ""
     ranking = manifest.get("ranking") or {}
     source = ranking.get("source")
-    heads = (manifest.get("config") or {}).get("heads") or []
-    labels = [f"L{h[0]}H{h[1]}" for h in heads if isinstance(h, list | tuple) and len(h) == 2]
+    # the ranking's own order (the manifest records it for --ranking and --heads alike); the
+    # config's heads are empty when they come from a ranking file
+    heads = ranking.get("heads") or (manifest.get("config") or {}).get("heads") or []
+    labels = [h if isinstance(h, str) else f"L{h[0]}H{h[1]}" for h in heads
+              if isinstance(h, str) or (isinstance(h, list | tuple) and len(h) == 2)]  # fmt: skip
     top = ", ".join(labels[:16]) + (" ..." if len(labels) > 16 else "")
     if source:
         href = relative_href(str(ranking.get("path") or source), run_dir)

@@ -13,8 +13,10 @@ from __future__ import annotations
 import io
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads with the first table, not with the store (the CLI's checks)
+    import pandas as pd
 
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 QUOTE = "'"
@@ -43,6 +45,8 @@ def restore_cell(value):
 
 
 def _map_text(frame: pd.DataFrame, func) -> pd.DataFrame:
+    import pandas as pd
+
     out = frame.copy()
     for col in out.columns:
         if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
@@ -76,6 +80,8 @@ _MISSING = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan"
 
 def parse_csv(data: bytes, **kwargs) -> pd.DataFrame:
     """A CSV's bytes as a frame, the :data:`NAME_COLUMNS` as strings exactly as written."""
+    import pandas as pd
+
     header = pd.read_csv(io.BytesIO(data), nrows=0, **kwargs).columns
     names = [c for c in header if restore_cell(str(c)) in NAME_COLUMNS]
     missing = {c: _MISSING for c in header if c not in names}

@@ -20,8 +20,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from interp_heads import store
 from interp_heads.errors import PipelineError
@@ -37,6 +36,9 @@ from interp_heads.store.files import (
     read_plain,
 )
 from interp_heads.store.layout import MARKER, SUBFOLDERS, FolderLayout
+
+if TYPE_CHECKING:  # pandas loads with the first table: a folder check needs no pandas
+    import pandas as pd
 
 MAX_MANIFEST = 64 * 2**20  # a manifest lists a run's files and settings: a few MB at most
 RANKING_COLUMNS = ["task", "rank", "label", "layer", "head", "score", "method"]
@@ -224,6 +226,8 @@ class RunFolder(FolderLayout):
 
     def write_rankings(self, rankings: dict) -> pd.DataFrame:
         """``attribution.parquet`` and ``ranking.csv`` from ``{task: HeadScores}``; the frame."""
+        import pandas as pd
+
         frame = pd.concat([s.to_frame() for s in rankings.values()], ignore_index=True)
         self.write_frame(self.attribution_parquet, frame)
         self.write_frame(self.ranking_csv, frame.sort_values(["task", "rank"])[RANKING_COLUMNS])

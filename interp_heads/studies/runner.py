@@ -50,7 +50,7 @@ def run_study(
     runs_dir: str | Path = "runs",
     *,
     size: str = "full",
-    docs: str | Path = "docs",
+    docs: str | Path | None = None,
     threads: int | None = None,
     force: bool = False,
     quiet: bool = False,
@@ -61,21 +61,33 @@ def run_study(
     cpus_per_run: int = 1,
 ) -> list[Path]:
     """Run or resume every run of study ``name`` (with ``params``) at ``size`` under
-    ``runs_dir``, then write its pages into ``docs``; returns the pages written. ``shared``:
+    ``runs_dir``, then write its pages into ``docs`` (None: :func:`pages_folder`); returns the
+    pages written. Every run's folder, tasks and model name are checked before torch loads. At
+    the small size a run's baseline answers only the rows it ranks and evaluates (``baseline =
+    "needed"``: the same rows, no ``baseline.csv``) unless the study sets ``baseline``.
+    ``shared``:
     the runs share generations through ``<runs_dir>/shared`` (False: each generates its own).
     ``executor``: ``local`` (one run after another, in this process) or ``ray`` (one Ray task a
     run, ``cpus_per_run`` CPUs and torch threads each, on the cluster at ``ray_address`` or a
     local one; runs that read another's folder wait for it: :func:`waves`)."""
-    from interp_heads.pipeline.experiment import attribute_steps, run_experiment, run_pipeline
+    from interp_heads.pipeline.inputs import check_inputs
 
     study = get_study(name, **(params or {})) if isinstance(name, str) else name
     if size not in SIZES:
         raise PipelineError(f"study size {size!r}: choose one of {', '.join(SIZES)}")
+    docs = pages_folder(study.name, size, runs_dir) if docs is None else docs
     runs = study.runs(size)
     check_folders(runs_dir, [run.folder for run in runs], docs, shared)  # before any run
     configs = [
         (run, study_config(run, runs_dir, threads)) for run in runs
     ]  # every config checked first
+    for run, config in configs:
+        if size != "full" and "baseline" not in run.changes:
+            config.baseline = "needed"  # answer rows only until those it ranks and evaluates
+    for run, config in configs:  # no torch yet: a bad input is one line in a fraction of a second
+        check_inputs(config, Path(runs_dir) / run.folder, force, ranking=False)
+    from interp_heads.pipeline.experiment import attribute_steps, run_experiment, run_pipeline
+
     if any(Path(run.folder).parts[:1] == (SHARED,) for run in runs):
         raise PipelineError(
             f"study {study.name}: a run folder is named {SHARED!r}, the shared store's"
@@ -128,6 +140,13 @@ def check_folders(runs_dir, folders: list[str], docs, shared: bool = True) -> No
     if (Path(docs) / "figures").is_symlink():
         raise PipelineError(f"{str(Path(docs) / 'figures')!r} is a symbolic link; a study's "
                             "figures go into a real folder")  # fmt: skip
+
+
+def pages_folder(name: str, size: str, runs_dir: str | Path = "runs") -> Path:
+    """Where a study's pages go when no folder is given: ``docs/`` for the full size (the
+    committed pages), ``<runs>/<name>-small/docs`` for the small one, so a try never writes
+    small-size numbers over the committed pages."""
+    return Path("docs") if size == "full" else Path(runs_dir) / f"{name}-{size}" / "docs"
 
 
 def waves(runs: list[StudyRun]) -> list[list[StudyRun]]:

@@ -107,12 +107,12 @@ def task_name(skill: str) -> str:
 def _items(path: Path) -> tuple[list, bytes]:
     where = shown(path.name)
     if not path.is_file():
-        raise TaskFormatError(f"{where}:0: no such file ({shown(path)})")
+        raise TaskFormatError(f"{where}: no such file ({shown(path)})")
     raw = path.read_bytes()
     try:
         data = json.loads(raw.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
-        raise TaskFormatError(f"{where}:0: not valid UTF-8 (byte {e.start})") from None
+        raise TaskFormatError(f"{where}: not valid UTF-8 (byte {e.start})") from None
     except json.JSONDecodeError as e:
         raise TaskFormatError(f"{where}:{e.lineno}: invalid JSON ({e.msg})") from None
     if not isinstance(data, list) or not data:
@@ -179,7 +179,7 @@ def read_cogqa(spec: str | os.PathLike) -> list[Task]:
     by_skill = _examples(items, path.name, form)
     if only is not None and only not in by_skill:
         raise TaskFormatError(
-            f"{path.name}:0: no sub-question has the skill {only!r} (skills: "
+            f"{path.name}: no sub-question has the skill {only!r} (skills: "
             f"{', '.join(_ordered(by_skill))})"
         )
     sha = hashlib.sha256(raw).hexdigest()

@@ -10,7 +10,8 @@ contains: an answer naming one is wrong; a JSON list, or ``|``-separated in CSV)
 JSON object of per-row facts for breakdowns). The prompt format may be declared by the file: a
 ``fmt`` field (``chat``, ``plain`` or ``cognitive_mirrors``, the same on every row) or a header
 line ``{"fmt": "plain"}`` before the first example (JSONL). Every problem raises
-:class:`TaskFormatError` with a one-line message ``<file>:<line>: <reason>``. See
+:class:`TaskFormatError` with a one-line message ``<file>:<line>: <reason>`` (``<file>: <reason>``
+when no line is at fault: a missing file, an unknown task name). See
 ``docs/tasks.md``.
 """
 
@@ -82,7 +83,8 @@ def _example(row: object, lineno: int, default_task: str, where: str) -> Example
         fail(f"expected a JSON object, got {type(row).__name__}")
     for key in REQUIRED:
         if key not in row or row[key] is None:
-            fail(f"missing field '{key}'{_hint(row, key)}")
+            what = "column" if where.lower().endswith(".csv") else "field"
+            fail(f"missing {what} '{key}'{_hint(row, key, what)}")
     for key in _STRING_FIELDS:
         if key in row and row[key] is not None and not isinstance(row[key], str):
             if key == "id" and isinstance(row[key], int) and not isinstance(row[key], bool):
@@ -131,14 +133,18 @@ def _example(row: object, lineno: int, default_task: str, where: str) -> Example
     )
 
 
-def _hint(row: dict, key: str) -> str:
-    """Why a required field may be missing: a near name (``Prompt``, `` prompt``) or semicolons."""
+def _hint(row: dict, key: str, what: str = "field") -> str:
+    """Why a required field may be missing: a near name (``Prompt``, `` prompt``), semicolons,
+    else the names the row has (a CSV's header columns), so a misnamed one shows."""
     near = [k for k in row if isinstance(k, str) and k.strip().lower() == key and k != key]
     if near:
-        return f" (found {near[0]!r}; field names are lower case, without spaces)"
+        return f" (found {near[0]!r}; {what} names are lower case, without spaces)"
     if any(isinstance(k, str) and ";" in k for k in row):
         return " (the header holds ';': CSV task files are comma-separated)"
-    return ""
+    names = [repr(k) for k in row][:12]
+    more = f" and {len(row) - 12} more" if len(row) > 12 else ""
+    found = f"{what}s found: {', '.join(names)}{more}" if names else f"no {what}s"
+    return f" ({found}; a task needs {' and '.join(map(repr, REQUIRED))})"
 
 
 def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
@@ -148,7 +154,7 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
     try:
         raw = _read(path, where)
     except OSError as exc:  # a name too long, a permission, an I/O error: the input is unusable
-        raise TaskFormatError(f"{where[:80]}:0: cannot read ({exc.strerror or exc})") from None
+        raise TaskFormatError(f"{where[:80]}: cannot read ({exc.strerror or exc})") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -183,7 +189,7 @@ def read_task_file(path: str | os.PathLike, name: str | None = None) -> Task:
             )
         examples.append(ex)
     if not examples:
-        raise TaskFormatError(f"{where}:0: no examples")
+        raise TaskFormatError(f"{where}: no examples")
     if len(fmts) > 1:
         (a, la), (b, lb) = sorted(fmts.items(), key=lambda kv: kv[1])[:2]
         raise TaskFormatError(f"{where}:{lb}: fmt {b!r} differs from fmt {a!r} on line {la}")
@@ -206,15 +212,15 @@ def shown(path) -> str:
 def _read(path: Path, where: str) -> bytes:
     """The file's bytes; ``TaskFormatError`` for a folder, a device or a missing file."""
     if path.is_dir():
-        raise TaskFormatError(f"{where}:0: is a folder, not a task file ({shown(path)})")
+        raise TaskFormatError(f"{where}: is a folder, not a task file ({shown(path)})")
     if path.exists() and not path.is_file():
-        raise TaskFormatError(f"{where}:0: not a regular file ({shown(path)})")
+        raise TaskFormatError(f"{where}: not a regular file ({shown(path)})")
     if not path.is_file():
-        raise TaskFormatError(f"{where}:0: no such file ({shown(path)})")
+        raise TaskFormatError(f"{where}: no such file ({shown(path)})")
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise TaskFormatError(
-            f"{where}:0: {size:,} bytes; a task file holds at most {MAX_FILE_BYTES:,}"
+            f"{where}: {size:,} bytes; a task file holds at most {MAX_FILE_BYTES:,}"
         )
     return path.read_bytes()
 
@@ -238,7 +244,7 @@ def load_task(name_or_path: str | os.PathLike) -> Task:
         path = data_dir() / f"{key}.jsonl"
         if not path.is_file():
             raise TaskFormatError(
-                f"{path.name}:0: built-in task file missing; rebuild it with "
+                f"{path.name}: built-in task file missing; rebuild it with "
                 "`python -m interp_heads.tasks.builder`"
             )
         task = read_task_file(path, name=key)
@@ -247,7 +253,7 @@ def load_task(name_or_path: str | os.PathLike) -> Task:
     path = Path(name_or_path)
     if not path.exists() and path.suffix == "":
         raise TaskFormatError(
-            f"{path.name}:0: unknown task (built-in tasks: {', '.join(BUILTIN_TASKS)}; "
+            f"{path.name}: unknown task (built-in tasks: {', '.join(BUILTIN_TASKS)}; "
             "or give a .jsonl/.csv path)"
         )
     return read_task_file(path)

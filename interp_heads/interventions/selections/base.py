@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from interp_heads.errors import InputError
 from interp_heads.heads import Head
 from interp_heads.registry import Registry
+
+if TYPE_CHECKING:  # numpy loads with the first draw: a config's check needs none
+    import numpy as np
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,8 @@ SELECTIONS: Registry[type[Selection]] = Registry("selection")
 
 def rng(*parts) -> np.random.Generator:
     """A generator seeded by ``parts`` (stable across processes and platforms)."""
+    import numpy as np
+
     digest = hashlib.sha256(repr(parts).encode()).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "little"))
 

@@ -43,6 +43,11 @@ class Backend:
         """The model ``spec`` names (``models.load.load_model`` resolved device and dtype)."""
         raise NotImplementedError(f"backend {self.name!r} loads no model")
 
+    def check_name(self, spec: str) -> None:
+        """Refuse (``ModelLoadError``, one line) a model spec that is no path and no name this
+        backend loads, without importing torch (``models.names.check_model_name``, before the
+        command line's heavy imports); the default leaves it to :meth:`load`."""
+
     def tiny(self, device: str | None = None):
         """The random ``tiny`` test model on this backend (model spec ``"tiny"``)."""
         raise NotImplementedError(f"backend {self.name!r} has no tiny model")

@@ -37,7 +37,7 @@ class HookedBackend(Backend):
 
     # ----------------------------------------------------------------------------- loading
     def load(self, spec, device, dtype, *, use_cache=True, n_devices=1):
-        from interp_heads.models.convert import ModelLoadError
+        from interp_heads.models.names import unknown_model
         from interp_heads.models.sources import EMBEDDED, embedded_gguf_path, is_embedded
         from interp_heads.models.tl_compat import get_official_model_name
 
@@ -51,16 +51,20 @@ class HookedBackend(Backend):
         try:
             official = get_official_model_name(spec)
         except ValueError:
-            raise ModelLoadError(
-                f"unknown model {spec!r}: pass {EMBEDDED!r} (embedded, offline), a TransformerLens "
-                "official model name (e.g. 'gpt2', 'Qwen/Qwen2.5-0.5B'), a local Hugging Face model "
-                "folder or a local .gguf file"
-            ) from None
+            raise unknown_model(spec) from None
         from interp_heads.models.official import load_official
 
         model = load_official(official, device, dtype, n_devices)
         model.interp_heads_source = {"spec": official, "sha256": None}
         return model
+
+    def check_name(self, spec):
+        """Only TransformerLens' official names (read from its source, not imported)."""
+        from interp_heads.models.names import official_names, unknown_model
+
+        names = official_names()
+        if names is not None and spec.lower() not in names:
+            raise unknown_model(spec)
 
     def tiny(self, device=None):
         """``models.tiny.tiny_model()``: random TransformerLens weights (built on the CPU, then

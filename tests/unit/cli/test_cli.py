@@ -84,6 +84,15 @@ def test_attribute_and_ablate_write_their_files(earlier):
     assert {"summary.csv", "generations.jsonl", "index.html"} <= {p.name for p in abl.iterdir()}
 
 
+def test_the_ablate_page_names_the_rankings_order(earlier):
+    """The page's "order:" is the masked ranking's, read from ranking.csv here (it said "none"
+    when the heads came from a ranking: the config's heads are empty then)."""
+    labels = pd.read_csv(earlier / "attr" / "ranking.csv").sort_values("rank").label.tolist()
+    top = ", ".join(labels[:16]) + (" ..." if len(labels) > 16 else "")
+    html = (earlier / "abl" / "index.html").read_text()
+    assert f"order: {top}.</p>" in html and "order: none" not in html
+
+
 def test_ablate_explicit_heads_and_report(earlier, tmp_path, capsys):
     out = tmp_path / "heads"
     assert (
@@ -112,6 +121,7 @@ def test_ablate_explicit_heads_and_report(earlier, tmp_path, capsys):
     )
     gens = pd.read_json(out / "generations.jsonl", lines=True)
     assert set(gens.query("selection == 'TopK'").heads) == {"L0H1,L2H3"}
+    assert "order: L0H1, L2H3.</p>" in (out / "index.html").read_text()
     (earlier / "run" / "index.html").unlink()
     assert cli("report", earlier / "run") == 0
     assert (earlier / "run" / "index.html").exists()
