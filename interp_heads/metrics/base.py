@@ -48,7 +48,7 @@ class Metric(ABC):
         per_condition: scored from the masked model's logits by one forward pass per condition
             (``metrics.logits``), not from the answers: the sweep never calls its ``score``.
         proportion: every score is 0 or 1, so a cell's mean is a proportion and gets an exact
-            (Wilson) interval (``sweep.stats.summarize``).
+            (Clopper-Pearson) interval (``sweep.stats.summarize``).
     """
 
     name: str = ""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads.sweep.inference import holm
+from interp_heads.sweep import verdict as rule
 
 FIGURE = "spec_curve"  # docs/figures/<FIGURE>.svg
 PROTOCOL = {
@@ -25,8 +25,16 @@ def protocol(end: str) -> str:
 
 
 def collapses(verdict: str) -> bool:
-    """Whether a cell's verdict is a decided yes (not 'yes, but too few ...')."""
-    return verdict == "yes"
+    """Whether a cell's verdict is a decided yes (``sweep.verdict.is_yes``)."""
+    return rule.is_yes(verdict)
+
+
+def decide_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every cell's verdict by ``sweep.verdict``'s rule, Holm over all of the frame's cells (the
+    page's family); an ``undecided`` column passes its reasons. ``p_holm`` joins the frame."""
+    if frame.empty:
+        return frame
+    return rule.decide(frame, diff="effect", p="p", n="n", draws="draws", out="verdict")
 
 
 def _mark(row) -> str:
@@ -111,21 +119,26 @@ def cells_table(frame: pd.DataFrame) -> list[str]:
     from interp_heads.figures.spec_curve import cell_id
 
     cols = ["cell", "task", "k", "metric", "unmasked", "TopK", "RandomK", "TopK - RandomK [95% CI]",
-            "p", "Holm p", "n", "draws", "detectable", "collapses?"]  # fmt: skip
+            "p", "Holm p", "n", "draws", "detectable", "collapses?", "3x ratio",
+            "rule's error rates"]  # fmt: skip
     out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
-    adj = pd.Series(holm(frame.p.to_numpy(float)), index=frame.index)
+    frame = decide_cells(frame)
+    adj, cal = frame.p_holm, rule.load_calibration()
     for i, r in frame.iterrows():
         out.append("| " + " | ".join([
             cell_id(r), r.task, str(r.k_heads), r.metric, f"{r.baseline:.2f}", f"{r.topk:.2f}",
             f"{r.randomk:.2f}", f"{r.effect:+.2f} [{r.effect_low:+.2f}, {r.effect_high:+.2f}]",
             f"{r.p:.3f}", f"{adj[i]:.3f}", str(r.n), str(r.draws), f"{r.mde:.2f}", r.verdict,
+            rule.ratio_reading(r.baseline - r.topk, r.baseline - r.randomk),
+            rule.error_rates(r.n, r.draws, calibration=cal),
         ]) + " |")  # fmt: skip
     return out
 
 
 INTRO = (
-    "the seed claim (TopK collapses a task against RandomK: TopK's drop at least 3x RandomK's and "
-    "the paired 95% interval of TopK - RandomK below 0 with p < 0.05) in every cell one choice "
+    "the seed claim (TopK collapses a task against RandomK: TopK below RandomK with the Holm "
+    "p < 0.05 of the exact test with examples and RandomK draws as random factors, Holm over "
+    "every cell of this page; the 3x drop ratio is a secondary reading) in every cell one choice "
     "away from the Cognitive Mirrors protocol or from the causal one "
     "(`interp_heads/studies/spec_curve.py`)."
 )
@@ -146,6 +159,7 @@ def write_page(
     from interp_heads.figures.spec_curve import plot_spec_curve
 
     docs.mkdir(parents=True, exist_ok=True)
+    frame = decide_cells(frame)
     page, written = docs / f"{stem}.md", []
     tasks = list(dict.fromkeys(frame.task))
     flips = flip_rows(frame, ends, names)
@@ -176,9 +190,12 @@ def write_page(
         "",
         "## Every cell",
         "",
-        "p: the exact paired sign-flip test over examples; Holm p: adjusted over every row of "
-        "this table; n: evaluated examples; draws: RandomK draws; detectable: the smallest "
-        "TopK - RandomK the cell detects at 80% power (docs/method.md).",
+        "p: the exact test with examples and RandomK draws as random factors "
+        "(interp_heads.sweep.exact; the interval inverts it); Holm p: adjusted over every row of "
+        "this table, and what decides; n: evaluated examples; draws: RandomK draws; detectable: "
+        "the smallest TopK - RandomK the cell detects at 80% power (docs/method.md); 3x ratio: "
+        "the seed claim's drop ratio, a secondary reading; rule's error rates: the verdict "
+        "rule's false-positive rate and power at the cell's n (docs/calibration.md).",
         "",
         *cells_table(frame),
         "",
