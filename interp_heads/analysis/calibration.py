@@ -23,8 +23,13 @@ Null kinds (``kind``), each a replicate = one cell:
 - ``random_weights``: every head set alike (no head specific to the task; the draws differ only
   by example noise): what a model with no task-specific head gives;
 - ``tiny_model``: the same relabelling on a real (random-weight) tiny HookedTransformer per
-  replicate, masked generation of one token, heads zero-ablated, score = the unmasked model's
-  token kept (``testing``-free: built here, seeded), so the heads' real heterogeneity enters.
+  family, masked generation of one token, heads zero-ablated, score = the unmasked model's
+  token kept (built here, seeded), so the heads' real heterogeneity enters;
+- ``label_permuted``: on the same kind of model, TopK ranked by single-head ablation on a task
+  whose labels are permuted (:func:`tiny_family` with ``permuted``), so its ranking carries no
+  task information. Where such a ranking still picks heads that move every output, the rule's
+  "yes" is partly true (those heads matter for the score), so this rate bounds the false
+  positives from above.
 
 Power (``kind = "power"``): TopK's per-example drop planted at known sizes (``effect``: the
 probability that TopK loses an example RandomK's population keeps), on the same simulated draw
@@ -46,7 +51,7 @@ RULES = ("ratio_3x", "sweep_raw", "holm_exact")
 FAMILY = 8  # a page's cells: 4 tasks x 2 k (docs/compare.md per protocol)
 ALPHA = 0.05
 CRITICAL = 0.3  # the share of random draws that hold a critical head
-EFFECTS = (0.3, 0.5, 0.7)  # planted per-example drop probabilities of TopK
+EFFECTS = (0.3, 0.5, 0.7, 1.0)  # planted per-example drop probabilities of TopK (1: TopK 0)
 
 
 def draw_levels(rng: np.random.Generator, size, heavy: bool = True) -> np.ndarray:
@@ -130,12 +135,17 @@ def _row(rule, kind, n, draws, replicates, positives, effect=0.0) -> dict:
     return row | {"fpr": rate, "fpr_low": lo, "fpr_high": hi}
 
 
-def tiny_family(seed: int, n: int, draws: int, k: int = 2, gain: float = 2.0) -> list:
+def tiny_family(
+    seed: int, n: int, draws: int, k: int = 2, gain: float = 2.0, permuted: bool = False
+) -> list:
     """A family of :data:`FAMILY` ``tiny_model`` cells on one random-weight attention-only
     HookedTransformer (2 layers x 4 heads, seed ``seed``; ``W_O`` scaled by ``gain`` so that a
     head moves the output): per cell ``n`` random prompts and ``draws + 1`` random sets of ``k``
     heads zero-ablated at ``hook_z``; score 1 when the masked model's next token is the unmasked
-    one's. The first set of each cell plays TopK."""
+    one's. The first set of each cell plays TopK; with ``permuted`` TopK is instead the ``k``
+    heads whose single ablation lowers most the log-probability of permuted labels (each of ``n``
+    further prompts labelled with another prompt's unmasked token): a ranking made on a task whose
+    labels carry nothing, the label-permuted null."""
     import torch
     from transformer_lens import HookedTransformer, HookedTransformerConfig
 
@@ -156,14 +166,34 @@ def tiny_family(seed: int, n: int, draws: int, k: int = 2, gain: float = 2.0) ->
             prompts = torch.randint(0, cfg.d_vocab, (n, 8), generator=gen)
             base = model(prompts)[:, -1].argmax(-1)
             scores = []
-            for _ in range(draws + 1):
-                chosen = [heads[i] for i in rng.choice(len(heads), size=k, replace=False)]
+            sets_of = [
+                [heads[i] for i in rng.choice(len(heads), size=k, replace=False)]
+                for _ in range(draws + 1)
+            ]
+            if permuted:
+                sets_of[0] = _permuted_topk(model, heads, k, n, gen, cfg.d_vocab)
+            for chosen in sets_of:
                 hooks = [(f"blocks.{layer}.attn.hook_z", _zero(h)) for layer, h in chosen]
                 out = model.run_with_hooks(prompts, fwd_hooks=hooks)[:, -1].argmax(-1)
                 scores.append((out == base).float().numpy())
             sets = np.stack(scores)
             cells.append((sets[0], sets[1:]))
     return cells
+
+
+def _permuted_topk(model, heads, k, n, gen, vocab) -> list:
+    """The ``k`` heads ranked first by the mean drop of log p(permuted label) when ablated."""
+    import torch
+
+    prompts = torch.randint(0, vocab, (n, 8), generator=gen)
+    logits = model(prompts)[:, -1]
+    labels = logits.argmax(-1)[torch.randperm(n, generator=gen)]
+    base = logits.log_softmax(-1)[torch.arange(n), labels]
+    drops = []
+    for layer, h in heads:
+        out = model.run_with_hooks(prompts, fwd_hooks=[(f"blocks.{layer}.attn.hook_z", _zero(h))])
+        drops.append(float((base - out[:, -1].log_softmax(-1)[torch.arange(n), labels]).mean()))
+    return [heads[i] for i in np.argsort(drops)[::-1][:k]]
 
 
 def _zero(head: int):
@@ -174,12 +204,15 @@ def _zero(head: int):
     return hook
 
 
-def run_tiny(n: int, draws: int, replicates: int, seed: int) -> list:
-    """:func:`rows_for` on ``tiny_model`` cells: one random-weight model per family."""
+def run_tiny(n: int, draws: int, replicates: int, seed: int, permuted: bool = False) -> list:
+    """:func:`rows_for` on ``tiny_model`` cells (``label_permuted`` with ``permuted``): one
+    random-weight model per family."""
     hits = dict.fromkeys(RULES, 0)
     for start in range(0, replicates, FAMILY):
         size = min(FAMILY, replicates - start)
-        for c in family_calls(tiny_family(seed + start, n, draws))[:size]:
+        cells = tiny_family(seed + start, n, draws, permuted=permuted)
+        for c in family_calls(cells)[:size]:
             for r in RULES:
                 hits[r] += int(c[r])
-    return [_row(r, "tiny_model", n, draws, replicates, hits[r]) for r in RULES]
+    kind = "label_permuted" if permuted else "tiny_model"
+    return [_row(r, kind, n, draws, replicates, hits[r]) for r in RULES]

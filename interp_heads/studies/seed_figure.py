@@ -34,6 +34,7 @@ from interp_heads.studies.seed_figure_tables import (
 )
 from interp_heads.sweep import stats
 from interp_heads.sweep.inference import holm
+from interp_heads.sweep.verdict import error_rates, load_calibration
 
 FIGURES = {"default": "results_literal_k", "scaled": "results_scaled_k"}  # docs/figures/<name>.svg
 # Sections other make targets write between these lines, kept when make demo regenerates the page
@@ -206,6 +207,7 @@ def render(
     parts += ["## Significance, every k (accuracy; TopK minus each random control)", ""]
     sig = default["sig"][default["sig"].metric == "accuracy"]
     sig = sig.assign(p_holm=holm(sig["p_value"]))  # this table's cells: one family
+    cal = load_calibration()
     parts += [
         md(
             [
@@ -221,6 +223,7 @@ def render(
                     if not stats.too_few(r.n_examples, r.n_draws)
                     else "",
                     "verdict": stats.verdict(r),
+                    "rule's error rates": error_rates(r.n_examples, r.n_draws, calibration=cal),
                     "drop ratio": stats.drops_text(r.top_drop, r.control_drop),
                     "n": f"{int(r.n_examples)} ex, {int(r.n_draws)} draws",
                 }

@@ -96,6 +96,8 @@ def test_verdict_numbers_by_hand(runs):
     assert v.p_value.min() == r.p_value and row["p (Holm)"] == stats.format_p(m * r.p_value)
     assert row["TopK - RandomK [95% CI]"] == "-0.50 [-0.50, -0.50]"
     assert table.loc[("retrieval", "causal", "16 (elbow)"), "TopK collapses the task?"] == "yes"
+    rates = table["rule's error rates"]  # every verdict row names its rule's error rates
+    assert rates.str.startswith("FPR ").all() or (rates == "not calibrated").all()
 
 
 def test_one_random_draw_cannot_decide(runs):
