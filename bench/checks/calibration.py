@@ -44,7 +44,10 @@ def main(argv=None) -> int:
             for i, kind in enumerate(("randomk_vs_randomk", "random_weights")):
                 rows += cal.rows_for(kind, n, draws, args.replicates, seed=seed + i)
             for j, effect in enumerate(cal.EFFECTS):
-                rows += cal.rows_for("power", n, draws, args.replicates, seed + 10 + j, effect)
+                for m, kind in enumerate(cal.POWER_KINDS):
+                    rows += cal.rows_for(
+                        kind, n, draws, args.replicates, seed + 10 + 5 * j + m, effect
+                    )
     times["simulated"] = time.perf_counter() - t0
     t2 = time.perf_counter()
     cells = [
@@ -89,8 +92,8 @@ def _write(args, rows, cells, diffs, times) -> None:
 def render(payload: dict) -> str:
     """docs/calibration.md from the JSON payload."""
     rows = payload["rows"]
-    nulls = [r for r in rows if r["kind"] != "power"]
-    power = [r for r in rows if r["kind"] == "power"]
+    nulls = [r for r in rows if r["kind"] not in cal.POWER_KINDS]
+    power = [r for r in rows if r["kind"] in cal.POWER_KINDS]
     out = [
         "# Calibration of the TopK-vs-RandomK verdict",
         "",
@@ -116,10 +119,10 @@ def render(payload: dict) -> str:
         "",
         "## Power (TopK's per-example drop planted at a known probability; simulated records)",
         "",
-        "| rule | n | draws | planted drop | replicates | power [95% CI] |",
-        "|---|---|---|---|---|---|",
+        "| rule | draws population | n | draws | planted drop | replicates | power [95% CI] |",
+        "|---|---|---|---|---|---|---|",
         *(
-            f"| {r['rule']} | {r['n']} | {r['draws']} | {r['effect']:g} | {r['replicates']} | "
+            f"| {r['rule']} | {_population(r['kind'])} | {r['n']} | {r['draws']} | {r['effect']:g} | {r['replicates']} | "
             f"{r['power']:.3f} [{r['power_low']:.3f}, {r['power_high']:.3f}] |"
             for r in power
         ),
@@ -151,6 +154,10 @@ def render(payload: dict) -> str:
     return "\n".join(out)
 
 
+def _population(kind: str) -> str:
+    return "heavy-tailed" if kind == "power" else "light"
+
+
 def choice(rows: list[dict]) -> list[str]:
     """Sentences from the numbers: which rules hold a false-positive rate of at most 0.05 in
     every null kind, and the pages' rule's power at each n and draws."""
@@ -158,7 +165,7 @@ def choice(rows: list[dict]) -> list[str]:
 
     out = []
     for draws in sorted({r["draws"] for r in rows}):
-        nulls = [r for r in rows if r["kind"] != "power" and r["draws"] == draws]
+        nulls = [r for r in rows if r["kind"] not in cal.POWER_KINDS and r["draws"] == draws]
         worst = {}
         for r in nulls:
             worst[r["rule"]] = max(worst.get(r["rule"], 0.0), r["fpr"])
@@ -170,18 +177,20 @@ def choice(rows: list[dict]) -> list[str]:
             + ", ".join(f"`{r}` {f:.3f}" for r, f in worst.items())
             + "."
         )
-        mine = [
-            r for r in rows if r["kind"] == "power" and r["draws"] == draws and r["rule"] == RULE
-        ]
-        by_n = {}
-        for r in mine:
-            by_n.setdefault(r["n"], []).append(f"{r['power']:.2f} at drop {r['effect']:g}")
-        if by_n:
-            out.append(
-                f"- The pages' rule `{RULE}` (`interp_heads.sweep.verdict`) at {draws} draws: power "
-                + "; ".join(f"n = {n}: {', '.join(v)}" for n, v in by_n.items())
-                + "."
-            )
+        for kind in cal.POWER_KINDS:
+            mine = [
+                r for r in rows if r["kind"] == kind and r["draws"] == draws and r["rule"] == RULE
+            ]
+            by_n = {}
+            for r in mine:
+                by_n.setdefault(r["n"], []).append(f"{r['power']:.2f} at drop {r['effect']:g}")
+            if by_n:
+                out.append(
+                    f"- The pages' rule `{RULE}` (`interp_heads.sweep.verdict`) at {draws} draws, "
+                    f"{_population(kind)} draws: power "
+                    + "; ".join(f"n = {n}: {', '.join(v)}" for n, v in by_n.items())
+                    + "."
+                )
     return out
 
 

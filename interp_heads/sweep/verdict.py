@@ -39,6 +39,7 @@ ALPHA = 0.05
 RULE = "holm_exact"  # the calibration's name for the rule below
 RATIO_RULE = "ratio_3x"  # the seed claim's rule, kept as a secondary reading
 CLAIM_RATIO = 3.0  # TopK's drop at least this many times RandomK's (the seed claim)
+POWER_WORDS = {"power": "", "power_light": " (draws without a heavy tail)"}
 CALIBRATION = Path(__file__).resolve().parents[2] / "docs" / "calibration.json"
 
 
@@ -141,20 +142,22 @@ def error_rates(
     ns = sorted({int(r["n"]) for r in rows})
     below = [m for m in ns if m <= int(n_examples)]
     at = below[-1] if below else ns[0]
-    nulls = [r for r in rows if int(r["n"]) == at and r["kind"] != "power"]
-    power = [r for r in rows if int(r["n"]) == at and r["kind"] == "power"]
+    nulls = [r for r in rows if int(r["n"]) == at and "fpr" in r]
     text = ""
     if nulls:
         worst = max(nulls, key=lambda r: r["fpr"])
         text = f"FPR {worst['fpr']:.2f} [{worst['fpr_low']:.2f}, {worst['fpr_high']:.2f}]"
-    if power:
-        power = sorted(power, key=lambda r: r["effect"])
-        text += (
-            "; power "
-            + " / ".join(f"{r['power']:.2f}" for r in power)
-            + " at drop "
-            + " / ".join(f"{r['effect']:g}" for r in power)
+    for kind, words in POWER_WORDS.items():
+        power = sorted(
+            (r for r in rows if int(r["n"]) == at and r["kind"] == kind), key=lambda r: r["effect"]
         )
+        if power:
+            text += (
+                f"; power{words} "
+                + " / ".join(f"{r['power']:.2f}" for r in power)
+                + " at drop "
+                + " / ".join(f"{r['effect']:g}" for r in power)
+            )
     return f"{text} (calibrated at n = {at}, {int(n_draws)} draws)" if text else "not calibrated"
 
 

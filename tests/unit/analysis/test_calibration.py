@@ -21,9 +21,10 @@ def test_rows_carry_exact_intervals():
 
 
 def test_a_planted_collapse_is_found_with_enough_draws():
-    """TopK loses every example (drop probability 1): with 20 draws each rule says yes."""
-    rows = cal.rows_for("power", 48, 20, 8, seed=1, effect=1.0)
-    assert all(r["power"] == 1.0 for r in rows)
+    """TopK loses every example (drop probability 1): with 20 draws both tests say yes; the 3x
+    ratio need not (RandomK's heavy-tailed drop is often above a third)."""
+    rows = {r["rule"]: r for r in cal.rows_for("power", 48, 20, 8, seed=1, effect=1.0)}
+    assert rows["holm_exact"]["power"] == 1.0 and rows["sweep_raw"]["power"] == 1.0
 
 
 def test_holm_over_the_family_by_hand():
