@@ -238,9 +238,9 @@ def _sweep_sections(run: dict, figs: dict) -> list[str]:
         "<h2>TopK vs RandomK at each k</h2>",
         topk_vs_random_table(run.get("summary"), run.get("significance")),
         "<h2>Is TopK lower than the random controls?</h2>",
-        '<p class="note">TopK minus control, mean [95% CI] from a paired bootstrap over examples '
-        "and random draws; p: two-sided exact paired sign-flip test over examples, p (Holm): "
-        "adjusted over this table's rows; detectable: the smallest difference the row detects "
+        '<p class="note">TopK minus control, mean [95% CI] inverting the test; p: the exact test '
+        "with examples and random draws as random factors (sweep.exact), p (Holm): adjusted "
+        "over this table's rows, and what decides; detectable: the smallest difference the row detects "
         "with 80% power. A verdict needs at least "
         f"{stats.MIN_EXAMPLES} evaluated examples and {stats.MIN_DRAWS} random draws (why: "
         "<code>interp_heads.sweep.stats</code>); cells whose CI excludes 0 and p < 0.05 with "

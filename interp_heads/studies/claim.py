@@ -2,7 +2,7 @@
 metrics (docs/<name>.md, from ``interp-heads study claim --param task=... --param ranking=...``).
 
 The claim is the one the toolkit makes by default: masking the ranking's top k heads collapses
-the task against masking k random heads (``studies.compare_tables.collapses``), under mean
+the task against masking k random heads (``sweep.verdict.collapse``), under mean
 ablation at every position, scored by accuracy (:data:`END`). Each cell changes one choice:
 the intervention (zero, resample, the Cognitive Mirrors x1e-4 scale), the scope (the last
 position of each pass; every generated position with the prompt unmasked) or the metric (the
@@ -88,8 +88,9 @@ class Claim(Study):
         intro = (
             f"the claim that masking the top {self.param('k')} heads of the ranking "
             f"{md(self.param('ranking'))} collapses the task {md(self.param('task'))} against "
-            f"masking {self.param('k')} random heads (TopK's drop at least 3x RandomK's, the "
-            "paired 95% interval of TopK - RandomK below 0 and p < 0.05), under mean ablation at "
+            f"masking {self.param('k')} random heads (TopK below RandomK with the Holm p < 0.05 "
+            "of the exact test with examples and RandomK draws as random factors, Holm over the "
+            "page's cells; the 3x drop ratio a secondary reading), under mean ablation at "
             "every position scored by accuracy, and with each of those choices changed "
             "(`interp_heads/studies/claim.py`)."
         )

@@ -86,6 +86,9 @@ def load_runs(out: Path) -> dict[str, dict]:
 def sections(runs: dict[str, dict]) -> list[dict]:
     """The page after its figure: ``{"title", "note", "table" or "items"}`` per section."""
     verdicts = {n: ct.verdict_frame(r, n) for n, r in runs.items()}
+    page = [v for v in verdicts.values() if len(v)]  # the page's cells: one Holm family
+    page = ct.decide(pd.concat(page, ignore_index=True)) if page else pd.DataFrame()
+    verdicts = {n: page[page.protocol == n] if len(page) else v for n, v in verdicts.items()}
     both = [verdicts[n] for n in PROTOCOLS if n in verdicts]
     verdict = pd.concat(both, ignore_index=True) if both else pd.DataFrame()
     agree = None
@@ -99,13 +102,16 @@ def sections(runs: dict[str, dict]) -> list[dict]:
             "note": "Per task and protocol, at the task's elbow k (the study's find_elbow_point "
             f"on each run's own ranking) and at k = {ct.FIXED_K}, on each protocol's accuracy "
             "metric: the means, TopK's drop from the unmasked score over RandomK's (drop ratio), "
-            "TopK minus RandomK with its 95% interval (paired bootstrap over examples and "
-            "RandomK draws), the two-sided p of the exact paired sign-flip test over examples and "
-            "its Holm adjustment over this table's cells, the smallest difference detectable "
-            "with 80% power (interp_heads.sweep.stats; blank for runs made before it), the "
-            "examples and draws. Yes: the interval lies "
-            f"below 0 and the drop ratio is at least {ct.CLAIM_RATIO:g}x (the study's claim); a "
-            f"verdict needs {ct.stats.MIN_EXAMPLES} examples and {ct.stats.MIN_DRAWS} draws.",
+            "TopK minus RandomK with its 95% interval and the two-sided p of the exact test "
+            "with examples and RandomK draws as random factors (the interval inverts that test: "
+            "it holds 0 exactly when p >= 0.05), its Holm adjustment over every verdict cell of "
+            "this page's runs, the smallest difference detectable with 80% power "
+            "(interp_heads.sweep.stats; blank for runs made before it), the examples and draws. "
+            "Yes: TopK below RandomK with Holm p < 0.05 (interp_heads.sweep.verdict); the drop "
+            f"ratio's {ct.CLAIM_RATIO:g}x (the study's claim) is a secondary reading in brackets; "
+            f"a verdict needs {ct.stats.MIN_EXAMPLES} examples and {ct.stats.MIN_DRAWS} draws. "
+            "The last column: the rule's false-positive rate and power measured on null and "
+            "planted replicates at the cell's n (docs/calibration.md).",
             "table": ct.verdict_table(verdict),
         })  # fmt: skip
     if agree is not None:

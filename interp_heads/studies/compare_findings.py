@@ -46,18 +46,18 @@ def _collapse(v: pd.DataFrame, who: str) -> str:
         g = v[v.point == at]
         if g.empty:
             continue
-        yes = g[g.collapses.str.startswith("yes")]
+        yes = g[g.collapses == "yes"]
         tasks = f" ({', '.join(yes.task)})" if len(yes) else ""
         ratios = _ratios(g)
         bits.append(f"in {len(yes)} of {g.task.nunique()} tasks {label}{tasks}{ratios}")
     if not bits:
         return ""
     caveat = ""
-    undecided = v[v.collapses.str.contains("too few")]
+    undecided = v[v.collapses.str.startswith("undecided")]
     if len(undecided):
         caveat = (
-            f"; {len(undecided)} of {len(v)} cells have too few examples or draws for a verdict"
-            " by the toolkit's rule (sweep.stats)"
+            f"; {len(undecided)} of {len(v)} cells are undecided (too few examples or draws, or "
+            "a metric that cannot show a drop there: sweep.verdict)"
         )
     blind = v[v.collapses.str.startswith("undecided: ")]
     for why in dict.fromkeys(blind.collapses.str[len("undecided: ") :]):

@@ -4,9 +4,9 @@ agreement and what each of the study's choices changes.
 A run here is a dict of its folder's tables: ``manifest`` (dict), ``summary`` (one row per task,
 selection, k and metric), ``sig`` (``significance.csv``: TopK minus each random control, from
 ``interp_heads.sweep.stats.significance``) and ``ranking``. Every number is read from those; the
-verdict is computed here from the Cognitive Mirrors claim (TopK's drop at least
-:data:`~interp_heads.studies.seed_figure_tables.CLAIM_RATIO` times RandomK's, the paired interval of
-TopK minus RandomK below 0) and the counts a verdict needs (``stats.too_few``).
+verdict is ``sweep.verdict``'s rule (the Holm-adjusted p of the exact test over the page's cells
+decides), with the Cognitive Mirrors claim's drop ratio (at least
+:data:`~interp_heads.sweep.verdict.CLAIM_RATIO` times RandomK's) shown as a secondary reading.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from interp_heads.studies.seed_figure_tables import CLAIM_RATIO
 from interp_heads.sweep import stats
-from interp_heads.sweep.inference import holm
+from interp_heads.sweep import verdict as rule
+from interp_heads.sweep.verdict import CLAIM_RATIO  # noqa: F401 (the pages' wording reads it)
 
 FIXED_K = 32  # the k every protocol is judged at beside its elbow k
 CONTROL = "RandomK"
@@ -39,30 +39,19 @@ def judged_ks(run: dict, task: str) -> list[tuple[str, int]]:
     return out + [(f"k = {FIXED_K}", FIXED_K)]
 
 
-def collapses(top_drop, control_drop, diff_high, n_examples, n_draws, significant=True) -> str:
-    """``yes`` / ``no`` / why it cannot be decided, for TopK against RandomK in one cell: yes when
-    TopK's drop is at least CLAIM_RATIO x RandomK's and TopK - RandomK is below 0: its 95%
-    interval below 0 and the cell ``significant`` by ``stats.paired_difference``'s rule."""
-    if any(v != v for v in (top_drop, control_drop, diff_high)):
-        return "no data"
-    ratio_ok = control_drop <= 0 < top_drop or (
-        control_drop > 0 and top_drop / control_drop >= CLAIM_RATIO
-    )
-    below = diff_high < 0 and bool(significant)
-    why = stats.too_few(n_examples, n_draws)
-    if why:
-        return f"{'yes' if ratio_ok and below else 'no'}, but {why}"
-    return "yes" if ratio_ok and below else "no"
+def collapses(diff, p_holm, n_examples, n_draws, undecided=None) -> str:
+    """The verdict of one cell: ``sweep.verdict.collapse`` (its one home)."""
+    return rule.collapse(diff, p_holm, n_examples, n_draws, undecided=undecided)
 
 
 def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
     """One row per task and judged k (:func:`judged_ks`) of the accuracy metric: the unmasked
     score, each selection's mean, TopK's and RandomK's drops, TopK minus RandomK with its 95%
-    interval and p (``stats.paired_difference``), the counts and the verdict (:func:`collapses`;
+    interval and p (``stats.paired_difference``), the counts and the verdict (:func:`decide`: Holm
+    over this frame's rows; a page of several frames decides their concatenation again;
     "undecided: <reason>" where the metric cannot score the task's format or its unmasked score
     is below the metric's floor: ``metrics.scorable``)."""
     from interp_heads.metrics.scorable import scorable
-    from interp_heads.studies.undecided import verdict
 
     metric = accuracy_metric(run)
     s, sig = run["summary"], run["sig"]
@@ -83,12 +72,14 @@ def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
             row.update(_sig_part(g))
             fmt = (run["manifest"].get("fmt") or {}).get(task)  # what the metric can score
             row["undecided"] = scorable(metric, fmt, row["unmasked"]) if metric else None
-            row["collapses"] = verdict(
-                collapses, row["top_drop"], row["control_drop"], row["diff_high"],
-                row["n_examples"], row["n_draws"], row["significant"], row["undecided"],
-            )  # fmt: skip
             rows.append(row)
-    return pd.DataFrame(rows)
+    return decide(pd.DataFrame(rows))
+
+
+def decide(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame``'s ``p_holm`` over its rows (the page's family) and its ``collapses`` verdict
+    (``sweep.verdict.decide``; an ``undecided`` column passes its reasons)."""
+    return rule.decide(frame) if len(frame) else frame
 
 
 def _sig_part(g) -> dict:
@@ -110,13 +101,22 @@ def verdict_table(frame: pd.DataFrame) -> pd.DataFrame:
     over the table's rows (the page's cells), the detectable difference is the stored
     ``sweep.stats`` one (blank for runs made before it)."""
     show = [s for s in SHOWN if s in frame and frame[s].notna().any()]
-    frame = frame.assign(p_holm=holm(frame["p_value"])) if len(frame) else frame
+    frame = frame if "p_holm" in frame or frame.empty else decide(frame)
+    cal = rule.load_calibration()
     out = []
     for r in frame.itertuples(index=False):
         row = {"task": r.task, "protocol": r.protocol, "k": _k_text(r.point, r.k)}
         row["unmasked"] = _num(r.unmasked)
         row.update({sel: _num(getattr(r, sel)) for sel in show})
-        row["drop ratio"] = stats.drops_text(r.top_drop, r.control_drop)
+        row["drop ratio"] = " ".join(
+            filter(
+                None,
+                (
+                    stats.drops_text(r.top_drop, r.control_drop),
+                    _paren(rule.ratio_reading(r.top_drop, r.control_drop)),
+                ),
+            )
+        )
         row["TopK - RandomK [95% CI]"] = (
             f"{r.diff:+.2f} [{r.diff_low:+.2f}, {r.diff_high:+.2f}]" if r.diff == r.diff else ""
         )
@@ -125,12 +125,17 @@ def verdict_table(frame: pd.DataFrame) -> pd.DataFrame:
         row["detectable (80% power)"] = _num(r.mde)
         row["n"] = f"{r.n_examples} ex, {r.n_draws} draw{'s' * (r.n_draws != 1)}"
         row["TopK collapses the task?"] = r.collapses
+        row["rule's error rates"] = rule.error_rates(r.n_examples, r.n_draws, calibration=cal)
         out.append(row)
     table = pd.DataFrame(out)
     if table.empty:
         return table
     order = {t: i for i, t in enumerate(dict.fromkeys(frame.task))}  # the runs' task order
     return table.sort_values("task", key=lambda c: c.map(order), kind="stable")
+
+
+def _paren(text: str) -> str:
+    return f"({text})" if text else ""
 
 
 def _k_text(at: str, k: int) -> str:
@@ -183,7 +188,7 @@ def choices_frame(verdicts: dict[str, pd.DataFrame], changed: dict[str, str]) ->
 def _count(v: pd.DataFrame) -> str:
     if v.empty:
         return ""
-    yes = int(v.collapses.str.startswith("yes").sum())
+    yes = int(v.collapses.map(rule.is_yes).sum())
     return f"{yes} of {v.task.nunique()}"
 
 

@@ -4,9 +4,10 @@ The Cognitive Mirrors protocol and this toolkit's causal protocol differ in seve
 (:data:`OPTIONS`). Each cell of this study is one protocol: both ends (:data:`STUDY_END`,
 :data:`CAUSAL_END`) and every protocol one choice away from either end, so the swapped cells (the
 probe's ranking under the causal protocol, the causal ranking under the study's) are among them.
-A cell's verdict is the seed claim on one task: TopK collapses the task against RandomK (TopK's
-drop at least 3x RandomK's and the paired 95% interval of TopK - RandomK below 0,
-``studies.compare_tables.collapses``) (Simonsohn, Simmons & Nelson 2020 for the display).
+A cell's verdict is the seed claim on one task: TopK collapses the task against RandomK (TopK
+below RandomK with the Holm-adjusted p of the exact test over the page's cells,
+``sweep.verdict``; the 3x drop ratio is a secondary reading) (Simonsohn, Simmons & Nelson 2020
+for the display).
 
 Nothing is computed twice. Choices split in two:
 
@@ -226,9 +227,8 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     counts and verdict: "undecided: <reason>" where the metric cannot score the cell's format or
     its unmasked score is below the metric's floor (``metrics.scorable``)."""
     from interp_heads.metrics.scorable import scorable
-    from interp_heads.studies.compare_tables import collapses
-    from interp_heads.studies.undecided import verdict
     from interp_heads.sweep import stats
+    from interp_heads.sweep.verdict import collapse
     from interp_heads.vocab import BASELINE
 
     metric = read(cell, options, "metric", "accuracy")
@@ -253,8 +253,8 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
             "effect_low": r.diff_low, "effect_high": r.diff_high, "p": r.p_value,
             "n": int(r.n_examples), "draws": int(r.n_draws), "mde": float(r.mde),
             "undecided": why,
-            "verdict": verdict(collapses, r.top_drop, r.control_drop, r.diff_high, r.n_examples,
-                               r.n_draws, r.significant, why),
+            "verdict": collapse(r.diff, r.p_value, r.n_examples, r.n_draws, undecided=why),
+            # a family of one: the page decides again over all its cells (decide_cells)
         })  # fmt: skip
     return rows
 
@@ -277,7 +277,9 @@ def curve_frame(
         if name not in records:
             records[name] = read_parquet(Path(folders[name]) / "sweep.parquet")
         rows += cell_rows(cell, records[name], options)
-    return pd.DataFrame(rows)
+    from interp_heads.studies.spec_curve_page import decide_cells
+
+    return decide_cells(pd.DataFrame(rows))
 
 
 @STUDIES.register

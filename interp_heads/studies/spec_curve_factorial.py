@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from interp_heads.studies.protocols import NAMES
-from interp_heads.studies.undecided import decided
+from interp_heads.sweep.verdict import is_decided as decided
 
 
 def collapses(verdict: str) -> bool:

@@ -13,7 +13,7 @@ import pandas as pd
 from interp_heads.figures.escape import md
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
-from interp_heads.sweep.inference import holm
+from interp_heads.sweep import verdict as rule
 
 FIGURE = "spec_curve"  # docs/figures/<FIGURE>.svg
 PROTOCOL = {
@@ -28,16 +28,22 @@ def protocol(end: str) -> str:
 
 
 def collapses(verdict: str) -> bool:
-    """Whether a cell's verdict is a decided yes (not 'yes, but too few ...')."""
-    return verdict == "yes"
+    """Whether a cell's verdict is a decided yes (``sweep.verdict.is_yes``)."""
+    return rule.is_yes(verdict)
+
+
+def decide_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every cell's verdict by ``sweep.verdict``'s rule, Holm over all of the frame's cells (the
+    page's family); an ``undecided`` column passes its reasons. ``p_holm`` joins the frame."""
+    if frame.empty:
+        return frame
+    return rule.decide(frame, diff="effect", p="p", n="n", draws="draws", out="verdict")
 
 
 def decided(verdict: str) -> bool:
     """Whether a cell's verdict is a plain yes or no: an undecided cell (its metric cannot score
     it, nothing to remove, too few examples or draws) is never a flip nor the largest change."""
-    from interp_heads.studies.undecided import decided as _decided
-
-    return _decided(verdict)
+    return rule.is_decided(verdict)
 
 
 def _mark(row) -> str:
@@ -163,21 +169,26 @@ def cells_table(frame: pd.DataFrame) -> list[str]:
     from interp_heads.figures.spec_curve import cell_id
 
     cols = ["cell", "task", "k", "metric", "unmasked", "TopK", "RandomK", "TopK - RandomK [95% CI]",
-            "p", "Holm p", "n", "draws", "detectable", "collapses?"]  # fmt: skip
+            "p", "Holm p", "n", "draws", "detectable", "collapses?", "3x ratio",
+            "rule's error rates"]  # fmt: skip
     out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
-    adj = pd.Series(holm(frame.p.to_numpy(float)), index=frame.index)
+    frame = decide_cells(frame)
+    adj, cal = frame.p_holm, rule.load_calibration()
     for i, r in frame.iterrows():
         out.append("| " + " | ".join([
             cell_id(r), r.task, str(r.k_heads), r.metric, f"{r.baseline:.2f}", f"{r.topk:.2f}",
             f"{r.randomk:.2f}", f"{r.effect:+.2f} [{r.effect_low:+.2f}, {r.effect_high:+.2f}]",
             f"{r.p:.3f}", f"{adj[i]:.3f}", str(r.n), str(r.draws), f"{r.mde:.2f}", r.verdict,
+            rule.ratio_reading(r.baseline - r.topk, r.baseline - r.randomk),
+            rule.error_rates(r.n, r.draws, calibration=cal),
         ]) + " |")  # fmt: skip
     return out
 
 
 INTRO = (
-    "the seed claim (TopK collapses a task against RandomK: TopK's drop at least 3x RandomK's and "
-    "the paired 95% interval of TopK - RandomK below 0 with p < 0.05) in every cell one choice "
+    "the seed claim (TopK collapses a task against RandomK: TopK below RandomK with the Holm "
+    "p < 0.05 of the exact test with examples and RandomK draws as random factors, Holm over "
+    "every cell of this page; the 3x drop ratio is a secondary reading) in every cell one choice "
     "away from the Cognitive Mirrors protocol or from the causal one, and in the full factorial "
     "of ranking, intervention, scope, RandomK pool and k around each "
     "(`interp_heads/studies/spec_curve.py`)."
@@ -218,6 +229,7 @@ def write_page(
     from interp_heads.studies import spec_curve_factorial as fac
 
     page_folder(docs)
+    frame = decide_cells(frame)
     page, written = docs / f"{stem}.md", []
     frame = frame.assign(task=frame.task.map(md))  # a task name is text on the page, not markup
     multi = frame[frame.design == "factorial"] if "design" in frame else frame.iloc[:0]
@@ -248,9 +260,12 @@ def write_page(
         *fac.section(multi, factorial, multiverse, names),
         "## Every cell",
         "",
-        "p: the exact paired sign-flip test over examples; Holm p: adjusted over every row of "
-        "this table; n: evaluated examples; draws: RandomK draws; detectable: the smallest "
-        "TopK - RandomK the cell detects at 80% power (docs/method.md).",
+        "p: the exact test with examples and RandomK draws as random factors "
+        "(interp_heads.sweep.exact; the interval inverts it); Holm p: adjusted over every row of "
+        "this table, and what decides; n: evaluated examples; draws: RandomK draws; detectable: "
+        "the smallest TopK - RandomK the cell detects at 80% power (docs/method.md); 3x ratio: "
+        "the seed claim's drop ratio, a secondary reading; rule's error rates: the verdict "
+        "rule's false-positive rate and power at the cell's n (docs/calibration.md).",
         "",
         *cells_table(frame),
         "",
@@ -258,7 +273,7 @@ def write_page(
             [
                 "## Every cell of the factorial",
                 "",
-                "As above; Holm p over this table's rows.",
+                "As above; Holm p over every cell of this page.",
                 "",
                 *cells_table(multi),
                 "",

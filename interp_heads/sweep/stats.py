@@ -4,16 +4,19 @@ For a TopK condition (one deterministic head set) the interval is a bootstrap ov
 random selections it is a two-level bootstrap: resample the random draws (seeds), then the
 examples, so the interval reflects both which heads were drawn and which examples were asked.
 Where a cell's metric is a proportion (``Metric.proportion``: every score 0 or 1, as accuracy),
-the interval is also at least the Wilson score interval of its mean over its examples
-(``sweep.inference``; the draws are asked the same examples, so they count once): 0 correct of
-48 gets [0.00, 0.07], where the bootstrap alone, which cannot draw what never happened, gets
+the interval of one deterministic set is the exact Clopper-Pearson interval over its examples,
+and that of random draws at least it (``sweep.exact.clopper_pearson`` of the per-example means
+summed; the draws are asked the same examples, so the examples are the unit): 0 correct of 48
+gets [0.00, 0.07], where the bootstrap alone, which cannot draw what never happened, gets
 [0.00, 0.00].
 
-TopK against a random control (:func:`paired_difference`): the difference with a paired bootstrap
-interval, the p-value of the exact paired sign-flip test over examples (each example's TopK value
-minus its mean over the draws; ``sweep.inference.sign_flip_p``), the smallest difference the
-cell detects with 80% power (``mde``: ``sweep.inference.min_detectable``, formula there), and,
-over all rows of a run's table, Holm's adjusted p (``p_holm``: the page's cells as one family).
+TopK against a random control (:func:`paired_difference`): the difference, its p from
+``sweep.exact.paired_test`` (the exact sign-flip test over examples and the prediction test of one
+more draw over the draws: the draws are a random factor) and the interval that inverts that test,
+the smallest difference the cell detects with 80% power (``mde``:
+``sweep.inference.min_detectable``, formula there), and, over all rows of a run's table, Holm's
+adjusted p (``p_holm``: the page's cells as one family), which is what decides
+(``sweep.verdict``).
 
 A verdict (:func:`verdict`) needs enough of both:
 
@@ -21,14 +24,12 @@ A verdict (:func:`verdict`) needs enough of both:
   examples cannot give a two-sided p below ``2 ** (1 - n)``: 0.016 at n = 7, 0.002 at n = 10,
   which still clears a Bonferroni (or Holm) correction over a sweep's ~20 cells (4 k x 2 metrics
   x 2 controls: 0.05 / 20 = 0.0025).
-- :data:`MIN_DRAWS` = 5 random draws. A t interval over ``d`` draw means has ``d - 1`` degrees of
-  freedom; its critical value over the normal 1.96 the bootstrap's percentile interval behaves
-  like is 6.5x at 2 draws, 2.2x at 3, 1.6x at 4 and 1.4x at 5: below 5 draws the interval
-  understates how much another draw of random heads could differ (nothing widens it: the
-  verdict waits for 5 draws instead).
+- :data:`MIN_DRAWS` = 5 random draws. The prediction test over ``d`` draw means has ``d - 1``
+  degrees of freedom; its critical value over the normal 1.96 is 6.5x at 2 draws, 2.2x at 3, 1.6x
+  at 4 and 1.4x at 5: below 5 draws no cell of a page-sized family can be decided.
 
-Below either, the tables say "too few examples to decide (n = 7)" instead of a p-value and a
-``*``. A drop ratio is never shown infinite: when the control did not drop, both drops are shown.
+Below either, the tables say "undecided (n = 7; 10 needed)" instead of a p-value and a ``*``. A
+drop ratio is never shown infinite: when the control did not drop, both drops are shown.
 """
 
 from __future__ import annotations
@@ -66,8 +67,11 @@ def summarize(records: pd.DataFrame, n_boot: int = 1000, seed: int = 0) -> pd.Da
         values = wide.to_numpy(dtype=float)
         lo, hi = two_level_bootstrap(values, n_boot, seed)
         if proportion_metric(metric) and inference.is_proportion(values):  # exact coverage
-            w_lo, w_hi = inference.wilson_interval(float(values.mean()), values.shape[1])
-            lo, hi = min(lo, w_lo), max(hi, w_hi)
+            from interp_heads.sweep.exact import clopper_pearson
+
+            n_ex = values.shape[1]  # the examples are the unit; the draws share them
+            cp_lo, cp_hi = clopper_pearson(float(values.mean(axis=0).sum()), n_ex)
+            lo, hi = (cp_lo, cp_hi) if values.shape[0] == 1 else (min(lo, cp_lo), max(hi, cp_hi))
         out.append(
             {
                 "task": task,
@@ -103,37 +107,60 @@ def proportion_metric(name: str) -> bool:
         return False
 
 
-def paired_difference(
+def paired_bootstrap(
     top: np.ndarray, control: np.ndarray, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
 ) -> dict:
-    """TopK minus a random control on the same examples, with a 95% CI and a two-sided p-value.
-
-    ``top[example]`` holds one deterministic condition, ``control[draw, example]`` the random
-    draws, both over the same examples in the same order. Each bootstrap replicate resamples the
-    examples (shared by both sides: the comparison is paired) and the draws; the interval is the
-    percentile interval of the replicated differences. The p-value is the exact two-sided paired
-    sign-flip test of the per-example differences ``top[e] - mean(control[:, e])``
-    (``sweep.inference.sign_flip_p``; the null: each example's difference is symmetric about 0).
-    The cell is significant at level ``alpha`` when the interval excludes 0 and ``p < alpha``.
-    ``mde``: the smallest mean difference detectable with 80% power
-    (``sweep.inference.min_detectable``).
-    """
+    """The pages' test before ``sweep.exact`` (kept so that ``analysis.calibration`` can measure
+    the rule it served): the percentile interval of TopK minus the control over a bootstrap of
+    examples (shared by both sides) and draws, and the exact sign-flip p over examples with the
+    draws held fixed. 0 of 48 against 0 of 48 gets [0, 0] here; ``sweep.exact`` does not."""
     rng = np.random.default_rng(seed)
     n_draws, n_ex = control.shape
     d = rng.integers(0, n_draws, size=(n_boot, n_draws))
     e = rng.integers(0, n_ex, size=(n_boot, n_ex))
     diffs = top[e].mean(axis=1) - control[d[:, :, None], e[:, None, :]].mean(axis=(1, 2))
     lo, hi = np.quantile(diffs, [alpha / 2, 1 - alpha / 2])
-    per_example = top - control.mean(axis=0)
-    p = inference.sign_flip_p(per_example, seed)
-    unit = bool(np.all((top >= 0) & (top <= 1)) and np.all((control >= 0) & (control <= 1)))
+    p = inference.sign_flip_p(top - control.mean(axis=0), seed)
     return {
         "diff": float(top.mean() - control.mean()),
         "diff_low": float(lo),
         "diff_high": float(hi),
         "p_value": p,
         "significant": bool((lo > 0 or hi < 0) and p < alpha),
+    }
+
+
+def paired_difference(
+    top: np.ndarray, control: np.ndarray, n_boot: int = 2000, seed: int = 0, alpha: float = 0.05
+) -> dict:
+    """TopK minus a random control on the same examples: the difference, its interval and p from
+    ``sweep.exact.paired_test`` (the draws a random factor; the interval inverts the same test,
+    so 0 lies in it exactly when ``p >= alpha``), and the parts of that p (``p_examples``,
+    ``p_draws``, ``p_box``).
+
+    ``top[example]`` holds one deterministic condition, ``control[draw, example]`` the random
+    draws, both over the same examples in the same order. ``significant``: ``p < alpha`` (raw: a
+    verdict reads the Holm-adjusted p, ``sweep.verdict``). ``mde``: the smallest mean difference
+    detectable with 80% power (``sweep.inference.min_detectable``). ``n_boot`` and ``seed`` are
+    kept for callers of the bootstrap this replaced; the exact test does not resample.
+    """
+    from interp_heads.sweep.exact import paired_test
+
+    del n_boot
+    top, control = np.asarray(top, dtype=float), np.asarray(control, dtype=float)
+    res = paired_test(top, control, alpha)
+    unit = bool(np.all((top >= 0) & (top <= 1)) and np.all((control >= 0) & (control <= 1)))
+    per_example = top - control.mean(axis=0)
+    return {
+        "diff": res["diff"],
+        "diff_low": res["diff_low"],
+        "diff_high": res["diff_high"],
+        "p_value": res["p_value"],
+        "significant": bool(res["p_value"] < alpha),
         "mde": inference.min_detectable(per_example, unit, alpha),
+        "p_examples": res["p_examples"],
+        "p_draws": res["p_draws"],
+        "p_box": res["p_box"],
     }
 
 
@@ -160,7 +187,8 @@ def significance(
     if not frames:
         return pd.DataFrame()
     out = pd.concat(frames, ignore_index=True)
-    out["mde"] = out.pop("mde")  # new columns last: stored tables keep their column order
+    for col in ("mde", "p_examples", "p_draws", "p_box"):  # new columns last: stored tables
+        out[col] = out.pop(col)  # keep their column order
     out["p_holm"] = inference.holm(out["p_value"])  # the rows of the run's page: one family
     return out
 
@@ -222,13 +250,15 @@ def _significance(records: pd.DataFrame, n_boot: int, seed: int, top: str) -> pd
     return pd.DataFrame(out)
 
 
-def too_few(n_examples: SupportsInt, n_draws: SupportsInt) -> str | None:
+def too_few(
+    n_examples: SupportsInt, n_draws: SupportsInt, min_examples: int = MIN_EXAMPLES
+) -> str | None:
     """Why TopK against a random control cannot be decided at these counts (None: it can)."""
-    if int(n_examples) < MIN_EXAMPLES:
-        return f"too few examples to decide (n = {int(n_examples)}; {MIN_EXAMPLES} needed)"
+    if int(n_examples) < min_examples:
+        return f"undecided (n = {int(n_examples)}; {min_examples} needed)"
     if int(n_draws) < MIN_DRAWS:
         d = int(n_draws)
-        return f"too few random draws to decide ({d} draw{'s' * (d != 1)}; {MIN_DRAWS} needed)"
+        return f"undecided ({d} random draw{'s' * (d != 1)}; {MIN_DRAWS} needed)"
     return None
 
 
@@ -243,22 +273,28 @@ def shortfall(n_examples: SupportsInt, n_draws: SupportsInt) -> str | None:
     return " and ".join(short) or None
 
 
+def _holm_p(row) -> float:
+    p = getattr(row, "p_holm", None)
+    return float(row.p_value) if p is None or p != p else float(p)
+
+
 def decided(row) -> bool:
-    """Whether a row of :func:`significance` is significant *and* has enough examples and draws."""
-    return bool(row.significant) and too_few(row.n_examples, row.n_draws) is None
+    """Whether a row of :func:`significance` differs from its control by the Holm-adjusted p
+    (``p_holm``; the raw p for rows without it) *and* has enough examples and draws."""
+    return _holm_p(row) < 0.05 and too_few(row.n_examples, row.n_draws) is None
 
 
 def verdict(row) -> str:
-    """One line a reader cannot misread, for a row of :func:`significance`."""
+    """One line a reader cannot misread, for a row of :func:`significance` (Holm decides)."""
     why = too_few(row.n_examples, row.n_draws)
     if why:
         return why
-    if not row.significant:
-        if row.diff_low <= 0 <= row.diff_high:
-            return "no difference shown (the 95% CI includes 0)"
-        return f"no difference shown (p = {format_p(row.p_value)} >= 0.05)"
-    side = "below" if row.diff < 0 else "above"
-    return f"TopK {side} {row.control} (the 95% CI excludes 0)"
+    p = _holm_p(row)
+    if p >= 0.05:
+        return f"no difference shown (Holm p = {format_p(p)} >= 0.05)"
+    diff = row["diff"] if isinstance(row, pd.Series) else row.diff  # Series.diff is a method
+    side = "below" if diff < 0 else "above"
+    return f"TopK {side} {row.control} (Holm p = {format_p(p)})"
 
 
 def format_p(p: float) -> str:

@@ -54,9 +54,9 @@ def test_seven_examples_two_draws_is_too_few_to_decide():
     the page shows no p at all."""
     records = _records(np.zeros(7), np.ones((2, 7)))
     sig = significance(records)
-    assert bool(sig.significant.iloc[0]) and sig.p_value.iloc[0] == 2.0**-6
+    assert bool(sig.significant.iloc[0]) and sig.p_examples.iloc[0] == 2.0**-6
     page = significance_table(sig)
-    assert "too few examples to decide (n = 7" in page
+    assert "undecided (n = 7" in page
     assert " *" not in page and "0.016" not in page and "&lt; 0.001" not in page
     assert "inf" not in page and "1.00 vs 0.00" in page  # RandomK did not drop: both drops
     grid = topk_vs_random_table(summarize(records), sig)
@@ -67,11 +67,11 @@ def test_enough_examples_but_two_draws_is_too_few_and_enough_of_both_decides():
     rng = np.random.default_rng(0)
     top = (rng.random(40) < 0.1).astype(float)
     few = significance(_records(top, (rng.random((2, 40)) < 0.9).astype(float)))
-    assert "too few random draws to decide (2 draws" in significance_table(few)
+    assert "undecided (2 random draws" in significance_table(few)
     rand = (rng.random((5, 40)) < 0.8).astype(float)
     sig = significance(_records(top, rand))
     page = significance_table(sig)
-    assert " *" in page and "TopK below RandomK" in page and "too few" not in page
+    assert " *" in page and "TopK below RandomK" in page and "undecided" not in page
     ratio = (1 - top.mean()) / (1 - rand.mean())  # drops from the unmasked 1.0, by hand
     assert f"{ratio:.1f}x" in page
     assert "*" in topk_vs_random_table(summarize(_records(top, rand)), sig)

@@ -81,23 +81,29 @@ def test_verdict_numbers_by_hand(runs):
     assert (r.top_drop, r.control_drop) == pytest.approx((0.75, 0.25))
     assert (r["diff"], r.diff_low, r.diff_high) == pytest.approx((-0.5, -0.5, -0.5))
     assert r.p_value == 2.0 ** (1 - r.n_examples) and r.collapses == "yes"
-    # knowledge_recall: drops 0.5 and 0.25, ratio 2.0 < 3: TopK is lower, but no collapse
-    assert v.loc[("knowledge_recall", "k = 32")].collapses == "no"
+    # knowledge_recall: drops 0.5 and 0.25, ratio 2.0 < 3: TopK is lower on every example and
+    # every draw alike, so the exact test's Holm p decides: a collapse; the 3x reading says no
+    assert v.loc[("knowledge_recall", "k = 32")].collapses == "yes"
+    # inference: TopK 0.8 above RandomK 0.75: never a collapse
+    assert v.loc[("inference", "k = 32")].collapses == "no"
     assert v.loc[("retrieval", "elbow")].k == 16
     table = ct.verdict_table(v.reset_index()).set_index(["task", "protocol", "k"])
     row = table.loc[("retrieval", "causal", "32")]
-    assert row["drop ratio"] == "3.0x" and row["p"] == "< 0.001"
+    assert row["drop ratio"] == "3.0x (3x: yes)" and row["p"] == "< 0.001"
+    assert table.loc[("knowledge_recall", "causal", "32"), "drop ratio"] == "2.0x (3x: no)"
     assert row["n"] == f"{r.n_examples} ex, 5 draws" and row["detectable (80% power)"] != ""
     m = int(v.p_value.notna().sum())  # Holm over the table's cells: the smallest p times m
     assert v.p_value.min() == r.p_value and row["p (Holm)"] == stats.format_p(m * r.p_value)
     assert row["TopK - RandomK [95% CI]"] == "-0.50 [-0.50, -0.50]"
     assert table.loc[("retrieval", "causal", "16 (elbow)"), "TopK collapses the task?"] == "yes"
+    rates = table["rule's error rates"]  # every verdict row names its rule's error rates
+    assert rates.str.startswith("FPR ").all() or (rates == "not calibrated").all()
 
 
 def test_one_random_draw_cannot_decide(runs):
     v = ct.verdict_frame(cp.load(runs / "seed"), "seed")
     r = v[(v.task == "retrieval") & (v.point == "k = 32")].iloc[0]
-    assert r.n_draws == 1 and r.collapses.startswith("yes, but too few random draws")
+    assert r.n_draws == 1 and r.collapses == "undecided (1 random draw; 5 needed)"
 
 
 def test_findings_follow_the_numbers(tmp_path):
@@ -108,9 +114,12 @@ def test_findings_follow_the_numbers(tmp_path):
         return " ".join(findings(v, names={"causal": "the causal protocol"}))
 
     before = text(TOPS)
-    after = text({**TOPS, "inference": 0.1})  # drop 0.9 over 0.25: 3.6x, collapses
-    assert "in 2 of 4 tasks at k = 32 (retrieval, math_calculation)" in before
-    assert "in 3 of 4 tasks at k = 32 (retrieval, math_calculation, inference)" in after
+    after = text({**TOPS, "inference": 0.1})  # TopK 0.1 below RandomK 0.75: collapses
+    assert "in 3 of 4 tasks at k = 32 (retrieval, knowledge_recall, math_calculation)" in before
+    assert (
+        "in 4 of 4 tasks at k = 32 (retrieval, knowledge_recall, math_calculation, inference)"
+        in after
+    )
     # drop ratios over the tasks: 3.0, 2.0, 3.0 and 0.2 / 0.25 = 0.8 before, 0.9 / 0.25 = 3.6 after
     assert "drop ratios 0.8x to 3.0x" in before and "drop ratios 2.0x to 3.6x" in after
 
@@ -122,7 +131,7 @@ def test_choices_and_agreement_tables(runs):
     # TopK means over the four tasks: (0.25 + 0.5 + 0.25 + 0.8) / 4 = 0.45; RandomK 0.75
     assert c.loc["causal", "TopK @32"] == pytest.approx(0.45)
     assert c.loc["causal", "TopK - RandomK @32"] == pytest.approx(0.45 - 0.75)
-    assert c.loc["causal", "collapsed @32"] == "2 of 4"
+    assert c.loc["causal", "collapsed @32"] == "3 of 4"
     a = ct.agreement(loaded["seed"]["ranking"], loaded["causal"]["ranking"], [8])
     assert list(a.Spearman) == pytest.approx([1.0] * 4) and list(a["top-8 overlap"]) == [1.0] * 4
 
@@ -189,21 +198,26 @@ def test_findings_say_when_the_random_control_collapses_too(tmp_path):
     assert "the control collapses" not in text(0.75)  # a control that holds: no such sentence
 
 
-def test_a_cell_whose_interval_excludes_0_but_whose_p_does_not_is_no_collapse():
-    """The verdict follows the significance rule (interval below 0 and p < 0.05 both): a cell
-    ``stats.paired_difference`` does not call significant does not collapse."""
+def test_the_holm_p_decides_and_the_interval_never_contradicts_it():
+    """A cell's interval holds 0 exactly when its p is 0.05 or more; a raw p under 0.05 whose
+    Holm adjustment is not is no collapse; a reason makes a cell undecided, never no."""
     import numpy as np
 
     from interp_heads.studies.compare_tables import collapses
     from interp_heads.sweep.stats import paired_difference
 
-    # TopK 0 on 4 examples where the control answers 1: the interval is below 0, yet the exact
-    # sign-flip p over 4 examples cannot go below 0.125
+    # TopK 0 on 4 examples where the control answers 1: the exact p over 4 examples cannot go
+    # below 0.125, so the interval holds 0 (the bootstrap's did not)
     few = paired_difference(np.zeros(4), np.ones((5, 4)))
-    assert few["diff_high"] < 0 and few["p_value"] >= 0.05 and not few["significant"]
-    assert collapses(0.9, 0.1, few["diff_high"], 48, 5, few["significant"]) == "no"
+    assert few["p_value"] >= 0.05 and few["diff_low"] <= 0 <= few["diff_high"]
+    assert collapses(few["diff"], few["p_value"], 48, 5) == "no"
     many = paired_difference(np.zeros(12), np.ones((5, 12)))
-    assert collapses(0.9, 0.1, many["diff_high"], 48, 5, many["significant"]) == "yes"
+    assert many["p_value"] < 0.05 and many["diff_high"] < 0
+    assert collapses(many["diff"], many["p_value"], 48, 5) == "yes"
+    assert collapses(-0.5, 0.06, 48, 5) == "no"  # raw p 0.01 in a family of 6: Holm 0.06
+    why = "the metric cannot score plain answers"
+    assert collapses(-0.5, 0.001, 48, 5, undecided=why) == f"undecided: {why}"
+    assert collapses(-0.5, 0.001, 7, 5) == "undecided (n = 7; 10 needed)"
 
 
 def test_the_page_leads_with_figure_verdict_and_findings(runs, tmp_path):

@@ -59,14 +59,19 @@ def test_claim_rows_say_too_few_and_never_print_an_infinite_ratio():
                significant=True, drop_ratio=float("inf"), n_draws=2)  # fmt: skip
     run = {"summary": pd.DataFrame(rows), "sig": pd.DataFrame([dict(sig, n_examples=7)])}
     (row,) = mr.claim_rows(run, 32)
-    assert row["claim holds"].startswith("too few examples to decide (n = 7")
-    assert row["ratio"] == "1.00 vs 0.00" and "p" not in row["TopK - RandomK [95% CI], p"][-8:]
+    assert row["claim holds"].startswith("undecided (n = 7")
+    assert (
+        row["ratio"] == "1.00 vs 0.00 (3x: yes)"
+        and "p" not in row["TopK - RandomK [95% CI], p"][-8:]
+    )
     run["sig"] = pd.DataFrame([dict(sig, n_examples=60, n_draws=5)])
     (row,) = mr.claim_rows(run, 32)
-    assert row["claim holds"] == "yes" and row["TopK - RandomK [95% CI], p"].endswith("p < 0.001")
+    assert row["claim holds"] == "yes" and row["TopK - RandomK [95% CI], p"].endswith(
+        "p < 0.001, Holm p < 0.001"
+    )
     run["sig"] = pd.DataFrame([dict(sig, n_examples=60, n_draws=5, p_value=0.001)])
     (row,) = mr.claim_rows(run, 32)
-    assert row["TopK - RandomK [95% CI], p"].endswith(", p = 0.001")
+    assert row["TopK - RandomK [95% CI], p"].endswith(", p = 0.001, Holm p = 0.001")
 
 
 def test_results_page_links_its_static_figures(tmp_path, monkeypatch):

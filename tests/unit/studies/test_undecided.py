@@ -1,29 +1,30 @@
 """A cell's verdict with its metric's blind spot: the reason comes first, "no" never stands in
-for it; the verdict function gets the reason when it takes one."""
+for it (``sweep.verdict.collapse``, the one verdict every page gives)."""
 
 from __future__ import annotations
 
-from interp_heads.studies.compare_tables import collapses
-from interp_heads.studies.undecided import decided, verdict
+import pandas as pd
 
-# TopK drops 1.0, RandomK 0.1, the interval below 0, 24 examples, 5 draws: a yes by hand
-YES = (1.0, 0.1, -0.5, 24, 5, True)
-NO = (0.0, 0.0, 0.0, 24, 5, False)  # nothing dropped: a "no" where there was nothing to remove
+from interp_heads.sweep.verdict import collapse, decide, is_decided
+
+# TopK below RandomK by 0.9 with Holm p 0.001, 24 examples, 5 draws: a yes by hand
+YES = (-0.9, 0.001, 24, 5)
+NO = (0.0, 1.0, 24, 5)  # nothing dropped: a "no" where there was nothing to remove
 
 
 def test_a_reason_makes_the_cell_undecided_and_none_leaves_the_verdict():
-    assert verdict(collapses, *YES) == collapses(*YES) == "yes"
-    assert verdict(collapses, *NO) == "no"
-    assert verdict(collapses, *NO, undecided="unmasked 0.00") == "undecided: unmasked 0.00"
-    assert not decided("undecided: unmasked 0.00") and decided("no") and decided("yes")
-    assert not decided("no, but too few examples to decide (n = 1; 10 needed)")
+    assert collapse(*YES) == "yes"
+    assert collapse(*NO) == "no"
+    assert collapse(*NO, undecided="unmasked 0.00") == "undecided: unmasked 0.00"
+    assert collapse(*YES, undecided="blind") == "undecided: blind"  # even a would-be yes
+    assert not is_decided("undecided: unmasked 0.00") and is_decided("no") and is_decided("yes")
+    assert not is_decided("undecided (n = 1; 10 needed)")
 
 
-def test_a_verdict_function_that_takes_the_reason_gets_it():
-    seen = {}
-
-    def takes(*args, undecided=None):
-        seen["reason"] = undecided
-        return f"theirs: {undecided}"
-
-    assert verdict(takes, *NO, undecided="blind") == "theirs: blind" and seen["reason"] == "blind"
+def test_the_undecided_column_reaches_every_row_of_a_page():
+    frame = pd.DataFrame(
+        {"diff": [-0.9, 0.0], "p_value": [1e-6, 1.0], "n_examples": [24, 24], "n_draws": [5, 5],
+         "undecided": ["the metric cannot score plain answers", None]}
+    )  # fmt: skip
+    out = decide(frame)
+    assert list(out.collapses) == ["undecided: the metric cannot score plain answers", "no"]

@@ -86,7 +86,7 @@ def test_draw_variability_widens_the_interval():
 
 
 def test_a_proportion_cell_gets_an_exact_interval_not_a_point():
-    """0 correct of 48: the bootstrap alone gives [0, 0]; the Wilson interval [0, 0.074]."""
+    """0 correct of 48: the bootstrap alone gives [0, 0]; Clopper-Pearson [0, 0.074]."""
     from interp_heads.sweep.stats import summarize
 
     rec = _records(np.zeros(48), np.zeros((5, 48)))
@@ -105,10 +105,13 @@ def test_p_value_is_the_exact_paired_sign_flip_test():
     top = np.array([0.0] * 9 + [1.0] * 3)
     rand = np.ones((5, 12))  # TopK lower on 9 examples, equal on 3
     res = paired_difference(top, rand)
-    assert res["p_value"] == binomtest(0, 9).pvalue == 2.0**-8
+    assert res["p_examples"] == binomtest(0, 9).pvalue == 2.0**-8
+    # the cell's p: the largest of its parts (draws alike: the draws' test rejects outright)
+    assert res["p_draws"] == 0.0 and res["p_value"] == max(res["p_examples"], res["p_box"])
     sig = significance(_records(top, rand))
     assert sig.p_value.iloc[0] == res["p_value"]
-    assert {"mde", "p_holm"} <= set(sig.columns) and list(sig.columns[-2:]) == ["mde", "p_holm"]
+    new = ["mde", "p_examples", "p_draws", "p_box", "p_holm"]  # appended: stored order kept
+    assert list(sig.columns[-5:]) == new
 
 
 def test_holm_over_the_tables_rows():
@@ -132,11 +135,15 @@ def test_an_interval_off_zero_with_a_large_p_is_not_a_difference_shown():
         dict(diff=-0.1, diff_low=-0.2, diff_high=-0.01, p_value=0.07, significant=False,
              n_examples=30, n_draws=5, control="RandomK")
     )  # fmt: skip
-    assert verdict(row) == "no difference shown (p = 0.070 >= 0.05)"
+    assert verdict(row) == "no difference shown (Holm p = 0.070 >= 0.05)"
+    held = pd.concat([row, pd.Series({"p_holm": 0.2})])  # Holm decides when the row has it
+    assert verdict(held) == "no difference shown (Holm p = 0.200 >= 0.05)"
+    assert verdict(pd.concat([row, pd.Series({"p_holm": 0.01})])).startswith("TopK below")
 
 
 def test_significant_needs_the_exact_test_too():
-    """Five examples, all lower: every bootstrap replicate is -1, but the sign-flip p is 1/16."""
+    """Five examples, all lower: every bootstrap replicate was -1, but the sign-flip p is 1/16:
+    the interval inverts the same test, so it holds 0."""
     res = paired_difference(np.zeros(5), np.ones((5, 5)))
-    assert res["diff_high"] == -1.0 and res["p_value"] == 2.0**-4
-    assert not res["significant"]
+    assert res["p_examples"] == 2.0**-4 and res["p_value"] >= 2.0**-4
+    assert not res["significant"] and res["diff_low"] == -1.0 and res["diff_high"] >= 0.0
