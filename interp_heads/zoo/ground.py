@@ -91,7 +91,7 @@ def ground_truth(e: Enumeration, target: float = TARGET, metric: str = "logprob"
     ok = f >= target
     smallest = int(sizes[ok].min())  # every head kept has f = 1
     ties = np.flatnonzero(ok & (sizes == smallest))
-    minimum = [heads_of(e.masks[i], e.n_heads, e.n_total) for i in ties]
+    minimum = [heads_of(int(e.masks[i]), e.n_heads, e.n_total) for i in ties]
     n = e.n_total
     single = np.array([m_all - e.value(full_mask & ~(1 << i), metric) if (full_mask & ~(1 << i))
                        in e.index else np.nan for i in range(n)])  # fmt: skip

@@ -25,7 +25,7 @@ from interp_heads.zoo.ground import TARGET, GroundTruth, faithfulness, mask_of
 from interp_heads.zoo.truth import Enumeration
 
 
-def roc_auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+def roc_auc(scores, labels) -> float:
     """ROC AUC of ``scores`` (higher: more likely positive) against boolean ``labels``: the share
     of (positive, negative) pairs the scores order right, a tie counting one half. NaN when a
     class is empty."""
