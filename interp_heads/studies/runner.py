@@ -71,6 +71,9 @@ def run_study(
     study = get_study(name, **(params or {})) if isinstance(name, str) else name
     if size not in SIZES:
         raise PipelineError(f"study size {size!r}: choose one of {', '.join(SIZES)}")
+    here = study.run_here(size, Path(runs_dir), force=force, quiet=quiet)
+    if here is not None:
+        return study.write_pages(here, Path(docs))
     runs = study.runs(size)
     configs = [
         (run, study_config(run, runs_dir, threads)) for run in runs

@@ -1,0 +1,129 @@
+"""Every method scored against heads known exactly: docs/ground_truth.md from the zoo.
+
+    interp-heads study ground_truth --size small   # the tiny zoo: runs/ground_truth_small
+    interp-heads study ground_truth                # the zoo: runs/ground_truth
+
+The study runs in this process, not through pipeline runs: for each zoo model (``zoo.recipes``)
+it trains or loads the model (``zoo.cache``; refused as ground truth below its accuracy bar),
+enumerates every head subset under every ablation kind (``zoo.truth``) and scores every
+registered attribution method and the sufficient-set search against that truth
+(``zoo.evaluate``). Each model's tables go to ``<folder>/models/<name>/`` with a ``done.json``
+naming its recipe digest and weights' SHA-256 (a rerun skips a model whose entry matches); the
+folder's ``manifest.json`` holds every model's recipe, weights' hash, held-out accuracy and
+seconds. ``--param calibration=FILE``: a CSV with columns ``rule``, ``false_positive_rate``,
+``power`` (the null calibration's output) for the figure's third panel.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from interp_heads.studies.base import STUDIES, Study
+
+TABLES = ("model", "truth", "heads", "optimal", "methods", "search", "subsets")
+FOLDERS = {"small": "ground_truth_small", "full": "ground_truth"}
+N_PROMPTS = {"small": 16, "full": 64}
+
+
+@STUDIES.register
+class GroundTruth(Study):
+    name = "ground_truth"
+    summary = "every attribution method and the sufficient-set search scored against zoo models whose heads are known exactly"
+    params = {"calibration": "runs/calibration/rules.csv"}
+
+    def runs(self, size):
+        return []  # in-process (run_here)
+
+    def describe(self) -> str:
+        from interp_heads.zoo.recipes import SIZES as ZOO_SIZES
+
+        sizes = ", ".join(
+            f"{s}: {len(ZOO_SIZES[s])} zoo model(s) in this process" for s in ZOO_SIZES
+        )
+        return f"{self.name}: {self.summary} ({sizes})"
+
+    def run_here(self, size, runs_dir, *, force=False, quiet=False):
+        folder = Path(runs_dir) / FOLDERS[size]
+        run_zoo(folder, size, force=force, quiet=quiet)
+        return {FOLDERS[size]: folder}
+
+    def write_pages(self, folders, docs):
+        from interp_heads.studies.ground_truth_page import write_page
+
+        (folder,) = folders.values()
+        return write_page(Path(folder), Path(docs), Path(self.values["calibration"]))
+
+
+def _done(model_dir: Path, digest: str) -> bool:
+    from interp_heads.store.readback import read_json
+
+    path = model_dir / "done.json"
+    if not path.is_file():
+        return False
+    try:
+        return read_json(path).get("recipe_sha256") == digest
+    except Exception:  # noqa: BLE001 - unreadable: redo the model
+        return False
+
+
+def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False) -> None:
+    """Train or load, enumerate and score every zoo model of ``size`` into ``folder``."""
+    from interp_heads.errors import PipelineError
+    from interp_heads.store.atomic import write_atomic
+    from interp_heads.store.provenance import versions
+    from interp_heads.zoo.cache import zoo_model
+    from interp_heads.zoo.evaluate import evaluate
+    from interp_heads.zoo.recipes import recipes
+
+    start = time.perf_counter()
+    manifest = {"study": "ground_truth", "size": size, "n_prompts": N_PROMPTS[size],
+                "versions": versions(("torch", "transformer-lens")), "models": {}}  # fmt: skip
+    for name, recipe in recipes(size).items():
+        model_dir = folder / "models" / name
+        zm = zoo_model(recipe)
+        entry = {**zm.manifest(), "refused": ""}
+        try:
+            zm.require_truth()
+        except PipelineError as exc:
+            entry["refused"] = str(exc)
+        manifest["models"][name] = entry
+        if entry["refused"]:
+            if not quiet:
+                print(entry["refused"])
+            continue
+        if not force and _done(model_dir, recipe.digest()):
+            continue
+        if not quiet:
+            print(f"ground_truth: {name} (held-out accuracy {zm.accuracy:.3f})", flush=True)
+        tables = evaluate(zm, n_prompts=N_PROMPTS[size])
+        model_dir.mkdir(parents=True, exist_ok=True)
+        for table, frame in tables.items():
+            write_atomic(model_dir / f"{table}.csv", frame.to_csv(index=False))
+        write_atomic(model_dir / "done.json", json.dumps(
+            {"recipe_sha256": recipe.digest(), "weights_sha256": zm.weights_sha256}))  # fmt: skip
+    manifest["seconds"] = time.perf_counter() - start
+    folder.mkdir(parents=True, exist_ok=True)
+    write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+
+
+def read_tables(folder: Path) -> dict[str, pd.DataFrame]:
+    """Every scored model's tables, concatenated per table."""
+    from interp_heads.store.readback import read_json
+
+    manifest = read_json(folder / "manifest.json")
+    out = {t: [] for t in TABLES}
+    for name, entry in manifest["models"].items():
+        if entry.get("refused"):
+            continue
+        for t in TABLES:
+            frame = pd.read_csv(folder / "models" / name / f"{t}.csv")
+            if "error" in frame:
+                frame["error"] = frame["error"].fillna("").astype(str)
+            out[t].append(frame)
+    frames = {t: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for t, v in out.items()}
+    frames["manifest"] = manifest
+    return frames
