@@ -12,7 +12,7 @@ ZOO = {
         Recipe("induction", "induction", n_layers=2, n_heads=4, steps=3000),
         Recipe("successor", "successor", n_layers=2, n_heads=4, steps=1500),
         Recipe("ioi", "ioi", n_layers=2, n_heads=4, steps=2000),
-        Recipe("two_hop", "two_hop", n_layers=3, n_heads=4, steps=4000),
+        Recipe("two_hop", "two_hop", n_layers=3, n_heads=4, steps=3000),
     )
 }
 TINY_ZOO = {
