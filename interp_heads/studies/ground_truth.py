@@ -20,11 +20,8 @@ import json
 import time
 from pathlib import Path
 
-import pandas as pd
-
 from interp_heads.studies.base import STUDIES, Study
 
-TABLES = ("model", "truth", "heads", "optimal", "methods", "search", "subsets")
 FOLDERS = {"small": "ground_truth_small", "full": "ground_truth"}
 N_PROMPTS = {"small": 16, "full": 64}
 
@@ -108,22 +105,3 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
     manifest["seconds"] = time.perf_counter() - start
     folder.mkdir(parents=True, exist_ok=True)
     write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
-
-
-def read_tables(folder: Path) -> dict[str, pd.DataFrame]:
-    """Every scored model's tables, concatenated per table."""
-    from interp_heads.store.readback import read_json
-
-    manifest = read_json(folder / "manifest.json")
-    out = {t: [] for t in TABLES}
-    for name, entry in manifest["models"].items():
-        if entry.get("refused"):
-            continue
-        for t in TABLES:
-            frame = pd.read_csv(folder / "models" / name / f"{t}.csv")
-            if "error" in frame:
-                frame["error"] = frame["error"].fillna("").astype(str)
-            out[t].append(frame)
-    frames = {t: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for t, v in out.items()}
-    frames["manifest"] = manifest
-    return frames

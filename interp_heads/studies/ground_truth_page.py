@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 FIGURE = "ground_truth"
+TABLES = ("model", "truth", "heads", "optimal", "methods", "search", "subsets")
 DEFAULT = "atp"  # attribution.api.default_method on a task with corrupted prompts (every zoo task)
 
 
@@ -118,8 +119,6 @@ def sentences(name, truth, methods, search) -> list[str]:
 
 
 def write_page(folder: Path, docs: Path, calibration_path: Path) -> list[Path]:
-    from interp_heads.studies.ground_truth import read_tables
-
     t = read_tables(folder)
     manifest = t["manifest"]
     calibration = _calibration(calibration_path)
@@ -164,3 +163,22 @@ def write_page(folder: Path, docs: Path, calibration_path: Path) -> list[Path]:
 
     write_atomic(page, "\n".join(lines) + "\n")
     return [page, *written]
+
+
+def read_tables(folder: Path) -> dict[str, pd.DataFrame]:
+    """Every scored model's tables, concatenated per table."""
+    from interp_heads.store.readback import read_json
+
+    manifest = read_json(folder / "manifest.json")
+    out = {t: [] for t in TABLES}
+    for name, entry in manifest["models"].items():
+        if entry.get("refused"):
+            continue
+        for t in TABLES:
+            frame = pd.read_csv(folder / "models" / name / f"{t}.csv")
+            if "error" in frame:
+                frame["error"] = frame["error"].fillna("").astype(str)
+            out[t].append(frame)
+    frames = {t: pd.concat(v, ignore_index=True) if v else pd.DataFrame() for t, v in out.items()}
+    frames["manifest"] = manifest
+    return frames
