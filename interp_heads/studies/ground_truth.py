@@ -79,6 +79,7 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
     start = time.perf_counter()
     manifest = {"study": "ground_truth", "size": size, "n_prompts": N_PROMPTS[size],
                 "versions": versions(("torch", "transformer-lens")), "models": {}}  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
     for name, recipe in recipes(size).items():
         model_dir = folder / "models" / name
         zm = zoo_model(recipe)
@@ -91,17 +92,22 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
         if entry["refused"]:
             if not quiet:
                 print(entry["refused"])
-            continue
-        if not force and _done(model_dir, recipe.digest()):
-            continue
-        if not quiet:
-            print(f"ground_truth: {name} (held-out accuracy {zm.accuracy:.3f})", flush=True)
-        tables = evaluate(zm, n_prompts=N_PROMPTS[size])
-        model_dir.mkdir(parents=True, exist_ok=True)
-        for table, frame in tables.items():
-            write_atomic(model_dir / f"{table}.csv", frame.to_csv(index=False))
-        write_atomic(model_dir / "done.json", json.dumps(
-            {"recipe_sha256": recipe.digest(), "weights_sha256": zm.weights_sha256}))  # fmt: skip
-    manifest["seconds"] = time.perf_counter() - start
-    folder.mkdir(parents=True, exist_ok=True)
+        elif force or not _done(model_dir, recipe.digest()):
+            if not quiet:
+                print(f"ground_truth: {name} (held-out accuracy {zm.accuracy:.3f}, trained in "
+                      f"{zm.train_seconds:.0f} s)", flush=True)  # fmt: skip
+            began = time.perf_counter()
+            tables = evaluate(zm, n_prompts=N_PROMPTS[size])
+            model_dir.mkdir(parents=True, exist_ok=True)
+            for table, frame in tables.items():
+                write_atomic(model_dir / f"{table}.csv", frame.to_csv(index=False))
+            write_atomic(model_dir / "done.json", json.dumps(
+                {"recipe_sha256": recipe.digest(), "weights_sha256": zm.weights_sha256,
+                 "seconds": time.perf_counter() - began}))  # fmt: skip
+            if not quiet:
+                print(f"ground_truth: {name} scored in {time.perf_counter() - began:.0f} s",
+                      flush=True)  # fmt: skip
+        # the manifest after every model: an interrupted study still shows what it finished
+        manifest["seconds"] = time.perf_counter() - start
+        write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
     write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))

@@ -9,9 +9,9 @@ from interp_heads.zoo.train import Recipe
 ZOO = {
     r.name: r
     for r in (
-        Recipe("induction", "induction", n_layers=2, n_heads=4, steps=3000),
         Recipe("successor", "successor", n_layers=2, n_heads=4, steps=1500),
         Recipe("ioi", "ioi", n_layers=2, n_heads=4, steps=2000),
+        Recipe("induction", "induction", n_layers=2, n_heads=4, steps=3000),
         Recipe("two_hop", "two_hop", n_layers=3, n_heads=4, steps=3000),
     )
 }
