@@ -55,6 +55,13 @@ def _fmt(v, spec=".2f") -> str:
     return "n/a" if v is None or (isinstance(v, float) and v != v) else format(v, spec)
 
 
+def _sets(cell: str, shown: int = 3) -> str:
+    """The first ``shown`` minimum sets of a table cell (``" | "``-joined) and how many in all."""
+    sets = cell.split(" | ")
+    more = f" (+{len(sets) - shown} more, {len(sets)} sets)" if len(sets) > shown else ""
+    return " / ".join(sets[:shown]) + more
+
+
 def model_section(name: str, info: dict, t: dict[str, pd.DataFrame]) -> list[str]:
     """One zoo model's table and sentences."""
     truth = t["truth"][t["truth"].model == name]
@@ -78,7 +85,7 @@ def model_section(name: str, info: dict, t: dict[str, pd.DataFrame]) -> list[str
         s = search.loc[r.kind] if r.kind in search.index else None
         searched = s is not None and not s.error
         lines.append(
-            f"| {r.kind} | {r.min_size} | {r.minimum_sets.replace(' | ', ' / ')} "
+            f"| {r.kind} | {r.min_size} | {_sets(r.minimum_sets)} "
             f"| {r.minimum_f:.2f} "
             f"| {_fmt(default.iloc[0] if len(default) else None)} "
             f"| {best.method.iloc[0] if len(best) else 'n/a'} "
