@@ -5,6 +5,7 @@ registers the project's own, one file each."""
 from interp_heads.studies import (  # noqa: F401 (each registers its study)
     claim,
     compare,
+    ground_truth,
     head_sets,
     heads,
     plain_control,

@@ -133,6 +133,18 @@ class Study:
         """The runs at ``size`` (one of :data:`SIZES`)."""
         raise NotImplementedError
 
+    def folders_here(self, size: str) -> list[str]:
+        """The folders (under the runs folder) that :meth:`run_here` writes at ``size``: checked
+        before it runs as a pipeline run's folder is (no link at any depth)."""
+        return []
+
+    def run_here(self, size: str, runs_dir: Path, *, force: bool = False,
+                 quiet: bool = False) -> dict[str, Path] | None:  # fmt: skip
+        """A study that does its work in this process instead of through pipeline runs does it
+        here and returns its folders (``{name: path}``) for :meth:`write_pages`; None (the
+        default): the study is its :meth:`runs`."""
+        return None
+
     def write_pages(self, folders: dict[str, Path], docs: Path) -> list[Path]:
         """Write the study's pages from its finished run folders (``{run.folder: path}``) into
         the docs folder ``docs``; returns the files written."""

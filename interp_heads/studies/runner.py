@@ -77,7 +77,11 @@ def run_study(
         raise PipelineError(f"study size {size!r}: choose one of {', '.join(SIZES)}")
     docs = pages_folder(study.name, size, runs_dir) if docs is None else docs
     runs = study.runs(size)
-    check_folders(runs_dir, [run.folder for run in runs], docs, shared)  # before any run
+    mine = [run.folder for run in runs] + list(study.folders_here(size))
+    check_folders(runs_dir, mine, docs, shared and bool(runs))  # before any run
+    here = study.run_here(size, Path(runs_dir), force=force, quiet=quiet)
+    if here is not None:
+        return study.write_pages(here, Path(docs))
     configs = [
         (run, study_config(run, runs_dir, threads)) for run in runs
     ]  # every config checked first

@@ -25,6 +25,7 @@ LAYERS = [
     {"execution"},
     {"sweep"},
     {"analysis"},
+    {"zoo"},
     {"testing"},
     {"report"},
     {"config"},

@@ -1,0 +1,117 @@
+"""Every method scored against heads known exactly: docs/ground_truth.md from the zoo.
+
+    interp-heads study ground_truth --size small   # the tiny zoo: runs/ground_truth_small
+    interp-heads study ground_truth                # the zoo: runs/ground_truth
+
+The study runs in this process, not through pipeline runs: for each zoo model (``zoo.recipes``)
+it trains or loads the model (``zoo.cache``; refused as ground truth below its accuracy bar),
+enumerates every head subset under every ablation kind (``zoo.truth``) and scores every
+registered attribution method and the sufficient-set search against that truth
+(``zoo.evaluate``). Each model's tables go to ``<folder>/models/<name>/`` with a ``done.json``
+naming its recipe digest and weights' SHA-256 (a rerun skips a model whose entry matches); the
+folder's ``manifest.json`` holds every model's recipe, weights' hash, held-out accuracy and
+seconds. ``--param calibration=FILE``: a CSV with columns ``rule``, ``false_positive_rate``,
+``power`` (the null calibration's output) for the figure's third panel.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from interp_heads.studies.base import STUDIES, Study
+
+FOLDERS = {"small": "ground_truth_small", "full": "ground_truth"}
+N_PROMPTS = {"small": 16, "full": 64}
+
+
+@STUDIES.register
+class GroundTruth(Study):
+    name = "ground_truth"
+    summary = "every attribution method and the sufficient-set search scored against zoo models whose heads are known exactly"
+    params = {"calibration": "runs/calibration/rules.csv"}
+
+    def runs(self, size):
+        return []  # in-process (run_here)
+
+    def describe(self) -> str:
+        from interp_heads.zoo.recipes import SIZES as ZOO_SIZES
+
+        sizes = ", ".join(
+            f"{s}: {len(ZOO_SIZES[s])} zoo model(s) in this process" for s in ZOO_SIZES
+        )
+        return f"{self.name}: {self.summary} ({sizes})"
+
+    def folders_here(self, size):
+        return [FOLDERS[size]]
+
+    def run_here(self, size, runs_dir, *, force=False, quiet=False):
+        folder = Path(runs_dir) / FOLDERS[size]
+        run_zoo(folder, size, force=force, quiet=quiet)
+        return {FOLDERS[size]: folder}
+
+    def write_pages(self, folders, docs):
+        from interp_heads.studies.ground_truth_page import write_page
+
+        (folder,) = folders.values()
+        return write_page(Path(folder), Path(docs), Path(self.values["calibration"]))
+
+
+def _done(model_dir: Path, digest: str) -> bool:
+    from interp_heads.store.readback import read_json
+
+    path = model_dir / "done.json"
+    if not path.is_file():
+        return False
+    try:
+        return read_json(path).get("recipe_sha256") == digest
+    except Exception:  # noqa: BLE001 - unreadable: redo the model
+        return False
+
+
+def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False) -> None:
+    """Train or load, enumerate and score every zoo model of ``size`` into ``folder``."""
+    from interp_heads.errors import PipelineError
+    from interp_heads.store.atomic import write_atomic
+    from interp_heads.store.files import make_folder
+    from interp_heads.store.provenance import versions
+    from interp_heads.zoo.cache import zoo_model
+    from interp_heads.zoo.evaluate import evaluate
+    from interp_heads.zoo.recipes import recipes
+
+    start = time.perf_counter()
+    manifest = {"study": "ground_truth", "size": size, "n_prompts": N_PROMPTS[size],
+                "versions": versions(("torch", "transformer-lens")), "models": {}}  # fmt: skip
+    make_folder(folder.parent, folder)
+    for name, recipe in recipes(size).items():
+        model_dir = folder / "models" / name
+        zm = zoo_model(recipe)
+        entry = {**zm.manifest(), "refused": ""}
+        try:
+            zm.require_truth()
+        except PipelineError as exc:
+            entry["refused"] = str(exc)
+        manifest["models"][name] = entry
+        if entry["refused"]:
+            if not quiet:
+                print(entry["refused"])
+        elif force or not _done(model_dir, recipe.digest()):
+            if not quiet:
+                print(f"ground_truth: {name} (held-out accuracy {zm.accuracy:.3f}, trained in "
+                      f"{zm.train_seconds:.0f} s)", flush=True)  # fmt: skip
+            began = time.perf_counter()
+            tables = evaluate(zm, n_prompts=N_PROMPTS[size])
+            make_folder(folder, model_dir)  # never through a link
+            for table, frame in tables.items():
+                write_atomic(model_dir / f"{table}.csv", frame.to_csv(index=False))
+            write_atomic(model_dir / "done.json", json.dumps(
+                {"recipe_sha256": recipe.digest(), "weights_sha256": zm.weights_sha256,
+                 "seconds": time.perf_counter() - began}))  # fmt: skip
+            if not quiet:
+                print(f"ground_truth: {name} scored in {time.perf_counter() - began:.0f} s",
+                      flush=True)  # fmt: skip
+        # the manifest after every model: an interrupted study still shows what it finished
+        manifest["seconds"] = time.perf_counter() - start
+        write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+    write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))

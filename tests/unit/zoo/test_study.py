@@ -1,0 +1,44 @@
+"""``interp-heads study ground_truth --size small`` on the tiny zoo: its folder, manifest and page."""
+
+import json
+
+
+def test_small_study_writes_tables_manifest_and_page(tiny_zoo_model, tmp_path):
+    import pandas as pd
+
+    from interp_heads.studies import run_study
+
+    pages = run_study("ground_truth", tmp_path / "runs", size="small", docs=tmp_path / "docs",
+                      quiet=True, params={"calibration": str(tmp_path / "none.csv")})  # fmt: skip
+    folder = tmp_path / "runs" / "ground_truth_small"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    entry = manifest["models"]["tiny_successor"]
+    assert entry["weights_sha256"] == tiny_zoo_model.weights_sha256 and not entry["refused"]
+    truth = pd.read_csv(folder / "models" / "tiny_successor" / "truth.csv")
+    assert set(truth.kind) == {"zero", "mean", "position_mean", "resample", "counterfactual"}
+    text = pages[0].read_text()
+    assert text.startswith("# Ground truth")
+    assert "not measured yet" in text and "## tiny_successor" in text
+    assert entry["weights_sha256"][:16] in text
+    # a second call resumes: the model's tables are not recomputed
+    done = (folder / "models" / "tiny_successor" / "truth.csv").stat().st_mtime_ns
+    run_study("ground_truth", tmp_path / "runs", size="small", docs=tmp_path / "docs", quiet=True)
+    assert (folder / "models" / "tiny_successor" / "truth.csv").stat().st_mtime_ns == done
+
+
+def test_a_model_below_its_bar_is_refused_on_the_page_with_one_line(tmp_path, monkeypatch):
+    from interp_heads.studies import run_study
+    from interp_heads.zoo import recipes
+    from interp_heads.zoo.train import Recipe
+
+    monkeypatch.setenv("INTERP_HEADS_CACHE", str(tmp_path / "cache"))
+    bad = Recipe("untrained", "successor", n_layers=1, n_heads=1, d_model=16, d_head=4, steps=1,
+                 batch=8, n_pool=64, n_held_out=64)  # fmt: skip
+    monkeypatch.setitem(recipes.SIZES, "small", {"untrained": bad})
+    (page,) = run_study("ground_truth", tmp_path / "runs", size="small", docs=tmp_path / "docs",
+                        quiet=True)  # fmt: skip
+    refused = [line for line in page.read_text().splitlines() if line.startswith("Refused:")]
+    assert len(refused) == 1 and "below its bar 0.99: refused as ground truth" in refused[0]
+    manifest = json.loads((tmp_path / "runs" / "ground_truth_small" / "manifest.json").read_text())
+    assert manifest["models"]["untrained"]["held_out_accuracy"] < 0.99
+    assert not (tmp_path / "runs" / "ground_truth_small" / "models" / "untrained").exists()
