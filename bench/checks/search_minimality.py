@@ -146,5 +146,47 @@ def main() -> None:
                   "note": "2 shared CPU cores (other helpers' jobs outside the lock)"})  # fmt: skip
 
 
+def steps_main() -> None:
+    """``--steps``: the default search at smaller steps (one head per step at 0.01 on these
+    models) against the true minima the main run recorded (no brute force again); writes
+    ``bench/results/search_minimality_steps.json``."""
+    import json
+
+    from interp_heads.analysis.head_search import search_heads
+    from interp_heads.attribution.inputs import make_batches
+    from interp_heads.testing.planted import planted_model
+    from interp_heads.testing.tiny import tiny_model
+
+    done = json.loads(result_path("search_minimality.json").read_text())["rows"]
+    true_min = {(r["case"], r["kind"], r["target"]): r["true_min"] for r in done
+                if r["search"].startswith("new") and "error" not in r}  # fmt: skip
+    models = {f"tiny seed {s}": (tiny_model(seed=s), _toy()) for s in (0, 1)}
+    planted = planted_model()
+    models["planted"] = (planted, _successor(planted))
+    rows = []
+    for (case, kind, target), best in true_min.items():
+        model, task = models[case]
+        batches = make_batches(model, task, corrupted=False)
+        for step in (0.1, 0.05, 0.01):
+            t0 = time.perf_counter()
+            path = search_heads(model, batches, target=target, ablation=kind, step=step)
+            rows.append({"case": case, "kind": kind, "target": target, "step": step,
+                         "size": len(path.heads), "true_min": best,
+                         "over": len(path.heads) - best, "trials": len(path.trials),
+                         "seconds": round(time.perf_counter() - t0, 3)})  # fmt: skip
+            print(rows[-1], flush=True)
+    summary = {step: {"cases": len(g), "within_1": sum(r["over"] <= 1 for r in g),
+                      "exact": sum(r["over"] == 0 for r in g),
+                      "mean_trials": float(np.mean([r["trials"] for r in g])),
+                      "total_seconds": round(sum(r["seconds"] for r in g), 2)}
+               for step in (0.1, 0.05, 0.01)
+               for g in [[r for r in rows if r["step"] == step]]}  # fmt: skip
+    write_result(result_path("search_minimality_steps.json"),
+                 {"summary": summary, "rows": rows,
+                  "note": "2 shared CPU cores (other helpers' jobs outside the lock)"})  # fmt: skip
+
+
 if __name__ == "__main__":
-    main()
+    import sys
+
+    steps_main() if "--steps" in sys.argv else main()

@@ -186,7 +186,8 @@ def _results_section(run, curves):
     assert seed_figure.section(text, "heads") == heads
     assert text.index("## Reading the results") < text.index(heads) < text.index(block)
     full = curves[(curves.metric == "accuracy") & (curves.curve == "ranking")].full.iloc[0]
-    assert f"| {curves.task.iloc[0]} | {full:.2f} |" in block
+    # the ranking whose prefixes were kept is named on each row, before the unmasked accuracy
+    assert f"| {curves.task.iloc[0]} | `atp` | {full:.2f} |" in block
     assert "CPR ranking" in block and "f, top 2 kept" in block
     assert "- CPR (higher is better)" in block
     with pytest.raises(SystemExit, match="no heads/sufficiency.csv"):
