@@ -15,6 +15,11 @@ needs the run's own rank examples, so no run is given another's ranking. The pag
 whether any task has a sufficient set of at most half the heads, then each task's set, its f on
 each metric and accuracy beside the ranking's prefix and random sets of its size, then the
 ranking's TopK verdicts (necessary, sufficient) under each sweep kind.
+
+Since issue 68 each searched set is the patient search's, made 1-minimal, with f in the band
+[0.9, 1.1]; a set is "found" only when its held-out f on log-prob and KL is in the band ("not
+verified" below, "over-recovers" above), its size is shown beside the sizes the same search finds
+on resampled examples, and "no set of at most half the heads" is said only of a patient search.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import pandas as pd
 
 from interp_heads.analysis.head_search import TARGET, UPPER
 from interp_heads.analysis.search_resamples import parse_sizes, size_summary
-from interp_heads.analysis.sufficient_set import FOUND
+from interp_heads.analysis.sufficient_set import FOUND, OVER
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 
 ABLATIONS = ("mean", "position_mean", "resample", "counterfactual")
@@ -120,8 +125,10 @@ def answer(rows: pd.DataFrame, rankings: dict | None = None) -> list[str]:
             out.append(f"- With `{ablation}` ablation {how} found a set of at most half the "
                        f"heads that holds on the held-out examples for {said}.")  # fmt: skip
         for r in half[half.status != FOUND].itertuples():
-            out.append(f"- With `{ablation}` ablation {r.task}'s set of {r.k} heads (at most "
-                       f"half) is {r.status} on the held-out examples: {r.reason}.")  # fmt: skip
+            verb = r.status if r.status == OVER else f"is {r.status}"
+            out.append(f"- With `{ablation}` ablation {r.task}'s searched set of {r.k} of "
+                       f"{r.n_total} heads (at most half) {verb} on the held-out examples: "
+                       f"{r.reason}.")  # fmt: skip
         if len(half):
             continue
         small = g.loc[g.k.idxmin()]

@@ -104,7 +104,8 @@ def test_a_set_missing_the_band_held_out_is_not_verified_or_over_recovers():
     ])  # fmt: skip
     said = answer(rows)
     assert "for ok: 100 of 270 heads" in said[0] and "retrieval" not in said[0]
-    assert any("retrieval's set of 100 heads (at most half) is not verified" in s
+    assert any("retrieval's searched set of 100 of 270 heads (at most half) is not verified" in s
                and "kl_unmasked f 0.37 < 0.90" in s for s in said)  # fmt: skip
-    assert any("math's set" in s and "not verified" in s for s in said)
-    assert any("inference's set" in s and "over-recovers" in s for s in said)
+    assert any("math's searched set" in s and "is not verified" in s for s in said)
+    assert any("inference's searched set of 100 of 270 heads (at most half) over-recovers" in s
+               for s in said)  # fmt: skip
