@@ -2,23 +2,31 @@
 
 ``interp_heads.find_sufficient_set(model, task)`` splits the task's examples in two: it searches
 on the first ``n_search`` (``analysis.head_search.search_heads``: remove heads while f on the
-answer's log-prob stays >= the target, attribution re-ranked each step), then verifies the set it
-found on the others, held out, by the sweep (``sweep.loop.run_sweep``: generation accuracy and
-the logit metrics, every head not kept ablated with the sweep's own means of the held-out
-prompts), beside the ranking's prefix of the same size and random kept sets of the same size.
+answer's log-prob stays in the band [target, upper], attribution re-ranked each step, with
+patience, then a 1-minimality pass), then verifies the set it found on the others, held out, by
+the sweep (``sweep.loop.run_sweep``: generation accuracy and the logit metrics, every head not
+kept ablated with the sweep's own means of the held-out prompts), beside the ranking's prefix of
+the same size and random kept sets of the same size.
+
+A set is **found** only when it holds held out (:func:`set_status`): its f on the answer's
+log-prob, and on ``kl_unmasked`` where that was measured, falls in the band. Below the target on
+either it is "not verified"; above the band's top it "over-recovers" (a set with log-prob f 1.15
+and KL f 0.37 recovers the answer's probability without the rest of the output distribution).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
 from interp_heads.analysis.head_search import (
     COUNTERFACTUAL,
+    PATIENCE,
     STEP,
     TARGET,
+    UPPER,
     KeptModel,
     SearchPath,
     search_heads,
@@ -28,6 +36,32 @@ from interp_heads.errors import InputError
 from interp_heads.heads import Head, head_label
 
 SETS = ("found", "ranking prefix", "random")  # the kept sets a found set is verified beside
+BAND_METRICS = ("answer_logprob", "kl_unmasked")  # the held-out f a found set must keep in band
+FOUND, NOT_VERIFIED, OVER = "found", "not verified", "over-recovers"
+
+
+def set_status(verified: pd.DataFrame, target: float = TARGET,
+               upper: float | None = UPPER) -> tuple[str, str]:  # fmt: skip
+    """A searched set's status from its held-out rows (``verify_set``'s table, or a run's
+    ``sufficient_sets.csv`` rows of one task): ``found`` when the found set's f on each of
+    :data:`BAND_METRICS` it has falls in ``[target, upper]``; ``not verified`` when one falls
+    below the target; ``over-recovers`` when none is below and one is above ``upper``; with the
+    reason in words (``answer_logprob f 0.86 < 0.90``). Point estimates decide (the interval is
+    shown beside them)."""
+    rows = verified[(verified["set"] == "found") & verified["metric"].isin(BAND_METRICS)]
+    fs = {str(r.metric): float(r.f) for r in rows.itertuples()}
+    fs = {m: f for m, f in fs.items() if f == f}
+    if not fs:
+        return NOT_VERIFIED, "no held-out f on log-prob or KL (no change to recover)"
+    low = [f"{m} f {f:.2f} < {target:.2f}" for m, f in fs.items() if f < target]
+    high = [
+        f"{m} f {f:.2f} > {upper:.2f}" for m, f in fs.items() if upper is not None and f > upper
+    ]
+    if low:
+        return NOT_VERIFIED, "; ".join(low + high)
+    if high:
+        return OVER, "; ".join(high)
+    return FOUND, ", ".join(f"{m} f {f:.2f}" for m, f in fs.items()) + " in the band"
 
 
 @dataclass
@@ -42,6 +76,18 @@ class SufficientSet:
     ranking: list[Head]
     n_search: int
     n_held_out: int
+    # the sizes the same search finds on resamples of the searched examples (None: undefined)
+    resampled: list[int | None] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        """``found``, ``not verified`` or ``over-recovers`` on the held-out examples
+        (:func:`set_status`)."""
+        return set_status(self.verified, self.path.target, self.path.upper)[0]
+
+    @property
+    def one_minimal(self) -> bool:
+        return self.path.one_minimal
 
     @property
     def heads(self) -> list[Head]:
@@ -60,7 +106,8 @@ class SufficientSet:
         more = f", ... ({self.size} heads)" if self.size > 8 else ""
         return (
             f"SufficientSet(task={self.task!r}, heads=[{labels}{more}], size={self.size} of "
-            f"{self.path.n_total}, f on the searched examples={self.path.f:.3f})"
+            f"{self.path.n_total}, f on the searched examples={self.path.f:.3f}, "
+            f"1-minimal={self.one_minimal}, held out: {self.status})"
         )
 
 
@@ -69,7 +116,8 @@ def find_sufficient_set(
     n_search: int | None = None, method: str = "auto", seeds: int = 3,
     metrics: Sequence[str] = ("accuracy", "answer_logprob"), max_new_tokens: int = 8,
     batch_size: int = 16, fmt: str | None = None, out_dir=None, n_boot: int = 1000,
-    ablation: str = "mean", patience: int = 0,
+    ablation: str = "mean", patience: int = PATIENCE, upper: float | None = UPPER,
+    minimal: bool = True, resamples: int = 0,
 ) -> SufficientSet:  # fmt: skip
     """Search ``task``'s first ``n_search`` examples (None: half) for a small head set keeping
     f >= ``target`` on the answer's log-prob, removing about ``step`` of the kept heads per step,
@@ -84,7 +132,10 @@ def find_sufficient_set(
     own corrupted prompt, MIB's choice) needs the task's corrupted prompts and is verified on the
     answer's log-prob only (:func:`verify_counterfactual`; ``metrics`` and the generation options
     do not apply). ``patience``: single heads whose removal fails kept for good before the search
-    stops (``analysis.head_search.search_heads``).
+    stops; ``upper``: the band's top (None: f >= ``target`` only); ``minimal``: the 1-minimality
+    pass (``analysis.head_search.search_heads``); ``resamples``: how many bootstrap resamples of the
+    searched examples the same search runs on again (``resampled``: the sizes it finds there;
+    each costs one whole search).
     """
     from interp_heads.attribution.inputs import make_batches
     from interp_heads.attribution.memory import gradient_rows
@@ -107,8 +158,15 @@ def find_sufficient_set(
     patched = ablation == COUNTERFACTUAL
     batches = make_batches(model, searched, batch_size=batch_size, fmt=own, corrupted=patched,
                            rows_for_width=gradient_rows(model, batch_size))  # fmt: skip
-    path = search_heads(model, batches, target=target, step=step, ablation=ablation,
-                        patience=patience)  # fmt: skip
+    search = dict(target=target, step=step, ablation=ablation, patience=patience, upper=upper,
+                  minimal=minimal)  # fmt: skip
+    path = search_heads(model, batches, **search)
+    resampled = []
+    if resamples:
+        from interp_heads.analysis.search_resamples import resampled_sizes
+
+        resampled = resampled_sizes(model, searched, resamples=resamples, fmt=own,
+                                    batch_size=batch_size, corrupted=patched, **search)  # fmt: skip
     if ranking is None:
         from interp_heads.attribution import attribute_heads
 
@@ -122,7 +180,7 @@ def find_sufficient_set(
                               batch_size=batch_size, n_boot=n_boot)
         if patched else verify_set(model, held, path.heads, ranked, **opts)
     )  # fmt: skip
-    return SufficientSet(task.name, path, verified, ranked, n, len(held.examples))
+    return SufficientSet(task.name, path, verified, ranked, n, len(held.examples), resampled)
 
 
 def verify_set(

@@ -43,7 +43,9 @@ DIGEST_IF_SET = {
     "sufficiency_search_ablation": None,
     "sufficiency_target": 0.9,
     "sufficiency_step": 0.1,
-    "sufficiency_patience": 0,
+    "sufficiency_patience": 8,
+    "sufficiency_upper": 1.1,
+    "sufficiency_resamples": 0,
     "batch_padding": None,
 }
 

@@ -153,8 +153,9 @@ class RunConfig(
             raise PipelineError("config: sufficiency_search is an option of sufficiency = true")
         if self.sufficiency_search:
             self._check_search_ablation()
-        for key, default in (("sufficiency_search_ablation", None), ("sufficiency_patience", 0)):
-            if not self.sufficiency_search and getattr(self, key) != default:
+        for key in ("sufficiency_search_ablation", "sufficiency_patience", "sufficiency_upper",
+                    "sufficiency_resamples"):  # fmt: skip
+            if not self.sufficiency_search and getattr(self, key) != DIGEST_IF_SET[key]:
                 raise PipelineError(f"config: {key} is an option of sufficiency_search = true")
         if self.given_ranking and self.sufficiency_search:
             raise PipelineError(

@@ -9,7 +9,7 @@ section         keys
 ``attribution`` attribution, refine, verify, known_heads, each method's options (``config.options``: ``METHODS.options()``)
 ``ablation``    ablation, positions, each kind's options (``config.options``: ``KINDS.options()``)
 ``sweep``       ks, scaled_ks, selections, seeds, elbow, damage_matched, each selection's options (``SELECTIONS.options()``: ``exclude_top``)
-``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_grid, sufficiency_metrics, sufficiency_search, sufficiency_search_ablation, sufficiency_target, sufficiency_step, sufficiency_patience (steps after the sweep)
+``analysis``    analyses, stability_ks, sufficiency, sufficiency_seeds, sufficiency_grid, sufficiency_metrics, sufficiency_search, sufficiency_search_ablation, sufficiency_target, sufficiency_step, sufficiency_patience, sufficiency_upper, sufficiency_resamples (steps after the sweep)
 ``generation``  max_new_tokens, batch_size, batch_padding, seed, free_form
 ``metrics``     metrics, reference, each metric's options (``METRICS.options()``: ``comet_model``)
 ``placement``   executor, n_devices, shared_store, each executor's options (``EXECUTORS.options()``: ``ray_address``, ``n_workers``) (where work runs and what it reuses; not in the digest)
@@ -237,9 +237,15 @@ class AnalysisSection(Section):
         "prompt, verified on log-prob only)")  # fmt: skip
     sufficiency_target: Fraction = Field(0.9, description="f on log-prob a searched set keeps")
     sufficiency_step: Fraction = Field(0.1, description="share of kept heads a search step removes")
-    sufficiency_patience: NonNeg = Field(0, description="single heads whose removal fails that a "
+    sufficiency_patience: NonNeg = Field(8, description="single heads whose removal fails that a "
                                          "search keeps for good before it stops (0: it stops at "
                                          "the first)")  # fmt: skip
+    sufficiency_upper: Annotated[float, Field(ge=1)] | None = Field(
+        1.1, description="the top of the band a searched set's f must fall in (over-recovery "
+        "above it; None: f >= sufficiency_target only)")  # fmt: skip
+    sufficiency_resamples: NonNeg = Field(0, description="bootstrap resamples of the searched "
+                                          "examples the same search runs on again: the sizes "
+                                          "it finds there (each costs one whole search)")  # fmt: skip
 
 
 class GenerationSection(Section):

@@ -8,13 +8,18 @@ records, the faithfulness curves, CPR / CMD / necessity area / minimal head set 
 plain-words verdicts (``heads/sufficiency*.csv``); the report draws them beside the Cognitive Mirrors figure.
 
 With ``sufficiency_search = true`` it also searches each task's rank examples for a small
-sufficient head set (``analysis.head_search``) and verifies it on the eval examples beside the
-ranking's prefix and random kept sets of its size (``heads/sufficient_sets.csv``, every trial in
+sufficient head set (``analysis.head_search``: f in the band [``sufficiency_target``,
+``sufficiency_upper``], ``sufficiency_patience``, then the 1-minimality pass) and verifies it on
+the eval examples beside the ranking's prefix and random kept sets of its size
+(``heads/sufficient_sets.csv`` with the set's held-out ``status``, whether it is ``one_minimal``,
+the ranking it is compared with and the sizes the same search finds on
+``sufficiency_resamples`` resamples of the rank examples; every trial in
 ``heads/sufficient_search_steps.csv``).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 
@@ -70,6 +75,8 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
     import pandas as pd
 
     from interp_heads.analysis.head_search import COUNTERFACTUAL, search_heads
+    from interp_heads.analysis.search_resamples import resampled_sizes, sizes_text
+    from interp_heads.analysis.sufficient_set import set_status
     from interp_heads.attribution.inputs import make_batches
     from interp_heads.attribution.memory import gradient_rows
     from interp_heads.errors import InputError
@@ -78,54 +85,81 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
     cfg, folder, tables, steps, note = exp.config, exp.folder, [], [], {}
     ablation = cfg.search_ablation
     patched = ablation == COUNTERFACTUAL
+    search = dict(target=cfg.sufficiency_target, step=cfg.sufficiency_step, ablation=ablation,
+                  patience=cfg.sufficiency_patience, upper=cfg.sufficiency_upper)  # fmt: skip
     stored, stored_steps = _stored_sets(exp, ablation)
     for name, (rank, ev) in exp.splits.items():
         if name in stored:  # resumed: this folder's config already searched this task
             tables.append(stored[name])
             steps.append(stored_steps[stored_steps.task == name])
             r = stored[name].iloc[0]
-            note[name] = {"size": int(r.k), "size_interval": [int(r.k_low), int(r.k_high)],
-                          "f_searched": float(r.f_searched), "resumed": True}  # fmt: skip
+            note[name] = {"size": int(r.k), "status": str(r.status), "f_searched": float(r.f_searched),
+                          "resumed": True}  # fmt: skip
             continue
+        fmt = exp.fmts.get(name, "auto")
         try:
-            batches = make_batches(exp.model, rank, batch_size=exp.batch_size,
-                                   fmt=exp.fmts.get(name, "auto"), corrupted=patched,
+            batches = make_batches(exp.model, rank, batch_size=exp.batch_size, fmt=fmt,
+                                   corrupted=patched,
                                    rows_for_width=gradient_rows(exp.model, exp.batch_size))  # fmt: skip
-            path = search_heads(exp.model, batches, target=cfg.sufficiency_target,
-                                step=cfg.sufficiency_step, ablation=ablation,
-                                seed=cfg.seed, patience=cfg.sufficiency_patience)  # fmt: skip
+            path = search_heads(exp.model, batches, seed=cfg.seed, **search)
         except (InputError, ValueError) as exc:  # nothing to search for; no corrupted prompts
             note[name] = {"skipped": str(exc)}
             exp.say(f"sufficiency_search: {name}: skipped: {exc}")
             continue
+        sizes = resampled_sizes(exp.model, rank, resamples=cfg.sufficiency_resamples,
+                                seed=cfg.seed, fmt=fmt, batch_size=exp.batch_size,
+                                corrupted=patched, **search)  # fmt: skip
         table = _verify(exp, name, ev, path.heads, rankings[name], metrics, ablation)
+        status, reason = set_status(table, cfg.sufficiency_target, cfg.sufficiency_upper)
         heads = ",".join(head_label(*h) for h in path.heads)
-        k_low, k_high = path.size_interval(seed=cfg.seed)
-        tables.append(table.assign(task=name, f_searched=path.f, n_total=path.n_total,
-                                   heads=heads, n_searched=len(rank.examples), k_low=k_low,
-                                   k_high=k_high, ablation=ablation))  # fmt: skip
+        upper = math.nan if cfg.sufficiency_upper is None else cfg.sufficiency_upper
+        tables.append(table.assign(
+            task=name, f_searched=path.f, n_total=path.n_total, heads=heads,
+            n_searched=len(rank.examples), ablation=ablation, ranking=_method(exp, name),
+            status=status, status_reason=reason, one_minimal=path.one_minimal,
+            patience=path.patience, target=path.target, upper=upper,
+            sizes_resampled=sizes_text(sizes), n_trials=len(path.trials),
+        ))  # fmt: skip
         steps.append(path.steps().assign(task=name))
-        note[name] = {"size": len(path.heads), "size_interval": [k_low, k_high],
-                      "f_searched": path.f}  # fmt: skip
+        note[name] = {"size": len(path.heads), "status": status, "one_minimal": path.one_minimal,
+                      "sizes_resampled": sizes, "f_searched": path.f}  # fmt: skip
     if tables:
         folder.write_frame(folder.sufficient_sets_csv, pd.concat(tables, ignore_index=True))
         folder.write_frame(folder.sufficient_steps_csv, pd.concat(steps, ignore_index=True))
     return note
 
 
+def _method(exp: Experiment, name: str) -> str:
+    """The name of the ranking a task's found set is compared with (its prefix of the same size)."""
+    return str(getattr(exp.rankings.get(name), "method", None) or exp.config.attribution)
+
+
 def _stored_sets(exp: Experiment, ablation: str):
     """The tasks' searched and verified sets a previous call of this folder's config wrote
     (``{task: rows}``, and the search steps), so that a resumed run does not search again; none
-    from a table without the size interval or of another ablation (``--force`` retires them)."""
+    from a table of another ablation, or of an older search (before the band, the 1-minimality
+    pass and the resamples) or another patience, band or resample count (``--force`` retires
+    them)."""
     import pandas as pd
 
+    from interp_heads.analysis.search_resamples import parse_sizes
     from interp_heads.store.readback import read_csv
 
     folder = exp.folder
     if not (folder.sufficient_sets_csv.is_file() and folder.sufficient_steps_csv.is_file()):
         return {}, pd.DataFrame()
     sets, steps = read_csv(folder.sufficient_sets_csv), read_csv(folder.sufficient_steps_csv)
-    if "k_low" not in sets or "ablation" not in sets or set(sets.ablation) != {ablation}:
+    cfg = exp.config
+    if not {"ablation", "one_minimal", "status", "sizes_resampled"} <= set(sets) or set(
+        sets.ablation
+    ) != {ablation}:
+        return {}, pd.DataFrame()
+    upper = math.nan if cfg.sufficiency_upper is None else cfg.sufficiency_upper
+    same = (sets.patience == cfg.sufficiency_patience).all() and (
+        sets.upper.fillna(math.nan).eq(upper).all() or (upper != upper and sets.upper.isna().all())
+    )
+    resampled = sets.sizes_resampled.map(lambda t: len(parse_sizes(t)))
+    if not same or not (resampled == cfg.sufficiency_resamples).all():
         return {}, pd.DataFrame()
     return {task: g for task, g in sets.groupby("task", sort=False)}, steps
 

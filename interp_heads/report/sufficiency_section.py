@@ -136,22 +136,42 @@ def sufficiency_parts(run: dict, figs: dict, div) -> list[str]:
             "<h3>A small sufficient set, searched (not a ranking prefix)</h3>",
             '<p class="note">On each task\'s rank examples heads are removed, cheapest first by '
             "attribution re-ranked on the kept model each step, while f on the answer's log-prob "
-            "stays at the target; the set found is verified on the eval examples beside the "
-            "ranking's prefix of the same size and random sets of that size.</p>",
+            "stays in the band (0.9 to 1.1 by default: above it a set over-recovers), with "
+            "patience, then a 1-minimality pass; the set found is verified on the eval examples "
+            "beside the named ranking's prefix of the same size and random sets of that size. It "
+            "is found only when its held-out f on log-prob and KL falls in the band (else: not "
+            "verified, or over-recovers).</p>",
             esc_table(searched_table(searched)),
         ]
     return parts
 
 
+def _text(value) -> str:
+    return value if isinstance(value, str) else ""
+
+
 def searched_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per task, kept set and metric: the set's size, f [95% CI] and the mean (held out)."""
+    """Per task, kept set and metric: the set's size, f [95% CI] and the mean (held out); on the
+    found set's rows its held-out status, whether it is 1-minimal, the sizes the same search
+    found on resampled examples, and the ranking whose prefix it is compared with."""
+    from interp_heads.analysis.search_resamples import parse_sizes, size_summary
+
     rows = []
     for r in frame.to_dict("records"):
         heads = str(r["heads"]).split(",") if isinstance(r["heads"], str) else []
         shown = ", ".join(heads[:8]) + (f", ... ({len(heads)})" if len(heads) > 8 else "")
+        found = r["set"] == "found"
+        status = r.get("status") if isinstance(r.get("status"), str) else "not checked"
+        minimal = r.get("one_minimal")
         rows.append({
-            "task": r["task"], "kept set": r["set"], "size": f"{int(r['k'])} of {int(r['n_total'])}",
+            "task": r["task"], "ranking": _text(r.get("ranking")) if r["set"] == "ranking prefix" else "",
+            "kept set": r["set"], "size": f"{int(r['k'])} of {int(r['n_total'])}",
             "metric": r["metric"], "f [95% CI]": interval_cell(r["f"], r["f_low"], r["f_high"], ".2f"),
-            "mean": f"{r['mean']:.2f}", "heads": shown if r["set"] == "found" else "",
+            "mean": f"{r['mean']:.2f}", "heads": shown if found else "",
+            "status (held out)": status if found else "",
+            "1-minimal": ("yes" if minimal is True or minimal == 1 else "no") if found else "",
+            "sizes on resampled examples": (
+                size_summary(parse_sizes(r.get("sizes_resampled", ""))) if found else ""
+            ),
         })  # fmt: skip
     return pd.DataFrame(rows)

@@ -60,22 +60,55 @@ def _pick(frame: pd.DataFrame, **where):
     return None if sub.empty else sub.iloc[0].to_dict()
 
 
-def minimal_table(summary: pd.DataFrame, curves: pd.DataFrame) -> list[dict]:
-    """Per task: the unmasked accuracy and the minimal head set (ranking and random kept sets)."""
+SEARCHED_PAGE = (
+    "sufficient_sets.md"  # where the searched sets are (interp-heads study sufficient_sets)
+)
+
+
+def minimal_table(summary: pd.DataFrame, curves: pd.DataFrame, method: str = "?",
+                  searched: pd.DataFrame | None = None) -> list[dict]:  # fmt: skip
+    """Per task: the unmasked accuracy and the minimal head set (ranking and random kept sets),
+    the ranking (``method``) whose prefixes were kept, and the searched set: the run's own
+    (``searched``: its ``sufficient_sets`` table) or, where no kept set on the grid below every
+    head reached the target, a pointer to the searched sets' page. A set is named only when
+    one was found below every head."""
     rows = []
     acc = curves[curves.metric == "accuracy"]
     for task in dict.fromkeys(acc.task):
         first = _pick(acc, task=task, curve="ranking")
         ranking = _pick(summary, task=task, metric="accuracy", curve="ranking", measure="minimal_k")
         random_ = _pick(summary, task=task, metric="accuracy", curve="random", measure="minimal_k")
+        none = not any(_found_row(r) for r in (ranking, random_))
         rows.append({
-            "task": task, "unmasked accuracy": _num(first["full"]),
+            "task": task, "ranking": f"`{method}`", "unmasked accuracy": _num(first["full"]),
             "all heads ablated": _num(first["empty"]),
             "minimal k, ranking [95% CI]": minimal_cell(ranking) if ranking else "undefined",
             "minimal k, random kept": minimal_cell(random_) if random_ else "undefined",
-            "its heads, most important first": _heads(ranking),
+            "its heads, most important first": _heads(ranking) if _found_row(ranking) else "",
+            "searched set": _searched(searched, task, none),
         })  # fmt: skip
     return rows
+
+
+def _found_row(row) -> bool:
+    """Whether a minimal k row names a set below every head."""
+    if not row:
+        return False
+    found = row.get("found", True)
+    return True if found is None or found != found else bool(found)
+
+
+def _searched(searched: pd.DataFrame | None, task: str, none: bool) -> str:
+    """The run's own searched set of ``task`` (size and held-out status), else where the
+    searched sets are when no kept set on the grid reached the target."""
+    if searched is not None and len(searched) and task in set(searched.task):
+        r = searched[(searched.task == task) & (searched.set == "found")].iloc[0]
+        status = r.get("status") if isinstance(r.get("status"), str) else "status not checked"
+        return f"{int(r.k)} of {int(r.n_total)} heads ({status} held out; this run's search)"
+    if none:
+        return (f"no kept set on the grid reaches the target: see the searched set "
+                f"([{SEARCHED_PAGE}]({SEARCHED_PAGE}))")  # fmt: skip
+    return ""
 
 
 def measures_table(summary: pd.DataFrame, curves: pd.DataFrame, k: int) -> list[dict]:
@@ -157,12 +190,15 @@ def render(run_dir: Path, run: dict, figure: str | None) -> str:
             "",
         ]
     parts += [f"### Minimal head set ({THRESHOLD:.0%} of the unmasked accuracy)", ""]
+    method = str(cfg.get("attribution", "?"))
     parts += [
-        "The minimal k is read on the kept grid; keeping every head masks nothing, so where only "
-        "every head reached the target the table says which kept sets were tried instead, and "
-        "names heads only for a set that was found.",
+        f"The minimal k is read on the kept grid of the `{method}` ranking's prefixes; keeping "
+        "every head masks nothing, so where only every head reached the target the table says "
+        "which kept sets were tried instead, names no heads, and points to the searched set "
+        f"(`interp-heads study sufficient_sets`, {SEARCHED_PAGE}: heads removed with patience "
+        "and a 1-minimality pass, not read off one ranking's prefixes).",
         "",
-        md(minimal_table(summary, curves)),
+        md(minimal_table(summary, curves, method, run.get("sufficient_sets"))),
         "",
         *(f"- {s}" for s in plain_verdicts(summary)),
         "",

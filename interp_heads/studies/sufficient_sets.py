@@ -15,13 +15,21 @@ needs the run's own rank examples, so no run is given another's ranking. The pag
 whether any task has a sufficient set of at most half the heads, then each task's set, its f on
 each metric and accuracy beside the ranking's prefix and random sets of its size, then the
 ranking's TopK verdicts (necessary, sufficient) under each sweep kind.
+
+Since issue 68 each searched set is the patient search's, made 1-minimal, with f in the band
+[0.9, 1.1]; a set is "found" only when its held-out f on log-prob and KL is in the band ("not
+verified" below, "over-recovers" above), its size is shown beside the sizes the same search finds
+on resampled examples, and "no set of at most half the heads" is said only of a patient search.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from interp_heads.figures.escape import md_frame
+from interp_heads.analysis.head_search import TARGET, UPPER
+from interp_heads.analysis.search_resamples import parse_sizes, size_summary
+from interp_heads.analysis.sufficient_set import FOUND, OVER
+from interp_heads.figures.escape import md
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
@@ -55,28 +63,86 @@ def verdict_table(verdicts: pd.DataFrame) -> list[str]:
     return out
 
 
-def answer(rows: pd.DataFrame) -> list[str]:
-    """Sentences from the numbers: per ablation, the tasks whose found set is at most half the
-    heads, with the set's size and held-out f; or that none is, with the smallest size found."""
+def found_rows(rows: pd.DataFrame, rankings: dict | None = None) -> pd.DataFrame:
+    """One row per ablation and task: the found set with its search (ranking compared with,
+    patience, 1-minimal, sizes on resamples), its held-out f on log-prob and KL and its
+    ``status`` with the reason (``analysis.sufficient_set.set_status``; recomputed with the
+    default band for a table written before the status, whose search had no band, no
+    1-minimality pass and no patience unless recorded). ``rankings``: ablation -> the ranking's
+    name, for tables without a ``ranking`` column."""
+    from interp_heads.analysis.sufficient_set import set_status
+
+    out = []
+    for (ablation, task), g in rows.groupby(["ablation", "task"], sort=False):
+        first = g[g.set == "found"].iloc[0]
+
+        def col(name, default, first=first):
+            value = first.get(name, default)
+            return (
+                default if value is None or (isinstance(value, float) and value != value) else value
+            )
+
+        target, upper = float(col("target", TARGET)), float(col("upper", UPPER))
+        status, reason = (
+            (str(first.status), str(col("status_reason", "")))
+            if "status" in g and isinstance(first.status, str)
+            else set_status(g, target, upper)
+        )  # fmt: skip
+        fs = {m: g[(g.set == "found") & (g.metric == m)] for m in ("answer_logprob", "kl_unmasked")}
+        out.append({
+            "ablation": ablation, "task": task,
+            "ranking": str(col("ranking", (rankings or {}).get(ablation, "?"))),
+            "k": int(first.k), "n_total": int(first.n_total), "f_searched": float(col("f_searched", float("nan"))),
+            "patience": int(col("patience", 0)), "one_minimal": bool(col("one_minimal", False)),
+            "sizes": parse_sizes(col("sizes_resampled", "")), "status": status, "reason": reason,
+            **{f"f_{m}": (_interval(*f.iloc[0][["f", "f_low", "f_high"]]) if len(f) else "")
+               for m, f in fs.items()},
+        })  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def patient(found: pd.DataFrame) -> bool:
+    """Whether every search of ``found`` (``found_rows``) was patient and 1-minimal."""
+    return bool(len(found)) and bool((found.patience > 0).all() and found.one_minimal.all())
+
+
+def answer(rows: pd.DataFrame, rankings: dict | None = None) -> list[str]:
+    """Sentences from the numbers: per ablation, the tasks whose found set (held out in the band)
+    is at most half the heads; the sets that are small but not verified or over-recover; and
+    that no set of at most half the heads was found only after a patient search."""
     if rows.empty:
         return ["- No run found a set (see each run's page: a task is skipped when ablating every "
                 "head does not lower the answer's log-prob)."]  # fmt: skip
     out = []
-    found = rows[(rows.set == "found") & (rows.metric == "answer_logprob")]
+    found = found_rows(rows, rankings)
     for ablation, g in found.groupby("ablation", sort=False):
         half = g[g.k <= g.n_total / 2]
+        held = half[half.status == FOUND]
+        how = (f"the patient search (patience {int(g.patience.max())}, then 1-minimal)"
+               if patient(g) else "the search (without patience or the 1-minimality pass: an "
+               "older run)")  # fmt: skip
+        if len(held):
+            said = "; ".join(f"{r.task}: {r.k} of {r.n_total} heads (held-out log-prob f "
+                             f"{r.f_answer_logprob}; sizes on resamples: {size_summary(r.sizes)})"
+                             for r in held.itertuples())  # fmt: skip
+            out.append(f"- With `{ablation}` ablation {how} found a set of at most half the "
+                       f"heads that holds on the held-out examples for {said}.")  # fmt: skip
+        for r in half[half.status != FOUND].itertuples():
+            verb = r.status if r.status == OVER else f"is {r.status}"
+            out.append(f"- With `{ablation}` ablation {r.task}'s searched set of {r.k} of "
+                       f"{r.n_total} heads (at most half) {verb} on the held-out examples: "
+                       f"{r.reason}.")  # fmt: skip
         if len(half):
-            said = "; ".join(f"{r.task}: {int(r.k)} of {int(r.n_total)} heads ({_spread(r)}held-out"
-                             f" f {r.f:.2f} [{r.f_low:.2f}, {r.f_high:.2f}])"
-                             for r in half.itertuples())  # fmt: skip
-            out.append(f"- With `{ablation}` ablation the search found a set of at most half the "
-                       "heads that keeps f on the answer's log-prob at the target on the searched "
-                       f"examples for {said}.")  # fmt: skip
+            continue
+        small = g.loc[g.k.idxmin()]
+        if patient(g):
+            out.append(f"- With `{ablation}` ablation {how} found no set of at most half the "
+                       f"heads for any task: the smallest is {small.k} of {small.n_total} "
+                       f"({small.task}); a search is not a proof that none exists.")  # fmt: skip
         else:
-            small = g.loc[g.k.idxmin()]
-            out.append(f"- With `{ablation}` ablation no task has a sufficient set of at most half "
-                       f"the heads: the smallest found is {int(small.k)} of {int(small.n_total)} "
-                       f"({small.task}).")  # fmt: skip
+            out.append(f"- With `{ablation}` ablation {how} found no set of at most half the "
+                       f"heads (the smallest {small.k} of {small.n_total}, {small.task}); that "
+                       "says nothing on whether one exists: rerun it with the patient search.")  # fmt: skip
     return out
 
 
@@ -84,35 +150,36 @@ def _interval(f, low, high) -> str:
     return "n/a (no change to recover)" if f != f else f"{f:.2f} [{low:.2f}, {high:.2f}]"
 
 
-def _spread(r) -> str:
-    """``size 95% CI [low, high]; `` where the rows have it (older runs do not)."""
-    low, high = getattr(r, "k_low", float("nan")), getattr(r, "k_high", float("nan"))
-    return f"size 95% CI [{int(low)}, {int(high)}]; " if low == low else ""
+def found_table(found: pd.DataFrame) -> list[str]:
+    """Per ablation and task: the found set's size, its search, the sizes on resamples and its
+    held-out status."""
+    cols = ["ablation", "task", "ranking (its prefix compared)", "size", "search", "1-minimal",
+            "sizes on resampled examples", "f searched", "held-out f log-prob [95% CI]",
+            "held-out f KL [95% CI]", "status"]  # fmt: skip
+    out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
+    for r in found.itertuples():
+        status = r.status if r.status == FOUND else f"{r.status}: {r.reason}"
+        out.append("| " + " | ".join([
+            r.ablation, r.task, f"`{r.ranking}`", f"{r.k} of {r.n_total}",
+            f"patience {r.patience}" + (", 1-minimality pass" if r.one_minimal else ""),
+            "yes" if r.one_minimal else "not checked", size_summary(r.sizes),
+            f"{r.f_searched:.2f}" if r.f_searched == r.f_searched else "", r.f_answer_logprob,
+            r.f_kl_unmasked, status,
+        ]) + " |")  # fmt: skip
+    return out
 
 
-def _size(r) -> str:
-    """``k of n``; the found set's with its interval over the searched examples."""
-    low, high = getattr(r, "k_low", float("nan")), getattr(r, "k_high", float("nan"))
-    said = f" [{int(low)}, {int(high)}]" if r.set == "found" and low == low else ""
-    return f"{int(r.k)}{said} of {int(r.n_total)}"
-
-
-def table(rows: pd.DataFrame) -> list[str]:
-    cols = [
-        "ablation",
-        "task",
-        "kept set",
-        "size [95% CI]",
-        "metric",
-        "f [95% CI]",
-        "mean",
-        "n",
-        "draws",
-    ]
+def table(rows: pd.DataFrame, rankings: dict | None = None) -> list[str]:
+    """Per ablation, task, kept set and metric: the held-out f and mean, and the ranking whose
+    prefix the found set is compared with."""
+    cols = ["ablation", "task", "ranking", "kept set", "size", "metric", "f [95% CI]", "mean",
+            "n", "draws"]  # fmt: skip
     out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
     for r in rows.itertuples():
+        ranking = getattr(r, "ranking", None)
+        ranking = ranking if isinstance(ranking, str) else (rankings or {}).get(r.ablation, "?")
         out.append("| " + " | ".join([
-            r.ablation, r.task, r.set, _size(r), r.metric,
+            r.ablation, r.task, f"`{ranking}`", r.set, f"{int(r.k)} of {int(r.n_total)}", r.metric,
             _interval(r.f, r.f_low, r.f_high), f"{r.mean:.2f}", str(int(r.n_examples)),
             str(int(r.n_draws)) if r.n_draws == r.n_draws else "",
         ]) + " |")  # fmt: skip
@@ -154,8 +221,12 @@ class SufficientSets(Study):
 
         runs = {a: load_run(folders[f"sufficient_sets/{a}"]) for a in self.ablations}
         swept = [a for a in self.ablations if a not in SEARCH_ONLY]  # one kept-set sweep per kind
-        rows = md_frame(stacked(runs, self.ablations, "sufficient_sets"))  # names as text
-        verdicts = md_frame(stacked(runs, swept, "sufficiency_verdicts"))
+        rows = _task_as_text(stacked(runs, self.ablations, "sufficient_sets"))
+        verdicts = _task_as_text(stacked(runs, swept, "sufficiency_verdicts"))
+        # the ranking each run compared its set with, for tables written before the column
+        named = {a: ((runs[a].get("manifest") or {}).get("config") or {}).get("attribution", "?")
+                 for a in self.ablations}  # fmt: skip
+        found = found_rows(rows, named) if len(rows) else pd.DataFrame()
         page_folder(docs)
         page = docs / "sufficient_sets.md"
         text = [
@@ -164,18 +235,26 @@ class SufficientSets(Study):
             "Generated by `interp-heads study sufficient_sets` (`interp_heads/studies/"
             "sufficient_sets.py`): on each task's rank examples heads are removed, cheapest first "
             "by attribution re-ranked on the kept model, while f on the answer's log-prob stays "
-            "at the target; the set found is verified on the held-out examples beside the "
-            "ranking's prefix of the same size and random sets of that size. A found set's size "
-            "has a 95% interval over the searched examples (resampled: each time the smallest "
-            "set the search tried that keeps the target, so sets it never tried do not count).",
+            f"in the band [{TARGET}, {UPPER}] (above it a set over-recovers), keeping up to "
+            "`patience` heads whose single removal fails and going on; then a 1-minimality pass "
+            "removes every head whose removal alone keeps f in the band, until none does. The set "
+            "is verified on the held-out examples beside the prefix of the named ranking of the "
+            "same size and random sets of that size: it is **found** only when its held-out f on "
+            "log-prob and on KL falls in the band, **not verified** when one falls below the "
+            "target, **over-recovers** when one is above it. Its size is shown beside the sizes "
+            "the same search finds on bootstrap resamples of the searched examples.",
             "",
             "## The answer",
             "",
-            *answer(rows),
+            *answer(rows, named),
             "",
             "## Each task's set",
             "",
-            *(table(rows) if len(rows) else ["(no set found)"]),
+            *(found_table(found) if len(found) else ["(no set found)"]),
+            "",
+            "### Each set per metric, beside the ranking's prefix and random sets",
+            "",
+            *(table(rows, named) if len(rows) else ["(no set found)"]),
             "",
             "## The ranking's TopK under each ablation",
             "",
@@ -189,3 +268,9 @@ class SufficientSets(Study):
         ]
         write_file(page, "\n".join(text) + "\n")
         return [page]
+
+
+def _task_as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its task names as inert Markdown text (a task name is the user's text; the
+    other cells are the tool's own: heads, statuses, sizes)."""
+    return frame.assign(task=frame.task.map(md)) if "task" in frame else frame

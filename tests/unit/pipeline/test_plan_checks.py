@@ -195,6 +195,13 @@ BAD = {
     "sufficiency_target": ["0", "1.5", "nan", '"x"'],
     "sufficiency_step": ["0", "1.5", "-0.1", '"x"'],
     "sufficiency_patience": ["-1", "1.5", '"x"', "2"],  # 2: without sufficiency_search
+    "sufficiency_upper": [
+        "0",
+        '"x"',
+        "1.2",  # 1.2: without sufficiency_search
+        "0.95\nsufficiency = true\nsufficiency_search = true",  # below 1: not every head kept
+    ],
+    "sufficiency_resamples": ["-1", "1.5", '"x"', "2"],  # 2: without sufficiency_search
     "sufficiency_metrics": [
         '["nope"]',
         '["answer_logprob"]\nsufficiency = true\npositions = "last"',

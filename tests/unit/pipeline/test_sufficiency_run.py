@@ -54,7 +54,8 @@ def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(
     tmp_path, monkeypatch
 ):
     cfg = _cfg(sufficiency=True, sufficiency_search=True, sufficiency_target=0.5,
-               sufficiency_step=0.25, sufficiency_metrics=["accuracy", "answer_logprob"])  # fmt: skip
+               sufficiency_step=0.25, sufficiency_metrics=["accuracy", "answer_logprob"],
+               sufficiency_resamples=2)  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_pipeline(cfg, tmp_path, quiet=True)
@@ -63,6 +64,15 @@ def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(
     assert set(sets.set) == {"found", "ranking prefix", "random"}
     assert set(sets.metric) == {"accuracy", "answer_logprob"}
     assert (sets.f_searched >= 0.5).all() and (sets.k == sets.heads.str.count("L")).all()
+    assert sets.one_minimal.all() and (sets.patience == 8).all() and (sets.upper == 1.1).all()
+    assert set(sets.ranking) == {str(cfg.attribution)}
+    for r in sets[sets.set == "found"].itertuples():  # the status is read off the held-out f
+        f = sets[(sets.task == r.task) & (sets.set == "found")].set_index("metric").f
+        held = 0.5 <= f["answer_logprob"] <= 1.1
+        assert r.status == ("found" if held else "not verified" if f["answer_logprob"] < 0.5
+                            else "over-recovers")  # fmt: skip
+        sizes = [int(x) for x in str(r.sizes_resampled).split(",")]
+        assert len(sizes) == 2 and all(1 <= x <= r.n_total for x in sizes)
     steps = pd.read_csv(heads / "sufficient_search_steps.csv")
     assert not steps.accepted.iloc[-1] and (steps.f[steps.accepted] >= 0.5).all()
     manifest = json.loads((tmp_path / "manifest.json").read_text())
@@ -108,7 +118,7 @@ def test_counterfactual_search_is_its_own_option_and_verified_on_log_prob(tmp_pa
     sets = pd.read_csv(tmp_path / "run" / "heads" / "sufficient_sets.csv")
     assert set(sets.set) == {"found", "ranking prefix", "random"}
     assert set(sets.metric) == {"answer_logprob"} and set(sets.ablation) == {"counterfactual"}
-    assert (sets.f_searched >= 0.5).all() and (sets.k_low <= sets.k).all()
+    assert (sets.f_searched >= 0.5).all() and sets.one_minimal.all()
 
 
 def test_the_ks_grid_sweeps_only_the_runs_ks_and_keeps_their_verdicts(tmp_path):
@@ -176,7 +186,8 @@ def _results_section(run, curves):
     assert seed_figure.section(text, "heads") == heads
     assert text.index("## Reading the results") < text.index(heads) < text.index(block)
     full = curves[(curves.metric == "accuracy") & (curves.curve == "ranking")].full.iloc[0]
-    assert f"| {curves.task.iloc[0]} | {full:.2f} |" in block
+    # the ranking whose prefixes were kept is named on each row, before the unmasked accuracy
+    assert f"| {curves.task.iloc[0]} | `atp` | {full:.2f} |" in block
     assert "CPR ranking" in block and "f, top 2 kept" in block
     assert "- CPR (higher is better)" in block
     with pytest.raises(SystemExit, match="no heads/sufficiency.csv"):

@@ -68,3 +68,42 @@ def test_plain_verdicts_say_the_minimal_set_and_cpr_beside_random():
     (found,) = plain_verdicts(_summary(True))
     assert "top 14 heads kept alone reach 90%" in found
     assert CPR_LINE.startswith("CPR (higher is better)") and "\n" not in CPR_LINE + CMD_LINE
+
+
+def test_minimal_table_points_to_the_searched_set_when_no_kept_set_reaches_the_target():
+    """No grid set below every head reached 90%: no heads named, the row says so and points to
+    the searched sets' page, or to the run's own searched set with its held-out status; each
+    row names the ranking whose prefixes were kept."""
+    row = minimal_table(_summary(False), _curves(), "gradxact")[0]
+    assert row["ranking"] == "`gradxact`" and row["its heads, most important first"] == ""
+    assert "270" not in row["minimal k, ranking [95% CI]"]
+    assert row["searched set"].startswith("no kept set on the grid reaches the target: see the "
+                                          "searched set ([sufficient_sets.md]")  # fmt: skip
+    found = minimal_table(_summary(True), _curves(), "gradxact")[0]
+    assert found["searched set"] == "" and found["its heads, most important first"] == "L1H2, L3H4"
+    searched = pd.DataFrame([{"task": "t", "set": "found", "k": 5, "n_total": 270,
+                              "status": "not verified"}])  # fmt: skip
+    own = minimal_table(_summary(False), _curves(), "gradxact", searched)[0]
+    assert own["searched set"] == "5 of 270 heads (not verified held out; this run's search)"
+
+
+def test_the_run_pages_searched_table_shows_status_minimality_sizes_and_ranking():
+    from interp_heads.report.sufficiency_section import searched_table
+
+    frame = pd.DataFrame([
+        {"task": "t", "set": "found", "k": 3, "n_total": 12, "metric": "answer_logprob",
+         "f": 0.95, "f_low": 0.9, "f_high": 1.0, "mean": -1.0, "heads": "L0H1,L1H2,L2H0",
+         "status": "found", "one_minimal": True, "sizes_resampled": "3,2,3", "ranking": "atp"},
+        {"task": "t", "set": "ranking prefix", "k": 3, "n_total": 12, "metric": "answer_logprob",
+         "f": 0.5, "f_low": 0.4, "f_high": 0.6, "mean": -2.0, "heads": "L0H1,L1H2,L2H0",
+         "status": "found", "one_minimal": True, "sizes_resampled": "3,2,3", "ranking": "atp"},
+    ])  # fmt: skip
+    t = searched_table(frame)
+    assert t.loc[0, "status (held out)"] == "found" and t.loc[0, "1-minimal"] == "yes"
+    assert t.loc[0, "sizes on resampled examples"] == (
+        "min 2 / median 3 / max 3 over 3 resamples (2: 1, 3: 2)"
+    )
+    assert t.loc[1, "ranking"] == "atp" and t.loc[1, "status (held out)"] == ""
+    old = searched_table(frame.drop(columns=["status", "one_minimal", "sizes_resampled"]))
+    assert old.loc[0, "status (held out)"] == "not checked" and old.loc[0, "1-minimal"] == "no"
+    assert old.loc[0, "sizes on resampled examples"] == "not resampled"

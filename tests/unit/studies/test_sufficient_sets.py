@@ -41,12 +41,24 @@ def test_the_page_lists_every_runs_sets_under_its_answer(tmp_path):
         run_study(TinySets(), tmp_path / "runs", docs=tmp_path / "docs", quiet=True)
     text = (tmp_path / "docs" / "sufficient_sets.md").read_text()
     assert text.index("## The answer") < text.index("## Each task's set")
-    want = 0
+    want, tables = 0, []
     for ablation in SufficientSets.ablations:
         csv = tmp_path / "runs" / "sufficient_sets" / ablation / "heads" / "sufficient_sets.csv"
         if csv.exists():
             want += len(pd.read_csv(csv))
-    sets, prefixes = text.split("## The ranking's TopK under each ablation")
+            tables.append(pd.read_csv(csv))
+    summary, rest = text.split("### Each set per metric")
+    sets, prefixes = rest.split("## The ranking's TopK under each ablation")
+    # one summary row per searched set: its size, 1-minimal, the sizes on resamples, its status
+    for t in tables:
+        for r in t[t.set == "found"].drop_duplicates("task").itertuples():
+            line = next(ln for ln in summary.splitlines()
+                        if ln.startswith(f"| {r.ablation} | {r.task} | "))  # fmt: skip
+            assert (
+                f"| `{r.ranking}` | {r.k} of {r.n_total} | patience 8, 1-minimality pass | yes |"
+                in line
+            )
+            assert "| not resampled |" in line and r.status in line
     rows = [line for line in sets.splitlines()
             if line.startswith(tuple(f"| {a} |" for a in SufficientSets.ablations))]  # fmt: skip
     assert len(rows) == want
@@ -56,8 +68,8 @@ def test_the_page_lists_every_runs_sets_under_its_answer(tmp_path):
                                "sufficiency_verdicts.csv")  # fmt: skip
         for r in verdicts.itertuples():
             assert f"| {ablation} | {r.task} | {r.k} | {r.masked_f:.2f} | " in prefixes
-    found = [line.split(" | ")[3] for line in rows if " | found | " in line]
-    assert all(re.fullmatch(r"\d+ \[\d+, \d+\] of \d+", size) for size in found), found
+    found = [line.split(" | ")[4] for line in rows if " | found | " in line]
+    assert all(re.fullmatch(r"\d+ of \d+", size) for size in found), found
 
 
 def test_the_answer_names_sets_of_at_most_half_the_heads_or_the_smallest():
@@ -69,6 +81,31 @@ def test_the_answer_names_sets_of_at_most_half_the_heads_or_the_smallest():
         {"ablation": "position_mean", "task": "a", "set": "found", "metric": "answer_logprob",
          "k": 150, "n_total": 270, "f": 0.9, "f_low": 0.85, "f_high": 0.95},
     ])  # fmt: skip
+    said = answer(rows)  # an older table: no status, no patience, no pass
+    assert "a: 100 of 270 heads" in said[0] and "b:" not in said[0] and "older run" in said[0]
+    assert "no set of at most half" in said[1] and "150 of 270" in said[1]
+    assert "says nothing on whether one exists" in said[1]  # patience 0: no claim
+    patient = rows.assign(patience=8, one_minimal=True)
+    said = answer(patient)
+    assert "found no set of at most half the heads for any task" in said[1]
+    assert "patient search (patience 8, then 1-minimal)" in said[1]
+
+
+def test_a_set_missing_the_band_held_out_is_not_verified_or_over_recovers():
+    base = {"ablation": "mean", "set": "found", "k": 100, "n_total": 270, "f_low": 0.0,
+            "f_high": 2.0, "patience": 8, "one_minimal": True}  # fmt: skip
+    rows = pd.DataFrame([
+        {**base, "task": "retrieval", "metric": "answer_logprob", "f": 1.15},
+        {**base, "task": "retrieval", "metric": "kl_unmasked", "f": 0.37},
+        {**base, "task": "math", "metric": "answer_logprob", "f": 0.86},
+        {**base, "task": "inference", "metric": "answer_logprob", "f": 1.15},
+        {**base, "task": "inference", "metric": "kl_unmasked", "f": 1.02},
+        {**base, "task": "ok", "metric": "answer_logprob", "f": 0.95},
+    ])  # fmt: skip
     said = answer(rows)
-    assert "a: 100 of 270 heads" in said[0] and "b:" not in said[0]
-    assert "no task has a sufficient set of at most half" in said[1] and "150 of 270" in said[1]
+    assert "for ok: 100 of 270 heads" in said[0] and "retrieval" not in said[0]
+    assert any("retrieval's searched set of 100 of 270 heads (at most half) is not verified" in s
+               and "kl_unmasked f 0.37 < 0.90" in s for s in said)  # fmt: skip
+    assert any("math's searched set" in s and "is not verified" in s for s in said)
+    assert any("inference's searched set of 100 of 270 heads (at most half) over-recovers" in s
+               for s in said)  # fmt: skip

@@ -1,0 +1,81 @@
+"""How much a searched set's size depends on the examples: the whole search again on resamples.
+
+A found set's size is one search's answer on one draw of examples. To show how it moves, the same
+search (``analysis.head_search.search_heads``, with the same options: patience, band, the
+1-minimality pass) is run again on ``resamples`` bootstrap resamples of the searched examples
+(drawn with replacement, ``seed``), each with its own ablation values. The sizes it finds are
+shown as a distribution (:func:`size_summary`: min / median / max and how often each size came
+up), not as an interval over the first search's own path, which never counts sets that path did
+not try (``SearchPath.size_interval``: [105, 105] said nothing about other paths).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+
+from interp_heads.errors import InputError
+
+
+def resampled_sizes(
+    model, task, *, resamples: int, seed: int = 0, fmt: str = "auto", batch_size: int = 16,
+    corrupted: bool = False, **search,
+) -> list[int | None]:  # fmt: skip
+    """The size of the set ``search_heads(**search)`` finds on each of ``resamples`` resamples of
+    ``task``'s examples (None where a resample has nothing to search for: ablating every head
+    does not lower its answer log-prob). ``corrupted``: batches with the corrupted prompts (the
+    counterfactual ablation)."""
+    from interp_heads.analysis.head_search import search_heads
+    from interp_heads.attribution.inputs import make_batches
+    from interp_heads.attribution.memory import gradient_rows
+    from interp_heads.tasks.schema import Task
+
+    if isinstance(resamples, bool) or not isinstance(resamples, int) or resamples < 0:
+        raise InputError(f"resamples must be a whole number >= 0, got {resamples!r}")
+    rng = np.random.default_rng(seed)
+    n, sizes = len(task.examples), []
+    for r in range(resamples):
+        drawn = rng.integers(0, n, n)
+        # ids made unique again: an example drawn twice is two rows
+        examples = [dataclasses.replace(task.examples[i], id=f"{task.examples[i].id}#{r}.{j}")
+                    for j, i in enumerate(drawn)]  # fmt: skip
+        sub = Task(task.name, examples, task.source, task.sha256, dict(task.meta))
+        batches = make_batches(model, sub, batch_size=batch_size, fmt=fmt, corrupted=corrupted,
+                               rows_for_width=gradient_rows(model, batch_size))  # fmt: skip
+        try:
+            sizes.append(len(search_heads(model, batches, seed=seed, **search).heads))
+        except InputError:
+            sizes.append(None)
+    return sizes
+
+
+def size_summary(sizes: Sequence[int | None]) -> str:
+    """The sizes in words: ``min 2 / median 3 / max 5 over 5 resamples (2: 1, 3: 3, 5: 1)``;
+    resamples with nothing to search for are counted apart; "not resampled" for none."""
+    got = sorted(int(s) for s in sizes if s is not None and s == s)
+    undefined = len(sizes) - len(got)
+    if not got:
+        return "not resampled" if not sizes else f"undefined on all {len(sizes)} resamples"
+    counts = ", ".join(f"{k}: {v}" for k, v in sorted(Counter(got).items()))
+    median = float(np.median(got))
+    median_s = f"{median:.0f}" if median == int(median) else f"{median:.1f}"
+    said = f"min {got[0]} / median {median_s} / max {got[-1]} over {len(got)} resamples ({counts})"
+    return said + (f"; {undefined} undefined" if undefined else "")
+
+
+def sizes_text(sizes: Sequence[int | None]) -> str:
+    """The sizes as a table cell's plain list (``3,3,5``; ``-`` for an undefined resample)."""
+    return ",".join("-" if s is None else str(int(s)) for s in sizes)
+
+
+def parse_sizes(text) -> list[int | None]:
+    """:func:`sizes_text` read back (empty or missing: no resamples)."""
+    if isinstance(text, numbers.Real) and text == text:  # one size, read back as a number
+        return [int(text)]
+    if not isinstance(text, str) or not text.strip():
+        return []
+    return [None if t == "-" else int(t) for t in text.split(",")]
