@@ -10,8 +10,8 @@ registered attribution method and the sufficient-set search against that truth
 (``zoo.evaluate``). Each model's tables go to ``<folder>/models/<name>/`` with a ``done.json``
 naming its recipe digest and weights' SHA-256 (a rerun skips a model whose entry matches); the
 folder's ``manifest.json`` holds every model's recipe, weights' hash, held-out accuracy and
-seconds. ``--param calibration=FILE``: a CSV with columns ``rule``, ``false_positive_rate``,
-``power`` (the null calibration's output) for the figure's third panel.
+seconds. ``--param calibration=FILE``: the null calibration's JSON (``bench.checks.calibration``; default
+the committed ``docs/calibration.json``) for the figure's third panel.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ N_PROMPTS = {"small": 16, "full": 64}
 class GroundTruth(Study):
     name = "ground_truth"
     summary = "every attribution method and the sufficient-set search scored against zoo models whose heads are known exactly"
-    params = {"calibration": "runs/calibration/rules.csv"}
+    params = {"calibration": "docs/calibration.json"}  # bench.checks.calibration writes it
 
     def runs(self, size):
         return []  # in-process (run_here)

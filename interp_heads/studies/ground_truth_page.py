@@ -21,12 +21,27 @@ TABLES = ("model", "truth", "heads", "optimal", "methods", "search", "subsets")
 DEFAULT = "atp"  # attribution.api.default_method on a task with corrupted prompts (every zoo task)
 
 
+AT_N, AT_DRAWS, AT_EFFECT = 24, 5, 1.0  # the calibration row the figure shows (the pages' n)
+
+
 def _calibration(path: Path) -> pd.DataFrame | None:
-    if not path.is_file():
-        return None
-    frame = pd.read_csv(path)
-    need = {"rule", "false_positive_rate", "power"}
-    return frame if need <= set(frame.columns) else None
+    """Per verdict rule, from the null calibration (``bench.checks.calibration``'s JSON, read by
+    ``sweep.verdict.load_calibration``): the worst false-positive rate over the null kinds and
+    the power against a drop of :data:`AT_EFFECT`, at :data:`AT_N` examples and
+    :data:`AT_DRAWS` draws. None when there is no calibration."""
+    from interp_heads.sweep.verdict import load_calibration
+
+    cal = load_calibration(path) if path.is_file() else None
+    rows = [r for r in (cal or {}).get("rows", [])
+            if int(r["n"]) == AT_N and int(r["draws"]) == AT_DRAWS]  # fmt: skip
+    out = []
+    for rule in dict.fromkeys(r["rule"] for r in rows):
+        fpr = [r["fpr"] for r in rows if r["rule"] == rule and "fpr" in r]
+        power = [r["power"] for r in rows if r["rule"] == rule and r["kind"] == "power"
+                 and float(r.get("effect", -1)) == AT_EFFECT]  # fmt: skip
+        if fpr and power:
+            out.append({"rule": rule, "false_positive_rate": max(fpr), "power": power[0]})
+    return pd.DataFrame(out) if out else None
 
 
 def figure(methods: pd.DataFrame, search: pd.DataFrame, calibration: pd.DataFrame | None):
@@ -156,7 +171,9 @@ def write_page(folder: Path, docs: Path, calibration_path: Path) -> list[Path]:
         ]
     cal = ("not measured yet" if calibration is None else "; ".join(
         f"{r.rule}: false-positive rate {r.false_positive_rate:.3f}, power {r.power:.2f}"
-        for r in calibration.itertuples(index=False)))  # fmt: skip
+        for r in calibration.itertuples(index=False)) + f" (worst null kind; power against a drop "
+        f"of {AT_EFFECT:g} with heavy-tailed RandomK draws; n = {AT_N}, {AT_DRAWS} draws; "
+        "docs/calibration.md)")  # fmt: skip
     lines += [
         "Truth: every kept head set evaluated on held-out prompts under teacher forcing, every "
         "other head ablated (zero, mean, position_mean, resample, counterfactual); the true "

@@ -42,3 +42,22 @@ def test_a_model_below_its_bar_is_refused_on_the_page_with_one_line(tmp_path, mo
     manifest = json.loads((tmp_path / "runs" / "ground_truth_small" / "manifest.json").read_text())
     assert manifest["models"]["untrained"]["held_out_accuracy"] < 0.99
     assert not (tmp_path / "runs" / "ground_truth_small" / "models" / "untrained").exists()
+
+
+def test_the_figure_reads_each_rules_worst_false_positive_rate_from_the_calibration(tmp_path):
+    import json
+
+    from interp_heads.studies.ground_truth_page import _calibration
+
+    rows = [
+        {"rule": "r", "kind": "a", "n": 24, "draws": 5, "fpr": 0.01},
+        {"rule": "r", "kind": "b", "n": 24, "draws": 5, "fpr": 0.04},
+        {"rule": "r", "kind": "b", "n": 48, "draws": 5, "fpr": 0.30},  # another n: not shown
+        {"rule": "r", "kind": "power", "n": 24, "draws": 5, "effect": 1.0, "power": 0.7},
+        {"rule": "r", "kind": "power", "n": 24, "draws": 5, "effect": 0.5, "power": 0.2},
+    ]
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"rows": rows}))
+    frame = _calibration(path)
+    assert frame.to_dict("records") == [{"rule": "r", "false_positive_rate": 0.04, "power": 0.7}]
+    assert _calibration(tmp_path / "absent.json") is None
