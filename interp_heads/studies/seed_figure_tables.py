@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interp_heads.figures.escape import md as _text  # the user's text, inert in a page
 from interp_heads.store.readback import read_json
 from interp_heads.studies.base import run_minutes
 from interp_heads.sweep import stats
@@ -78,9 +79,12 @@ def grid_table(r: dict, metric: str) -> pd.DataFrame:
 
 
 def md(frame: pd.DataFrame | list[dict]) -> str:
+    """``frame`` as a Markdown table; its task names (the user's text) as inert text."""
     frame = pd.DataFrame(frame)
     if frame.empty:
         return "(no rows: the run has no TopK and RandomK at this k)"
+    if "task" in frame:
+        frame = frame.assign(task=frame.task.map(_text))
     head = "| " + " | ".join(map(str, frame.columns)) + " |"
     rule = "|" + "---|" * len(frame.columns)
     body = [
@@ -109,9 +113,9 @@ def setup_table(r: dict) -> str:
     c, m = r["manifest"]["config"], r["manifest"]
     n_heads = m["model"]["n_layers"] * m["model"]["n_heads"]
     rows = [
-        ("model", f"{c['model']} ({m['model']['n_layers']} layers x {m['model']['n_heads']} heads = {n_heads} heads)"),
-        ("tasks", ", ".join(c["tasks"])),
-        ("prompt format", ", ".join(f"{t}: {f}" for t, f in (m.get("fmt") or {}).items()) if isinstance(m.get("fmt"), dict) else str(m.get("fmt"))),
+        ("model", f"{_text(c['model'])} ({m['model']['n_layers']} layers x {m['model']['n_heads']} heads = {n_heads} heads)"),
+        ("tasks", ", ".join(map(_text, c["tasks"]))),
+        ("prompt format", ", ".join(f"{_text(t)}: {f}" for t, f in (m.get("fmt") or {}).items()) if isinstance(m.get("fmt"), dict) else str(m.get("fmt"))),
         ("attribution", f"{c['attribution']}{_exact_note(r)} on the first {c['n_rank']} correctly answered examples per task"),
         ("evaluation", f"up to {c['n_eval']} further correctly answered examples per task (disjoint from the rank set)"),
         ("ablation", f"{c['ablation']} on hook_z"),

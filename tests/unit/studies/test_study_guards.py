@@ -262,3 +262,14 @@ def test_md_frame_escapes_names_and_keeps_numbers():
 
     frame = md_frame(pd.DataFrame({"task": ["a|b", "<i>"], "n": [1, 2]}))
     assert list(frame.task) == ["a\\|b", "&lt;i&gt;"] and list(frame.n) == [1, 2]
+
+
+def test_the_results_page_tables_keep_a_task_name_as_text():
+    from markdown_it import MarkdownIt
+
+    from interp_heads.studies.seed_figure_tables import md as table
+
+    render = MarkdownIt("commonmark", {"html": True}).render
+    hostile = render(table([{"task": HOSTILE, "k": 32, "TopK": "0.10"}]))
+    plain = render(table([{"task": "word", "k": 32, "TopK": "0.10"}]))
+    assert _elements(hostile) == _elements(plain), hostile
