@@ -68,10 +68,18 @@ def test_user_task_topk_below_randomk(tmp_path, capsys):
     assert (
         summary.loc[("baseline", 0), "mean"] == 1.0
     )  # evaluated examples are answered correctly unmasked
-    sig = pd.read_csv(abl / "significance.csv").query("control == 'RandomK'").set_index("k")
-    holds = [k for k in (8, 32) if summary.loc[("RandomK", k), "mean"] >= 0.7]
-    assert holds, summary
-    for k in holds:
-        top, rnd = summary.loc[("TopK", k)], summary.loc[("RandomK", k)]
-        assert top["ci_high"] < rnd["ci_low"], (k, top, rnd)
-        assert sig.loc[k, "significant"] and sig.loc[k, "diff_high"] < 0
+    sig = pd.read_csv(abl / "significance.csv").set_index(["k", "control"])
+    top_at = {k: summary.loc[("TopK", k)] for k in (8, 32)}
+    # TopK's cell lies below RandomK's at both k (Clopper-Pearson cells, draws resampled)
+    for k, top in top_at.items():
+        rnd = summary.loc[("RandomK", k)]
+        assert top["mean"] < rnd["mean"] - 0.3 and top["ci_high"] < rnd["ci_low"], (k, top, rnd)
+    # against random heads of the same layers the verdict's test calls it at k = 8 (Holm)
+    matched = sig.loc[(8, "LayerMatchedRandomK")]
+    assert matched["significant"] and matched["diff_high"] < 0 and matched["p_holm"] < 0.05
+    # the RandomK draws enter the test as a random factor: where one of the five draws collapses
+    # the task as TopK does, no rule that holds its false-positive rate calls TopK special
+    for k, top in top_at.items():
+        draws = summary.loc[("RandomK", k), "draw_means"]
+        if min(draws) <= top["mean"] + 0.1:
+            assert not sig.loc[(k, "RandomK"), "significant"], (k, list(draws))
