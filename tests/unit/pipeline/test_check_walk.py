@@ -83,6 +83,11 @@ CASES: dict[str, tuple[str | list[str], str]] = {
     "logit_diff without distractors": (_config(old=f'"{TASK}"', new='"PLAINTASK"')
                                        .replace('"chrf"', '"logit_diff"').replace('"atp"', '"ablation_atp"'),
                                        "has no distractor"),
+    "unknown model name": (_config(old='model = "tiny"', new='model = "no-such-model-xyz"'),
+                           "no-such-model-xyz"),
+    "no metric can score the format": (_config(old='["accuracy", "chrf"]',
+                                               new='["cognitive_mirrors_accuracy"]'),
+                                       "the study's rule cannot score"),
 }  # fmt: skip
 
 # every raise of the scanned modules: (module, function, message head) -> a case, or why none
@@ -91,7 +96,9 @@ SITES: dict[tuple[str, str, str], str] = {
     ("pipeline/baseline_step.py", "_check_split", "task {} has no examples left to evaluate"): "filter keeps nothing",
     ("pipeline/baseline_step.py", "_check_split", "task {}: {} example(s) left after filter"): "filter keeps nothing, baseline all",
     ("pipeline/baseline_step.py", "_check_split", "task {}: no example answered correctly i"): "attribute, filter keeps nothing",
-    ("pipeline/experiment.py", "_tasks", "task {} is listed twice"): "task listed twice",
+    ("pipeline/inputs.py", "load_tasks", "task {} is listed twice"): "task listed twice",
+    ("pipeline/inputs.py", "check_inputs", "<one_line(exc)>"): "unknown model name",
+    ("pipeline/plan_check.py", "_check_scorable", "task {}: {}"): "no metric can score the format",
     ("pipeline/given_ranking.py", "_from_file", "elbow needs the ranking's scores: rankin"): "elbow of a ranking without scores",
     ("pipeline/loading.py", "load_any_task", "task {}: a CogQA file with {} cognitive "): UNREACHABLE + "only 'interp-heads tasks' loads one task by this road, no run",
     ("pipeline/loading.py", "_checked", "task {} has no examples"): UNREACHABLE + "the task readers refuse a file without examples first",
