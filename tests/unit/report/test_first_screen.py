@@ -94,9 +94,9 @@ def test_finding_precedes_every_figure_and_reads_the_stored_numbers(pages):
         row = row[row.k == row.k.max()].iloc[0]
         # the verdict in words, written by hand from the stored counts (10 examples, 5 draws)
         if row.n_examples < 10:
-            want = f"too few examples to decide (n = {row.n_examples}; 10 needed)"
+            want = f"undecided (n = {row.n_examples}; 10 needed)"
         else:
-            want = f"too few random draws to decide ({row.n_draws} draws; 5 needed)"
+            want = f"undecided ({row.n_draws} random draws; 5 needed)"
         assert want in text
         ranking = pd.read_csv(pages["run"] / "ranking.csv")
         first = ranking[(ranking.task == task) & (ranking["rank"] == 1)].label.iloc[0]
