@@ -83,6 +83,7 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
     start = time.perf_counter()
     manifest = {"study": "ground_truth", "size": size, "n_prompts": N_PROMPTS[size],
                 "versions": versions(("torch", "transformer-lens")), "models": {}}  # fmt: skip
+    folder.parent.mkdir(parents=True, exist_ok=True)  # the runs folder (runner.check_folders)
     make_folder(folder.parent, folder)
     for name, recipe in recipes(size).items():
         model_dir = folder / "models" / name
