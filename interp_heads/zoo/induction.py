@@ -25,9 +25,9 @@ def repeated_letters(n: int, seed: int = 0, half: int = HALF) -> list[str]:
 def induction_scores(model, n: int = 64, seed: int = 0, half: int = HALF) -> np.ndarray:
     """``[n_layers, n_heads]``: each head's mean attention, over ``n`` repeated sequences and the
     copy's positions ``q`` (``half`` .. ``2 half - 1``), from ``q`` to ``q - half + 1``."""
-    from interp_heads.zoo.train import _token_ids
+    from interp_heads.zoo.train import token_ids
 
-    tokens = _token_ids(model, repeated_letters(n, seed, half))
+    tokens = token_ids(model, repeated_letters(n, seed, half))
     names = [f"blocks.{layer}.attn.hook_pattern" for layer in range(model.cfg.n_layers)]
     with torch.no_grad():
         _, cache = model.run_with_cache(tokens, names_filter=lambda name: name in names)

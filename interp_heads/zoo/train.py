@@ -107,7 +107,7 @@ def new_model(recipe: Recipe):
     return attach_tokenizer(HookedTransformer(cfg).eval(), byte_tokenizer())
 
 
-def _token_ids(model, texts: list[str]) -> torch.Tensor:
+def token_ids(model, texts: list[str]) -> torch.Tensor:
     """Token ids ``[n, pos]`` of same-length prompts, as the toolkit tokenizes them: one byte
     token per character, read from a table of each character's own token (the tokenizer called
     once per character, not per prompt), checked against the toolkit's tokenization of the
@@ -160,7 +160,7 @@ def _drill_batches(model, recipe: Recipe) -> list[tuple[torch.Tensor, torch.Tens
         chars = sorted(set("".join(r.targets for r in rows)))
         ids = dict(zip(chars, _answer_ids(model, chars).tolist(), strict=True))
         targets = torch.tensor([[ids[c] for c in r.targets] for r in rows])
-        out.append((_token_ids(model, [r.text for r in rows]), targets, list(rows[0].positions)))
+        out.append((token_ids(model, [r.text for r in rows]), targets, list(rows[0].positions)))
     return out
 
 
@@ -171,7 +171,7 @@ def train(recipe: Recipe):
     start = time.perf_counter()
     model = new_model(recipe)
     pool = items(recipe.task, recipe.n_pool, recipe.seed)
-    tokens = _token_ids(model, [r.prompt for r in pool])
+    tokens = token_ids(model, [r.prompt for r in pool])
     answers = _answer_ids(model, [r.answer for r in pool])
     extra = _drill_batches(model, recipe)
     gen = torch.Generator().manual_seed(recipe.seed)
