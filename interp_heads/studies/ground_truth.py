@@ -78,6 +78,7 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
     from interp_heads.store.provenance import versions
     from interp_heads.zoo.cache import zoo_model
     from interp_heads.zoo.evaluate import evaluate
+    from interp_heads.zoo.induction import induction_scores
     from interp_heads.zoo.recipes import recipes
 
     start = time.perf_counter()
@@ -89,6 +90,8 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
         model_dir = folder / "models" / name
         zm = zoo_model(recipe)
         entry = {**zm.manifest(), "refused": ""}
+        if recipe.task == "induction":  # the known mechanism's signature: a layer-1 induction head
+            entry["induction_scores"] = induction_scores(zm.model).round(4).tolist()
         try:
             zm.require_truth()
         except PipelineError as exc:

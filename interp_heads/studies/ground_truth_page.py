@@ -82,6 +82,8 @@ def _sets(cell: str, shown: int = 3) -> str:
 
 def model_section(name: str, info: dict, t: dict[str, pd.DataFrame]) -> list[str]:
     """One zoo model's table and sentences."""
+    from interp_heads.zoo.induction import summary as induction_summary
+
     truth = t["truth"][t["truth"].model == name]
     methods = t["methods"][t["methods"].model == name]
     search = t["search"][t["search"].model == name].set_index("kind")
@@ -91,7 +93,9 @@ def model_section(name: str, info: dict, t: dict[str, pd.DataFrame]) -> list[str
         f"Task `{row.task}`, {int(row.n_layers)} layers x {int(row.n_heads_per_layer)} heads; "
         f"held-out accuracy {info['held_out_accuracy']:.3f}; trained in "
         f"{info['train_seconds']:.0f} s; weights SHA-256 `{info['weights_sha256'][:16]}`; truth "
-        f"over {int(truth.n_prompts.iloc[0])} held-out prompts in {row.truth_seconds:.0f} s.", "",
+        f"over {int(truth.n_prompts.iloc[0])} held-out prompts in {row.truth_seconds:.0f} s.",
+        "",
+        *([induction_summary(info["induction_scores"]), ""] if "induction_scores" in info else []),
         "| ablation | true minimum (heads) | minimum sets | f | default (atp) ROC AUC | best method "
         "(ROC AUC) | search found | heads over | 1-minimal |",
         "|---|---|---|---|---|---|---|---|---|",

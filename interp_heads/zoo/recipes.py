@@ -11,10 +11,12 @@ ZOO = {
     for r in (
         Recipe("successor", "successor", n_layers=2, n_heads=4, steps=1500),
         Recipe("ioi", "ioi", n_layers=2, n_heads=4, steps=2000),
-        Recipe("induction", "induction", n_layers=2, n_heads=4, steps=3000),
+        # the last-position loss alone reached 0.10 in 3000 steps: dense drills form the heads
+        Recipe("induction", "induction", n_layers=2, n_heads=4, steps=1200,
+               drills=("induction_repeat", "induction_queries")),
         Recipe("two_hop", "two_hop", n_layers=3, n_heads=4, steps=3000),
     )
-}
+}  # fmt: skip
 TINY_ZOO = {
     r.name: r
     for r in (

@@ -17,6 +17,10 @@ same length, so no batch is padded. The mechanisms the literature knows:
 - ``two_hop``: three pairs ``xy.`` with a chain ``a -> b``, ``b -> c`` and an unrelated pair,
   then the query ``a``; the answer is ``c``: two lookups, the second's query made by the first
   (composed heads on top of a previous-token head).
+
+A recipe may add *drills*: training-only sequences with a target at several positions (dense
+supervision), so that a mechanism a last-position loss finds too slowly forms within the training
+budget. The held-out accuracy is still the task's own last-position answer on task prompts.
 """
 
 from __future__ import annotations
@@ -98,6 +102,47 @@ GENERATORS: dict[str, Callable[[random.Random], Item]] = {
     "ioi": _ioi,
     "two_hop": _two_hop,
 }
+
+
+@dataclass(frozen=True)
+class Drill:
+    """A training-only sequence: at position ``positions[i]`` the model is to predict
+    ``targets[i]`` (one character each)."""
+
+    text: str
+    positions: tuple[int, ...]
+    targets: str
+
+
+def _induction_repeat(rng: random.Random) -> Drill:
+    """The classic induction data: 8 distinct letters repeated; every position of the copy but
+    its last predicts the next letter (Olsson et al. 2022)."""
+    seq = rng.sample(LETTERS, 8)
+    return Drill("".join(seq + seq), tuple(range(8, 15)), "".join(seq[1:]))
+
+
+def _induction_queries(rng: random.Random) -> Drill:
+    """The induction task's own step at four positions: 8 distinct letters, then four queries
+    ``x `` (a letter and the space); at each space the answer is the letter after ``x`` in the
+    body, found as in a task prompt (the token two back, its earlier occurrence, the next)."""
+    seq = rng.sample(LETTERS, 8)
+    at = rng.sample(range(7), 4)
+    text = "".join(seq) + "".join(seq[p] + " " for p in at)
+    return Drill(text, tuple(9 + 2 * i for i in range(4)), "".join(seq[p + 1] for p in at))
+
+
+DRILLS: dict[str, Callable[[random.Random], Drill]] = {
+    "induction_repeat": _induction_repeat,
+    "induction_queries": _induction_queries,
+}
+
+
+def drills(name: str, n: int, seed: int) -> list[Drill]:
+    """``n`` drills of kind ``name`` drawn from ``seed``."""
+    if name not in DRILLS:
+        raise InputError(f"no zoo drill {name!r}; known: {', '.join(DRILLS)}")
+    rng = random.Random(f"drill:{name}:{seed}")
+    return [DRILLS[name](rng) for _ in range(n)]
 
 
 def items(task: str, n: int, seed: int) -> list[Item]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from interp_heads.errors import PipelineError
-from interp_heads.zoo.tasks import as_task, items
+from interp_heads.zoo.tasks import as_task, drills, items
 
 FORMAT = 1  # bump when training changes in a way the recipe does not show
 HELD_OUT_SEED = 10_000  # the held-out prompts' seed offset (the pool uses the recipe's seed)
@@ -43,6 +43,7 @@ class Recipe:
     n_held_out: int = 512
     seed: int = 0
     bar: float = 0.99
+    drills: tuple[str, ...] = ()  # ``zoo.tasks.DRILLS`` whose dense loss is added in training
 
     @property
     def n_total(self) -> int:
@@ -50,7 +51,10 @@ class Recipe:
 
     def digest(self) -> str:
         """SHA-256 of the recipe and :data:`FORMAT` (what the cache entry is keyed by)."""
-        blob = json.dumps({"recipe": dataclasses.asdict(self), "fmt": FORMAT}, sort_keys=True)
+        recipe = dataclasses.asdict(self)
+        if not recipe["drills"]:  # added later: a recipe without drills keeps its cache entry
+            del recipe["drills"]
+        blob = json.dumps({"recipe": recipe, "fmt": FORMAT}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
 
@@ -103,7 +107,7 @@ def new_model(recipe: Recipe):
     return attach_tokenizer(HookedTransformer(cfg).eval(), byte_tokenizer())
 
 
-def _token_ids(model, texts: list[str]) -> torch.Tensor:
+def token_ids(model, texts: list[str]) -> torch.Tensor:
     """Token ids ``[n, pos]`` of same-length prompts, as the toolkit tokenizes them: one byte
     token per character, read from a table of each character's own token (the tokenizer called
     once per character, not per prompt), checked against the toolkit's tokenization of the
@@ -145,23 +149,44 @@ def accuracy(model, task) -> float:
     return hits / n
 
 
+def _drill_batches(model, recipe: Recipe) -> list[tuple[torch.Tensor, torch.Tensor, list[int]]]:
+    """Each of the recipe's drills as (token ids ``[n, pos]``, target ids ``[n, k]``, the k
+    positions), ``n_pool`` of each drawn from the recipe's seed."""
+    out = []
+    for name in recipe.drills:
+        rows = drills(name, recipe.n_pool, recipe.seed)
+        if len({r.positions for r in rows}) != 1:
+            raise PipelineError(f"zoo drill {name} must have its targets at fixed positions")
+        chars = sorted(set("".join(r.targets for r in rows)))
+        ids = dict(zip(chars, _answer_ids(model, chars).tolist(), strict=True))
+        targets = torch.tensor([[ids[c] for c in r.targets] for r in rows])
+        out.append((token_ids(model, [r.text for r in rows]), targets, list(rows[0].positions)))
+    return out
+
+
 def train(recipe: Recipe):
-    """Train the recipe's model (AdamW, cross-entropy of the answer at the last position);
-    returns the model (eval mode) and the seconds training took."""
+    """Train the recipe's model (AdamW, cross-entropy of the answer at the last position, plus
+    each drill's cross-entropy at its target positions); returns the model (eval mode) and the
+    seconds training took."""
     start = time.perf_counter()
     model = new_model(recipe)
     pool = items(recipe.task, recipe.n_pool, recipe.seed)
-    tokens = _token_ids(model, [r.prompt for r in pool])
+    tokens = token_ids(model, [r.prompt for r in pool])
     answers = _answer_ids(model, [r.answer for r in pool])
+    extra = _drill_batches(model, recipe)
     gen = torch.Generator().manual_seed(recipe.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, recipe.lr, total_steps=recipe.steps,
                                                 pct_start=0.1)  # fmt: skip
+    cross_entropy = torch.nn.functional.cross_entropy
     model.train()
     for _ in range(recipe.steps):
         idx = torch.randint(len(pool), (recipe.batch,), generator=gen)
-        logits = model(tokens[idx])[:, -1]
-        loss = torch.nn.functional.cross_entropy(logits, answers[idx])
+        loss = cross_entropy(model(tokens[idx])[:, -1], answers[idx])
+        for drill_tokens, targets, positions in extra:
+            idx = torch.randint(len(drill_tokens), (recipe.batch,), generator=gen)
+            logits = model(drill_tokens[idx])[:, positions]
+            loss = loss + cross_entropy(logits.flatten(0, 1), targets[idx].flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
