@@ -103,6 +103,8 @@ def _visible(char: str) -> str:
 def md_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with its text cells through :func:`md` (numbers untouched; the column names are
     the page's own, read by name): a table a study page prints from a run folder's files."""
+    import pandas as pd  # here, not at import: the CLI's early checks import this module
+
     cells = frame.copy()
     for col in cells.columns:
         if not (
