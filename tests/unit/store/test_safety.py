@@ -368,7 +368,7 @@ def test_a_bug_is_not_reported_as_bad_input(tmp_path, monkeypatch, capfd):
         main(["run", "--config", str(_config(tmp_path)), "--out", str(tmp_path / "r")])
 
 
-def test_interrupt_at_start_up_and_broken_pipe_are_one_line(monkeypatch, capfd):
+def test_interrupt_at_start_up_and_broken_pipe_are_one_line(monkeypatch, capfd, tmp_path):
     from interp_heads import cli as cli_module
 
     def interrupted():
@@ -386,7 +386,9 @@ def test_interrupt_at_start_up_and_broken_pipe_are_one_line(monkeypatch, capfd):
     dup2 = []
     monkeypatch.setattr(os, "dup2", lambda *a: dup2.append(a))
     monkeypatch.setattr(cli_module, "build_parser", lambda: _with_func(parser(), reader_left))
-    assert main(["run", "--config", "x.toml", "--out", "o"]) == 141
+    (tmp_path / "x.toml").write_text(CONFIG)  # inputs the early checks accept
+    out = str(tmp_path / "o")
+    assert main(["run", "--config", str(tmp_path / "x.toml"), "--out", out]) == 141
     assert capfd.readouterr().err == "" and dup2
 
 
