@@ -16,7 +16,7 @@ whether any task has a sufficient set of at most half the heads, then each task'
 each metric and accuracy beside the ranking's prefix and random sets of its size, then the
 ranking's TopK verdicts (necessary, sufficient) under each sweep kind.
 
-Since issue 68 each searched set is the patient search's, made 1-minimal, with f in the band
+Each searched set is the patient search's, made 1-minimal, with f in the band
 [0.9, 1.1]; a set is "found" only when its held-out f on log-prob and KL is in the band ("not
 verified" below, "over-recovers" above), its size is shown beside the sizes the same search finds
 on resampled examples, and "no set of at most half the heads" is said only of a patient search.

@@ -1,4 +1,4 @@
-"""Bad input is one line before torch and TransformerLens are imported (issue 70: a typo costs a
+"""Bad input is one line before torch and TransformerLens are imported (a typo costs a
 fraction of a second, not the seconds those imports take).
 
 Each case runs the command line in a fresh interpreter (an import in this test process would

@@ -62,7 +62,7 @@ SHIPPED = {
     # of the earlier config needs --force
     "configs/seed_figure.toml": ("6176f466a6bf75dd", "d53e34c20b958b28", None),
     "configs/sufficiency.toml": ("6dd01bfa3c422180", "13680d7c254be9f2", None),
-    # sufficiency_resamples = 3 (issue 68, 2026-12-07; the sweep digest unchanged): a run folder
+    # sufficiency_resamples = 3 (the patient search, 2026-12-07; the sweep digest unchanged): a run folder
     # of the earlier config needs --force (its searched sets are searched again in any case:
     # sufficiency_step._stored_sets refuses tables from before the patient search)
     "configs/sufficiency_search.toml": ("d4dc5904052a3f54", "13680d7c254be9f2", None),

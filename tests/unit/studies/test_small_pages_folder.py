@@ -1,5 +1,5 @@
-"""A small-size study run writes its pages to a scratch folder, never over the committed docs
-(issue 70): ``RUNS/NAME-small/docs`` unless ``--docs`` is given; the full size keeps ``docs/``.
+"""A small-size study run writes its pages to a scratch folder, never over the committed docs:
+``RUNS/NAME-small/docs`` unless ``--docs`` is given; the full size keeps ``docs/``.
 Its baseline answers only the rows the run uses (``baseline = "needed"``)."""
 
 from __future__ import annotations
