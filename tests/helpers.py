@@ -143,3 +143,22 @@ def shared_start_spy(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(_HookedCache, "start_shared", start_shared)
     return seen
+
+
+def planted_head_first(monkeypatch, model) -> int:
+    """Make the head search try the planted model's successor head first among the heads it
+    would order by cost (``analysis.head_search._cheapest`` wrapped): the wrong order, whose
+    result a patient search and the 1-minimality pass must mend. Returns the head's index."""
+    from interp_heads.analysis import head_search
+    from interp_heads.testing.planted import PLANTED
+
+    layer, head = PLANTED["successor"]
+    planted = layer * model.cfg.n_heads + head
+    cheapest = head_search._cheapest
+
+    def planted_first(cost, ablated):
+        order = cheapest(cost, ablated)
+        return [planted, *(i for i in order if i != planted)] if planted in order else order
+
+    monkeypatch.setattr(head_search, "_cheapest", planted_first)
+    return planted

@@ -270,20 +270,13 @@ def test_patience_keeps_a_head_whose_removal_fails_and_goes_on(monkeypatch):
     """With the estimate's order wrong (the planted head called cheapest), the search without
     patience stops at every head; with one head of patience it keeps that head and goes on to
     exactly the planted head."""
-    from interp_heads.analysis import head_search
     from interp_heads.testing.planted import PLANTED, planted_model
+    from tests.helpers import planted_head_first
 
     model = planted_model()
     batches = make_batches(model, _successor_task(model), corrupted=False)
     layer, head = PLANTED["successor"]
-    planted = layer * model.cfg.n_heads + head
-    cheapest = head_search._cheapest
-
-    def planted_first(cost, ablated):
-        order = cheapest(cost, ablated)
-        return [planted, *(i for i in order if i != planted)] if planted in order else order
-
-    monkeypatch.setattr(head_search, "_cheapest", planted_first)
+    planted_head_first(monkeypatch, model)
     stuck = search_heads(model, batches, **OLD)
     assert len(stuck.heads) == stuck.n_total and stuck.f == 1.0  # stopped at the first trial
     assert list(stuck.steps().removed) == [head_label(layer, head)]

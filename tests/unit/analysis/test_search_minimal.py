@@ -137,22 +137,14 @@ def test_old_greedy_result_is_not_one_minimal_and_the_pass_makes_it_so(monkeypat
     """With the estimate's order wrong (the planted head called cheapest, AtP's failure) the old
     search (patience 0, no pass) stops at every head: the brute force shows heads that can go.
     The pass alone (still patience 0) removes them down to a 1-minimal set: the planted head."""
-    from interp_heads.analysis import head_search
     from interp_heads.testing.planted import PLANTED, planted_model
+    from tests.helpers import planted_head_first
 
     model = planted_model()
     task = _successor_task(model)
     batches = make_batches(model, task, corrupted=False)
     brute = Brute(model, task)
-    layer, head = PLANTED["successor"]
-    planted = layer * model.cfg.n_heads + head
-    cheapest = head_search._cheapest
-
-    def planted_first(cost, ablated):
-        order = cheapest(cost, ablated)
-        return [planted, *(i for i in order if i != planted)] if planted in order else order
-
-    monkeypatch.setattr(head_search, "_cheapest", planted_first)
+    planted_head_first(monkeypatch, model)
     old = search_heads(model, batches, patience=0, minimal=False, upper=None)
     assert len(old.heads) == 8 and not old.one_minimal
     assert any(_band(0.9)(brute.f([g for g in old.heads if g != h])) for h in old.heads)
