@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tomllib
 from pathlib import Path
 
 import pandas as pd
@@ -250,6 +251,19 @@ def main(argv=None) -> int:
 COMPARE_VARIANTS = ["causal", "positions_all", "mean_ablation", "gold_reference"]
 
 
+SMALL = {"max_examples": 40, "n_rank": 8, "n_eval": 12}  # 10 examples and 5 draws decide
+CHEAP = ("knowledge_recall", "math_calculation")  # the small size's tasks
+
+
+def small_changes(config: str) -> dict:
+    """The small size of a run of ``config``: its two cheap tasks (in the config's own format),
+    8 rows to rank (the probe's training rows) and 12 to mask."""
+    from interp_heads.store.readback import read_plain
+
+    tasks = tomllib.loads(read_plain(Path(config)).decode("utf-8"))["tasks"]
+    return {**SMALL, "tasks": [t for t in tasks if Path(t).stem in CHEAP]}
+
+
 @STUDIES.register
 class Compare(Study):
     name = "compare"
@@ -258,11 +272,13 @@ class Compare(Study):
     minutes: dict[str, float] = {"full": 20.2}
 
     def runs(self, size):
-        small = {"n_eval": 12, "seeds": 5} if size == "small" else {}
-        seed = StudyRun("compare/seed", "configs/cognitive_mirrors.toml", small)
-        variants = [
-            StudyRun(f"compare/{v}", f"configs/compare/{v}.toml", dict(small))
-            for v in COMPARE_VARIANTS
+        # small: the two protocols only (the page leaves out the one-choice runs it lacks)
+        variants = COMPARE_VARIANTS[:1] if size == "small" else COMPARE_VARIANTS
+        configs = {"compare/seed": "configs/cognitive_mirrors.toml",
+                   **{f"compare/{v}": f"configs/compare/{v}.toml" for v in variants}}  # fmt: skip
+        seed, *variants = [
+            StudyRun(name, path, small_changes(path) if size == "small" else {})
+            for name, path in configs.items()
         ]
         for run in variants[1:]:  # the one-choice runs read the seed run's probe ranking
             run.changes["ranking"] = "{runs}/compare/seed"

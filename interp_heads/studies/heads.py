@@ -22,7 +22,7 @@ import pandas as pd
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.store.readback import read_csv, read_json
-from interp_heads.studies.base import STUDIES, Study, StudyRun, read_scores
+from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, read_scores
 
 
 class Inputs:
@@ -91,11 +91,17 @@ class Heads(Study):
     minutes = {"full": 20.0}
 
     def runs(self, size):
-        small = {"n_eval": 16, "max_examples": 120} if size == "small" else {}
+        if size != "small":
+            return [StudyRun("heads", "configs/heads.toml"),
+                    StudyRun("heads_retrieval", "configs/heads_retrieval.toml")]  # fmt: skip
+        # small: the two cheap tasks (ranking retrieval's long prompts by ablation_atp alone took
+        # 10 min on one core), few rows, one stability k; retrieval heads on 8 + 12 rows
+        rows = {"max_examples": 64, "n_rank": 8, "n_eval": 12}
         return [
-            StudyRun("heads", "configs/heads.toml", small),
-            StudyRun("heads_retrieval", "configs/heads_retrieval.toml", small),
-        ]
+            StudyRun("heads", "configs/heads.toml",
+                     {"tasks": TASKS_SHORT, "stability_ks": [8], **rows}),
+            StudyRun("heads_retrieval", "configs/heads_retrieval.toml", rows),
+        ]  # fmt: skip
 
     def write_pages(self, folders, docs):
         return write_pages(

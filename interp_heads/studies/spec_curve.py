@@ -98,10 +98,20 @@ COMMON = {"filter_correct": False, "verify": 0, "elbow": False, "scaled_ks": [],
 # on the study's ~350-token prompts 48 rows need more than the 24 GB of the 2-core machine (killed
 # for memory); the probe's feature passes were no faster at 48 either (435 s against 396 s)
 RANK_BATCH = 16
+# ``tasks``: the first n of the format's tasks, or a tuple of their indexes; ``factorial``: whether
+# the full factorial's runs are planned. The small size is a first look in minutes: the
+# one-at-a-time cells on the two cheap tasks (the probe needs two labels), 12 rows (10 and 5 draws decide), no factorial.
 SIZES = {
-    "small": {"tasks": 2, "n_eval": 12, "n_rank": 12, "max_examples": 40},
-    "full": {"tasks": 4, "n_eval": 24, "n_rank": 24, "max_examples": 160},
-}
+    "small": {"tasks": (1, 2), "n_eval": 12, "n_rank": 8, "max_examples": 40,
+              "factorial": False},
+    "full": {"tasks": 4, "n_eval": 24, "n_rank": 24, "max_examples": 160, "factorial": True},
+}  # fmt: skip
+
+
+def pick_tasks(tasks, which) -> list:
+    """The first ``which`` of ``tasks`` (an int), or those at the indexes ``which`` (a tuple)."""
+    tasks = list(tasks)
+    return tasks[:which] if isinstance(which, int) else [tasks[i] for i in which]
 
 
 def probe_defaults() -> dict:
@@ -195,11 +205,12 @@ def plan_runs(
     """The attribute-only ranking runs first, then one run per distinct generating choice."""
     sized = dict(sizes[size])
     n_tasks = sized.pop("tasks")
+    more = factorial_cells(options, ends) if sized.pop("factorial", True) else []
     ks = sorted({o["k"] for o in options["k"].values()})  # every run sweeps every read k
     runs: dict[str, StudyRun] = {}
-    for cell in cells(options, ends) + factorial_cells(options, ends):
+    for cell in cells(options, ends) + more:
         fmt = dict(options["format"][cell["format"]])
-        fmt["tasks"] = list(fmt["tasks"])[:n_tasks]
+        fmt["tasks"] = pick_tasks(fmt["tasks"], n_tasks)
         method = options["ranking"][cell["ranking"]]
         # another method than the probe: the base config's probe keys back at their defaults
         unset = {} if method["attribution"] == "probe" else probe_defaults()
@@ -320,12 +331,16 @@ class SpecCurve(Study):
     def write_pages(self, folders, docs):
         from interp_heads.studies.spec_curve_page import INTRO, write_page
 
-        frame = curve_frame(folders, self.options, self.ends, self.prefix, factorial=FACTORIAL)
+        # the factorial's cells where its runs were planned (not at the small size)
+        planned = all(run_name(c, self.options, self.prefix) in folders
+                      for c in factorial_cells(self.options, self.ends))  # fmt: skip
+        factorial = FACTORIAL if planned else ()
+        frame = curve_frame(folders, self.options, self.ends, self.prefix, factorial=factorial)
         intro = INTRO
         if self.cogqa:
             intro = INTRO[:-1] + f"; the tasks: the CogQA file `{Path(self.cogqa).name}`'s panels."
         return write_page(frame, self.options, self.ends, docs, stem=self.prefix, intro=intro,
-                          protocols=self.protocol_lines(), factorial=FACTORIAL)  # fmt: skip
+                          protocols=self.protocol_lines(), factorial=factorial)  # fmt: skip
 
     def protocol_lines(self) -> list[str]:
         """What opens the page: the two protocols, once defined (``studies.protocols``), and
