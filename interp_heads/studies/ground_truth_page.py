@@ -247,6 +247,14 @@ def real_section(r: dict) -> list[str]:
     met = r["overlap_detector"] >= TARGET_OVERLAP
     lines.append(f"- Target: at least {TARGET_OVERLAP} of top-{r['k']} among the detector's heads: "
                  f"{'met' if met else 'missed'} ({r['overlap_detector']}).")  # fmt: skip
+    if not met:
+        lines.append(
+            "- Why: on TransformerLens' measure the model's induction heads score low (the mean "
+            "is over every row, the first block's too, and a head's attention parked on the "
+            "first token counts against it), so few reach the cut; the top heads' own detector "
+            "scores are below. Top-k heads among the detector's heads at other cuts (not the "
+            f"pre-set one): {_cuts(det, r)}."
+        )  # fmt: skip
     missed = [h for h in r["topk"] if h not in truth]
     if missed:
         lines.append(f"- Top-{r['k']} heads outside the truth: "
@@ -256,6 +264,23 @@ def real_section(r: dict) -> list[str]:
         lines.append(f"- Truth heads the top-{r['k']} leaves out: "
                      f"{'; '.join(scores(h) for h in absent)}.")  # fmt: skip
     return [*lines, ""]
+
+
+CUTS = (0.1, 0.2, 0.3, 0.4)
+
+
+def _cuts(det, r: dict) -> str:
+    """At each detector cut of :data:`CUTS`: the detector's heads, the top-k among them, the
+    hypergeometric p."""
+    from interp_heads.zoo.real_induction import hypergeom_p
+
+    out = []
+    for cut in CUTS:
+        n_det = int((det >= cut).sum())
+        hits = sum(det[_order(h)] >= cut for h in r["topk"])
+        p = hypergeom_p(int(hits), r["n_heads"], n_det, r["k"])
+        out.append(f"{cut:g}: {hits} of {r['k']} ({n_det} heads, p {p:.2g})")
+    return "; ".join(out)
 
 
 def _order(label: str) -> tuple[int, int]:

@@ -161,6 +161,9 @@ def test_the_page_section_names_the_truth_the_misses_and_the_target(tmp_path):
     assert "- Target: at least 6 of top-3 among the detector's heads: missed (1)." in text
     assert "L0H0 (detector 0.00, patching 0.30); L0H2 (detector 0.10, patching 0.00)" in text
     assert "Truth heads the top-3 leaves out: L0H1 (detector 0.40, patching 0.20)." in text
+    # the other cuts, p by hand: at 0.1, 2 of 3 among 4 of 8 heads: (C(4,2) C(4,1) + C(4,3)) / C(8,3)
+    assert ("0.1: 2 of 3 (4 heads, p 0.5); 0.2: 1 of 3 (3 heads, p 0.82); "
+            "0.3: 1 of 3 (3 heads, p 0.82); 0.4: 1 of 3 (2 heads, p 0.64)") in text  # fmt: skip
 
 
 def test_the_study_reuses_a_stored_real_result_and_redoes_it_when_its_parameters_change(
