@@ -190,8 +190,102 @@ def write_page(folder: Path, docs: Path, calibration_path: Path) -> list[Path]:
             lines += [f"## {name}", "", f"Refused: {info['refused']}", ""]
             continue
         lines += model_section(name, info, t)
+    if "real_induction" in manifest and (folder / "real_induction.json").is_file():
+        from interp_heads.store.readback import read_json
+
+        lines += real_section(read_json(folder / "real_induction.json"))
     write_file(page, "\n".join(lines) + "\n")
     return [page, *written]
+
+
+TARGET_OVERLAP = 6  # of TopK-8 among the detector's induction heads
+
+
+def real_section(r: dict) -> list[str]:
+    """The real-weights induction check (``zoo.real_induction``): one table and sentences."""
+    import numpy as np
+
+    det, eff = np.asarray(r["detector_scores"]), np.asarray(r["patching_effects"])
+    truth, dets, pats = set(r["truth"]), set(r["detector_heads"]), set(r["patching_heads"])
+    union = dets | pats
+
+    def cell(heads) -> str:
+        return ", ".join(heads) or "none"
+
+    def scores(label: str) -> str:
+        layer, head = (int(x) for x in label[1:].split("H"))
+        return f"{label} (detector {det[layer, head]:.2f}, patching {eff[layer, head]:.2f})"
+
+    secs = r["seconds"]
+    lines = [
+        f"## Real weights: induction on {r['model']}", "",
+        f"{r['n']} sequences of a block of {r['length']} random word tokens repeated once (seed "
+        f"{r['seed']}); the corrupted sequence's second block is fresh tokens, so induction has "
+        f"nothing to copy. Next-token log-prob on the copy: clean {r['clean_logprob']:.2f}, "
+        f"corrupted {r['corrupted_logprob']:.2f}. Detector: TransformerLens' "
+        f"`detect_head(..., \"induction_head\")` >= {r['detector_threshold']:g} (a perfect "
+        f"induction head scores 0.5: the first block's rows have no stripe). Patching: "
+        f"TransformerLens' `get_act_patch_attn_head_out_all_pos`, each head's output from the "
+        f"corrupted run into the clean run, drop of that log-prob normalised (clean 0, corrupted "
+        f"1) >= {r['patching_threshold']:g} (the most negative head: {r['min_patching_effect']:.3f}). "
+        f"Truth: the heads both name. {secs['total']:.0f} s (detector {secs['detector']:.0f} s, "
+        f"patching {secs['patching']:.0f} s, ranking {secs['ranking']:.0f} s).", "",
+        "| heads of the model | detector | patching | both (truth) | agreement (both / either) "
+        f"| default ({r['method']}) top-{r['k']} | in the truth | p | in the detector's | p |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        f"| {r['n_heads']} | {len(dets)} | {len(pats)} | {len(truth)} "
+        f"| {_fmt(len(truth) / len(union) if union else None)} | {cell(r['topk'])} "
+        f"| {r['overlap']} | {r['p']:.2g} | {r['overlap_detector']} | {r['p_detector']:.2g} |",
+        "",
+        f"- Truth ({len(truth)}): {cell(sorted(truth, key=_order))}.",
+        f"- Detector only: {cell(sorted(dets - pats, key=_order))}; patching only: "
+        f"{cell(sorted(pats - dets, key=_order))}.",
+        "- p: the hypergeometric chance that "
+        f"{r['k']} heads drawn at random from the {r['n_heads']} hold at least that many of the "
+        "set (`scipy.stats.hypergeom.sf`).",
+    ]  # fmt: skip
+    met = r["overlap_detector"] >= TARGET_OVERLAP
+    lines.append(f"- Target: at least {TARGET_OVERLAP} of top-{r['k']} among the detector's heads: "
+                 f"{'met' if met else 'missed'} ({r['overlap_detector']}).")  # fmt: skip
+    if not met:
+        lines.append(
+            "- Why: on TransformerLens' measure the model's induction heads score low (the mean "
+            "is over every row, the first block's too, and a head's attention parked on the "
+            "first token counts against it), so few reach the cut; the top heads' own detector "
+            "scores are below. Top-k heads among the detector's heads at other cuts (not the "
+            f"pre-set one): {_cuts(det, r)}."
+        )  # fmt: skip
+    missed = [h for h in r["topk"] if h not in truth]
+    if missed:
+        lines.append(f"- Top-{r['k']} heads outside the truth: "
+                     f"{'; '.join(scores(h) for h in missed)}.")  # fmt: skip
+    absent = [h for h in sorted(truth, key=_order) if h not in r["topk"]]
+    if absent:
+        lines.append(f"- Truth heads the top-{r['k']} leaves out: "
+                     f"{'; '.join(scores(h) for h in absent)}.")  # fmt: skip
+    return [*lines, ""]
+
+
+CUTS = (0.1, 0.2, 0.3, 0.4)
+
+
+def _cuts(det, r: dict) -> str:
+    """At each detector cut of :data:`CUTS`: the detector's heads, the top-k among them, the
+    hypergeometric p."""
+    from interp_heads.zoo.real_induction import hypergeom_p
+
+    out = []
+    for cut in CUTS:
+        n_det = int((det >= cut).sum())
+        hits = sum(det[_order(h)] >= cut for h in r["topk"])
+        p = hypergeom_p(int(hits), r["n_heads"], n_det, r["k"])
+        out.append(f"{cut:g}: {hits} of {r['k']} ({n_det} heads, p {p:.2g})")
+    return "; ".join(out)
+
+
+def _order(label: str) -> tuple[int, int]:
+    layer, head = label[1:].split("H")
+    return int(layer), int(head)
 
 
 def read_tables(folder: Path) -> dict[str, pd.DataFrame]:

@@ -20,6 +20,9 @@ def test_small_study_writes_tables_manifest_and_page(tiny_zoo_model, tmp_path):
     assert text.startswith("# Ground truth")
     assert "not measured yet" in text and "## tiny_successor" in text
     assert entry["weights_sha256"][:16] in text
+    # real weights only at full size: the small study loads no SmolLM2
+    assert "Real weights" not in text and "real_induction" not in manifest
+    assert not (folder / "real_induction.json").exists()
     # a second call resumes: the model's tables are not recomputed
     done = (folder / "models" / "tiny_successor" / "truth.csv").stat().st_mtime_ns
     run_study("ground_truth", tmp_path / "runs", size="small", docs=tmp_path / "docs", quiet=True)
