@@ -37,6 +37,7 @@ _HOME = {
     "take_correct": "interp_heads.tasks",
     "Task": "interp_heads.tasks",
     "load_run": "interp_heads.report.run",
+    "load_plugins": "interp_heads.plugins",
     "resolve_metrics": "interp_heads.metrics",
     "sufficiency": "interp_heads.analysis.head_sets",
     "SufficiencyResult": "interp_heads.analysis.head_sets",

@@ -97,7 +97,26 @@ def main(argv: list[str] | None = None) -> int:
         return 141
 
 
+def _load_plugins(argv: list[str]) -> int | None:
+    """Import the user's plugins (``interp_heads.plugins``) before the parser reads the
+    registries; a module that fails to import is one line naming it and exit status 2."""
+    from interp_heads import plugins
+
+    try:
+        plugins.load_plugins(plugins.from_argv(argv))
+    except plugins.PluginError as exc:
+        if os.environ.get("INTERP_HEADS_DEBUG"):
+            raise
+        print(f"interp-heads: error: {cut_line(str(exc))}", file=sys.stderr)
+        return 2
+    return None
+
+
 def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    failed = _load_plugins(argv)
+    if failed is not None:
+        return failed
     parser = build_parser()
     try:
         args, rest = parser.parse_known_args(argv)
