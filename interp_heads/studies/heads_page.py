@@ -10,6 +10,7 @@ import pandas as pd
 from interp_heads.analysis.known_heads import THRESHOLDS, known_kinds
 from interp_heads.analysis.specificity import drop_heatmap, exclusivity, shared_heads
 from interp_heads.attribution import HeadScores
+from interp_heads.choices import BASELINE
 from interp_heads.figures.escape import md
 from interp_heads.heads import head_label
 from interp_heads.interventions.selections import ExclusiveTopK, RandomK, TopK
@@ -17,7 +18,6 @@ from interp_heads.store.atomic import atomic
 from interp_heads.store.names import safe_name
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.store.readback import read_csv, read_parquet
-from interp_heads.vocab import BASELINE
 
 # the seed table's columns: the registered selections' table names
 SELS = [BASELINE, TopK.display, ExclusiveTopK.display, RandomK.display]
