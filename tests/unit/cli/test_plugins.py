@@ -186,10 +186,16 @@ def test_a_plugin_that_fails_to_import_is_one_line_and_exit_2(tmp_path):
         assert got == {"code": 2, "heavy": []}, err
         assert err.splitlines() == [f"interp-heads: error: {said}"]
     got, err = _probe(tmp_path, "tasks", "list", **{plugins.ENV: "broken_kind"})
-    assert got["code"] == 2 and err.splitlines() == [
+    line = (
         f"interp-heads: error: plugin 'broken_kind' ({plugins.ENV}) failed to import: "
         "RuntimeError: half written"
-    ]
+    )
+    assert got["code"] == 2 and err.splitlines() == [line]
+    # INTERP_HEADS_DEBUG: the module's own traceback above the same line, still exit 2
+    got, err = _probe(tmp_path, "tasks", "list", **{plugins.ENV: "broken_kind"},
+                      INTERP_HEADS_DEBUG="1")  # fmt: skip
+    assert got["code"] == 2 and err.splitlines()[-1] == line
+    assert 'broken_kind.py", line 1' in err and "Traceback" in err
 
 
 def test_loading_a_plugin_keeps_the_early_checks_light(tmp_path):
