@@ -17,8 +17,8 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 
+from interp_heads.choices import BASELINE
 from interp_heads.interventions.selections import ranked_heads
-from interp_heads.vocab import BASELINE
 
 
 def cross_task_records(model, tasks: Mapping, rankings: Mapping, config, out_dirs, **sweep_kw):

@@ -34,8 +34,8 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from interp_heads.choices import BASELINE
 from interp_heads.interventions.selections import AllButRandomK, AllButTopK, TopK
-from interp_heads.vocab import BASELINE
 
 MIB_FRACTIONS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0)
 FINE_FRACTIONS = (0.6, 0.75, 0.9)  # the kept grid's top, where MIB's jumps from 50% to 100%

@@ -27,13 +27,13 @@ from jaxtyping import Float, Int
 
 from interp_heads.attribution.inputs import uses_chat
 from interp_heads.attribution.patching import run_cached, z_hook_names
+from interp_heads.choices import PromptFormat
 from interp_heads.errors import InputError
 from interp_heads.generation.prefix import shared_prefixes
 from interp_heads.heads import hook_z
 from interp_heads.tasks.cognitive_mirrors import PLACEHOLDER, STOP_TOKEN, extract_answer
 from interp_heads.tasks.prompts import render
 from interp_heads.tasks.schema import Task
-from interp_heads.vocab import PromptFormat
 
 PROBE_POSITIONS = ("last", "answer", "mean", "generated")
 PROBE_LABELS = ("tasks", "skills")

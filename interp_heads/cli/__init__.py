@@ -6,7 +6,10 @@ A failing machine (disk full, permissions) ends with one ``error:`` line naming 
 status 1; a bug with one ``internal error:`` line and exit status 1. ``INTERP_HEADS_DEBUG=1``
 shows the traceback of anything but bad input. Ctrl-C, SIGTERM and SIGHUP end with "interrupted;
 rerun the same command to resume" (exit 130, 143, 129) and release the run folder's lock. One
-process writes a run folder at a time (``interp_heads.store``).
+process writes a run folder at a time (``interp_heads.store``). The user's plugins
+(``--plugin MODULE``, ``INTERP_HEADS_PLUGINS``, installed entry points: ``interp_heads.plugins``)
+are imported before the parser is built; one that fails to import is bad input (its traceback
+too with ``INTERP_HEADS_DEBUG=1``).
 """
 
 from __future__ import annotations
@@ -97,7 +100,29 @@ def main(argv: list[str] | None = None) -> int:
         return 141
 
 
+def _load_plugins(argv: list[str]) -> int | None:
+    """Import the user's plugins (``interp_heads.plugins``) before the parser reads the
+    registries; a module that fails to import is one line naming it and exit status 2 (bad
+    input; ``INTERP_HEADS_DEBUG=1`` prints the module's traceback above the line)."""
+    from interp_heads import plugins
+
+    try:
+        plugins.load_plugins(plugins.from_argv(argv))
+    except plugins.PluginError as exc:
+        if os.environ.get("INTERP_HEADS_DEBUG") and exc.__cause__ is not None:
+            import traceback
+
+            traceback.print_exception(exc.__cause__, file=sys.stderr)
+        print(f"interp-heads: error: {cut_line(str(exc))}", file=sys.stderr)
+        return 2
+    return None
+
+
 def _main(argv: list[str] | None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    failed = _load_plugins(argv)
+    if failed is not None:
+        return failed
     parser = build_parser()
     try:
         args, rest = parser.parse_known_args(argv)

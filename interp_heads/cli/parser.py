@@ -104,10 +104,26 @@ def build_parser() -> argparse.ArgumentParser:
     cmds = _Commands()
     p = _Parser(prog="interp-heads", description=me.__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"interp-heads {_version()}")
+    _plugin_flag(p, default=[])
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for add in (_tasks, _attribute, _ablate, _run, _report_and_score, _study):
         add(sub, cmds)
+    for command in sub.choices.values():  # also after the sub-command, where users put flags
+        _plugin_flag(command, default=argparse.SUPPRESS)
     return p
+
+
+def _plugin_flag(parser, default) -> None:
+    """``--plugin MODULE``: a module that registers a user's variants. ``interp_heads.cli`` reads
+    it from the argument list and imports the module before this parser is built
+    (``plugins.from_argv``), so the names and options it registers are choices and flags here.
+    A sub-command's copy defaults to SUPPRESS so it never hides the top-level one's values."""
+    parser.add_argument(
+        "--plugin", action="append", default=default, metavar="MODULE",
+        help="import MODULE first: its registered kinds, metrics, methods, selections, studies "
+        "are then accepted (repeatable; also INTERP_HEADS_PLUGINS=mod,... and installed entry "
+        "points of interp_heads.plugins)",
+    )  # fmt: skip
 
 
 def _tasks(sub, cmds) -> None:

@@ -11,10 +11,10 @@ import argparse
 import typing
 from typing import Literal
 
+from interp_heads.choices import Choice
 from interp_heads.config.options import option_fields
 from interp_heads.config.sections import FIELDS
 from interp_heads.registry import Registry
-from interp_heads.vocab import Choice
 
 
 def cli_flag(parser, field: str, *flags: str, **overrides) -> None:

@@ -28,13 +28,13 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from interp_heads.arguments import torch_seed
 from interp_heads.attribution.methods import METHODS
+from interp_heads.choices import MaskPositions, PromptFormat
 from interp_heads.execution.registry import EXECUTORS
 from interp_heads.interventions.kinds import KINDS
 from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.metrics.registry import METRICS
 from interp_heads.models.backends import BACKENDS
 from interp_heads.tasks.schema import BUILTIN_TASKS
-from interp_heads.vocab import MaskPositions, PromptFormat
 
 
 def _parsed(enum):

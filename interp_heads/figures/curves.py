@@ -19,9 +19,9 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from interp_heads.choices import BASELINE
 from interp_heads.interventions.selections import RandomK, TopK, by_display, display_names
 from interp_heads.tasks.schema import TASK_TITLES
-from interp_heads.vocab import BASELINE
 
 METRIC_COLORS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
 UNMASKED_COLOR = "#555555"  # the unmasked model's flat line: grey, plain, no markers

@@ -16,10 +16,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from interp_heads.choices import BASELINE
 from interp_heads.figures.curves import METRIC_COLORS
 from interp_heads.interventions.selections import by_display
 from interp_heads.tasks.schema import TASK_TITLES
-from interp_heads.vocab import BASELINE
 
 # the study's figure draws these selections (table names), each in its own ``Selection.dash``
 # and marker, so lines of one colour differ by more than their dash

@@ -2,7 +2,7 @@
 
 ``positions`` of :func:`~interp_heads.interventions.masks.mask_heads` is one of
 
-- ``"all"``: every position of every forward pass (``vocab.MaskPositions``);
+- ``"all"``: every position of every forward pass (``choices.MaskPositions``);
 - ``"last"``: position -1 of each forward pass: the last prompt token, then each generated one;
 - ``"generated"``: every position of each forward pass that continues a KV cache, none of a pass
   that starts one: the prompt's pass is unmasked (so the first generated token is the unmasked
@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from interp_heads.choices import MaskPositions
 from interp_heads.errors import InputError
-from interp_heads.vocab import MaskPositions
 
 TokenPredicate = Callable[[str], bool]
 PositionSpec = str | MaskPositions | Sequence[int] | TokenPredicate

@@ -76,7 +76,7 @@ class RowMasks:
         A condition with no heads (the unmasked baseline) leaves its rows untouched. ``positions``
         and the kinds' ``options`` apply to every condition, as ``mask_heads`` takes them.
         """
-        from interp_heads.vocab import MaskPositions
+        from interp_heads.choices import MaskPositions
 
         cfg = model.cfg
         plans = [

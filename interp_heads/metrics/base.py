@@ -52,7 +52,7 @@ class Metric(ABC):
             (``metrics.logits``), not from the answers: the sweep never calls its ``score``.
         proportion: every score is 0 or 1, so a cell's mean is a proportion and gets an exact
             (Clopper-Pearson) interval (``sweep.stats.summarize``).
-        formats: the prompt formats (``vocab.PromptFormat`` values) whose answers it can score;
+        formats: the prompt formats (``choices.PromptFormat`` values) whose answers it can score;
             empty: every format. ``blind`` says why it cannot score the others.
         floor: the unmasked score below which a mask has nothing left to remove (None: no
             floor, e.g. a score that grows with damage). ``metrics.scorable`` reads both.

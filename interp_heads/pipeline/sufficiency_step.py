@@ -23,8 +23,8 @@ import math
 import time
 from dataclasses import replace
 
-from interp_heads.analysis.head_sets import SufficiencyResult
 from interp_heads.analysis.sufficiency import SELECTIONS, kept_grid
+from interp_heads.analysis.sufficiency_result import SufficiencyResult
 from interp_heads.interventions.selections import ranked_heads
 from interp_heads.pipeline.state import Experiment
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interp_heads.choices import BASELINE
 from interp_heads.figures.escape import esc, esc_num
 from interp_heads.interventions.selections import RandomK, TopK
 from interp_heads.sweep import stats
-from interp_heads.vocab import BASELINE
 
 N_TOP = 5  # top heads named per task
 FINDING_ID = "finding"

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from interp_heads.choices import BASELINE
 from interp_heads.figures.escape import esc
 from interp_heads.interventions.selections import RandomK, TopK
 from interp_heads.store.names import safe_name
-from interp_heads.vocab import BASELINE
 
 TOPK, RANDOMK = TopK.display, RandomK.display
 

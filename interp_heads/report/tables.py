@@ -6,11 +6,11 @@ import json
 
 import pandas as pd
 
+from interp_heads.choices import BASELINE
 from interp_heads.figures.escape import esc, esc_table
 from interp_heads.interventions.selections import RandomK, TopK, display_names
 from interp_heads.sweep import stats
 from interp_heads.sweep.inference import holm
-from interp_heads.vocab import BASELINE
 
 TOPK, RANDOMK = TopK.display, RandomK.display
 

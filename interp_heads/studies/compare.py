@@ -1,8 +1,7 @@
 """The Cognitive Mirrors protocol beside the causal one: docs/compare.md and an HTML page.
 
-    make compare   # interp-heads run each config of VARIANTS into runs/compare/<name>, then:
-    python -m interp_heads.studies.compare runs/compare [--page docs/compare.md]
-        [--html runs/compare/index.html] [--figures docs/figures]
+    make compare   # interp-heads study compare: each config of the study's runs into
+                   # runs/compare/<name>, then docs/compare.md and runs/compare/index.html
 
 ``seed`` is ``configs/cognitive_mirrors.toml`` (the Cognitive Mirrors protocol, on the four
 built-in tasks in the study's prompt format); ``causal`` (``configs/compare/causal.toml``) is the
@@ -20,7 +19,6 @@ between :data:`BEGIN` and :data:`END`; the hand-written text around it is kept.
 
 from __future__ import annotations
 
-import argparse
 import os
 import tomllib
 from pathlib import Path
@@ -232,21 +230,6 @@ def write_pages(out: Path, page: Path, html: Path, figures: Path | None) -> list
     return [page, *written]
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("out", type=Path, help="the folder holding the runs (runs/compare)")
-    ap.add_argument("--page", type=Path, default=Path("docs/compare.md"))
-    ap.add_argument("--html", type=Path, help="the HTML page (default: OUT/index.html)")
-    ap.add_argument("--figures", type=Path, default=Path("docs/figures"),
-                    help="folder for the static figure (SVG; needs kaleido and a Chromium)")  # fmt: skip
-    args = ap.parse_args(argv)
-    for path in write_pages(
-        args.out, args.page, args.html or args.out / "index.html", args.figures
-    ):
-        print(f"wrote {path}")
-    return 0
-
-
 # --------------------------------------------------------------------------- the study
 COMPARE_VARIANTS = ["causal", "positions_all", "mean_ablation", "gold_reference"]
 
@@ -287,7 +270,3 @@ class Compare(Study):
     def write_pages(self, folders, docs):
         out = Path(folders["compare/seed"]).parent
         return write_pages(out, docs / "compare.md", out / "index.html", docs / "figures")
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,20 +1,18 @@
 """Which heads: write docs/heads.md from the two run folders of ``make heads`` (no model needed).
 
-    interp-heads run --config configs/heads.toml --out runs/heads
-    interp-heads run --config configs/heads_retrieval.toml --out runs/heads_retrieval
-    python -m interp_heads.studies.heads runs/heads runs/heads_retrieval
+    interp-heads study heads   # make heads: configs/heads.toml into runs/heads,
+                               # configs/heads_retrieval.toml into runs/heads_retrieval, the pages
 
 The first run ranks the four built-in tasks, masks TopK, ExclusiveTopK and RandomK, and adds the
 cross-task matrix and the split-half re-ranking (``analyses``: ``heads/specificity.csv``,
 ``heads/stability.csv``); its known-head step stores the detectors' scores
 (``known_heads.json``). The second ranks the retrieval task by retrieval score on the same
-examples and masks those heads. This script only reads the two folders; it also writes the
-"Which heads" section of docs/results.md (``--results``), which ``make demo`` keeps.
+examples and masks those heads. The pages only read the two folders; the study also writes the
+"Which heads" section of docs/results.md, which ``make demo`` keeps.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pandas as pd
@@ -51,16 +49,6 @@ class Inputs:
 
     def retrieval_significance(self) -> pd.DataFrame:
         return read_csv(self.retrieval_run / "significance.csv")
-
-
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("run", type=Path)
-    ap.add_argument("retrieval_run", type=Path)
-    ap.add_argument("--out", type=Path, default=Path("docs/heads.md"))
-    ap.add_argument("--results", type=Path, default=Path("docs/results.md"))
-    args = ap.parse_args(argv)
-    write_pages(args.run, args.retrieval_run, args.out, args.results)
 
 
 def write_pages(run: Path, retrieval_run: Path, out: Path, results: Path) -> list[Path]:
@@ -107,7 +95,3 @@ class Heads(Study):
         return write_pages(
             folders["heads"], folders["heads_retrieval"], docs / "heads.md", docs / "results.md"
         )
-
-
-if __name__ == "__main__":
-    main()

@@ -60,9 +60,8 @@ def results_block(inp, store) -> str:
         SECTIONS["heads"][0],
         "## Which heads (from `make heads`)",
         "",
-        f"Written by `make heads` (`interp-heads run --config configs/heads.toml --out {inp.run}`, "
-        f"`configs/heads_retrieval.toml --out {inp.retrieval_run}`, then "
-        f"`python -m interp_heads.studies.heads {inp.run} {inp.retrieval_run}`) on {dt.date.today().isoformat()} from the "
+        f"Written by `make heads` (`interp-heads study heads`: `configs/heads.toml` into {inp.run} and "
+        f"`configs/heads_retrieval.toml` into {inp.retrieval_run}, then this section) on {dt.date.today().isoformat()} from the "
         f"run folder {inp.run} (git {m.get('git', '?')}); `make demo` keeps this section as it is. "
         f"Setup: the four built-in tasks, {c['attribution']} on {c['n_rank']} rank examples, "
         f"{c['ablation']} ablation, up to {c['n_eval']} eval examples, k = {ks} of {total} heads. "

@@ -1,11 +1,11 @@
 """Write docs/results.md and its figures from the demo's run folder (``make demo`` calls this last).
 
-    python -m interp_heads.studies.seed_figure runs/demo [--out docs/results.md] [--figures DIR]
+    interp-heads study seed_figure   # make demo: configs/seed_figure.toml into runs/demo, the page
 
 The demo is one experiment with two k grids (``configs/seed_figure.toml``: ``ks``, the
 Cognitive Mirrors figure's literal 16..128, and ``scaled_ks``, the same fractions of this model's
 heads); the page gives each grid its own tables and figure, as two folders did before
-(``python -m interp_heads.studies.seed_figure runs/demo runs/demo_scaled`` still reads two).
+(:func:`write_page` still reads two: ``scaled_dir``).
 
 Every number on the page is read from the run folders (``manifest.json``, ``baseline.csv``,
 ``summary.parquet``, ``significance.csv``); the pass/fail marks are computed here from the
@@ -19,7 +19,6 @@ run folders.
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
@@ -246,28 +245,6 @@ def render(
     return "\n".join(parts) + "\n"
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("default", type=Path, help="the demo's run folder")
-    ap.add_argument("scaled", type=Path, nargs="?", help="a second folder with the scaled k grid")
-    ap.add_argument("--out", type=Path, default=Path("docs/results.md"))
-    ap.add_argument(
-        "--notes",
-        type=Path,
-        default=Path("docs/results_notes.md"),
-        help="hand-written reading of the results, placed after the claim's verdicts when present",
-    )
-    ap.add_argument(
-        "--figures",
-        type=Path,
-        default=Path("docs/figures"),
-        help="folder for the page's static figures (SVG; needs kaleido and a Chromium)",
-    )
-    args = ap.parse_args()
-    for path in write_page(args.default, args.scaled, args.out, args.notes, args.figures):
-        print(f"wrote {path}")
-
-
 def write_page(
     default_dir: Path, scaled_dir: Path | None, out: Path, notes: Path, figures: Path
 ) -> list[Path]:
@@ -308,7 +285,3 @@ class SeedFigure(Study):
         return write_page(
             folders["demo"], None, docs / "results.md", docs / "results_notes.md", docs / "figures"
         )
-
-
-if __name__ == "__main__":
-    main()

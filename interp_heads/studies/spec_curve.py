@@ -237,10 +237,10 @@ def cell_rows(cell: dict, records: pd.DataFrame, options=OPTIONS) -> list[dict]:
     its metric, examples and k (read from a run's ``sweep.parquet`` records) with interval, p,
     counts and verdict: "undecided: <reason>" where the metric cannot score the cell's format or
     its unmasked score is below the metric's floor (``metrics.scorable``)."""
+    from interp_heads.choices import BASELINE
     from interp_heads.metrics.scorable import scorable
     from interp_heads.sweep import stats
     from interp_heads.sweep.verdict import collapse
-    from interp_heads.vocab import BASELINE
 
     metric = read(cell, options, "metric", "accuracy")
     k = read(cell, options, "k")

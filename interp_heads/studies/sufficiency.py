@@ -1,7 +1,6 @@
 """The "How many heads" section of docs/results.md, from the run folder of ``make sufficiency``.
 
-    interp-heads run --config configs/sufficiency.toml --out runs/sufficiency
-    python -m interp_heads.studies.sufficiency runs/sufficiency
+    interp-heads study sufficiency   # make sufficiency: configs/sufficiency.toml into runs/sufficiency
 
 Every number is read from the run's ``heads/sufficiency*.csv`` and ``manifest.json`` (no model
 needed): the plain-words verdict per task (are the TopK heads that are necessary also
@@ -13,7 +12,6 @@ page.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
 from pathlib import Path
@@ -228,15 +226,6 @@ def write_figure(curves: pd.DataFrame, folder: Path) -> Path | None:
         return None
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("run", type=Path, help="the run folder of make sufficiency")
-    ap.add_argument("--results", type=Path, default=Path("docs/results.md"))
-    ap.add_argument("--figures", type=Path, default=Path("docs/figures"))
-    args = ap.parse_args(argv)
-    write_section(args.run, args.results, args.figures)
-
-
 def write_section(run_dir: Path, results: Path, figures: Path) -> list[Path]:
     """The "How many heads" section of docs/results.md and its figure from the run folder."""
     from interp_heads.report.run import load_run
@@ -273,7 +262,3 @@ class Sufficiency(Study):
 
     def write_pages(self, folders, docs):
         return write_section(folders["sufficiency"], docs / "results.md", docs / "figures")
-
-
-if __name__ == "__main__":
-    main()

@@ -10,9 +10,9 @@ import warnings
 
 import torch
 
+from interp_heads.choices import BASELINE
 from interp_heads.interventions.masks import mask_heads
 from interp_heads.interventions.selections import AllButTopK, TopK, by_display
-from interp_heads.vocab import BASELINE
 
 
 class SweepWarning(UserWarning):

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from interp_heads.choices import MaskPositions, PromptFormat
 from interp_heads.errors import InputError
 from interp_heads.execution.base import Generation
 from interp_heads.interventions.kinds import KINDS, get_kind
 from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.store import config_digest
 from interp_heads.tasks.cognitive_mirrors import STOP_TOKEN
-from interp_heads.vocab import MaskPositions, PromptFormat
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interp_heads.vocab import BASELINE
+from interp_heads.choices import BASELINE
 
 KEEP = 0.8  # RandomK keeps at least this share of the unmasked score
 RANDOM = "RandomK"

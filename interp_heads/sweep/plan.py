@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from interp_heads.choices import BASELINE
 from interp_heads.errors import InputError
 from interp_heads.interventions.selections import SELECTIONS, make_selections
-from interp_heads.vocab import BASELINE
 
 
 def plan_conditions(config, ranking, n_layers: int, n_heads: int, task: str, others=()):

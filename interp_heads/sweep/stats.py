@@ -39,10 +39,10 @@ from typing import SupportsInt
 import numpy as np
 import pandas as pd
 
+from interp_heads.choices import BASELINE
 from interp_heads.errors import InputError
 from interp_heads.interventions.selections import AllButTopK, TopK, by_display, display_names
 from interp_heads.sweep import inference
-from interp_heads.vocab import BASELINE
 
 
 def two_level_bootstrap(

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from interp_heads.choices import PromptFormat
 from interp_heads.errors import InputError
-from interp_heads.vocab import PromptFormat
 
 __all__ = ["PromptFormat", "has_chat_template", "render"]
 DEFAULT_SYSTEM = "You are a concise assistant. Answer with the answer only."

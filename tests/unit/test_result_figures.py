@@ -27,7 +27,7 @@ def test_baseline_result_figure_counts_the_answers():
     "home, name",
     [
         ("interp_heads.sweep.result", "SweepResult"),
-        ("interp_heads.analysis.head_sets", "SufficiencyResult"),
+        ("interp_heads.analysis.sufficiency_result", "SufficiencyResult"),
         ("interp_heads.report.run", "LoadedRun"),
     ],
 )

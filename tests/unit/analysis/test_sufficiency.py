@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from interp_heads.analysis.head_sets import SufficiencyResult, sufficiency
 from interp_heads.analysis.sufficiency import (
     MIB_FRACTIONS,
     areas,
@@ -22,6 +21,7 @@ from interp_heads.analysis.sufficiency import (
     minimal_sets,
     verdicts,
 )
+from interp_heads.analysis.sufficiency_result import SufficiencyResult, sufficiency
 from interp_heads.heads import all_heads
 from interp_heads.tasks.schema import Example, Task
 

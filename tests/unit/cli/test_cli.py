@@ -294,10 +294,10 @@ def test_unwritable_output_and_force(earlier, tmp_path, capsys):
 def test_cli_flags_come_from_the_config_definitions():
     """Defaults, choices and types of the flags that mirror config keys are the config's own."""
     from interp_heads.attribution.methods import METHODS
+    from interp_heads.choices import PromptFormat
     from interp_heads.cli import build_parser
     from interp_heads.config.run_config import RunConfig
     from interp_heads.interventions.kinds import KINDS
-    from interp_heads.vocab import PromptFormat
 
     sub = build_parser()._subparsers._group_actions[0].choices
     flags = {a.dest: a for a in sub["attribute"]._actions}

@@ -177,9 +177,8 @@ def _results_section(run, curves):
     page = run / "results.md"
     heads = "\n".join(seed_figure.SECTIONS["heads"])
     page.write_text(f"# Results\n\n## Reading the results\n\n{heads}\n")
-    argv = [str(run), "--results", str(page), "--figures", str(run / "docs_figures")]
-    sufficiency.main(argv)
-    sufficiency.main(argv)
+    sufficiency.write_section(run, page, run / "docs_figures")
+    sufficiency.write_section(run, page, run / "docs_figures")
     text = page.read_text()
     block = seed_figure.section(text, "sufficiency")
     assert block and text.count(seed_figure.SECTIONS["sufficiency"][0]) == 1
@@ -191,4 +190,4 @@ def _results_section(run, curves):
     assert "CPR ranking" in block and "f, top 2 kept" in block
     assert "- CPR (higher is better)" in block
     with pytest.raises(SystemExit, match="no heads/sufficiency.csv"):
-        sufficiency.main([str(run / "nowhere"), "--results", str(page)])
+        sufficiency.write_section(run / "nowhere", page, run / "docs_figures")

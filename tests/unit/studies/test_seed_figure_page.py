@@ -74,10 +74,9 @@ def test_claim_rows_say_too_few_and_never_print_an_infinite_ratio():
     assert row["TopK - RandomK [95% CI], p"].endswith(", p = 0.001, Holm p = 0.001")
 
 
-def test_results_page_links_its_static_figures(tmp_path, monkeypatch):
+def test_results_page_links_its_static_figures(tmp_path):
     import importlib.util as util
     import shutil
-    import sys
 
     if util.find_spec("kaleido") is None or not shutil.which("chromium"):
         import pytest
@@ -85,11 +84,9 @@ def test_results_page_links_its_static_figures(tmp_path, monkeypatch):
         pytest.skip("needs kaleido and a Chromium")
     run = _run(tmp_path)
     out, figs = tmp_path / "docs" / "results.md", tmp_path / "docs" / "figures"
-    argv = ["results_page", str(run), str(run), "--out", str(out), "--figures", str(figs)]
     notes = tmp_path / "notes.md"
     notes.write_text("## Reading the results\n\n- a note\n")
-    monkeypatch.setattr(sys, "argv", [*argv, "--notes", str(notes)])
-    _make_results().main()
+    _make_results().write_page(run, run, out, notes, figs)  # two folders: default and scaled
     page = out.read_text()
     claim, reading = page.index("## The Cognitive Mirrors"), page.index("## Reading the results")
     assert claim < reading < page.index("## Setup")  # the answer, its reading, then the tables

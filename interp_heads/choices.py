@@ -1,4 +1,4 @@
-"""One vocabulary for config, CLI, tables and plots: the fixed choices that are not extension points.
+"""The fixed choices of config, CLI, tables and plots that are not extension points (one list each).
 
 Each is a ``StrEnum`` (members compare equal to their strings, so ``"last" == MaskPositions.LAST``
 and TOML/CLI strings work unchanged):
