@@ -96,9 +96,14 @@ def random_hf_model(hf_config, seed: int = 0):
 def save_checkpoint(hf_model, folder: str | Path) -> Path:
     """``save_pretrained`` of ``hf_model`` next to the byte tokenizer: a folder ``load_model``
     reads as it would read a downloaded checkpoint."""
+    from interp_heads.store.staging import staged_folder
+
     folder = Path(folder)
-    hf_model.save_pretrained(folder)
-    byte_tokenizer().save_pretrained(folder)
+    with staged_folder(
+        folder
+    ) as tmp:  # written fresh, then moved onto ``folder``, no link followed
+        hf_model.save_pretrained(tmp)
+        byte_tokenizer().save_pretrained(tmp)
     return folder
 
 
