@@ -115,7 +115,9 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
             if not quiet:
                 print(f"ground_truth: {name} scored in {time.perf_counter() - began:.0f} s",
                       flush=True)  # fmt: skip
-        # the manifest after every model: an interrupted study still shows what it finished
+        # the manifest once per model, as it changes: an interrupted study still shows what it
+        # finished, and the last model's write is the finished study's manifest
         manifest["seconds"] = time.perf_counter() - start
         write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
-    write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+    if not manifest["models"]:  # no model of this size: the loop wrote nothing
+        write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
