@@ -103,7 +103,7 @@ def _visible(char: str) -> str:
     return shown.replace("\\", "\\\\")
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+@/-]*")  # a method, a config path, a digest
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_.+@/-]*")  # a method, a path, a digest
 
 
 def md_code(value) -> str:
@@ -112,6 +112,14 @@ def md_code(value) -> str:
     holds a backtick, a tag or a newline cannot close the span, so it is shown as escaped text."""
     text = "" if value is None else str(value)
     return f"`{text}`" if _IDENTIFIER.fullmatch(text) else md(text)
+
+
+def md_command(text: str, *values) -> str:
+    """A command line, ``text`` with ``{}`` for each of ``values`` (run folders, paths): one code
+    span when every value is a plain identifier (:func:`md_code`), else the whole line as
+    :func:`md` text, so a folder's backtick cannot close the span."""
+    line = text.format(*map(str, values))
+    return f"`{line}`" if all(_IDENTIFIER.fullmatch(str(v)) for v in values) else md(line)
 
 
 def md_link(target) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from interp_heads.analysis.specificity import exclusivity
-from interp_heads.figures.escape import md
+from interp_heads.figures.escape import md, md_code, md_command
 from interp_heads.studies.heads_page import (
     known,
     or_missing,
@@ -60,10 +60,14 @@ def results_block(inp, store) -> str:
         SECTIONS["heads"][0],
         "## Which heads (from `make heads`)",
         "",
-        f"Written by `make heads` (`interp-heads run --config configs/heads.toml --out` "
-        f"{md(inp.run)}, `configs/heads_retrieval.toml --out` {md(inp.retrieval_run)}, then "
-        f"`python -m interp_heads.studies.heads` {md(inp.run)} {md(inp.retrieval_run)}) on "
-        f"{dt.date.today().isoformat()} from the run folder {md(inp.run)} (git "
+        "Written by `make heads` ("
+        + md_command("interp-heads run --config configs/heads.toml --out {}", inp.run)
+        + ", "
+        + md_command("configs/heads_retrieval.toml --out {}", inp.retrieval_run)
+        + ", then "
+        + md_command("python -m interp_heads.studies.heads {} {}", inp.run, inp.retrieval_run)
+        + f") on {dt.date.today().isoformat()} from the run folder "
+        f"{md(inp.run)} (git "
         f"{md(m.get('git', '?'))}); `make demo` keeps this section as it is. Setup: the four "
         f"built-in tasks, {md(c['attribution'])} on {md(c['n_rank'])} rank examples, "
         f"{md(c['ablation'])} ablation, up to {md(c['n_eval'])} eval examples, k = {ks} of "
@@ -74,7 +78,7 @@ def results_block(inp, store) -> str:
         *or_missing(specificity, store / "specificity.csv", store),
         "### The Cognitive Mirrors figure with exclusive TopK beside plain TopK (accuracy, mean [95% CI])",
         "",
-        f"Drawn in {md(inp.run / 'index.html')} (ExclusiveTopK dash-dotted).",
+        f"Drawn in {md_code(inp.run / 'index.html')} (ExclusiveTopK dash-dotted).",
         "",
         *seed_table(inp.run),
         "",
