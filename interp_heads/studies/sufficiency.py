@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads.analysis.sufficiency import NECESSARY, THRESHOLD
+from interp_heads.analysis.sufficient_set import FOUND, NOT_VERIFIED, OVER
 from interp_heads.figures.escape import md as md_text
 from interp_heads.figures.escape import md_code, md_frame, md_link
 from interp_heads.report.sufficiency_section import (
@@ -36,6 +37,7 @@ from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run
 from interp_heads.studies.seed_figure import SECTIONS, with_section
 from interp_heads.studies.seed_figure_tables import md
 
+STATUSES = (FOUND, NOT_VERIFIED, OVER)  # the tool's words; any other status is shown as text
 FIGURE = "sufficiency_faithfulness"  # docs/figures/<name>.svg
 
 
@@ -104,7 +106,8 @@ def _searched(searched: pd.DataFrame | None, task: str, none: bool) -> str:
     searched sets are when no kept set on the grid reached the target."""
     if searched is not None and len(searched) and task in set(searched.task):
         r = searched[(searched.task == task) & (searched.set == "found")].iloc[0]
-        status = md_text(r["status"]) if isinstance(r.get("status"), str) else "status not checked"
+        status = r.get("status") if isinstance(r.get("status"), str) else "status not checked"
+        status = status if status in (*STATUSES, "status not checked") else md_text(status)
         return f"{int(r.k)} of {int(r.n_total)} heads ({status} held out; this run's search)"
     if none:
         return (f"no kept set on the grid reaches the target: see the searched set "

@@ -28,7 +28,7 @@ import pandas as pd
 
 from interp_heads.analysis.head_search import TARGET, UPPER
 from interp_heads.analysis.search_resamples import parse_sizes, size_summary
-from interp_heads.analysis.sufficient_set import FOUND, OVER
+from interp_heads.analysis.sufficient_set import FOUND, NOT_VERIFIED, OVER
 from interp_heads.figures.escape import md, md_code
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
@@ -128,7 +128,7 @@ def answer(rows: pd.DataFrame, rankings: dict | None = None) -> list[str]:
             out.append(f"- With `{ablation}` ablation {how} found a set of at most half the "
                        f"heads that holds on the held-out examples for {said}.")  # fmt: skip
         for r in half[half.status != FOUND].itertuples():
-            verb = r.status if r.status == OVER else f"is {md(r.status)}"
+            verb = r.status if r.status == OVER else f"is {_status(r.status)}"
             out.append(f"- With `{ablation}` ablation {r.task}'s searched set of {r.k} of "
                        f"{r.n_total} heads (at most half) {verb} on the held-out examples: "
                        f"{md(r.reason)}.")  # fmt: skip
@@ -158,7 +158,7 @@ def found_table(found: pd.DataFrame) -> list[str]:
             "held-out f KL [95% CI]", "status"]  # fmt: skip
     out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
     for r in found.itertuples():
-        status = r.status if r.status == FOUND else f"{md(r.status)}: {md(r.reason)}"
+        status = r.status if r.status == FOUND else f"{_status(r.status)}: {md(r.reason)}"
         out.append("| " + " | ".join([
             r.ablation, r.task, md_code(r.ranking), f"{r.k} of {r.n_total}",
             f"patience {r.patience}" + (", 1-minimality pass" if r.one_minimal else ""),
@@ -269,6 +269,12 @@ class SufficientSets(Study):
         ]
         write_file(page, "\n".join(text) + "\n")
         return [page]
+
+
+def _status(status: str) -> str:
+    """A set's status: the tool's own word as written, anything else (a hand-edited table's
+    cell) as inert text."""
+    return status if status in (FOUND, NOT_VERIFIED, OVER) else md(status)
 
 
 def _task_as_text(frame: pd.DataFrame) -> pd.DataFrame:
