@@ -63,18 +63,21 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and value != value)
 
 
+_TAG_START = re.compile(r"<(?! )")  # a "<" that CommonMark could read as a tag or an autolink
 _MD_PUNCT = re.compile(r"([\\`*_\[\]{}()#+\-!|~])")  # what Markdown reads as syntax
 
 
 def md(value) -> str:
     """``value`` as inert text in a Markdown page (a task name, a file or folder name, a label):
-    bidi controls dropped, ``& < >`` as entities (no HTML tag), Markdown punctuation (backticks,
+    bidi controls dropped, ``& < >`` as entities (no HTML tag; a ``<`` before a space, which
+    CommonMark never reads as a tag or an autolink, is kept), Markdown punctuation (backticks,
     pipes, brackets, ``#``, ``*``, ``_``...) backslash-escaped, and every line break or other
     control character written as visible ``\\n``-style text, so a value can neither close a code
     span, open a table cell, start a heading nor carry live HTML. Never put the result inside
     backticks (a code span shows backslashes as they are)."""
     text = strip_bidi("" if value is None else str(value))
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("&", "&amp;").replace(">", "&gt;")
+    text = _TAG_START.sub("&lt;", text)  # "0.37 < 0.90" stays readable: "< " opens no tag
     text = _MD_PUNCT.sub(lambda m: m[0] if _inside_word(text, m) else "\\" + m[0], text)
     return "".join(_visible(c) if ord(c) < 32 or ord(c) == 127 else c for c in text)
 
@@ -98,6 +101,34 @@ def _visible(char: str) -> str:
     """A control character as escaped text (``\\n``, ``\\x07``), its backslash itself escaped."""
     shown = repr(char)[1:-1]  # '\\n', '\\t', '\\x07'
     return shown.replace("\\", "\\\\")
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_.+@/-]*")  # a method, a path, a digest
+
+
+def md_code(value) -> str:
+    """``value`` as a code span when it is a plain identifier (a method's name, a config file's
+    path, a digest: what the tool writes), else as :func:`md` text: a name read from a file that
+    holds a backtick, a tag or a newline cannot close the span, so it is shown as escaped text."""
+    text = "" if value is None else str(value)
+    return f"`{text}`" if _IDENTIFIER.fullmatch(text) else md(text)
+
+
+def md_command(text: str, *values) -> str:
+    """A command line, ``text`` with ``{}`` for each of ``values`` (run folders, paths): one code
+    span when every value is a plain identifier (:func:`md_code`), else the whole line as
+    :func:`md` text, so a folder's backtick cannot close the span."""
+    line = text.format(*map(str, values))
+    return f"`{line}`" if all(_IDENTIFIER.fullmatch(str(v)) for v in values) else md(line)
+
+
+def md_link(target) -> str:
+    """``target`` (a relative path the tool made, e.g. a figure's) as a Markdown link
+    destination: percent-encoded, so no space, bracket, parenthesis, newline or ``:`` of a
+    folder's name can end the link or give it a scheme (``javascript:``)."""
+    from urllib.parse import quote
+
+    return quote(strip_bidi(str(target)), safe="/")
 
 
 def md_frame(frame: pd.DataFrame) -> pd.DataFrame:

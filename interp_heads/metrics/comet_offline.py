@@ -10,13 +10,13 @@ that ``comet.load_from_checkpoint`` loads without network. Its scores only exerc
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
 
 from interp_heads.metrics.base import quiet
 from interp_heads.metrics.comet_metric import TEST_MARKER
 from interp_heads.metrics.embedding import minilm_path, offline_env
+from interp_heads.store.atomic import write_atomic
+from interp_heads.store.staging import staged_folder
 
 FORMAT = 1
 README = """\
@@ -78,27 +78,24 @@ def build_offline_comet_checkpoint(out_dir: str | Path | None = None, seed: int 
     hparams = dict(model.hparams)
     hparams["load_pretrained_weights"] = False
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".comet-test-", dir=folder.parent))
     try:
-        (tmp / "checkpoints").mkdir()
-        state = {
-            "state_dict": model.state_dict(),
-            "hyper_parameters": hparams,
-            "pytorch-lightning_version": pl.__version__,
-            "epoch": 0,
-            "global_step": 0,
-        }
-        torch.save(state, tmp / "checkpoints" / "model.ckpt")
-        (tmp / "hparams.yaml").write_text(yaml.safe_dump(hparams))
-        (tmp / "README.md").write_text(README.format(seed=seed))
-        (tmp / TEST_MARKER).write_text(f"format={FORMAT} encoder={encoder}\n")
-        if folder.exists() and not _is_current(folder, encoder):
-            shutil.rmtree(folder, ignore_errors=True)
-        try:
-            tmp.rename(folder)
-        except OSError:  # another process built it meanwhile
-            if not _is_current(folder, encoder):
-                raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        # torch.save writes into a fresh staged folder (store.staging), the text files through
+        # the store's writer; the folder is renamed into place (a stale one replaced, a link
+        # there removed), never through a link
+        with staged_folder(folder) as tmp:
+            (tmp / "checkpoints").mkdir()
+            state = {
+                "state_dict": model.state_dict(),
+                "hyper_parameters": hparams,
+                "pytorch-lightning_version": pl.__version__,
+                "epoch": 0,
+                "global_step": 0,
+            }
+            torch.save(state, tmp / "checkpoints" / "model.ckpt")
+            write_atomic(tmp / "hparams.yaml", yaml.safe_dump(hparams))
+            write_atomic(tmp / "README.md", README.format(seed=seed))
+            write_atomic(tmp / TEST_MARKER, f"format={FORMAT} encoder={encoder}\n")
+    except OSError:  # another process built it meanwhile
+        if not _is_current(folder, encoder):
+            raise
     return folder

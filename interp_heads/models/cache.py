@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 import torch
@@ -78,24 +77,23 @@ def cfg_from_json(d: dict) -> HookedTransformerConfig:
 
 
 def save_entry(entry: Path, cfg, state_dict, tokenizer, meta: dict) -> None:
-    """Write a cache entry atomically (temp folder, then rename)."""
+    """Write a cache entry atomically: safetensors and the tokenizer's ``save_pretrained`` write
+    into a fresh staged folder (``store.staging``: no link in it, none followed), ``meta.json``
+    through the store's writer, and the folder is renamed onto ``entry`` (an old entry replaced,
+    a link there removed, never written through)."""
     from safetensors.torch import save_file
 
+    from interp_heads.store.atomic import write_atomic
+    from interp_heads.store.staging import staged_folder
+
     entry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=".tmp-"))
-    try:
+    with staged_folder(entry) as tmp:
         save_file({k: v.contiguous() for k, v in state_dict.items()}, tmp / "weights.safetensors")
         tokenizer.save_pretrained(tmp / "tokenizer")
         meta = dict(
             meta, weights_sha256=file_sha256(tmp / "weights.safetensors"), cfg=cfg_to_json(cfg)
         )
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=1))
-        if entry.exists():
-            shutil.rmtree(entry)
-        os.replace(tmp, entry)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        write_atomic(tmp / "meta.json", json.dumps(meta, indent=1))
 
 
 def load_entry(entry: Path):

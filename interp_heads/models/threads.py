@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from interp_heads.models.alike import mark_alike
+from interp_heads.store.atomic import write_atomic
 
 _state: dict = {"explicit": None, "registered": None}
 
@@ -131,7 +132,7 @@ def _register() -> None:
         if reg is None:
             return
         mine = reg / str(os.getpid())
-        mine.write_text("")
+        write_atomic(mine, b"")  # a new file of ours, never through a link planted there
         _state["registered"] = mine
         atexit.register(unregister)
 

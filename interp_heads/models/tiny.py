@@ -95,10 +95,17 @@ def random_hf_model(hf_config, seed: int = 0):
 
 def save_checkpoint(hf_model, folder: str | Path) -> Path:
     """``save_pretrained`` of ``hf_model`` next to the byte tokenizer: a folder ``load_model``
-    reads as it would read a downloaded checkpoint."""
+    reads as it would read a downloaded checkpoint. Both write into a staged folder
+    (``store.staging``) that then replaces ``folder`` whole (a link there is removed, never
+    written through)."""
+    from interp_heads.store.staging import staged_folder
+
     folder = Path(folder)
-    hf_model.save_pretrained(folder)
-    byte_tokenizer().save_pretrained(folder)
+    with staged_folder(
+        folder
+    ) as tmp:  # written fresh, then moved onto ``folder``, no link followed
+        hf_model.save_pretrained(tmp)
+        byte_tokenizer().save_pretrained(tmp)
     return folder
 
 

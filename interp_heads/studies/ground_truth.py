@@ -124,14 +124,16 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
             if not quiet:
                 print(f"ground_truth: {name} scored in {time.perf_counter() - began:.0f} s",
                       flush=True)  # fmt: skip
-        # the manifest after every model: an interrupted study still shows what it finished
+        # the manifest once per model, as it changes: an interrupted study still shows what it
+        # finished, and the last model's write is the finished study's manifest
         manifest["seconds"] = time.perf_counter() - start
         write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
     if size in REAL_INDUCTION:  # real weights: only the full study loads SmolLM2
         manifest["real_induction"] = run_real_induction(folder, REAL_INDUCTION[size],
                                                         force=force, quiet=quiet)  # fmt: skip
         manifest["seconds"] = time.perf_counter() - start
-    write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+    if size in REAL_INDUCTION or not manifest["models"]:  # else the loop wrote the last state
+        write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
 
 
 def run_real_induction(folder: Path, params: dict, *, force: bool = False,

@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads.attribution.stability import halves_of, spearman
-from interp_heads.figures.escape import md
+from interp_heads.figures.escape import md, md_code
 from interp_heads.store.readback import read_csv, read_json
 from interp_heads.studies.base import read_scores, run_minutes
 
@@ -145,8 +145,8 @@ def page(folders: dict[str, Path], reference: str, skipped: dict, minutes: float
         f"its {len(folders)} run folders ({minutes:.1f} min of runs): each method's ranking of "
         f"each task (examples per task: {sizes}), its TopK kept with every other head "
         "mean-ablated and its TopK masked at MIB's kept fractions and the run's k "
-        f"(kept k = {', '.join(map(str, grid))}), beside random kept sets. The reference is "
-        f"`{reference}`. docs/attribution.md explains the measures.",
+        f"(kept k = {md(', '.join(map(str, grid)))}), beside random kept sets. The reference is "
+        f"{md_code(reference)}. docs/attribution.md explains the measures.",
         "",
         "**CPR on accuracy** (higher is better; in brackets the all-heads Spearman against the "
         "reference, secondary):",
@@ -165,7 +165,9 @@ def page(folders: dict[str, Path], reference: str, skipped: dict, minutes: float
     ]
     if skipped:
         lines += ["", "Not run:", ""]
-        lines += [f"- `{m}` on {md(t)}: {why}" for (t, m), why in sorted(skipped.items())]
+        lines += [
+            f"- {md_code(m)} on {md(t)}: {md(why)}" for (t, m), why in sorted(skipped.items())
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -197,7 +199,7 @@ def markdown(data: dict) -> str:
     for r in data["rows"]:
         if "skipped" in r:
             continue
-        cells = [md(r["task"]), f"`{r['method']}`"]
+        cells = [md(r["task"]), md_code(r["method"])]
         for key, ci, spec in COLUMNS.values():
             if isinstance(key, tuple):
                 cells.append(" / ".join(_fmt(r.get(x.format(k=k)), spec) for x in key))
@@ -228,7 +230,7 @@ def targets(data: dict, k: int, method: str = "ablation_atp") -> list[str]:
             continue
         gap, steps, agree = mine["cpr_gap"], mine.get("minimal_k_steps"), logit_agrees(rows, k)
         out.append(
-            f"- {md(task)}: `{method}` CPR - reference {gap:+.2f} "
+            f"- {md(task)}: {md_code(method)} CPR - reference {gap:+.2f} "
             f"({_where(gap)}); minimal k "
             f"{_fmt(steps, '+d') or 'undefined'} grid steps from the reference's "
             f"({'at most one' if steps is not None and steps <= 1 else 'more than one'}); "
@@ -247,7 +249,7 @@ def headline(data: dict, measure: str = "accuracy_cpr") -> str:
     methods = list(dict.fromkeys(r["method"] for r in data["rows"] if "skipped" not in r))
     by = {(r["task"], r["method"]): r for r in data["rows"] if "skipped" not in r}
     ref = data.get("reference", "mean_ablation")
-    lines = ["| method | " + " | ".join(tasks) + " |", "|" + "---|" * (len(tasks) + 1)]
+    lines = ["| method | " + " | ".join(map(md, tasks)) + " |", "|" + "---|" * (len(tasks) + 1)]
     for m in methods:
         cells = []
         for t in tasks:
@@ -257,7 +259,7 @@ def headline(data: dict, measure: str = "accuracy_cpr") -> str:
                 continue
             rho = r.get("spearman")
             cells.append(f"{r[measure]:.2f}" + ("" if rho is None else f" ({rho:+.2f})"))
-        name = f"`{m}` (reference)" if m == ref else f"`{m}`"
+        name = f"{md_code(m)} (reference)" if m == ref else md_code(m)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

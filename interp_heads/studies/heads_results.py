@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 
 from interp_heads.analysis.specificity import exclusivity
-from interp_heads.figures.escape import md
+from interp_heads.figures.escape import md, md_code
 from interp_heads.studies.heads_page import (
     known,
     or_missing,
@@ -31,7 +31,7 @@ def shared_sentence(rankings: dict, ks=(8, 16, 32)) -> str:
         shares = sorted({int(n) for n in grp.shared_by_all})
         same = len(shares) == 1
         what = (f"{shares[0]} of {k} ({shares[0] / k:.0%}) for every task" if same
-                else ", ".join(f"{r.task} {r.shared_by_all} of {k}" for r in grp.itertuples()))  # fmt: skip
+                else ", ".join(f"{md(r.task)} {r.shared_by_all} of {k}" for r in grp.itertuples()))  # fmt: skip
         parts.append(f"k = {k}: {what}")
     return "Share of each task's TopK that is in all four tasks' TopK: " + "; ".join(parts) + "."
 
@@ -60,19 +60,23 @@ def results_block(inp, store) -> str:
         SECTIONS["heads"][0],
         "## Which heads (from `make heads`)",
         "",
-        f"Written by `make heads` (`interp-heads study heads`: `configs/heads.toml` into {inp.run} and "
-        f"`configs/heads_retrieval.toml` into {inp.retrieval_run}, then this section) on {dt.date.today().isoformat()} from the "
-        f"run folder {inp.run} (git {m.get('git', '?')}); `make demo` keeps this section as it is. "
-        f"Setup: the four built-in tasks, {c['attribution']} on {c['n_rank']} rank examples, "
-        f"{c['ablation']} ablation, up to {c['n_eval']} eval examples, k = {ks} of {total} heads. "
-        f"{paper_k_text(total)} Method notes and figures: `docs/heads.md`.",
+        "Written by `make heads` (`interp-heads study heads`: `configs/heads.toml` into "
+        + md(inp.run)
+        + " and `configs/heads_retrieval.toml` into "
+        + md(inp.retrieval_run)
+        + f", then this section) on {dt.date.today().isoformat()} from the run folder "
+        f"{md(inp.run)} (git "
+        f"{md(m.get('git', '?'))}); `make demo` keeps this section as it is. Setup: the four "
+        f"built-in tasks, {md(c['attribution'])} on {md(c['n_rank'])} rank examples, "
+        f"{md(c['ablation'])} ablation, up to {md(c['n_eval'])} eval examples, k = {ks} of "
+        f"{total} heads. {paper_k_text(total)} Method notes and figures: `docs/heads.md`.",
         "",
         "### Cross-task specificity: mask task A's TopK, evaluate every task B",
         "",
         *or_missing(specificity, store / "specificity.csv", store),
         "### The Cognitive Mirrors figure with exclusive TopK beside plain TopK (accuracy, mean [95% CI])",
         "",
-        f"Drawn in `{inp.run}/index.html` (ExclusiveTopK dash-dotted).",
+        f"Drawn in {md_code(inp.run / 'index.html')} (ExclusiveTopK dash-dotted).",
         "",
         *seed_table(inp.run),
         "",

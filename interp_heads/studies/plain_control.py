@@ -96,7 +96,7 @@ def page(run_dir: Path) -> str:
     ]
     for r in frame.itertuples(index=False):
         lines.append(
-            f"| {r.task} | {r.k} | {r.topk_accuracy:.2f} | {r.randomk_accuracy:.2f} | {r.draws} "
+            f"| {md(r.task)} | {r.k} | {r.topk_accuracy:.2f} | {r.randomk_accuracy:.2f} | {r.draws} "
             f"| {r.top8_held:.1f} | {r.top16_held:.1f} |"
         )
     lines += ["", *findings(frame, corr)]

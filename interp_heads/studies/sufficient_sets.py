@@ -28,8 +28,8 @@ import pandas as pd
 
 from interp_heads.analysis.head_search import TARGET, UPPER
 from interp_heads.analysis.search_resamples import parse_sizes, size_summary
-from interp_heads.analysis.sufficient_set import FOUND, OVER
-from interp_heads.figures.escape import md
+from interp_heads.analysis.sufficient_set import FOUND, NOT_VERIFIED, OVER
+from interp_heads.figures.escape import md, md_code
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
@@ -128,10 +128,10 @@ def answer(rows: pd.DataFrame, rankings: dict | None = None) -> list[str]:
             out.append(f"- With `{ablation}` ablation {how} found a set of at most half the "
                        f"heads that holds on the held-out examples for {said}.")  # fmt: skip
         for r in half[half.status != FOUND].itertuples():
-            verb = r.status if r.status == OVER else f"is {r.status}"
+            verb = r.status if r.status == OVER else f"is {_status(r.status)}"
             out.append(f"- With `{ablation}` ablation {r.task}'s searched set of {r.k} of "
                        f"{r.n_total} heads (at most half) {verb} on the held-out examples: "
-                       f"{r.reason}.")  # fmt: skip
+                       f"{md(r.reason)}.")  # fmt: skip
         if len(half):
             continue
         small = g.loc[g.k.idxmin()]
@@ -158,9 +158,9 @@ def found_table(found: pd.DataFrame) -> list[str]:
             "held-out f KL [95% CI]", "status"]  # fmt: skip
     out = ["| " + " | ".join(cols) + " |", "|---" * len(cols) + "|"]
     for r in found.itertuples():
-        status = r.status if r.status == FOUND else f"{r.status}: {r.reason}"
+        status = r.status if r.status == FOUND else f"{_status(r.status)}: {md(r.reason)}"
         out.append("| " + " | ".join([
-            r.ablation, r.task, f"`{r.ranking}`", f"{r.k} of {r.n_total}",
+            r.ablation, r.task, md_code(r.ranking), f"{r.k} of {r.n_total}",
             f"patience {r.patience}" + (", 1-minimality pass" if r.one_minimal else ""),
             "yes" if r.one_minimal else "not checked", size_summary(r.sizes),
             f"{r.f_searched:.2f}" if r.f_searched == r.f_searched else "", r.f_answer_logprob,
@@ -179,7 +179,8 @@ def table(rows: pd.DataFrame, rankings: dict | None = None) -> list[str]:
         ranking = getattr(r, "ranking", None)
         ranking = ranking if isinstance(ranking, str) else (rankings or {}).get(r.ablation, "?")
         out.append("| " + " | ".join([
-            r.ablation, r.task, f"`{ranking}`", r.set, f"{int(r.k)} of {int(r.n_total)}", r.metric,
+            r.ablation, r.task, md_code(ranking), md(r.set), f"{int(r.k)} of {int(r.n_total)}",
+            md(r.metric),
             _interval(r.f, r.f_low, r.f_high), f"{r.mean:.2f}", str(int(r.n_examples)),
             str(int(r.n_draws)) if r.n_draws == r.n_draws else "",
         ]) + " |")  # fmt: skip
@@ -270,7 +271,14 @@ class SufficientSets(Study):
         return [page]
 
 
+def _status(status: str) -> str:
+    """A set's status: the tool's own word as written, anything else (a hand-edited table's
+    cell) as inert text."""
+    return status if status in (FOUND, NOT_VERIFIED, OVER) else md(status)
+
+
 def _task_as_text(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with its task names as inert Markdown text (a task name is the user's text; the
-    other cells are the tool's own: heads, statuses, sizes)."""
+    other text cells read from a run folder's CSV, statuses, reasons, kept sets, metrics and
+    rankings, are escaped where the page writes them)."""
     return frame.assign(task=frame.task.map(md)) if "task" in frame else frame

@@ -115,13 +115,26 @@ def ratio_reading(top_drop: float, control_drop: float) -> str:
     return f"{CLAIM_RATIO:g}x: {'yes' if ok else 'no'}"
 
 
+MAX_CALIBRATION = 16 * 2**20  # the committed calibration is a few kB; a larger file is not one
+
+
 def load_calibration(path: Path | None = None) -> dict | None:
-    """The committed calibration (``analysis.calibration``'s JSON), or None when absent."""
+    """The committed calibration (``analysis.calibration``'s JSON), or None when absent or not a
+    JSON object. Read as the store reads back a run's files (``store.files.read_plain``): a plain file of
+    at most :data:`MAX_CALIBRATION` bytes, so a link is not followed and a FIFO or device is
+    refused at once (``UnsafeFile``, one line) instead of blocking the page."""
+    from interp_heads.store.files import read_plain
+
     path = path or CALIBRATION
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = read_plain(path, MAX_CALIBRATION)
+    except FileNotFoundError:
         return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def error_rates(

@@ -192,9 +192,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.dump:
         import pandas as pd
 
+        from interp_heads.store.atomic import atomic
         from interp_heads.store.csv_cells import write_csv
 
-        write_csv(pd.concat(frames), args.dump)
+        with atomic(args.dump) as tmp:  # never through a link at the dump's path
+            write_csv(pd.concat(frames), tmp)
     return 0
 
 

@@ -29,6 +29,7 @@ import json
 import re
 from pathlib import Path
 
+from interp_heads.store.atomic import write_atomic
 from interp_heads.tasks.cognitive_mirrors import RETRIEVAL, prior_knowledge, study_prompt
 from interp_heads.tasks.io import dumps_example, load_task
 from interp_heads.tasks.schema import BUILTIN_TASKS, TASK_TITLES, Example
@@ -95,8 +96,7 @@ def build(out: str | Path | None = None, n: int = N_EXAMPLES) -> dict[str, Path]
         header = {"fmt": FMT, "description": f"{name} in the Cognitive Mirrors prompt format"}
         text = json.dumps(header) + "\n" + "".join(dumps_example(ex) + "\n" for ex in rows)
         path = folder / f"{name}.jsonl"
-        with open(path, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
+        write_atomic(path, text)  # UTF-8, "\n" line ends; never through a link at path
         paths[name] = path
     return paths
 

@@ -270,10 +270,11 @@ def dumps_example(ex: Example) -> str:
 
 
 def save_task(task: Task, path: str | os.PathLike) -> Path:
-    """Write ``task`` as JSONL (fixed key order, ``\\n`` line ends); returns the path."""
+    """Write ``task`` as JSONL (fixed key order, ``\\n`` line ends, UTF-8) through the store's
+    atomic writer (never through a link at ``path``); returns the path."""
+    from interp_heads.store.atomic import write_atomic
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = "".join(dumps_example(ex) + "\n" for ex in task.examples)
-    with open(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
+    write_atomic(path, "".join(dumps_example(ex) + "\n" for ex in task.examples))
     return path

@@ -98,20 +98,22 @@ GOLDEN_FILES = {
 
 def save_golden(run_dir, golden_dir) -> None:
     """Store a run's result tables (and generations) as the "before" outputs of a golden test."""
-    import shutil
     from pathlib import Path
 
     import pandas as pd
 
+    from interp_heads.store.atomic import write_atomic
+    from interp_heads.store.files import read_plain
     from interp_heads.store.folder import RunFolder
 
     run, golden_dir = RunFolder(run_dir), Path(golden_dir)
     golden_dir.mkdir(parents=True, exist_ok=True)
-    pd.read_parquet(run.sweep_parquet).to_csv(golden_dir / "sweep.csv", index=False)
-    for name, attr in GOLDEN_FILES.items():
+    sweep = pd.read_parquet(run.sweep_parquet).to_csv(index=False)
+    write_atomic(golden_dir / "sweep.csv", sweep)
+    for name, attr in GOLDEN_FILES.items():  # copies: read as plain files, written atomically
         if name != "sweep.csv":
-            shutil.copyfile(getattr(run, attr), golden_dir / name)
-    shutil.copyfile(run.generations, golden_dir / "generations.jsonl")
+            write_atomic(golden_dir / name, read_plain(getattr(run, attr)))
+    write_atomic(golden_dir / "generations.jsonl", read_plain(run.generations))
 
 
 FAMILY_COLUMNS = ("p_holm",)  # depend on the whole table's rows, not on one task's
