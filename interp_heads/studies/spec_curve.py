@@ -98,13 +98,15 @@ COMMON = {"filter_correct": False, "verify": 0, "elbow": False, "scaled_ks": [],
 # on the study's ~350-token prompts 48 rows need more than the 24 GB of the 2-core machine (killed
 # for memory); the probe's feature passes were no faster at 48 either (435 s against 396 s)
 RANK_BATCH = 16
-# ``tasks``: the first n of the format's tasks, or a tuple of their indexes; ``factorial``: whether
-# the full factorial's runs are planned. The small size is a first look in minutes: the
-# one-at-a-time cells on the two cheap tasks (the probe needs two labels), 12 rows (10 and 5 draws decide), no factorial.
+# ``tasks``: the first n of the format's tasks, or a tuple of their indexes; ``generating``:
+# whether the cells that flip a generating choice (each its own run) and the full factorial are
+# planned. The small size is a first look in minutes: the two ends' runs on the two cheap tasks
+# (the probe needs two labels), 12 rows (10 examples and 5 draws decide), and the cells that
+# flip a read choice (reference, examples, k), which read those runs' stored records.
 SIZES = {
     "small": {"tasks": (1, 2), "n_eval": 12, "n_rank": 8, "max_examples": 40,
-              "factorial": False},
-    "full": {"tasks": 4, "n_eval": 24, "n_rank": 24, "max_examples": 160, "factorial": True},
+              "generating": False},
+    "full": {"tasks": 4, "n_eval": 24, "n_rank": 24, "max_examples": 160, "generating": True},
 }  # fmt: skip
 
 
@@ -135,6 +137,14 @@ def cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END), names=("study", "causal
                 seen.add(tuple(cell.items()))
                 out.append({**cell, "end": end_name, "flipped": choice})
     return out
+
+
+def read_cells(
+    options=OPTIONS, ends=(STUDY_END, CAUSAL_END), names=("study", "causal")
+) -> list[dict]:
+    """The ends and the cells that flip a read choice only: no run beyond the ends' own."""
+    flips = set(generating(options))
+    return [c for c in cells(options, ends, names) if c["flipped"] not in flips]
 
 
 def factorial_cells(options=OPTIONS, ends=(STUDY_END, CAUSAL_END), names=("study", "causal"),
@@ -205,10 +215,12 @@ def plan_runs(
     """The attribute-only ranking runs first, then one run per distinct generating choice."""
     sized = dict(sizes[size])
     n_tasks = sized.pop("tasks")
-    more = factorial_cells(options, ends) if sized.pop("factorial", True) else []
+    every = sized.pop("generating", True)
+    planned = cells(options, ends) if every else read_cells(options, ends)
+    planned += factorial_cells(options, ends) if every else []
     ks = sorted({o["k"] for o in options["k"].values()})  # every run sweeps every read k
     runs: dict[str, StudyRun] = {}
-    for cell in cells(options, ends) + more:
+    for cell in planned:
         fmt = dict(options["format"][cell["format"]])
         fmt["tasks"] = pick_tasks(fmt["tasks"], n_tasks)
         method = options["ranking"][cell["ranking"]]
@@ -277,13 +289,16 @@ def curve_frame(
     prefix="spec_curve",
     names=("study", "causal"),
     factorial: tuple[str, ...] = (),
+    generating: bool = True,
 ) -> pd.DataFrame:
     """Every cell's rows (:func:`cell_rows`) from the study's run folders; with ``factorial``
-    (the study's :data:`FACTORIAL`) the full factorial's cells too (``design = "factorial"``)."""
+    (the study's :data:`FACTORIAL`) the full factorial's cells too (``design = "factorial"``);
+    without ``generating`` only the ends and the cells that flip a read choice."""
     records = {}
     rows = []
     more = factorial_cells(options, ends, names, factorial) if factorial else []
-    for cell in cells(options, ends, names) + more:
+    some = cells(options, ends, names) if generating else read_cells(options, ends, names)
+    for cell in some + more:
         name = run_name(cell, options, prefix)
         if name not in records:
             records[name] = read_parquet(Path(folders[name]) / "sweep.parquet")
@@ -331,12 +346,17 @@ class SpecCurve(Study):
     def write_pages(self, folders, docs):
         from interp_heads.studies.spec_curve_page import INTRO, write_page
 
-        # the factorial's cells where its runs were planned (not at the small size)
+        # every cell where its runs were planned; the small size plans the ends' runs only
         planned = all(run_name(c, self.options, self.prefix) in folders
-                      for c in factorial_cells(self.options, self.ends))  # fmt: skip
+                      for c in cells(self.options, self.ends) + factorial_cells(self.options, self.ends))  # fmt: skip
         factorial = FACTORIAL if planned else ()
-        frame = curve_frame(folders, self.options, self.ends, self.prefix, factorial=factorial)
+        frame = curve_frame(folders, self.options, self.ends, self.prefix, factorial=factorial,
+                            generating=planned)  # fmt: skip
         intro = INTRO
+        if not planned:
+            intro = INTRO[:-1] + (" (here `--size small`: the two ends and the cells that flip a "
+                                  "read choice; the generating choices and the factorial need "
+                                  "`--size full`).")  # fmt: skip
         if self.cogqa:
             intro = INTRO[:-1] + f"; the tasks: the CogQA file `{Path(self.cogqa).name}`'s panels."
         return write_page(frame, self.options, self.ends, docs, stem=self.prefix, intro=intro,

@@ -60,6 +60,20 @@ def test_cells_are_both_ends_and_every_single_flip_once():
         assert differ == ([cell["flipped"]] if cell["flipped"] else [])
 
 
+def test_the_small_study_plans_the_ends_runs_and_reads_every_read_flip_from_them(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    runs = plan_runs("small", "configs/cognitive_mirrors.toml")
+    sweeps = {r.folder for r in runs if r.steps == "run"}
+    ends = [c for c in cells() if not c["flipped"]]
+    assert sweeps == {run_name(c) for c in ends}  # no run beyond the two ends'
+    read = [c for c in cells() if c["flipped"] in ("reference", "examples", "k")]
+    assert read and {run_name(c) for c in read} <= sweeps  # a read flip needs no run of its own
+    flips = [c for c in cells() if c["flipped"] in ("ranking", "intervention", "scope", "format")]
+    assert all(run_name(c) not in sweeps for c in flips)  # each generating flip is a run of its own
+    assert all(r.changes["tasks"][0].endswith("knowledge_recall.jsonl") or
+               r.changes["tasks"][0] == "knowledge_recall" for r in runs)  # fmt: skip
+
+
 def test_the_full_study_plans_each_generating_combination_once(monkeypatch):
     monkeypatch.chdir(ROOT)
     runs = plan_runs("full", "configs/cognitive_mirrors.toml")
