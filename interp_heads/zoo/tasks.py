@@ -107,7 +107,8 @@ GENERATORS: dict[str, Callable[[random.Random], Item]] = {
 @dataclass(frozen=True)
 class Drill:
     """A training-only sequence: at position ``positions[i]`` the model is to predict
-    ``targets[i]`` (one character each)."""
+    ``targets[i]`` (one character each). The drills of one kind share their length; their
+    positions may differ from drill to drill."""
 
     text: str
     positions: tuple[int, ...]
@@ -116,9 +117,25 @@ class Drill:
 
 def _induction_repeat(rng: random.Random) -> Drill:
     """The classic induction data: 8 distinct letters repeated; every position of the copy but
-    its last predicts the next letter (Olsson et al. 2022)."""
+    its last predicts the next letter (Olsson et al. 2022). Its period and positions are fixed,
+    so a head can solve it by position alone (attend 7 back): no recipe of the zoo uses it now."""
     seq = rng.sample(LETTERS, 8)
     return Drill("".join(seq + seq), tuple(range(8, 15)), "".join(seq[1:]))
+
+
+def _induction_shifted(rng: random.Random) -> Drill:
+    """Induction on repeated random tokens with a random period and offset, 16 characters: a
+    filler of ``r`` distinct letters, then a block of ``period`` (3 to 8) other distinct letters
+    repeated cyclically to the end. Every position past the block's first occurrence, but the
+    last, predicts its next letter; with the period and the block's start drawn per drill, only
+    the content (the letter after this letter's earlier occurrence) finds it, not a position."""
+    period = rng.randint(3, 8)
+    r = rng.randint(0, 16 - 2 * period)
+    letters = rng.sample(LETTERS, r + period)
+    filler, block = letters[:r], letters[r:]
+    text = "".join(filler + [block[i % period] for i in range(16 - r)])
+    positions = tuple(range(r + period, 15))
+    return Drill(text, positions, "".join(text[i + 1] for i in positions))
 
 
 def _induction_queries(rng: random.Random) -> Drill:
@@ -133,6 +150,7 @@ def _induction_queries(rng: random.Random) -> Drill:
 
 DRILLS: dict[str, Callable[[random.Random], Drill]] = {
     "induction_repeat": _induction_repeat,
+    "induction_shifted": _induction_shifted,
     "induction_queries": _induction_queries,
 }
 

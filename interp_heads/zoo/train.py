@@ -22,6 +22,7 @@ from interp_heads.errors import PipelineError
 from interp_heads.zoo.tasks import as_task, drills, items
 
 FORMAT = 1  # bump when training changes in a way the recipe does not show
+LATER_FIELDS = {"drills": (), "positional": "standard"}  # Recipe fields added after FORMAT 1
 HELD_OUT_SEED = 10_000  # the held-out prompts' seed offset (the pool uses the recipe's seed)
 
 
@@ -44,6 +45,9 @@ class Recipe:
     seed: int = 0
     bar: float = 0.99
     drills: tuple[str, ...] = ()  # ``zoo.tasks.DRILLS`` whose dense loss is added in training
+    # TransformerLens' positional_embedding_type; "shortformer" adds the positions to every
+    # layer's queries and keys only, so no value (and no head's output) carries a position
+    positional: str = "standard"
 
     @property
     def n_total(self) -> int:
@@ -52,8 +56,10 @@ class Recipe:
     def digest(self) -> str:
         """SHA-256 of the recipe and :data:`FORMAT` (what the cache entry is keyed by)."""
         recipe = dataclasses.asdict(self)
-        if not recipe["drills"]:  # added later: a recipe without drills keeps its cache entry
-            del recipe["drills"]
+        # fields added later leave the digest at their default: older recipes keep their entry
+        for name, default in LATER_FIELDS.items():
+            if recipe[name] == default:
+                del recipe[name]
         blob = json.dumps({"recipe": recipe, "fmt": FORMAT}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -100,7 +106,7 @@ def new_model(recipe: Recipe):
     cfg = HookedTransformerConfig(
         n_layers=recipe.n_layers, d_model=recipe.d_model, n_heads=recipe.n_heads,
         d_head=recipe.d_head, n_ctx=16, d_vocab=len(SPECIALS) + 256, attn_only=True,
-        normalization_type="LN", positional_embedding_type="standard", act_fn="relu",
+        normalization_type="LN", positional_embedding_type=recipe.positional, act_fn="relu",
         default_prepend_bos=False, seed=recipe.seed, device="cpu",
     )  # fmt: skip
     torch.manual_seed(recipe.seed)
@@ -149,18 +155,23 @@ def accuracy(model, task) -> float:
     return hits / n
 
 
-def _drill_batches(model, recipe: Recipe) -> list[tuple[torch.Tensor, torch.Tensor, list[int]]]:
-    """Each of the recipe's drills as (token ids ``[n, pos]``, target ids ``[n, k]``, the k
-    positions), ``n_pool`` of each drawn from the recipe's seed."""
+IGNORE = -100  # a drill position without a target (cross_entropy's ignore_index)
+
+
+def _drill_batches(model, recipe: Recipe) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """Each of the recipe's drills as (token ids ``[n, pos]``, target ids ``[n, pos]``: the
+    target token at each drill's own target positions, :data:`IGNORE` elsewhere), ``n_pool``
+    of each drawn from the recipe's seed."""
     out = []
     for name in recipe.drills:
         rows = drills(name, recipe.n_pool, recipe.seed)
-        if len({r.positions for r in rows}) != 1:
-            raise PipelineError(f"zoo drill {name} must have its targets at fixed positions")
+        tokens = token_ids(model, [r.text for r in rows])
         chars = sorted(set("".join(r.targets for r in rows)))
         ids = dict(zip(chars, _answer_ids(model, chars).tolist(), strict=True))
-        targets = torch.tensor([[ids[c] for c in r.targets] for r in rows])
-        out.append((token_ids(model, [r.text for r in rows]), targets, list(rows[0].positions)))
+        targets = torch.full(tokens.shape, IGNORE)
+        for i, r in enumerate(rows):
+            targets[i, list(r.positions)] = torch.tensor([ids[c] for c in r.targets])
+        out.append((tokens, targets))
     return out
 
 
@@ -183,10 +194,11 @@ def train(recipe: Recipe):
     for _ in range(recipe.steps):
         idx = torch.randint(len(pool), (recipe.batch,), generator=gen)
         loss = cross_entropy(model(tokens[idx])[:, -1], answers[idx])
-        for drill_tokens, targets, positions in extra:
+        for drill_tokens, targets in extra:
             idx = torch.randint(len(drill_tokens), (recipe.batch,), generator=gen)
-            logits = model(drill_tokens[idx])[:, positions]
-            loss = loss + cross_entropy(logits.flatten(0, 1), targets[idx].flatten())
+            logits = model(drill_tokens[idx])
+            loss = loss + cross_entropy(logits.flatten(0, 1), targets[idx].flatten(),
+                                        ignore_index=IGNORE)  # fmt: skip
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
