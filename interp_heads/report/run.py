@@ -16,8 +16,8 @@ from interp_heads.errors import InputError, one_line
 from interp_heads.figures.notebook import figure_html, table_html
 from interp_heads.report import page
 from interp_heads.report.finding import finding_html
-from interp_heads.report.pieces import read_pieces
 from interp_heads.report.which_heads import known_markers
+from interp_heads.run import Run
 from interp_heads.store import atomic
 from interp_heads.store.folder import RunFolder
 
@@ -102,7 +102,8 @@ def _status(manifest: dict) -> str:
 
 def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     """The saved pieces of a run directory (``None`` for the missing ones), as a
-    :class:`LoadedRun` (``interp_heads.load_run``).
+    :class:`LoadedRun` (``interp_heads.load_run``): the pieces of ``Run.open(run_dir)``, the
+    one reader of a run folder (``interp_heads.run``).
 
     Every piece is read as a plain file of bounded size (``store.files.read_plain``: a link, a
     FIFO or a device is refused) and parsed with the task names kept as written.
@@ -113,16 +114,9 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     """
     if not isinstance(run_dir, str | os.PathLike):
         raise TypeError(f"load_run: expected a run folder's path, got {type(run_dir).__name__}")
-    if not os.path.isdir(run_dir):
-        raise InputError(f"{os.fspath(run_dir)}: no such run folder")
-    folder = RunFolder(run_dir)
-    if not folder.is_run():
-        raise InputError(
-            f"{os.fspath(run_dir)}: not a run folder (no manifest.json, summary or attribution)"
-        )
-    run = LoadedRun(read_pieces(folder))
-    run.path = str(run_dir)
-    return run
+    loaded = LoadedRun(Run.open(run_dir).pieces())
+    loaded.path = str(run_dir)
+    return loaded
 
 
 def k_grids(manifest: dict) -> dict[str, tuple[str, list[int] | None]]:

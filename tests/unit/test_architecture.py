@@ -27,6 +27,7 @@ LAYERS = [
     {"analysis"},
     {"zoo"},
     {"testing"},
+    {"run"},
     {"report"},
     {"config"},
     {"pipeline"},
