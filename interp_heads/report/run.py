@@ -7,7 +7,6 @@ its table and its main figure when it ends a notebook cell.
 
 from __future__ import annotations
 
-import json
 import os
 
 import pandas as pd
@@ -17,43 +16,15 @@ from interp_heads.figures.notebook import figure_html, table_html
 from interp_heads.report import page
 from interp_heads.report.finding import finding_html
 from interp_heads.report.which_heads import known_markers
-from interp_heads.run import Run
-from interp_heads.store import atomic
-from interp_heads.store.folder import RunFolder
+from interp_heads.run import Run, RunWriter
 
 
 def write_sweep_outputs(
     out_dir: str | os.PathLike, result, eval_tasks: dict | None = None, n_boot: int = 1000
 ) -> None:
-    """``sweep.parquet`` (records), ``summary.parquet``/``.csv``, ``generations.jsonl`` and
-    ``prompts.jsonl`` (each evaluated prompt as the model saw it)."""
-    folder = RunFolder(out_dir)
-    folder.write_frame(folder.sweep_parquet, result.records)
-    summary = result.summary(n_boot=n_boot)
-    folder.write_frame(folder.summary_parquet, summary)
-    folder.write_frame(
-        folder.summary_csv, summary.assign(draw_means=summary["draw_means"].map(json.dumps))
-    )
-    folder.write_frame(folder.significance_csv, result.significance())
-    gens = result.generations.copy()
-    if eval_tasks:
-        ref = {(name, e.id): e for name, task in eval_tasks.items() for e in task}
-        exs = [ref.get((t, i)) for t, i in zip(gens.task, gens.example_id, strict=True)]
-        gens["question"] = [getattr(e, "question", "") for e in exs]
-        gens["answer"] = [getattr(e, "answer", "") for e in exs]
-        for key in ("n_sentences", "depth", "context_words"):  # needle-in-a-haystack rows
-            if any(e is not None and key in e.meta for e in exs):
-                gens[key] = [e.meta.get(key) if e is not None else None for e in exs]
-    with atomic(folder.generations) as tmp:
-        gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
-    rows = [
-        {"task": task, "example_id": str(ex), "prompt": prompt}
-        for task, prompts in (getattr(result, "prompts", None) or {}).items()
-        for ex, prompt in prompts.items()
-    ]
-    if rows:  # the prompts as the model saw them (generations.jsonl keeps its columns)
-        with atomic(folder.prompts) as tmp:
-            pd.DataFrame(rows).to_json(tmp, orient="records", lines=True, force_ascii=False)
+    """The sweep's tables written into ``out_dir`` (``run.RunWriter.sweep_outputs``; kept under
+    this name for notebooks and scripts)."""
+    RunWriter(out_dir).sweep_outputs(result, eval_tasks, n_boot=n_boot)
 
 
 class LoadedRun(dict):

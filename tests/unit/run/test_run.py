@@ -133,3 +133,13 @@ def test_refused_and_missing(tmp_path):
     (copy / "sweep.parquet").write_bytes(b"PAR1 not a table")
     with pytest.raises(InputError, match="sweep.parquet: unreadable"):
         Run.open(copy).read("records")
+
+
+def test_a_manifest_read_and_written_back_is_the_same_file(tmp_path):
+    from interp_heads.run import RunWriter
+
+    RunWriter(tmp_path).manifest(Run.open(GOLDEN).manifest)
+    assert (tmp_path / "manifest.json").read_bytes() == (GOLDEN / "manifest.json").read_bytes()
+    d = json.loads((GOLDEN / "manifest.json").read_text())
+    RunWriter(tmp_path).manifest(dataclasses.replace(Manifest.from_dict(d), status="failed"))
+    assert json.loads((tmp_path / "manifest.json").read_text()) == {**d, "status": "failed"}
