@@ -2,40 +2,25 @@
 
 from __future__ import annotations
 
-import io
 import math
 import os
 from pathlib import Path
 
 from interp_heads.config import validation
-from interp_heads.errors import PipelineError, one_line
-from interp_heads.store.csv_cells import csv_restore, parse_csv
-from interp_heads.store.files import is_plain, read_plain
+from interp_heads.errors import PipelineError
+from interp_heads.run.rankings import MAX_RANKING_BYTES, ranking_frame, stored_scores
 from interp_heads.store.folder import RunFolder
 
-MAX_RANKING_BYTES = 64 * 2**20  # a ranking of a million heads is ~50 MB; more is not a ranking
+__all__ = ["MAX_RANKING_BYTES", "load_ranking", "ranking_file", "stored_scores"]
 
 
 def load_ranking(path: str, task: str, n_layers: int, n_heads: int) -> list[tuple[int, int]]:
     """Ordered heads from a run folder, ``ranking.csv`` or ``attribution.parquet``."""
-    import pandas as pd
-
     from interp_heads.heads import parse_heads
 
     p = ranking_file(path)
     validation.check_regular_file(p, f"ranking {str(p)!r}", MAX_RANKING_BYTES)
-    data = read_plain(p, MAX_RANKING_BYTES)  # never through a link, bounded
-    try:
-        frame = (
-            pd.read_parquet(io.BytesIO(data))
-            if p.suffix == ".parquet"
-            else csv_restore(parse_csv(data))
-        )
-    except Exception as exc:  # pandas/pyarrow raise many types for a damaged file
-        msg = one_line(exc)
-        raise PipelineError(
-            f"ranking {str(p)!r} is not a readable {p.suffix.lstrip('.') or 'csv'} file ({msg})"
-        ) from None
+    frame = ranking_frame(p)  # never through a link, bounded (run.rankings)
     if "label" not in frame.columns:
         raise PipelineError(f"ranking {str(p)!r} has no 'label' column")
     if "task" in frame.columns:
@@ -121,25 +106,6 @@ def _check_labels_agree(frame, heads, source: str) -> None:
                 f"{source}: label {head_label(layer, head)} disagrees with its row's layer "
                 f"{_num(lay)} and head {_num(hd)}"
             )
-
-
-def stored_scores(path: str, task: str):
-    """The ``HeadScores`` of ``task`` stored beside a ranking (in its run folder), else None."""
-    from interp_heads.attribution import HeadScores
-
-    p = Path(path)
-    root = p if p.is_dir() else p.parent
-    folder = RunFolder(root)
-    cands = [p] if p.suffix == ".parquet" else []
-    for cand in cands + [folder.attribution_entry(task), folder.attribution_parquet]:
-        if is_plain(cand):  # a link or a FIFO (whose read would block) is passed over
-            try:
-                scores = HeadScores.load(cand)
-            except (OSError, ValueError, KeyError):
-                continue
-            if scores.task == task:
-                return scores
-    return None
 
 
 def ranking_provenance(path: str, task: str) -> dict:

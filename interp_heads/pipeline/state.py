@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from interp_heads.config.run_config import RunConfig
+from interp_heads.run import RunWriter
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.provenance import git_hash, versions
 from interp_heads.tasks.schema import Task
@@ -88,7 +89,7 @@ class Experiment:
             }
         if self.metrics:
             self.manifest["metrics"] = {m.name: m.label for m in self.metrics}
-        self.folder.write_manifest(self.manifest)
+        RunWriter(self.folder).manifest(self.manifest)
 
 
 Step = Callable[[Experiment], Any]

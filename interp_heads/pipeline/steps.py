@@ -146,9 +146,9 @@ def sweep_step(exp: Experiment):
 
 def tables_step(exp: Experiment) -> None:
     """``sweep.parquet``, ``summary``, ``significance.csv`` and ``generations.jsonl``."""
-    from interp_heads.report import write_sweep_outputs
+    from interp_heads.run import RunWriter
 
-    write_sweep_outputs(exp.folder.root, exp.result, exp.eval_tasks)
+    RunWriter(exp.folder).sweep_outputs(exp.result, exp.eval_tasks)
 
 
 def report_step(exp: Experiment):

@@ -143,12 +143,13 @@ def _stored_sets(exp: Experiment, ablation: str):
     import pandas as pd
 
     from interp_heads.analysis.search_resamples import parse_sizes
-    from interp_heads.store.readback import read_csv
+    from interp_heads.run import Run
 
     folder = exp.folder
     if not (folder.sufficient_sets_csv.is_file() and folder.sufficient_steps_csv.is_file()):
         return {}, pd.DataFrame()
-    sets, steps = read_csv(folder.sufficient_sets_csv), read_csv(folder.sufficient_steps_csv)
+    run = Run(folder)  # the one reader of a run folder's tables
+    sets, steps = run.need("sufficient_sets"), run.need("sufficient_steps")
     cfg = exp.config
     if not {"ablation", "one_minimal", "status", "sizes_resampled"} <= set(sets) or set(
         sets.ablation

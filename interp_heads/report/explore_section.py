@@ -5,13 +5,11 @@ stability), and linked to the task's Plotly heatmap: a click on a cell selects t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from interp_heads.figures.explorer import explorer_html, script_json
 from interp_heads.report.finding import stability
-from interp_heads.store.files import read_plain
-from interp_heads.store.folder import RunFolder
+from interp_heads.run import Run
 from interp_heads.store.names import safe_name
 
 LINK = """<script>window.addEventListener('load',function(){var f=document.getElementById(%s);
@@ -26,10 +24,8 @@ def ranking_of(run_dir: str | Path, task: str, frame):
     from interp_heads.attribution.scores import HeadScores
 
     try:
-        d = json.loads(read_plain(RunFolder(run_dir).attribution_entry(task)).decode("utf-8"))
-        d.pop("_sha256", None)
-        scores = HeadScores.from_dict(d)
-        if scores.task == task:
+        scores = Run.at(run_dir).scores(task)
+        if scores is not None and scores.task == task:
             return scores
     except Exception:  # absent, a link, damaged: fall back to the table  # noqa: BLE001
         pass

@@ -7,7 +7,6 @@ its table and its main figure when it ends a notebook cell.
 
 from __future__ import annotations
 
-import json
 import os
 
 import pandas as pd
@@ -16,44 +15,16 @@ from interp_heads.errors import InputError, one_line
 from interp_heads.figures.notebook import figure_html, table_html
 from interp_heads.report import page
 from interp_heads.report.finding import finding_html
-from interp_heads.report.pieces import read_pieces
 from interp_heads.report.which_heads import known_markers
-from interp_heads.store import atomic
-from interp_heads.store.folder import RunFolder
+from interp_heads.run import Run, RunWriter
 
 
 def write_sweep_outputs(
     out_dir: str | os.PathLike, result, eval_tasks: dict | None = None, n_boot: int = 1000
 ) -> None:
-    """``sweep.parquet`` (records), ``summary.parquet``/``.csv``, ``generations.jsonl`` and
-    ``prompts.jsonl`` (each evaluated prompt as the model saw it)."""
-    folder = RunFolder(out_dir)
-    folder.write_frame(folder.sweep_parquet, result.records)
-    summary = result.summary(n_boot=n_boot)
-    folder.write_frame(folder.summary_parquet, summary)
-    folder.write_frame(
-        folder.summary_csv, summary.assign(draw_means=summary["draw_means"].map(json.dumps))
-    )
-    folder.write_frame(folder.significance_csv, result.significance())
-    gens = result.generations.copy()
-    if eval_tasks:
-        ref = {(name, e.id): e for name, task in eval_tasks.items() for e in task}
-        exs = [ref.get((t, i)) for t, i in zip(gens.task, gens.example_id, strict=True)]
-        gens["question"] = [getattr(e, "question", "") for e in exs]
-        gens["answer"] = [getattr(e, "answer", "") for e in exs]
-        for key in ("n_sentences", "depth", "context_words"):  # needle-in-a-haystack rows
-            if any(e is not None and key in e.meta for e in exs):
-                gens[key] = [e.meta.get(key) if e is not None else None for e in exs]
-    with atomic(folder.generations) as tmp:
-        gens.to_json(tmp, orient="records", lines=True, force_ascii=False)
-    rows = [
-        {"task": task, "example_id": str(ex), "prompt": prompt}
-        for task, prompts in (getattr(result, "prompts", None) or {}).items()
-        for ex, prompt in prompts.items()
-    ]
-    if rows:  # the prompts as the model saw them (generations.jsonl keeps its columns)
-        with atomic(folder.prompts) as tmp:
-            pd.DataFrame(rows).to_json(tmp, orient="records", lines=True, force_ascii=False)
+    """The sweep's tables written into ``out_dir`` (``run.RunWriter.sweep_outputs``; kept under
+    this name for notebooks and scripts)."""
+    RunWriter(out_dir).sweep_outputs(result, eval_tasks, n_boot=n_boot)
 
 
 class LoadedRun(dict):
@@ -102,7 +73,8 @@ def _status(manifest: dict) -> str:
 
 def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     """The saved pieces of a run directory (``None`` for the missing ones), as a
-    :class:`LoadedRun` (``interp_heads.load_run``).
+    :class:`LoadedRun` (``interp_heads.load_run``): the pieces of ``Run.open(run_dir)``, the
+    one reader of a run folder (``interp_heads.run``).
 
     Every piece is read as a plain file of bounded size (``store.files.read_plain``: a link, a
     FIFO or a device is refused) and parsed with the task names kept as written.
@@ -113,16 +85,9 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     """
     if not isinstance(run_dir, str | os.PathLike):
         raise TypeError(f"load_run: expected a run folder's path, got {type(run_dir).__name__}")
-    if not os.path.isdir(run_dir):
-        raise InputError(f"{os.fspath(run_dir)}: no such run folder")
-    folder = RunFolder(run_dir)
-    if not folder.is_run():
-        raise InputError(
-            f"{os.fspath(run_dir)}: not a run folder (no manifest.json, summary or attribution)"
-        )
-    run = LoadedRun(read_pieces(folder))
-    run.path = str(run_dir)
-    return run
+    loaded = LoadedRun(Run.open(run_dir).pieces())
+    loaded.path = str(run_dir)
+    return loaded
 
 
 def k_grids(manifest: dict) -> dict[str, tuple[str, list[int] | None]]:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from interp_heads.figures.escape import esc, esc_num
 from interp_heads.heads import head_label
+from interp_heads.run import ARTEFACTS, Run
 
 
 def known_markers(known: pd.DataFrame | None) -> dict:
@@ -159,21 +160,21 @@ def which_heads_parts(run_dir: str | Path) -> list[str]:
     Raises:
         InputError: a ``heads/*.csv`` that is not the table the ``analyses`` steps write (names it).
     """
-    store = Path(run_dir) / "heads"
+    run = Run.at(run_dir)
     parts: list[str] = []
-    if (store / "stability.csv").is_file():
+    if run.folder.stability_csv.is_file():
         parts.append("<h2>Ranking stability, each half re-ranked (make heads)</h2>")
         parts.append(
             '<p class="note">Two disjoint halves of the rank examples rank the heads separately '
             "(each with its own mean ablation value); unstable: the halves share under half of "
             "their top k (Jaccard &lt; 1/3).</p>"
         )
-        parts.append(_from_table(store / "stability.csv", stability_html))
-    if (store / "specificity.csv").is_file():
+        parts.append(_from_table(run, "stability", stability_html))
+    if run.folder.specificity_csv.is_file():
         parts.append(
             "<h2>Cross-task specificity: one task's TopK masked, every task evaluated</h2>"
         )
-        parts.append(_from_table(store / "specificity.csv", _specificity_html))
+        parts.append(_from_table(run, "specificity", _specificity_html))
     return parts
 
 
@@ -184,12 +185,15 @@ def _specificity_html(matrix: pd.DataFrame) -> str:
     return "".join(fig.to_html(full_html=False, include_plotlyjs=False) for fig in figs)
 
 
-def _from_table(path: Path, render) -> str:
-    """``render`` of the CSV at ``path``; a damaged or hand-made table is named in one line."""
+def _from_table(run: Run, name: str, render) -> str:
+    """``render`` of the run's table ``name``; a damaged or hand-made table is named in one
+    line."""
     from interp_heads.errors import InputError, one_line
-    from interp_heads.store.csv_cells import read_csv
 
+    path = getattr(run.folder, ARTEFACTS[name][0])
     try:
-        return render(read_csv(path))
+        return render(run.need(name))
+    except InputError:  # unparsable: already one line naming the file
+        raise
     except Exception as exc:  # pandas and plotly raise many types for a table not theirs
         raise InputError(f"{path}: unreadable ({type(exc).__name__}: {one_line(exc)})") from None

@@ -2,8 +2,8 @@
 
 A study names its runs (a config each, with the values this study changes), says how to size them
 (``small``: minutes, to try it; ``full``: the measured result) and writes its pages only from the
-run folders (``load_run``), never from a model: circuit-tracer's one artefact per result plus a
-page that reads many. ``interp-heads study NAME`` runs or resumes each run through the pipeline,
+run folders (``run.Run``, or ``load_run`` over it), never from a model: circuit-tracer's one
+artefact per result plus a page that reads many. ``interp-heads study NAME`` runs or resumes each run through the pipeline,
 then writes the pages; a second call resumes and rewrites the pages from the same folders::
 
     @STUDIES.register
@@ -178,10 +178,15 @@ def run_minutes(manifest: dict, step: str = "total") -> tuple[float | None, int]
 
 
 def read_scores(path: Path):
-    """A run folder's stored ranking (``attribution/<task>.json``) as ``HeadScores``: read as a
-    plain file (``store.readback``), its checksum field dropped as ``HeadScores.load`` drops it."""
-    from interp_heads.attribution import HeadScores
-    from interp_heads.store.readback import read_json
+    """A run folder's stored ranking (``attribution/<task>.json``) as ``HeadScores``, through
+    the one reader of rankings (``run.Run.scores_entry``: a plain file, its checksum dropped).
 
-    entry = read_json(path)
-    return HeadScores.from_dict({k: v for k, v in entry.items() if k != "_sha256"})
+    Raises:
+        FileNotFoundError: no such entry.
+    """
+    from interp_heads.run import Run
+
+    scores = Run.scores_entry(path)
+    if scores is None:
+        raise FileNotFoundError(2, "no stored ranking", str(path))
+    return scores

@@ -26,9 +26,9 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads.figures.escape import md, md_frame
+from interp_heads.run import Run
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
-from interp_heads.store.readback import read_csv, read_json, read_parquet
 from interp_heads.studies import compare_tables as ct
 from interp_heads.studies.base import STUDIES, Study, StudyRun
 from interp_heads.studies.compare_findings import findings
@@ -60,21 +60,16 @@ END = "<!-- end: written by make compare -->"
 
 def load(folder: Path) -> dict:
     """A run folder's manifest, summary, significance and ranking tables."""
-    summary = (
-        read_parquet(folder / "summary.parquet")
-        if os.path.lexists(folder / "summary.parquet")
-        else read_csv(folder / "summary.csv")
+    run = Run.at(folder)
+    summary = run.need(
+        "summary" if os.path.lexists(run.folder.summary_parquet) else "summary_table"
     )
-    try:
-        sig = read_csv(folder / "significance.csv")
-    except (FileNotFoundError, pd.errors.EmptyDataError):
-        sig = pd.DataFrame()
-    ranking = folder / "ranking.csv"
+    sig = run.significance
     return {
-        "manifest": read_json(folder / "manifest.json"),
+        "manifest": run.need("manifest"),
         "summary": summary,
-        "sig": sig,
-        "ranking": read_csv(ranking) if os.path.lexists(ranking) else None,
+        "sig": pd.DataFrame() if sig is None else sig,  # absent, or empty: no TopK here
+        "ranking": run.ranking,
     }
 
 

@@ -292,9 +292,9 @@ def _order(label: str) -> tuple[int, int]:
 
 def read_tables(folder: Path) -> dict[str, pd.DataFrame]:
     """Every scored model's tables, concatenated per table."""
-    from interp_heads.store.readback import read_json
+    from interp_heads.run import Run
 
-    manifest = read_json(folder / "manifest.json")
+    manifest = Run.at(folder).need("manifest")
     out = {t: [] for t in TABLES}
     for name, entry in manifest["models"].items():
         if entry.get("refused"):

@@ -133,6 +133,6 @@ class HeadSets(Study):
 
 
 def _manifest(folder: Path) -> dict:
-    from interp_heads.store.readback import read_json
+    from interp_heads.run import Run
 
-    return read_json(Path(folder) / "manifest.json")
+    return Run.at(folder).need("manifest")

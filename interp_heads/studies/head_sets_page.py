@@ -26,7 +26,7 @@ import pandas as pd
 
 from interp_heads.attribution.stability import halves_of, spearman
 from interp_heads.figures.escape import md, md_code
-from interp_heads.store.readback import read_csv, read_json
+from interp_heads.run import Run
 from interp_heads.studies.base import read_scores, run_minutes
 
 
@@ -45,10 +45,10 @@ def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int
     kept-set grid of the runs and their ks."""
     out, grids, ks, scores = [], [], [], {}
     for path in folders.values():
-        manifest = read_json(Path(path) / "manifest.json")
+        run = Run.at(path)
+        manifest = run.need("manifest")
         method = manifest["config"]["attribution"]
-        summary = read_csv(Path(path) / "heads" / "sufficiency.csv")
-        curves = read_csv(Path(path) / "heads" / "sufficiency_curves.csv")
+        summary, curves = run.need("sufficiency"), run.need("sufficiency_curves")
         grids.append(list(manifest["sufficiency"]["ks"]))
         ks = list(manifest["ks"])  # the same in every run of the study
         for task, split in manifest["splits"].items():
@@ -58,7 +58,7 @@ def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int
             row |= _measures(summary[summary.task == task])
             row |= _f_at(curves[curves.task == task], ks)
             out.append(row)
-            scores[task, method] = read_scores(Path(path) / "attribution" / f"{task}.json")
+            scores[task, method] = read_scores(run.folder.attribution_entry(task))
     grid = grids[0] if grids else []
     for row in out:
         ref = next((r for r in out if r["task"] == row["task"] and r["method"] == reference), None)

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from interp_heads.run import Run
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
-from interp_heads.store.readback import read_csv, read_json
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, read_scores
 
 
@@ -28,27 +28,27 @@ class Inputs:
 
     def __init__(self, run: Path, retrieval_run: Path):
         self.run, self.retrieval_run = run, retrieval_run
-        self.manifest = read_json(run / "manifest.json")
-        ranking = read_csv(run / "ranking.csv").sort_values(["task", "rank"])
+        self.manifest = Run.at(run).need("manifest")
+        ranking = Run.at(run).need("ranking").sort_values(["task", "rank"])
         self.rankings = {
             t: [(int(layer), int(head)) for layer, head in zip(g["layer"], g["head"], strict=True)]
             for t, g in ranking.groupby("task", sort=False)
         }
         self.rankings = {t: self.rankings[t] for t in self.manifest["splits"]}
-        self.known_path = run / "known_heads.json"
-        self.retrieval_path = retrieval_run / "attribution" / "retrieval.json"
+        self.known_path = Run.at(run).folder.known_entry
+        self.retrieval_path = Run.at(retrieval_run).folder.attribution_entry("retrieval")
 
     def known(self) -> dict:
         from interp_heads.attribution import HeadScores
 
-        entry = read_json(self.known_path)
+        entry = Run.at(self.run).need("known_entry")
         return {k: HeadScores.from_dict(v) for k, v in entry["scores"].items()}
 
     def retrieval(self):
         return read_scores(self.retrieval_path)
 
     def retrieval_significance(self) -> pd.DataFrame:
-        return read_csv(self.retrieval_run / "significance.csv")
+        return Run.at(self.retrieval_run).need("significance")
 
 
 def write_pages(run: Path, retrieval_run: Path, out: Path, results: Path) -> list[Path]:

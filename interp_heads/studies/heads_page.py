@@ -14,10 +14,10 @@ from interp_heads.choices import BASELINE
 from interp_heads.figures.escape import md, md_code
 from interp_heads.heads import head_label
 from interp_heads.interventions.selections import ExclusiveTopK, RandomK, TopK
+from interp_heads.run import Run
 from interp_heads.store.atomic import atomic
 from interp_heads.store.names import safe_name
 from interp_heads.store.pages import write_page as write_file
-from interp_heads.store.readback import read_csv, read_parquet
 
 # the seed table's columns: the registered selections' table names
 SELS = [BASELINE, TopK.display, ExclusiveTopK.display, RandomK.display]
@@ -32,7 +32,7 @@ def _cell(row) -> str:
 
 
 def seed_table(run: Path) -> list[str]:
-    s = read_parquet(run / "summary.parquet")
+    s = Run.at(run).need("summary")
     s = s[s.metric == "accuracy"]
     out = [
         "| task | k | unmasked | TopK | ExclusiveTopK | RandomK (outside TopK) |",
@@ -68,7 +68,7 @@ def sharing(rankings: dict) -> list[str]:
 
 
 def specificity(store: Path) -> list[str]:
-    m = read_csv(store / "specificity.csv")
+    m = Run.at(store.parent).need("specificity")  # store: the run's heads/ folder
     out = []
     for k in sorted(m.k.unique()):
         sub = m[m.k == k]
@@ -142,7 +142,7 @@ def retrieval(s: HeadScores, sig: pd.DataFrame, rankings: dict, n_heads_total: i
 
 
 def stability(store: Path) -> list[str]:
-    f = read_csv(store / "stability.csv").sort_values(["task", "k"])
+    f = Run.at(store.parent).need("stability").sort_values(["task", "k"])
     out = [
         "| task | rank examples (per half) | k | TopK Jaccard | shared | Spearman | unstable |",
         "|---" * 7 + "|",
@@ -197,7 +197,7 @@ def heatmaps(inp, store: Path) -> None:
     }
     r = inp.retrieval()
     marks["retrieval"] = [tuple(h) for h in (r.scores >= 0.1).nonzero().tolist()]
-    frame = read_csv(inp.run / "ranking.csv")
+    frame = Run.at(inp.run).need("ranking")
     for task, grp in frame.groupby("task"):
         scores = HeadScores.from_frame(grp, provenance={"rank_by": "signed"})
         fig = head_heatmap(scores, "signed", f"{task}: ranking, known kinds marked", marks)

@@ -77,9 +77,9 @@ def table(run_dir: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 def page(run_dir: Path) -> str:
     """docs/plain_control.md: the setup, the table and the findings, from the run folder."""
-    from interp_heads.store.readback import read_json
+    from interp_heads.run import Run
 
-    manifest = read_json(Path(run_dir) / "manifest.json")
+    manifest = Run.at(run_dir).need("manifest")
     frame, corr = table(run_dir)
     minutes = run_minutes(manifest)[0] or float("nan")
     lines = [

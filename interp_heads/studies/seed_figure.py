@@ -22,9 +22,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from interp_heads.run import Run
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
-from interp_heads.store.readback import read_csv, read_json, read_parquet
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 from interp_heads.studies.protocols import fraction_k, paper_k_text
 from interp_heads.studies.seed_figure_tables import (
@@ -70,13 +70,13 @@ def with_section(text: str, name: str, block: str) -> str:
 
 
 def load(run: Path) -> dict:
-    manifest = read_json(run / "manifest.json")
+    folder = Run.at(run)
     return {
         "dir": run,
-        "manifest": manifest,
-        "baseline": read_csv(run / "baseline.csv"),
-        "summary": read_parquet(run / "summary.parquet"),
-        "sig": read_csv(run / "significance.csv"),
+        "manifest": folder.need("manifest"),
+        "baseline": folder.need("baseline"),
+        "summary": folder.need("summary"),
+        "sig": folder.need("significance"),
     }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from interp_heads.figures.escape import md as _text  # the user's text, inert in a page
-from interp_heads.store.readback import read_json
+from interp_heads.run import Run
 from interp_heads.studies.base import run_minutes
 from interp_heads.sweep import stats
 from interp_heads.sweep import verdict as rule
@@ -99,7 +99,7 @@ def _exact_note(r: dict) -> str:
     if r["manifest"]["config"]["attribution"] != "ablation_atp":
         return ""
     entries = sorted((r["dir"] / "attribution").glob("*.json"))
-    ns = {read_json(p)["provenance"].get("exact_layers") or 0 for p in entries}
+    ns = {Run.scores_entry(p).provenance.get("exact_layers") or 0 for p in entries}
     if len(ns) != 1:
         return f" (exact layers per task: {sorted(ns)})"
     n = ns.pop()

@@ -46,7 +46,7 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads.errors import PipelineError
-from interp_heads.store.readback import read_parquet
+from interp_heads.run import Run
 from interp_heads.studies.base import STUDIES, Study, StudyRun
 from interp_heads.studies.protocols import CAUSAL, STUDY
 
@@ -301,7 +301,7 @@ def curve_frame(
     for cell in some + more:
         name = run_name(cell, options, prefix)
         if name not in records:
-            records[name] = read_parquet(Path(folders[name]) / "sweep.parquet")
+            records[name] = Run.at(folders[name]).need("records")
         rows += cell_rows(cell, records[name], options)
     from interp_heads.studies.spec_curve_page import decide_cells
 

@@ -27,6 +27,7 @@ LAYERS = [
     {"analysis"},
     {"zoo"},
     {"testing"},
+    {"run"},
     {"report"},
     {"config"},
     {"pipeline"},
@@ -187,6 +188,98 @@ def test_no_module_is_over_400_lines():
         if (n := len(path.read_text().splitlines())) > MAX_LINES
     }
     assert not long, long
+
+
+# Raw reads of files: above ``run/`` (in report/ and studies/) a run folder is read only through
+# ``run.Run``. Each exception is (module, function) with its reason.
+RAW_READS = {"read_csv", "read_json", "read_parquet", "read_table", "read_plain", "read_bytes",
+             "read_text", "loads", "load"}  # fmt: skip
+RAW_READERS = (
+    "interp_heads.store.readback",
+    "interp_heads.store.files",
+    "interp_heads.store.csv_cells",
+)
+RAW_READ_ALLOWED = {
+    ("report/html.py", None): "imports read_plain for _sha256",
+    ("report/html.py", "_sha256"): "the digest of the report's own plotly.min.js, compared "
+    "before it is rewritten (the write side of figures/, not an artefact read back)",
+    ("studies/protocols.py", "_config"): "a study's TOML config under configs/ (not a run folder)",
+    ("studies/ground_truth.py", "_done"): "the study's own done.json marker in its models/<name> "
+    "folder (not a run folder's file; store.layout does not name it)",
+    # on main since this branch began (issue 69's merge): a config, and the study's own files
+    ("studies/compare.py", "small_changes"): "a study's TOML config under configs/",
+    ("studies/ground_truth.py", "run_real_induction"): "the study's own real_induction.json, "
+    "kept to resume (not a run folder's file)",
+    ("studies/ground_truth_page.py", "write_page"): "the study's own real_induction.json "
+    "(not a run folder's file)",
+    ("studies/ground_truth_page.py", "read_tables"): "the study's own models/<name>/<table>.csv "
+    "(not a run folder's file; store.layout does not name it)",
+}
+
+
+def _raw_reads(path: Path, rel: str) -> list[str]:
+    """``rel:line function: call`` of every raw read (a ``read_*``/``json.load*``/``pd.read_*``
+    call, or an import of the store's raw readers) outside the allowed functions."""
+    tree, found = ast.parse(path.read_text()), []
+
+    def visit(node, func):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            func = node.name if func is None else func  # the outermost function decides
+        name = None
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name == "load" and not (
+                isinstance(f, ast.Attribute) and getattr(f.value, "id", "") == "json"
+            ):
+                name = None  # ``json.load`` only (``X.load`` is a model's, a metric's)
+            if name not in RAW_READS and not (name or "").startswith("read_"):
+                name = None
+            elif name and name.startswith("read_") and name not in RAW_READS:
+                base = f.value if isinstance(f, ast.Attribute) else None
+                name = name if getattr(base, "id", "") in ("pd", "pandas") else None
+        elif isinstance(node, ast.ImportFrom) and node.module in RAW_READERS:
+            bad = [a.name for a in node.names if a.name in RAW_READS]
+            name = f"import {', '.join(bad)}" if bad else None
+        if name and (rel, func) not in RAW_READ_ALLOWED:
+            found.append(f"{rel}:{node.lineno} {func}: {name}")
+        for child in ast.iter_child_nodes(node):
+            visit(child, func)
+
+    visit(tree, None)
+    return found
+
+
+def test_report_and_studies_read_run_folders_only_through_run():
+    raw = [
+        hit
+        for package in ("report", "studies")
+        for path in sorted((PACKAGE / package).rglob("*.py"))
+        for hit in _raw_reads(path, str(path.relative_to(PACKAGE)))
+    ]
+    assert not raw, "raw reads of files (read through interp_heads.run.Run):\n" + "\n".join(raw)
+
+
+def test_the_raw_read_check_can_fail(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import json, pandas as pd\nfrom interp_heads.store.readback import read_csv\n"
+        "def f(p):\n    return pd.read_parquet(p), json.loads(p.read_text()), model.load()\n"
+    )
+    hits = _raw_reads(bad, "studies/bad.py")
+    assert [h.split(": ", 1)[1] for h in hits] == [
+        "import read_csv",
+        "read_parquet",
+        "loads",
+        "read_text",
+    ], hits
+    allowed = tmp_path / "allowed.py"
+    allowed.write_text(
+        "def _done(p):\n    return read_json(p)\ndef g(p):\n    return read_json(p)\n"
+    )
+    assert _raw_reads(allowed, "studies/ground_truth.py") == [
+        "studies/ground_truth.py:4 g: read_json"
+    ]
 
 
 REGISTRIES = {  # each registry and the package whose files register its built-ins

@@ -25,7 +25,7 @@ from interp_heads.store.folder import RunFolder
 from tests.helpers import DATA, ROOT, TINY_CONFIG, finished_run, other_model_copy, snapshot
 
 PACKAGE = ROOT / "interp_heads"
-SCANNED = ["pipeline", "sweep", "metrics/logit_scores.py"]
+SCANNED = ["pipeline", "sweep", "metrics/logit_scores.py", "run/rankings.py"]
 TASK = str(DATA / "tiny_echo.jsonl")
 PAIRED = ("corrupted_prompt", "corrupted_answer", "distractors")  # what logit_diff can use
 
@@ -110,7 +110,7 @@ SITES: dict[tuple[str, str, str], str] = {
     ("pipeline/plan_check.py", "_check_for_model", "stability_ks: {}"): "stability_ks over the heads",
     ("pipeline/rankings.py", "load_ranking", "ranking {} has no 'label' column"): "ranking without label",
     ("pipeline/rankings.py", "load_ranking", "ranking {} has {} (truncated?)"): "ranking without rows",
-    ("pipeline/rankings.py", "load_ranking", "ranking {} is not a readable {} file ({}"): "ranking unreadable",
+    ("run/rankings.py", "ranking_frame", "ranking {} is not a readable {} file ({}"): "ranking unreadable",
     ("pipeline/rankings.py", "load_ranking", "ranking {} was made on task(s) {}, not {"): "ranking of another task",
     ("pipeline/rankings.py", "load_ranking", "ranking {}: {}"): "ranking of a bad label",
     ("pipeline/rankings.py", "ranking_file", "ranking {} not found"): "ranking missing",

@@ -52,9 +52,8 @@ def check(build) -> str:
 
 # --------------------------------------------------------------------------- heads
 def _heads_inputs(tmp: Path, name: str):
-    from interp_heads.choices import BASELINE
-
     from interp_heads.attribution import HeadScores
+    from interp_heads.choices import BASELINE
     from interp_heads.studies.heads_page import SELS
 
     run = tmp / f"run{name}"
