@@ -229,13 +229,13 @@ def write_pages(out: Path, page: Path, html: Path, figures: Path | None) -> list
 COMPARE_VARIANTS = ["causal", "positions_all", "mean_ablation", "gold_reference"]
 
 
-SMALL = {"max_examples": 40, "n_rank": 8, "n_eval": 12}  # 10 examples and 5 draws decide
+SMALL = {"max_examples": 40, "n_rank": 8, "n_eval": 12, "ks": [32]}  # 10 examples, 5 draws decide
 CHEAP = ("knowledge_recall", "math_calculation")  # the small size's tasks
 
 
 def small_changes(config: str) -> dict:
     """The small size of a run of ``config``: its two cheap tasks (in the config's own format),
-    8 rows to rank (the probe's training rows) and 12 to mask."""
+    8 rows to rank (the probe's training rows) and 12 to mask, at k = 32 and the elbow."""
     from interp_heads.store.readback import read_plain
 
     tasks = tomllib.loads(read_plain(Path(config)).decode("utf-8"))["tasks"]

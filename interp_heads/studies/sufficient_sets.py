@@ -198,14 +198,21 @@ class SufficientSets(Study):
     ablations = ABLATIONS
     # the kept-set sweep only at the run's ks: the verdicts side by side (the curves over MIB's
     # grid are `make sufficiency`'s, under mean ablation)
-    sizes = {"small": {"tasks": TASKS_SHORT, "n_rank": 12, "n_eval": 12,
-                       "sufficiency_grid": "ks"}, "full": {"sufficiency_grid": "ks"}}  # fmt: skip
+    # small: one cheap task under mean ablation, no resampled searches and a patience of 2 (the
+    # search is what a run costs: two tasks, four ablations, 3 resamples and patience 8 took
+    # more than 10 CPU-minutes for one ablation)
+    sizes = {"small": {"tasks": TASKS_SHORT[:1], "n_rank": 12, "n_eval": 12,
+                       "sufficiency_grid": "ks", "sufficiency_resamples": 0,
+                       "sufficiency_patience": 2},
+             "full": {"sufficiency_grid": "ks"}}  # fmt: skip
+    small_ablations = ("mean",)
 
     rankings = {"position_mean": "gradxact"}  # ablation_atp cannot estimate position_mean
 
     def runs(self, size):
+        ablations = self.small_ablations if size == "small" else self.ablations
         return [StudyRun(f"sufficient_sets/{a}", self.base, {**self.sizes[size], **self.changes(a)})
-                for a in self.ablations]  # fmt: skip
+                for a in ablations]  # fmt: skip
 
     def changes(self, ablation: str) -> dict:
         """The config changes of one ablation's run."""
@@ -220,13 +227,14 @@ class SufficientSets(Study):
     def write_pages(self, folders, docs):
         from interp_heads import load_run
 
-        runs = {a: load_run(folders[f"sufficient_sets/{a}"]) for a in self.ablations}
-        swept = [a for a in self.ablations if a not in SEARCH_ONLY]  # one kept-set sweep per kind
-        rows = _task_as_text(stacked(runs, self.ablations, "sufficient_sets"))
+        ablations = [a for a in self.ablations if f"sufficient_sets/{a}" in folders]  # as run
+        runs = {a: load_run(folders[f"sufficient_sets/{a}"]) for a in ablations}
+        swept = [a for a in ablations if a not in SEARCH_ONLY]  # one kept-set sweep per kind
+        rows = _task_as_text(stacked(runs, ablations, "sufficient_sets"))
         verdicts = _task_as_text(stacked(runs, swept, "sufficiency_verdicts"))
         # the ranking each run compared its set with, for tables written before the column
         named = {a: ((runs[a].get("manifest") or {}).get("config") or {}).get("attribution", "?")
-                 for a in self.ablations}  # fmt: skip
+                 for a in ablations}  # fmt: skip
         found = found_rows(rows, named) if len(rows) else pd.DataFrame()
         page_folder(docs)
         page = docs / "sufficient_sets.md"
