@@ -10,7 +10,6 @@ import io
 from pathlib import Path
 
 from interp_heads.errors import PipelineError, one_line
-from interp_heads.run.folder import Run
 from interp_heads.store.csv_cells import csv_restore, parse_csv
 from interp_heads.store.files import is_plain, read_plain
 from interp_heads.store.folder import RunFolder
@@ -51,6 +50,8 @@ def stored_scores(path: str, task: str):
         if is_plain(cand):  # a link or a FIFO (whose read would block) is passed over
             try:
                 if cand.suffix == ".json":
+                    from interp_heads.run.folder import Run  # pandas: not at import
+
                     scores = Run.scores_entry(cand)
                 else:  # a parquet table keeps its metric and provenance in its metadata
                     scores = HeadScores.load(cand)

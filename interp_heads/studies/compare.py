@@ -247,7 +247,9 @@ class Compare(Study):
     name = "compare"
     summary = "the Cognitive Mirrors protocol beside the causal one (docs/compare.md)"
     # alone on 2 cores, 2026-12-06 (b3743ab); 30.4 in a slower hour that day (docs/compare.md)
-    minutes: dict[str, float] = {"full": 20.2}
+    # small (2 runs): CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper
+    # bound on two), 2026-12-07, shared machine; full as above
+    minutes: dict[str, float] = {"small": 4.8, "full": 20.2}
 
     def runs(self, size):
         # small: the two protocols only (the page leaves out the one-choice runs it lacks)

@@ -44,11 +44,17 @@ class GroundTruth(Study):
     def runs(self, size):
         return []  # in-process (run_here)
 
+    # one torch thread, 2026-12-07, shared machine: small from an empty cache (the tiny zoo trained
+    # in it) in 0.2 CPU-minutes; full 14.9 min wall with the four zoo models cached (training
+    # them adds 8.5 min: their train_seconds), SmolLM2's real-weights check 5.8 min of it
+    minutes = {"small": 0.2, "full": 23.4}
+
     def describe(self) -> str:
         from interp_heads.zoo.recipes import SIZES as ZOO_SIZES
 
         sizes = ", ".join(
-            f"{s}: {len(ZOO_SIZES[s])} zoo model(s) in this process" for s in ZOO_SIZES
+            f"{s}: {len(ZOO_SIZES[s])} zoo model(s) in this process, {self.minutes[s]:g} min"
+            for s in ZOO_SIZES
         )
         return f"{self.name}: {self.summary} ({sizes})"
 
