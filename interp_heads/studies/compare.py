@@ -238,7 +238,9 @@ def small_changes(config: str) -> dict:
     8 rows to rank (the probe's training rows) and 12 to mask, at k = 32 and the elbow."""
     from interp_heads.store.readback import read_plain
 
-    tasks = tomllib.loads(read_plain(Path(config)).decode("utf-8"))["tasks"]
+    here = Path(config)  # relative to the repository when not to the working folder
+    path = here if here.is_file() else Path(__file__).resolve().parents[2] / config
+    tasks = tomllib.loads(read_plain(path).decode("utf-8"))["tasks"]
     return {**SMALL, "tasks": [t for t in tasks if Path(t).stem in CHEAP]}
 
 
