@@ -206,7 +206,7 @@ RAW_READ_ALLOWED = {
     ("studies/protocols.py", "_config"): "a study's TOML config under configs/ (not a run folder)",
     ("studies/ground_truth.py", "_done"): "the study's own done.json marker in its models/<name> "
     "folder (not a run folder's file; store.layout does not name it)",
-    # on main since this branch began (issue 69's merge): a config, and the study's own files
+    # a study config read to size a study, and the ground-truth study's own files
     ("studies/compare.py", "small_changes"): "a study's TOML config under configs/",
     ("studies/ground_truth.py", "run_real_induction"): "the study's own real_induction.json, "
     "kept to resume (not a run folder's file)",

@@ -1,4 +1,4 @@
-"""Issue 71, the run folder's rules at every depth: a link planted anywhere below a run folder
+"""The run folder's rules at every depth: a link planted anywhere below a run folder
 (``heads/sufficiency``, ``heads/sufficient_sets``) is refused before anything is written, no
 delete follows one, ``--force`` never deletes a file the new run reads nor the marker."""
 

@@ -1,4 +1,4 @@
-"""Issue 71's fuzz of the study layer (the plan checks' fuzz, one layer up): every ``--param`` of
+"""The fuzz of the study layer (the plan checks' fuzz, one layer up): every ``--param`` of
 every study with bad values, and a symbolic link at every depth of a run folder, a study's runs
 folder and its docs folder. Each case must be refused before anything is written, or write
 inside the folder only: a snapshot of everything outside the folders is compared after each

@@ -1,4 +1,4 @@
-"""Issue 71, the study layer: ``--param`` values typed and checked when the study is built,
+"""The study layer's guards: ``--param`` values typed and checked when the study is built,
 ``--docs`` and ``--runs`` checked before any run, pages written through the store's writer
 (never through a link), read back bounded (a FIFO refused, not waited on), and every page's
 untrusted text escaped (rendered with markdown-it as GitHub-like viewers do)."""
