@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -24,6 +27,45 @@ def cli(*argv, ignore_warnings: bool = True) -> int:
         if ignore_warnings:
             warnings.simplefilter("ignore")
         return main([str(a) for a in argv])
+
+
+# the CLI in a fresh interpreter: its exit status and which heavy modules it had imported
+CLI_PROBE = (
+    "import sys, json\n"
+    "from interp_heads.cli import main\n"
+    "code = main(sys.argv[1:])\n"
+    "print(json.dumps({'code': code, 'heavy': sorted(m for m in ('torch', 'transformer_lens',"
+    " 'pandas') if m in sys.modules)}))\n"
+)
+
+
+def cli_probe(*argv, cwd=None, env=None) -> tuple[dict, str]:
+    """``interp-heads ARGV...`` in a fresh interpreter (:data:`CLI_PROBE`): ``({"code",
+    "heavy"}, stderr)``; ``env`` is added to this process's environment."""
+    done = subprocess.run(
+        [sys.executable, "-c", CLI_PROBE, *map(str, argv)], capture_output=True, text=True,
+        timeout=120, cwd=cwd, env=None if env is None else {**os.environ, **env},
+    )  # fmt: skip
+    assert done.stdout.strip(), done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+
+
+def refused_without_waiting(read, error: type[Exception], seconds: float = 10) -> str:
+    """The message of ``error`` that ``read()`` raises, asserted to come within ``seconds``
+    (a read that blocks, as one of a FIFO would, fails the assertion instead of the test hanging)."""
+    outcome: list[str] = []
+
+    def attempt():
+        try:
+            read()
+        except error as exc:
+            outcome.append(str(exc))
+
+    reader = threading.Thread(target=attempt, daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert not reader.is_alive() and outcome, f"no {error.__name__} within {seconds} s"
+    return outcome[0]
 
 
 TINY_CONFIG = (DATA / "tiny.toml").read_text().replace("tests/data/", f"{DATA}/")  # absolute paths

@@ -6,32 +6,13 @@ hide one), then reports whether torch, TransformerLens or pandas were imported."
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 from interp_heads.models.names import official_names
 from interp_heads.models.specs import check_model_name
-from tests.helpers import DATA
+from tests.helpers import DATA, cli_probe
 
 TASK = str(DATA / "tiny_echo.jsonl")
-PROBE = (
-    "import sys, json\n"
-    "from interp_heads.cli import main\n"
-    "code = main(sys.argv[1:])\n"
-    "print(json.dumps({'code': code, 'heavy': sorted(m for m in ('torch', 'transformer_lens',"
-    " 'pandas') if m in sys.modules)}))\n"
-)
-
-
-def _run(*argv) -> tuple[dict, str]:
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *map(str, argv)], capture_output=True, text=True, timeout=120
-    )
-    assert done.stdout.strip(), done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
 
 
 def _cases(tmp_path):
@@ -88,7 +69,7 @@ def _cases(tmp_path):
 )  # fmt: skip
 def test_bad_input_is_one_line_before_the_heavy_imports(case, tmp_path):
     argv, said = _cases(tmp_path)[case]
-    result, err = _run(*argv)
+    result, err = cli_probe(*argv)
     lines = err.strip().splitlines()
     assert result["code"] == 2, err
     assert len(lines) == 1 and lines[0].startswith("interp-heads: error: "), err

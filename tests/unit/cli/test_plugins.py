@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import sys
 import tomllib
 
@@ -22,7 +21,7 @@ import pytest
 
 from interp_heads import plugins
 from interp_heads.interventions.kinds import KINDS
-from tests.helpers import DATA, ROOT, cli
+from tests.helpers import DATA, ROOT, cli, cli_probe
 
 DOC = ROOT / "docs" / "extending.md"
 
@@ -150,27 +149,12 @@ def test_the_flag_is_read_before_the_parser(capsys):
     assert "--plugin: expected one argument" in capsys.readouterr().err
 
 
-PROBE = (
-    "import sys, json\n"
-    "from interp_heads.cli import main\n"
-    "code = main(sys.argv[1:])\n"
-    "print(json.dumps({'code': code, 'heavy': sorted(m for m in ('torch', 'transformer_lens',"
-    " 'pandas') if m in sys.modules)}))\n"
-)
-
-
 def _probe(tmp_path, *argv, **env):
+    """The CLI in a fresh interpreter with ``tmp_path`` (the plugins) on its path."""
     import os
 
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE, *map(str, argv)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}", **env},
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
+    path = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    return cli_probe(*argv, cwd=ROOT, env={**path, **env})
 
 
 def test_a_plugin_that_fails_to_import_is_one_line_and_exit_2(tmp_path):

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 import interp_heads
+from tests.helpers import refused_without_waiting
 
 PACKAGE = Path(interp_heads.__file__).parent
 WRITERS = {"write_text", "write_bytes", "to_csv", "to_parquet", "to_json", "write_html",
@@ -235,8 +236,6 @@ def test_save_task_replaces_a_link_and_leaves_its_target(tmp_path):
 
 
 def test_the_calibration_is_read_bounded_and_never_through_a_link(tmp_path):
-    import threading
-
     from interp_heads.store.files import UnsafeFile
     from interp_heads.sweep.verdict import load_calibration
 
@@ -250,15 +249,5 @@ def test_the_calibration_is_read_bounded_and_never_through_a_link(tmp_path):
     (tmp_path / "list.json").write_text("[1]")
     assert load_calibration(tmp_path / "list.json") is None  # not a calibration object
     os.mkfifo(tmp_path / "fifo.json")
-    outcome = []
-
-    def read():
-        try:
-            load_calibration(tmp_path / "fifo.json")
-        except UnsafeFile as exc:
-            outcome.append(str(exc))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(10)
-    assert not reader.is_alive() and outcome and "FIFO" in outcome[0]
+    said = refused_without_waiting(lambda: load_calibration(tmp_path / "fifo.json"), UnsafeFile)
+    assert "FIFO" in said

@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
 import warnings
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 
 from interp_heads.errors import InputError, PipelineError
 from interp_heads.studies import STUDIES, run_study
-from tests.helpers import DATA, cli
+from tests.helpers import DATA, cli, refused_without_waiting
 
 ECHO = str(DATA / "tiny_echo.jsonl")
 PACKAGE = Path(__file__).resolve().parents[3] / "interp_heads"
@@ -152,18 +151,7 @@ def test_reading_back_a_fifo_page_is_refused_not_waited_on(tmp_path):
 
     fifo = tmp_path / "results.md"
     os.mkfifo(fifo)
-    outcome = []
-
-    def read():
-        try:
-            read_page(fifo)
-        except PipelineError as exc:
-            outcome.append(str(exc))
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(10)
-    assert not reader.is_alive() and outcome and "FIFO" in outcome[0]
+    assert "FIFO" in refused_without_waiting(lambda: read_page(fifo), PipelineError)
 
 
 def test_no_study_page_is_written_or_read_past_the_store():
