@@ -167,6 +167,13 @@ class Study:
 STUDIES: Registry[type[Study]] = Registry("study")
 
 
+def repo_file(spec: str | Path) -> Path:
+    """The file ``spec`` names: from the working folder when it is absolute or there, else the
+    repository's (a study's configs and task files from any working folder), else as given."""
+    here, repo = Path(spec), Path(__file__).resolve().parents[2] / spec
+    return here if here.is_absolute() or here.exists() or not repo.exists() else repo
+
+
 def run_minutes(manifest: dict, step: str = "total") -> tuple[float | None, int]:
     """Minutes a run folder's ``step`` took over every invocation of its config (a resumed run
     records its earlier invocations in ``earlier_timings``), and how many invocations there were.

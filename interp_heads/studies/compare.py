@@ -30,7 +30,7 @@ from interp_heads.run import Run
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies import compare_tables as ct
-from interp_heads.studies.base import STUDIES, Study, StudyRun
+from interp_heads.studies.base import STUDIES, Study, StudyRun, repo_file
 from interp_heads.studies.compare_findings import findings
 
 # run folder -> its config (``make compare`` runs each into runs/compare/<name>)
@@ -238,9 +238,7 @@ def small_changes(config: str) -> dict:
     8 rows to rank (the probe's training rows) and 12 to mask, at k = 32 and the elbow."""
     from interp_heads.store.readback import read_plain
 
-    here = Path(config)  # relative to the repository when not to the working folder
-    path = here if here.is_file() else Path(__file__).resolve().parents[2] / config
-    tasks = tomllib.loads(read_plain(path).decode("utf-8"))["tasks"]
+    tasks = tomllib.loads(read_plain(repo_file(config)).decode("utf-8"))["tasks"]
     return {**SMALL, "tasks": [t for t in tasks if Path(t).stem in CHEAP]}
 
 

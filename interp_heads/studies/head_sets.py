@@ -24,7 +24,14 @@ from pathlib import Path
 
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
-from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run_minutes
+from interp_heads.studies.base import (
+    STUDIES,
+    TASKS_SHORT,
+    Study,
+    StudyRun,
+    repo_file,
+    run_minutes,
+)
 
 REFERENCE = "mean_ablation"
 METHOD_NAMES = ("ablation_atp", REFERENCE, "exact", "atp", "gradxact", "headmask", "probe",
@@ -74,9 +81,7 @@ def _has_corrupted(spec: str) -> bool:
     ask for every method)."""
     from interp_heads.pipeline.loading import load_any_task
 
-    here, repo = Path(spec), Path(__file__).resolve().parents[2] / spec
-    found = spec if here.is_absolute() or here.exists() or not repo.exists() else str(repo)
-    return load_any_task(found).has_corrupted  # the repository's file from any working folder
+    return load_any_task(str(repo_file(spec))).has_corrupted
 
 
 @STUDIES.register
