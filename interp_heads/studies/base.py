@@ -96,8 +96,10 @@ class StudyRun:
 
 class Study:
     """A registered multi-run result. Subclasses set ``name`` and ``summary`` and define
-    :meth:`runs` and :meth:`write_pages`; ``minutes`` holds the measured time per size on the
-    2-core reference machine (absent: not measured)."""
+    :meth:`runs` and :meth:`write_pages`; ``minutes`` holds the measured time per size
+    (absent: not measured): ``full`` wall minutes on the 2-core reference machine, ``small``
+    CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper bound
+    on two)."""
 
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""

@@ -247,8 +247,7 @@ class Compare(Study):
     name = "compare"
     summary = "the Cognitive Mirrors protocol beside the causal one (docs/compare.md)"
     # alone on 2 cores, 2026-12-06 (b3743ab); 30.4 in a slower hour that day (docs/compare.md)
-    # small (2 runs): CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper
-    # bound on two), 2026-12-07, shared machine; full as above
+    # small (2 runs): 2026-12-07, shared machine (Study.minutes); full as above
     minutes: dict[str, float] = {"small": 4.8, "full": 20.2}
 
     def runs(self, size):

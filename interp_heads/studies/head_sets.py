@@ -92,8 +92,7 @@ class HeadSets(Study):
     summary = "rankings judged by the head sets they find: necessity, CPR, CMD (docs/head_sets.md)"
     base = BASE
     sizes = SIZES
-    # small: CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper
-    # bound on two), 2026-12-07, shared machine; full: its runs' own minutes over 2026-12-04/05
+    # small: 2026-12-07, shared machine (Study.minutes); full: its runs' own minutes over 2026-12-04/05
     # (several resumed invocations, part of the time beside tests on the same 2 cores)
     minutes = {"small": 2.6, "full": 195.6}
 

@@ -76,8 +76,7 @@ def write_pages(run: Path, retrieval_run: Path, out: Path, results: Path) -> lis
 class Heads(Study):
     name = "heads"
     summary = "which heads: cross-task specificity, known kinds, retrieval heads (docs/heads.md)"
-    # small: CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper
-    # bound on two), 2026-12-07, shared machine; full: on 2 cores
+    # small: 2026-12-07, shared machine (Study.minutes); full: on 2 cores
     minutes = {"small": 3.8, "full": 20.0}
 
     def runs(self, size):

@@ -40,8 +40,7 @@ class PlainControl(Study):
     summary = (
         "a RandomK control drawn from every head: the top heads its draws hold and what they cost"
     )
-    # small: CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper
-    # bound on two), 2026-12-07, shared machine; full: 2026-12-05, alone on 2 cores
+    # small: 2026-12-07, shared machine (Study.minutes); full: 2026-12-05, alone on 2 cores
     minutes = {"small": 1.2, "full": 16.2}
 
     def runs(self, size):

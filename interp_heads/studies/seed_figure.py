@@ -271,8 +271,7 @@ def write_page(
 class SeedFigure(Study):
     name = "seed_figure"
     summary = "TopK vs RandomK at the paper's k and its fractions (docs/results.md)"
-    # small: CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper
-    # bound on two), 2026-12-07, shared machine; full: alone on 2 cores, 2026-12-06 (8376635; 15.2 that morning)
+    # small: 2026-12-07, shared machine (Study.minutes); full: alone on 2 cores, 2026-12-06 (8376635; 15.2 that morning)
     minutes = {"small": 2.5, "full": 14.6}
 
     def runs(self, size):

@@ -315,8 +315,7 @@ class SpecCurve(Study):
     # not timed since the factorial: before it (16 runs) 48.9 min alone on 2 cores, 2026-12-06;
     # the factorial's conditions those runs do not hold are estimated at 52 min more
     # (python -m bench.checks.spec_curve_generations --estimate), so about 100-110 min from nothing
-    # small: CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper
-    # bound on two), 2026-12-07, shared machine; full not timed (above)
+    # small: 2026-12-07, shared machine (Study.minutes); full not timed (above)
     minutes: dict[str, float] = {"small": 4.7}
     base = "configs/cognitive_mirrors.toml"  # every run starts from the study's config
     params = {"cogqa": ""}  # a CogQA file: its four panels as the tasks of every cell

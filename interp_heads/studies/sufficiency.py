@@ -257,8 +257,7 @@ def write_section(run_dir: Path, results: Path, figures: Path) -> list[Path]:
 class Sufficiency(Study):
     name = "sufficiency"
     summary = "how many heads each task needs: TopK kept, the rest ablated (docs/results.md)"
-    # small: CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper
-    # bound on two), 2026-12-07, shared machine; full: on 2 cores, 2026-12-02
+    # small: 2026-12-07, shared machine (Study.minutes); full: on 2 cores, 2026-12-02
     minutes = {"small": 3.8, "full": 14.7}
 
     def runs(self, size):

@@ -193,8 +193,7 @@ class SufficientSets(Study):
     summary = "the smallest sufficient head set per task, searched, under four ablations"
     # 2026-12-04, the four full-size runs one after another: counterfactual 48.6, position_mean
     # 35.2 (both sharing the machine with tests), mean 43.9 and resample 39.5 min
-    # small: CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper
-    # bound on two), 2026-12-07, shared machine
+    # small: 2026-12-07, shared machine (Study.minutes)
     minutes: dict = {"small": 3.4, "full": 167.2}
     base = "configs/sufficiency_search.toml"
     ablations = ABLATIONS
