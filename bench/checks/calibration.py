@@ -1,8 +1,9 @@
 """The verdict rules' measured false-positive rates and powers, and the intervals' coverage, at
-the pages' n (``interp_heads.analysis.calibration``, ``interp_heads.analysis.coverage``).
+the pages' n (``interp_heads.analysis.calibration``, ``interp_heads.analysis.coverage``, and on
+the trained zoo models ``interp_heads.zoo.planted_power``).
 
     flock /tmp/interp_cpu.lock .venv/bin/python -m bench.checks.calibration [--replicates 200]
-        [--tiny-replicates 200] [--coverage-reps 200]
+        [--tiny-replicates 200] [--coverage-reps 200] [--zoo-replicates 400]
 
 Writes docs/calibration.json (the rows ``sweep.verdict.error_rates`` reads for every verdict row
 of the pages) and docs/calibration.md (the same as tables, with the command and its time).
@@ -34,6 +35,7 @@ def main(argv=None) -> int:
     ap.add_argument("--replicates", type=int, default=400)
     ap.add_argument("--tiny-replicates", type=int, default=200)
     ap.add_argument("--coverage-reps", type=int, default=200)
+    ap.add_argument("--zoo-replicates", type=int, default=400)
     ap.add_argument("--out", type=Path, default=DOCS)
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
@@ -68,7 +70,28 @@ def main(argv=None) -> int:
             rows += cal.run_tiny(n, DRAWS, args.tiny_replicates, seed=7 * n, permuted=permuted)
             times["tiny_model"] = time.perf_counter() - t1
             _write(args, rows, cells, diffs, times)
+    if args.zoo_replicates:
+        t3 = time.perf_counter()
+        rows += zoo_rows(args.zoo_replicates)
+        times["zoo"] = time.perf_counter() - t3
+        _write(args, rows, cells, diffs, times)
     return 0
+
+
+def zoo_rows(replicates: int) -> list[dict]:
+    """``zoo.planted_power`` on every full zoo model (trained, or from the weights cache) at the
+    pages' n and draws."""
+    from interp_heads.zoo import planted_power as pp
+    from interp_heads.zoo.cache import zoo_model
+    from interp_heads.zoo.recipes import ZOO
+
+    pops = [p for r in ZOO.values() for p in pp.populations(zoo_model(r).require_truth())]
+    return [
+        row
+        for draws in (DRAWS, MORE_DRAWS)
+        for n in NS
+        for row in pp.run(pops, n, draws, replicates, seed=31 * n + draws)
+    ]
 
 
 def _write(args, rows, cells, diffs, times) -> None:
@@ -76,7 +99,7 @@ def _write(args, rows, cells, diffs, times) -> None:
         "generated": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": "flock /tmp/interp_cpu.lock .venv/bin/python -m bench.checks.calibration "
         f"--replicates {args.replicates} --tiny-replicates {args.tiny_replicates} "
-        f"--coverage-reps {args.coverage_reps}",
+        f"--coverage-reps {args.coverage_reps} --zoo-replicates {args.zoo_replicates}",
         "seconds": {k: round(v, 1) for k, v in times.items()},
         "family": cal.FAMILY,
         "rows": rows,
@@ -92,8 +115,9 @@ def _write(args, rows, cells, diffs, times) -> None:
 def render(payload: dict) -> str:
     """docs/calibration.md from the JSON payload."""
     rows = payload["rows"]
-    nulls = [r for r in rows if r["kind"] not in cal.POWER_KINDS]
+    nulls = [r for r in rows if "fpr" in r]
     power = [r for r in rows if r["kind"] in cal.POWER_KINDS]
+    zoo = [r for r in rows if r["kind"] == "zoo_power"]
     out = [
         "# Calibration of the TopK-vs-RandomK verdict",
         "",
@@ -122,9 +146,24 @@ def render(payload: dict) -> str:
         "| rule | draws population | n | draws | planted drop | replicates | power [95% CI] |",
         "|---|---|---|---|---|---|---|",
         *(
-            f"| {r['rule']} | {_population(r['kind'])} | {r['n']} | {r['draws']} | {r['effect']:g} | {r['replicates']} | "
+            f"| {r['rule']} | {_population(r['kind']).split()[0]} | {r['n']} | {r['draws']} | {r['effect']:g} | {r['replicates']} | "
             f"{r['power']:.3f} [{r['power_low']:.3f}, {r['power_high']:.3f}] |"
             for r in power
+        ),
+        "",
+        "## Power on trained models (the zoo; `interp_heads/zoo/planted_power.py`)",
+        "",
+        "TopK: a set of the zoo models' heads whose true drop below RandomK (every prompt, every "
+        "draw outside it, mean ablation) lies in the bin; n prompts and the draws sampled from "
+        "the model's own scores. True drop: the mean over the TopK sets drawn.",
+        "",
+        "| rule | n | draws | true drop bin | true drop | replicates | power [95% CI] |",
+        "|---|---|---|---|---|---|---|",
+        *(
+            f"| {r['rule']} | {r['n']} | {r['draws']} | {_bin(r)} | "
+            f"{r['true_drop']:.2f} | {r['replicates']} | "
+            f"{r['power']:.3f} [{r['power_low']:.3f}, {r['power_high']:.3f}] |"
+            for r in zoo
         ),
         "",
         "## Coverage of the 95% intervals",
@@ -155,7 +194,12 @@ def render(payload: dict) -> str:
 
 
 def _population(kind: str) -> str:
-    return "heavy-tailed" if kind == "power" else "light"
+    words = {"power": "heavy-tailed draws", "power_light": "light draws"}
+    return words.get(kind, "trained zoo models")
+
+
+def _bin(row: dict) -> str:
+    return f"{row['effect']:g} to {row['effect_high']:g}"
 
 
 def choice(rows: list[dict]) -> list[str]:
@@ -165,7 +209,7 @@ def choice(rows: list[dict]) -> list[str]:
 
     out = []
     for draws in sorted({r["draws"] for r in rows}):
-        nulls = [r for r in rows if r["kind"] not in cal.POWER_KINDS and r["draws"] == draws]
+        nulls = [r for r in rows if "fpr" in r and r["draws"] == draws]
         worst = {}
         for r in nulls:
             worst[r["rule"]] = max(worst.get(r["rule"], 0.0), r["fpr"])
@@ -177,17 +221,20 @@ def choice(rows: list[dict]) -> list[str]:
             + ", ".join(f"`{r}` {f:.3f}" for r, f in worst.items())
             + "."
         )
-        for kind in cal.POWER_KINDS:
+        for kind in (*cal.POWER_KINDS, "zoo_power"):
             mine = [
                 r for r in rows if r["kind"] == kind and r["draws"] == draws and r["rule"] == RULE
             ]
             by_n = {}
             for r in mine:
-                by_n.setdefault(r["n"], []).append(f"{r['power']:.2f} at drop {r['effect']:g}")
+                at = f"true drop {_bin(r)}" if kind == "zoo_power" else "drop"
+                if kind != "zoo_power":
+                    at += f" {r['effect']:g}"
+                by_n.setdefault(r["n"], []).append(f"{r['power']:.2f} at {at}")
             if by_n:
                 out.append(
                     f"- The pages' rule `{RULE}` (`interp_heads.sweep.verdict`) at {draws} draws, "
-                    f"{_population(kind)} draws: power "
+                    f"{_population(kind)}: power "
                     + "; ".join(f"n = {n}: {', '.join(v)}" for n, v in by_n.items())
                     + "."
                 )

@@ -39,7 +39,11 @@ ALPHA = 0.05
 RULE = "holm_exact"  # the calibration's name for the rule below
 RATIO_RULE = "ratio_3x"  # the seed claim's rule, kept as a secondary reading
 CLAIM_RATIO = 3.0  # TopK's drop at least this many times RandomK's (the seed claim)
-POWER_WORDS = {"power": "", "power_light": " (draws without a heavy tail)"}
+POWER_WORDS = {
+    "power": "",
+    "power_light": " (draws without a heavy tail)",
+    "zoo_power": " on trained models (zoo.planted_power)",
+}
 CALIBRATION = Path(__file__).resolve().parents[2] / "docs" / "calibration.json"
 
 
@@ -168,10 +172,17 @@ def error_rates(
             text += (
                 f"; power{words} "
                 + " / ".join(f"{r['power']:.2f}" for r in power)
-                + " at drop "
-                + " / ".join(f"{r['effect']:g}" for r in power)
+                + (" at true drop " if kind == "zoo_power" else " at drop ")
+                + " / ".join(_effect(r) for r in power)
             )
     return f"{text} (calibrated at n = {at}, {int(n_draws)} draws)" if text else "not calibrated"
+
+
+def _effect(row: dict) -> str:
+    """A power row's planted drop, or its bin of true drops (``effect`` to ``effect_high``)."""
+    if "effect_high" in row:
+        return f"{row['effect']:g}-{row['effect_high']:g}"
+    return f"{row['effect']:g}"
 
 
 def error_rates_column(frame: pd.DataFrame, n: str = "n_examples", draws: str = "n_draws") -> list:

@@ -118,6 +118,12 @@ def _chunks(masks: list[int], size: int) -> Iterator[list[int]]:
 def subset_metrics(model, batch, keep: torch.Tensor, ablated: dict) -> dict[str, torch.Tensor]:
     """Per subset (rows of ``keep``, ``[subset, layer, head]``) the mean over the batch's prompts
     of each metric in :data:`METRICS`, all subsets in one forward pass."""
+    return {m: v.mean(1) for m, v in prompt_metrics(model, batch, keep, ablated).items()}
+
+
+def prompt_metrics(model, batch, keep: torch.Tensor, ablated: dict) -> dict[str, torch.Tensor]:
+    """Per subset and prompt (``[subset, prompt]``) each metric in :data:`METRICS`, all subsets
+    in one forward pass."""
     n, s = batch.clean.shape[0], keep.shape[0]
     tokens = batch.clean.repeat(s, 1)  # subset-major: row j * n + i is subset j, prompt i
     rows = keep.repeat_interleave(n, dim=0)  # [s * n, layer, head]
@@ -135,7 +141,7 @@ def subset_metrics(model, batch, keep: torch.Tensor, ablated: dict) -> dict[str,
     logp = logits.log_softmax(-1).gather(-1, answer[:, None])[:, 0]
     logit = logits.gather(-1, answer[:, None])[:, 0]
     hit = (logits.argmax(-1) == answer).float()
-    return {m: v.reshape(s, n).mean(1) for m, v in zip(METRICS, (logp, logit, hit), strict=True)}
+    return {m: v.reshape(s, n) for m, v in zip(METRICS, (logp, logit, hit), strict=True)}
 
 
 def truth_batch(model, task):

@@ -60,3 +60,15 @@ def test_error_rates_read_the_nearest_calibrated_n_below():
     assert rule.error_rates(60, 5, calibration=cal).startswith("FPR 0.03 [0.02, 0.05] (")
     assert rule.error_rates(24, 20, calibration=cal) == "not calibrated"
     assert rule.error_rates(24, 5, calibration={}) == "not calibrated"
+
+
+def test_error_rates_name_the_trained_models_power_by_its_bin_of_true_drops():
+    cal = {"rows": [
+        {"rule": "holm_exact", "kind": "zoo_null", "n": 24, "draws": 5, "fpr": 0.04, "fpr_low": 0.02, "fpr_high": 0.07},
+        {"rule": "holm_exact", "kind": "zoo_power", "n": 24, "draws": 5, "effect": 0.7, "effect_high": 1.0, "power": 0.6},
+        {"rule": "holm_exact", "kind": "zoo_power", "n": 24, "draws": 5, "effect": 0.3, "effect_high": 0.5, "power": 0.05},
+    ]}  # fmt: skip
+    assert rule.error_rates(30, 5, calibration=cal) == (
+        "FPR 0.04 [0.02, 0.07]; power on trained models (zoo.planted_power) 0.05 / 0.60 at true "
+        "drop 0.3-0.5 / 0.7-1 (calibrated at n = 24, 5 draws)"
+    )
