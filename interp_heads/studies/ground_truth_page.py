@@ -23,13 +23,15 @@ DEFAULT = "atp"  # attribution.api.default_method on a task with corrupted promp
 
 
 AT_N, AT_DRAWS, AT_EFFECT = 24, 5, 1.0  # the calibration row the figure shows (the pages' n)
+AT_ZOO = 0.7  # the trained models' bin of true drops the figure shows (0.7 to 1)
 
 
 def _calibration(path: Path) -> pd.DataFrame | None:
     """Per verdict rule, from the null calibration (``bench.checks.calibration``'s JSON, read by
     ``sweep.verdict.load_calibration``): the worst false-positive rate over the null kinds and
     the power against a drop of :data:`AT_EFFECT`, at :data:`AT_N` examples and
-    :data:`AT_DRAWS` draws. None when there is no calibration."""
+    :data:`AT_DRAWS` draws; and, where measured, the power on the trained zoo models at true drops
+    from :data:`AT_ZOO` (``zoo.planted_power``). None when there is no calibration."""
     from interp_heads.sweep.verdict import load_calibration
 
     cal = load_calibration(path) if path.is_file() else None
@@ -40,8 +42,11 @@ def _calibration(path: Path) -> pd.DataFrame | None:
         fpr = [r["fpr"] for r in rows if r["rule"] == rule and "fpr" in r]
         power = [r["power"] for r in rows if r["rule"] == rule and r["kind"] == "power"
                  and float(r.get("effect", -1)) == AT_EFFECT]  # fmt: skip
+        zoo = [r["power"] for r in rows if r["rule"] == rule and r["kind"] == "zoo_power"
+               and float(r.get("effect", -1)) == AT_ZOO]  # fmt: skip
         if fpr and power:
-            out.append({"rule": rule, "false_positive_rate": max(fpr), "power": power[0]})
+            out.append({"rule": rule, "false_positive_rate": max(fpr), "power": power[0],
+                        "power_trained": zoo[0] if zoo else float("nan")})  # fmt: skip
     return pd.DataFrame(out) if out else None
 
 
@@ -63,7 +68,7 @@ def figure(methods: pd.DataFrame, search: pd.DataFrame, calibration: pd.DataFram
         fig.add_annotation(text="not measured yet", xref="x3 domain", yref="y3 domain", x=0.5,
                            y=0.5, showarrow=False, font={"size": 16})  # fmt: skip
     else:
-        for col in ("false_positive_rate", "power"):
+        for col in ("false_positive_rate", "power", "power_trained"):
             fig.add_trace(go.Bar(x=calibration.rule, y=calibration[col], name=col), row=1, col=3)
     fig.update_yaxes(range=[0, 1.02], row=1, col=1)
     fig.update_layout(width=1500, height=520, boxmode="group", template="plotly_white")
@@ -177,8 +182,11 @@ def write_page(folder: Path, docs: Path, calibration_path: Path) -> list[Path]:
         ]
     cal = ("not measured yet" if calibration is None else "; ".join(
         f"{md(r.rule)}: false-positive rate {r.false_positive_rate:.3f}, power {r.power:.2f}"
+        + (f", on trained models {r.power_trained:.2f}" if r.power_trained == r.power_trained
+           else "")
         for r in calibration.itertuples(index=False)) + f" (worst null kind; power against a drop "
-        f"of {AT_EFFECT:g} with heavy-tailed RandomK draws; n = {AT_N}, {AT_DRAWS} draws; "
+        f"of {AT_EFFECT:g} with heavy-tailed RandomK draws, and on the trained zoo models against "
+        f"a true drop of {AT_ZOO:g} to 1; n = {AT_N}, {AT_DRAWS} draws; "
         "docs/calibration.md)")  # fmt: skip
     lines += [
         "Truth: every kept head set evaluated on held-out prompts under teacher forcing, every "

@@ -62,5 +62,17 @@ def test_the_figure_reads_each_rules_worst_false_positive_rate_from_the_calibrat
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps({"rows": rows}))
     frame = _calibration(path)
-    assert frame.to_dict("records") == [{"rule": "r", "false_positive_rate": 0.04, "power": 0.7}]
+    assert frame.drop(columns="power_trained").to_dict("records") == [
+        {"rule": "r", "false_positive_rate": 0.04, "power": 0.7}
+    ]
+    assert frame.power_trained.isna().all()  # no trained-model rows: not measured, not 0
+    rows += [
+        {"rule": "r", "kind": "zoo_power", "n": 24, "draws": 5, "effect": 0.7, "power": 0.57},
+        {"rule": "r", "kind": "zoo_power", "n": 24, "draws": 5, "effect": 0.5, "power": 0.15},
+        {"rule": "r", "kind": "zoo_null", "n": 24, "draws": 5, "fpr": 0.05},
+    ]
+    path.write_text(json.dumps({"rows": rows}))
+    assert _calibration(path).to_dict("records") == [
+        {"rule": "r", "false_positive_rate": 0.05, "power": 0.7, "power_trained": 0.57}
+    ]
     assert _calibration(tmp_path / "absent.json") is None
