@@ -73,6 +73,16 @@ class GroundTruth(Study):
         return write_page(Path(folder), Path(docs), Path(self.values["calibration"]))
 
 
+def _work_seconds(model_dir: Path) -> float:
+    """The seconds a model's scoring took when it was done (``done.json``; 0 when unreadable)."""
+    from interp_heads.store.readback import read_json
+
+    try:
+        return float(read_json(model_dir / "done.json").get("seconds", 0.0))
+    except Exception:  # noqa: BLE001 - an old or unreadable record: no seconds to add
+        return 0.0
+
+
 def _done(model_dir: Path, digest: str) -> bool:
     from interp_heads.store.readback import read_json
 
@@ -101,6 +111,7 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
                 "versions": versions(("torch", "transformer-lens")), "models": {}}  # fmt: skip
     folder.parent.mkdir(parents=True, exist_ok=True)  # the runs folder (runner.check_folders)
     make_folder(folder.parent, folder)
+    work = 0.0
     for name, recipe in recipes(size).items():
         model_dir = folder / "models" / name
         zm = zoo_model(recipe)
@@ -131,13 +142,17 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
                 print(f"ground_truth: {name} scored in {time.perf_counter() - began:.0f} s",
                       flush=True)  # fmt: skip
         # the manifest once per model, as it changes: an interrupted study still shows what it
-        # finished, and the last model's write is the finished study's manifest
+        # finished, and the last model's write is the finished study's manifest. seconds: this
+        # invocation; work_seconds: what every part took when it was done (a resumed study)
         manifest["seconds"] = time.perf_counter() - start
+        work += 0.0 if entry["refused"] else _work_seconds(model_dir)
+        manifest["work_seconds"] = work
         write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
     if size in REAL_INDUCTION:  # real weights: only the full study loads SmolLM2
         manifest["real_induction"] = run_real_induction(folder, REAL_INDUCTION[size],
                                                         force=force, quiet=quiet)  # fmt: skip
         manifest["seconds"] = time.perf_counter() - start
+        manifest["work_seconds"] = work + manifest["real_induction"]["seconds"]["total"]
     if size in REAL_INDUCTION or not manifest["models"]:  # else the loop wrote the last state
         write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
 

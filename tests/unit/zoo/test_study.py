@@ -25,8 +25,14 @@ def test_small_study_writes_tables_manifest_and_page(tiny_zoo_model, tmp_path):
     assert not (folder / "real_induction.json").exists()
     # a second call resumes: the model's tables are not recomputed
     done = (folder / "models" / "tiny_successor" / "truth.csv").stat().st_mtime_ns
-    run_study("ground_truth", tmp_path / "runs", size="small", docs=tmp_path / "docs", quiet=True)
+    first = json.loads((folder / "models" / "tiny_successor" / "done.json").read_text())
+    page = run_study("ground_truth", tmp_path / "runs", size="small", docs=tmp_path / "docs",
+                     quiet=True)[0]  # fmt: skip
     assert (folder / "models" / "tiny_successor" / "truth.csv").stat().st_mtime_ns == done
+    # its time is the work done when the model was scored, not the resumed call's
+    again = json.loads((folder / "manifest.json").read_text())
+    assert again["work_seconds"] == first["seconds"] and again["seconds"] < first["seconds"]
+    assert f"{first['seconds'] / 60:.1f} min of work; this invocation" in page.read_text()
 
 
 def test_a_model_below_its_bar_is_refused_on_the_page_with_one_line(tmp_path, monkeypatch):
