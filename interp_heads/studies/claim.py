@@ -81,7 +81,7 @@ class Claim(Study):
 
     def write_pages(self, folders, docs):
         from interp_heads.figures.escape import md
-        from interp_heads.studies.spec_curve_page import write_page
+        from interp_heads.studies.spec_curve.page import write_page
 
         options = self.options()
         frame = curve_frame(folders, options, (END,), self.name, ("default",))

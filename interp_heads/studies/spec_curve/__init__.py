@@ -303,7 +303,7 @@ def curve_frame(
         if name not in records:
             records[name] = Run.at(folders[name]).need("records")
         rows += cell_rows(cell, records[name], options)
-    from interp_heads.studies.spec_curve_page import decide_cells
+    from interp_heads.studies.spec_curve.page import decide_cells
 
     return decide_cells(pd.DataFrame(rows))
 
@@ -345,7 +345,7 @@ class SpecCurve(Study):
                          self.prefix)  # fmt: skip
 
     def write_pages(self, folders, docs):
-        from interp_heads.studies.spec_curve_page import INTRO, write_page
+        from interp_heads.studies.spec_curve.page import INTRO, write_page
 
         # every cell where its runs were planned; the small size plans the ends' runs only
         planned = all(run_name(c, self.options, self.prefix) in folders

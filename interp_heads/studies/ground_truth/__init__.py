@@ -67,7 +67,7 @@ class GroundTruth(Study):
         return {FOLDERS[size]: folder}
 
     def write_pages(self, folders, docs):
-        from interp_heads.studies.ground_truth_page import write_page
+        from interp_heads.studies.ground_truth.page import write_page
 
         (folder,) = folders.values()
         return write_page(Path(folder), Path(docs), Path(self.values["calibration"]))
