@@ -45,20 +45,12 @@ class OptionKind:
 
 
 def _bounds(extras) -> tuple[int | None, int | None]:
+    """The whole-number bounds of ``Annotated`` metadata (an ``Interval`` is its parts)."""
     low = high = None
-    for bound in extras:
-        if isinstance(bound, Interval):
-            low = (
-                bound.ge
-                if bound.ge is not None
-                else (bound.gt + 1 if bound.gt is not None else low)
-            )
-            high = (
-                bound.le
-                if bound.le is not None
-                else (bound.lt - 1 if bound.lt is not None else high)
-            )
-        elif isinstance(bound, Ge | Gt):
+    for bound in [
+        b for extra in extras for b in (extra if isinstance(extra, Interval) else [extra])
+    ]:
+        if isinstance(bound, Ge | Gt):
             low = bound.ge if isinstance(bound, Ge) else bound.gt + 1
         elif isinstance(bound, Le | Lt):
             high = bound.le if isinstance(bound, Le) else bound.lt - 1
