@@ -6,7 +6,7 @@ draws (5).
 The rules (:data:`RULES`), each on one cell ``top[example]``, ``control[draw, example]`` (scores
 0 or 1, unmasked score 1: the pages evaluate correctly answered examples):
 
-- ``ratio_3x`` (the seed claim as the pages applied it, ``compare_tables.collapses`` before
+- ``ratio_3x`` (the seed claim as the pages applied it, ``studies.compare.tables.collapses`` before
   ``sweep.verdict``): TopK's drop at least 3x RandomK's, and ``sweep.stats.paired_bootstrap``
   significant below 0 (its percentile interval below 0 and the raw sign-flip p < 0.05);
 - ``sweep_raw`` (the sweep's test alone): ``paired_bootstrap`` significant below 0, raw p;

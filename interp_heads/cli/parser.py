@@ -312,9 +312,10 @@ def _study(sub, cmds) -> None:
         help="each run generates its own conditions (default: the runs share them through "
         "RUNS/shared)",
     )  # fmt: skip
-    st.add_argument("--executor", choices=["local", "ray"], default="local",
-                    help="local: one run after another; ray: one Ray task a run (runs that read "
-                    "another's folder wait for it)")  # fmt: skip
+    st.add_argument("--executor", default="local", metavar="{local,ray}",
+                    help="a registered executor that runs whole runs: local: one run after "
+                    "another; ray: one Ray task a run (runs that read another's folder wait for "
+                    "it)")  # fmt: skip
     st.add_argument("--ray-address", default=None, help="with --executor ray: the cluster "
                     "(default: a local one)")  # fmt: skip
     st.add_argument("--cpus-per-run", type=validation.positive_int_arg, default=1,

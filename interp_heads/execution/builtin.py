@@ -1,5 +1,6 @@
 """The built-in executors: each registered class imports its executor when it builds one, so the
-names are known (and a config checked) without importing torch."""
+names are known (and a config checked) without importing torch. ``local`` and ``ray`` also run a
+study's whole runs (``run_runs``: ``execution.whole_runs``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ class Local:
         from interp_heads.execution.local import LocalExecutor
 
         return LocalExecutor(model)
+
+    @staticmethod
+    def run_runs(runs, run_one) -> None:
+        """A study's whole runs: one after another, in this process."""
+        from interp_heads.execution.whole_runs import run_in_process
+
+        run_in_process(runs, run_one)
 
 
 @EXECUTORS.register
@@ -81,3 +89,10 @@ class Ray:
             backend=settings.backend,
             fingerprint=model_fingerprint(model),
         )
+
+    @staticmethod
+    def run_runs(runs, run_one) -> None:
+        """A study's whole runs: one Ray task a run, wave after wave."""
+        from interp_heads.execution.whole_runs import run_on_ray
+
+        run_on_ray(runs, run_one)

@@ -3,7 +3,7 @@
 A metric declares the prompt formats whose answers it can score (``Metric.formats``, with the
 reason it cannot score the others in ``Metric.blind``) and the unmasked score below which a mask
 has nothing left to remove (``Metric.floor``). A cell outside either reads "undecided: <reason>",
-never "no" (``studies.spec_curve``, ``studies.compare_tables``), and the config check marks a
+never "no" (``studies.spec_curve``, ``studies.compare.tables``), and the config check marks a
 run whose metric cannot score a task's format (``pipeline.plan_check``).
 """
 

@@ -20,65 +20,16 @@ then writes the pages; a second call resumes and rewrites the pages from the sam
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
 from interp_heads.errors import PipelineError
 from interp_heads.registry import Registry
+from interp_heads.studies.options import needed, option_help, option_kinds, parse_options
 
 SIZES = ("small", "full")
 TASKS_SHORT = ["knowledge_recall", "math_calculation"]  # small sizes: the cheap built-in tasks
-
-
-MAX_PARAM = 4096  # the longest --param value read (a path); a longer one is not a value
-
-
-@dataclass(frozen=True)
-class Param:
-    """A study parameter's declaration: its ``default`` (None: needed) and ``kind`` (``str``,
-    ``int`` within ``low..high``, or ``bool``). :meth:`parse` turns a ``--param`` text into that
-    type or refuses it in one line, when the study is built: before any run."""
-
-    default: Any = None
-    kind: type = str
-    low: int | None = None
-    high: int | None = None
-
-    def parse(self, study: str, name: str, value: Any) -> Any:
-        """``value`` (text from ``--param``, or already typed from Python) as ``kind``."""
-        bad = f"study {study}: --param {name}="
-        if isinstance(value, int) and not isinstance(value, bool) and self.kind is int:
-            value = str(value) if value.bit_length() < 64 else "<a number over 64 bits>"
-        text = str(value).strip()
-        if len(text) > MAX_PARAM or "\0" in text:
-            raise PipelineError(f"{bad}<{len(text)} characters>: not a value (at most {MAX_PARAM})")
-        shown = text if len(text) <= 40 else text[:37] + "..."
-        if self.kind is bool:
-            if isinstance(value, bool) or text.lower() in TRUE | FALSE:
-                return value if isinstance(value, bool) else text.lower() in TRUE
-            raise PipelineError(f"{bad}{shown!r}: expected true or false")
-        if self.kind is int:
-            if isinstance(value, bool) or not re.fullmatch(r"[+-]?[0-9]{1,18}", text):
-                raise PipelineError(f"{bad}{shown!r}: expected a whole number")
-            number = int(text)
-            if (self.low is not None and number < self.low) or (
-                self.high is not None and number > self.high
-            ):
-                raise PipelineError(f"{bad}{number}: expected {self.low}..{self.high}")
-            return number
-        if not isinstance(value, str):
-            raise PipelineError(f"{bad}{shown!r}: expected text")
-        return text
-
-
-TRUE, FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
-
-
-def _declared(spec: Any) -> Param:
-    """A ``params`` entry as a :class:`Param` (a plain default: text)."""
-    return spec if isinstance(spec, Param) else Param(spec)
 
 
 @dataclass(frozen=True)
@@ -99,37 +50,36 @@ class Study:
     :meth:`runs` and :meth:`write_pages`; ``minutes`` holds the measured time per size
     (absent: not measured): ``full`` wall minutes on the 2-core reference machine, ``small``
     CPU minutes of one torch thread (user + sys: its wall time alone on one core, an upper bound
-    on two)."""
+    on two). A study with options declares them in its frozen ``Options`` dataclass (as every
+    registered variant does); ``params`` is the built study's ``Options``, from ``--param``."""
 
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     minutes: ClassVar[dict[str, float]] = {}
-    params: ClassVar[
-        dict[str, Any]
-    ] = {}  # the study's parameters: a default (None: needed) or a Param (typed, checked)
+
+    @dataclass(frozen=True)
+    class Options:
+        """The study's options (``--param KEY=VALUE``, ``studies.options``): none here; a study
+        with options declares its own frozen dataclass of typed fields, each with a default
+        (None: needed) and a ``help`` text."""
 
     @classmethod
     def build(cls, options, **params: Any) -> Study:
-        """The study with its ``params`` (``STUDIES.build``; a study declares no options)."""
-        return cls(**params)
+        """The study with ``params`` (``STUDIES.build``: ``options`` is its ``Options`` at the
+        defaults, or as a caller built them) set on top of ``options``, each typed and checked."""
+        return cls(options, **params)
 
-    def __init__(self, **params: Any):
-        unknown = sorted(set(params) - set(self.params))
-        if unknown:
-            known = ", ".join(self.params) or "none"
-            raise PipelineError(f"study {self.name}: unknown parameter(s) {', '.join(unknown)}; "
-                                f"known: {known}")  # fmt: skip
-        specs = {k: _declared(v) for k, v in self.params.items()}
-        given = {k: specs[k].parse(self.name, k, v) for k, v in params.items() if v is not None}
-        defaults = {k: None if p.default is None else p.parse(self.name, k, p.default)
-                    for k, p in specs.items()}  # fmt: skip
-        self.values = {**defaults, **given}
+    def __init__(self, options=None, /, **params: Any):
+        self.params = parse_options(self.name, type(self).Options, params, options)
 
     def param(self, name: str):
-        """A parameter's value; a one-line error when a needed one was not given."""
-        if self.values.get(name) is None:
-            raise PipelineError(f"study {self.name} needs --param {name}=VALUE")
-        return self.values[name]
+        """An option's value; a one-line error when a needed one was not given."""
+        value = getattr(self.params, name)
+        if value is None:
+            about = option_help(type(self).Options, name)
+            raise PipelineError(f"study {self.name} needs --param {name}=VALUE"
+                                + (f" ({about})" if about else ""))  # fmt: skip
+        return value
 
     def runs(self, size: str) -> list[StudyRun]:
         """The runs at ``size`` (one of :data:`SIZES`)."""
@@ -154,9 +104,9 @@ class Study:
 
     def describe(self) -> str:
         """One line for ``interp-heads study --list``."""
-        needed = [k for k, v in self.params.items() if _declared(v).default is None]
-        if needed:
-            sizes = "parameters " + ", ".join(f"{k}=..." for k in needed)
+        wanted = needed(type(self).Options)
+        if wanted:
+            sizes = "parameters " + ", ".join(f"{k}=..." for k in wanted)
         else:
             sizes = ", ".join(
                 f"{s}: {len(self.runs(s))} run(s), "
@@ -166,7 +116,23 @@ class Study:
         return f"{self.name}: {self.summary} ({sizes})"
 
 
-STUDIES: Registry[type[Study]] = Registry("study")
+class StudyRegistry(Registry):
+    """The study registry: a study's ``Options`` are its own ``--param`` keys, not options
+    shared across the registered classes (no config section reads them), so two studies may
+    declare one name with different defaults (``k``)."""
+
+    def own_options(self, cls) -> tuple:
+        return ()
+
+    def register(self, cls=None, *, replace: bool = False):
+        """``Registry.register``, once the study's ``Options`` fields are of a type ``--param``
+        can give (``studies.options.option_kinds``: a TypeError at import, not at a user's run)."""
+        if cls is not None:
+            option_kinds(cls.Options)
+        return super().register(cls, replace=replace)
+
+
+STUDIES: Registry[type[Study]] = StudyRegistry("study")
 
 
 def repo_file(spec: str | Path) -> Path:

@@ -14,7 +14,12 @@ user's (a run folder of ``interp-heads attribute`` or ``run``), given to every r
 
 from __future__ import annotations
 
-from interp_heads.studies.base import STUDIES, Param, Study, StudyRun
+from dataclasses import dataclass, field
+from typing import Annotated
+
+from annotated_types import Interval
+
+from interp_heads.studies.base import STUDIES, Study, StudyRun
 from interp_heads.studies.spec_curve import cells, curve_frame, run_name
 
 OPTIONS = {
@@ -44,9 +49,20 @@ SIZES = {"small": {"n_eval": 12, "seeds": 5}, "full": {"n_eval": 40, "seeds": 5}
 class Claim(Study):
     name = "claim"
     summary = "which interventions, scopes and metrics a TopK-vs-RandomK claim survives"
-    params = {"task": None, "ranking": None, "k": Param("16", int, 1, 100_000),
-              "model": "smollm2-135m", "max_new_tokens": Param("8", int, 1, 4096),
-              "filter_correct": Param("true", bool)}  # fmt: skip
+
+    @dataclass(frozen=True)
+    class Options:
+        task: str | None = field(default=None, metadata={
+            "help": "the task: a built-in name or a task file"})  # fmt: skip
+        ranking: str | None = field(default=None, metadata={
+            "help": "the run folder whose ranking every run is given"})  # fmt: skip
+        k: Annotated[int, Interval(ge=1, le=100_000)] = field(default=16, metadata={
+            "help": "the heads masked: the ranking's top k against k random ones"})  # fmt: skip
+        model: str = field(default="smollm2-135m", metadata={"help": "the model"})
+        max_new_tokens: Annotated[int, Interval(ge=1, le=4096)] = field(default=8, metadata={
+            "help": "tokens generated per answer"})  # fmt: skip
+        filter_correct: bool = field(default=True, metadata={
+            "help": "evaluate only the examples the model answers correctly unmasked"})  # fmt: skip
 
     def options(self) -> dict:
         """:data:`OPTIONS` without ``logit_diff`` unless every example has distractors (what the
@@ -81,7 +97,7 @@ class Claim(Study):
 
     def write_pages(self, folders, docs):
         from interp_heads.figures.escape import md
-        from interp_heads.studies.spec_curve_page import write_page
+        from interp_heads.studies.spec_curve.page import write_page
 
         options = self.options()
         frame = curve_frame(folders, options, (END,), self.name, ("default",))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from interp_heads.config.run_config import RunConfig
 from interp_heads.errors import PipelineError
+from interp_heads.execution.whole_runs import RunJob, Runs
 from interp_heads.studies.base import SIZES, STUDIES, Study, StudyRun
 
 SHARED = "shared"  # the runs folder's shared generation store (no run folder may be named so)
@@ -67,14 +68,16 @@ def run_study(
     "needed"``: the same rows, no ``baseline.csv``) unless the study sets ``baseline``.
     ``shared``:
     the runs share generations through ``<runs_dir>/shared`` (False: each generates its own).
-    ``executor``: ``local`` (one run after another, in this process) or ``ray`` (one Ray task a
-    run, ``cpus_per_run`` CPUs and torch threads each, on the cluster at ``ray_address`` or a
-    local one; runs that read another's folder wait for it: :func:`waves`)."""
+    ``executor``: a registered executor that runs whole runs (:func:`study_executor`): ``local``
+    (one run after another, in this process) or ``ray`` (one Ray task a run, ``cpus_per_run``
+    CPUs and torch threads each, on the cluster at ``ray_address`` or a local one; runs that read
+    another's folder wait for it: :func:`waves`)."""
     from interp_heads.pipeline.inputs import check_inputs
 
     study = get_study(name, **(params or {})) if isinstance(name, str) else name
     if size not in SIZES:
         raise PipelineError(f"study size {size!r}: choose one of {', '.join(SIZES)}")
+    run_runs = study_executor(executor)  # before any run
     docs = pages_folder(study.name, size, runs_dir) if docs is None else docs
     runs = study.runs(size)
     mine = [run.folder for run in runs] + list(study.folders_here(size))
@@ -90,8 +93,6 @@ def run_study(
             config.baseline = "needed"  # answer rows only until those it ranks and evaluates
     for run, config in configs:  # no torch yet: a bad input is one line in a fraction of a second
         check_inputs(config, Path(runs_dir) / run.folder, force, ranking=False)
-    from interp_heads.pipeline.experiment import attribute_steps, run_experiment, run_pipeline
-
     if any(Path(run.folder).parts[:1] == (SHARED,) for run in runs):
         raise PipelineError(
             f"study {study.name}: a run folder is named {SHARED!r}, the shared store's"
@@ -100,22 +101,41 @@ def run_study(
         if shared and config.shared_store is None:
             config.shared_store = str(Path(runs_dir) / SHARED)
     folders = {run.folder: Path(runs_dir) / run.folder for run in runs}
-    if executor == "ray":
-        from interp_heads.studies.on_ray import run_on_ray
-
-        run_on_ray(configs, folders, waves(runs), force=force, address=ray_address,
-                   cpus_per_run=cpus_per_run)  # fmt: skip
-        return study.write_pages(folders, Path(docs))
-    if executor != "local":
-        raise PipelineError(f"study executor {executor!r}: choose local or ray")
-    for run, config in configs:
-        if run.steps == "attribute":
-            run_experiment(
-                config, folders[run.folder], force=force, quiet=quiet, steps=attribute_steps()
-            )
-        else:
-            run_pipeline(config, folders[run.folder], force=force, quiet=quiet)
+    jobs = {run.folder: RunJob(run.folder, config, folders[run.folder], run.steps)
+            for run, config in configs}  # fmt: skip
+    run_runs(
+        Runs(tuple(jobs.values()), tuple(tuple(jobs[r.folder] for r in w) for w in waves(runs)),
+             force=force, quiet=quiet, address=ray_address, cpus_per_run=cpus_per_run),
+        run_one,
+    )  # fmt: skip
     return study.write_pages(folders, Path(docs))
+
+
+def study_executor(name: str):
+    """The ``run_runs`` of the executor ``name`` registers (``EXECUTORS``: any spelling it
+    accepts, a user's own executor too): how a study's whole runs are run. A name that is not
+    registered, or an executor without ``run_runs`` (``plain``, ``packed``: a sweep's only), is
+    one line naming those that have one."""
+    from interp_heads.execution.registry import EXECUTORS
+
+    able = [c.name for c in EXECUTORS.classes() if callable(getattr(c, "run_runs", None))]
+    found = EXECUTORS.get(name) if name in EXECUTORS else None
+    if found is None or not callable(getattr(found, "run_runs", None)):
+        choices = " or ".join(able) if len(able) <= 2 else ", ".join(able)
+        raise PipelineError(f"study executor {name!r}: choose {choices}")
+    return found.run_runs
+
+
+def run_one(config, folder: Path, steps: str, force: bool, quiet: bool) -> str:
+    """One study run through the pipeline (``steps``: ``"attribute"`` ranks only), in this
+    process or in a Ray worker: what an executor's ``run_runs`` calls for each run."""
+    from interp_heads.pipeline.experiment import attribute_steps, run_experiment, run_pipeline
+
+    if steps == "attribute":
+        run_experiment(config, Path(folder), force=force, quiet=quiet, steps=attribute_steps())
+    else:
+        run_pipeline(config, Path(folder), force=force, quiet=quiet)
+    return str(folder)
 
 
 def check_folders(runs_dir, folders: list[str], docs, shared: bool = True) -> None:

@@ -33,7 +33,7 @@ from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run_minutes
 from interp_heads.studies.seed_figure import SECTIONS, with_section
-from interp_heads.studies.seed_figure_tables import md
+from interp_heads.studies.seed_figure.tables import md
 
 STATUSES = (FOUND, NOT_VERIFIED, OVER)  # the tool's words; any other status is shown as text
 FIGURE = "sufficiency_faithfulness"  # docs/figures/<name>.svg

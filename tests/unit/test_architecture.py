@@ -204,15 +204,20 @@ RAW_READ_ALLOWED = {
     ("report/html.py", "_sha256"): "the digest of the report's own plotly.min.js, compared "
     "before it is rewritten (the write side of figures/, not an artefact read back)",
     ("studies/protocols.py", "_config"): "a study's TOML config under configs/ (not a run folder)",
-    ("studies/ground_truth.py", "_done"): "the study's own done.json marker in its models/<name> "
+    (
+        "studies/ground_truth/__init__.py",
+        "_done",
+    ): "the study's own done.json marker in its models/<name> "
     "folder (not a run folder's file; store.layout does not name it)",
     # a study config read to size a study, and the ground-truth study's own files
-    ("studies/compare.py", "small_changes"): "a study's TOML config under configs/",
-    ("studies/ground_truth.py", "run_real_induction"): "the study's own real_induction.json, "
-    "kept to resume (not a run folder's file)",
-    ("studies/ground_truth_page.py", "write_page"): "the study's own real_induction.json "
+    ("studies/compare/__init__.py", "small_changes"): "a study's TOML config under configs/",
+    (
+        "studies/ground_truth/__init__.py",
+        "run_real_induction",
+    ): "the study's own real_induction.json, kept to resume (not a run folder's file)",
+    ("studies/ground_truth/page.py", "write_page"): "the study's own real_induction.json "
     "(not a run folder's file)",
-    ("studies/ground_truth_page.py", "read_tables"): "the study's own models/<name>/<table>.csv "
+    ("studies/ground_truth/page.py", "read_tables"): "the study's own models/<name>/<table>.csv "
     "(not a run folder's file; store.layout does not name it)",
 }
 
@@ -277,8 +282,8 @@ def test_the_raw_read_check_can_fail(tmp_path):
     allowed.write_text(
         "def _done(p):\n    return read_json(p)\ndef g(p):\n    return read_json(p)\n"
     )
-    assert _raw_reads(allowed, "studies/ground_truth.py") == [
-        "studies/ground_truth.py:4 g: read_json"
+    assert _raw_reads(allowed, "studies/ground_truth/__init__.py") == [
+        "studies/ground_truth/__init__.py:4 g: read_json"
     ]
 
 

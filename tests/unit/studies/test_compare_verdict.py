@@ -1,5 +1,5 @@
-"""The comparison page on synthetic run folders (``studies.compare``, ``compare_tables``,
-``compare_findings``, ``figures.protocols``): sweep tables built by ``sweep.stats`` from
+"""The comparison page on synthetic run folders (``studies.compare``, ``compare.tables``,
+``compare.findings``, ``figures.protocols``): sweep tables built by ``sweep.stats`` from
 hand-made records, written to tmp folders; the verdict's numbers against a hand computation, the
 findings following the numbers, the figure's panels and line styles."""
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 
 from interp_heads.studies import compare as cp
-from interp_heads.studies import compare_tables as ct
-from interp_heads.studies.compare_findings import findings
+from interp_heads.studies.compare import tables as ct
+from interp_heads.studies.compare.findings import findings
 from interp_heads.sweep import stats
 
 TASKS = ["retrieval", "knowledge_recall", "math_calculation", "inference"]
@@ -203,7 +203,7 @@ def test_the_holm_p_decides_and_the_interval_never_contradicts_it():
     Holm adjustment is not is no collapse; a reason makes a cell undecided, never no."""
     import numpy as np
 
-    from interp_heads.studies.compare_tables import collapses
+    from interp_heads.studies.compare.tables import collapses
     from interp_heads.sweep.stats import paired_difference
 
     # TopK 0 on 4 examples where the control answers 1: the exact p over 4 examples cannot go

@@ -12,7 +12,7 @@ import torch
 from interp_heads.attribution import HeadScores
 from interp_heads.studies import STUDIES, run_study
 from interp_heads.studies.head_sets import HeadSets
-from interp_heads.studies.head_sets_page import (
+from interp_heads.studies.head_sets.page import (
     _steps,
     agreement,
     headline,
@@ -87,7 +87,7 @@ def _ranking(halves, ids=(1, 2, 3, 4)) -> HeadScores:
 def test_agreement_with_the_reference_by_hand(monkeypatch):
     from scipy.stats import spearmanr
 
-    from interp_heads.studies import head_sets_page
+    from interp_heads.studies.head_sets import page as head_sets_page
 
     ref_a, ref_b = [8, 7, 6, 5, 4, 3, 2, 1], [7, 8, 6, 4, 5, 3, 1, 2]
     my_a, my_b = [1, 2, 8, 7, 6, 5, 4, 3], [2, 1, 7, 8, 6, 5, 3, 4]
@@ -150,7 +150,7 @@ def test_markdown_table_and_targets_from_rows():
 
 
 def test_ranking_seconds_count_the_invocation_that_ranked():
-    from interp_heads.studies.head_sets_page import _rank_seconds
+    from interp_heads.studies.head_sets.page import _rank_seconds
 
     resumed = {"timings": {"t/attribution": 0.01}, "earlier_timings": [{"t/attribution": 12.0}]}
     assert _rank_seconds(resumed, "t", "atp") == pytest.approx(12.01)

@@ -54,7 +54,7 @@ def check(build) -> str:
 def _heads_inputs(tmp: Path, name: str):
     from interp_heads.attribution import HeadScores
     from interp_heads.choices import BASELINE
-    from interp_heads.studies.heads_page import SELS
+    from interp_heads.studies.heads.page import SELS
 
     run = tmp / f"run{name}"
     store = run / "heads"
@@ -88,8 +88,8 @@ def _heads_inputs(tmp: Path, name: str):
 
 def test_the_heads_page_and_its_results_section(tmp_path, monkeypatch):
     import interp_heads.report
-    from interp_heads.studies.heads_page import write_page
-    from interp_heads.studies.heads_results import results_block
+    from interp_heads.studies.heads.page import write_page
+    from interp_heads.studies.heads.results import results_block
 
     monkeypatch.setattr(interp_heads.report, "build_report", lambda run: None)  # index.html
 
@@ -165,8 +165,8 @@ def test_the_sufficient_sets_page(tmp_path, monkeypatch):
 
 # --------------------------------------------------------------------------- head_sets
 def test_the_head_sets_page(monkeypatch):
-    from interp_heads.studies import head_sets_page
     from interp_heads.studies.head_sets import REFERENCE
+    from interp_heads.studies.head_sets import page as head_sets_page
 
     def build(name):
         found = [
@@ -225,7 +225,7 @@ def _ground_truth_tables(name: str) -> dict:
 
 def test_the_ground_truth_page(tmp_path, monkeypatch):
     from interp_heads.figures import static
-    from interp_heads.studies import ground_truth_page
+    from interp_heads.studies.ground_truth import page as ground_truth_page
 
     def no_figure(*args, **kwargs):
         raise static.StaticExportError("no figure in this test")

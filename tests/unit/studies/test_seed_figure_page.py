@@ -118,7 +118,7 @@ def test_one_run_with_both_k_grids_gives_each_its_tables():
 
 
 def test_run_time_sums_the_invocations_of_a_resumed_run():
-    from interp_heads.studies.seed_figure_tables import run_time
+    from interp_heads.studies.seed_figure.tables import run_time
 
     first = {"total": 1409.0, "sweep": 1102.0}
     resumed = {"timings": {"total": 37.0, "sweep": 31.0}, "earlier_timings": [first]}

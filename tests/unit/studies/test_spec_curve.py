@@ -163,7 +163,7 @@ def test_the_page_leads_with_the_answer(curve):
 
 
 def test_findings_name_each_flipping_choice_and_count_them():
-    from interp_heads.studies.spec_curve_page import findings
+    from interp_heads.studies.spec_curve.page import findings
 
     frame = pd.DataFrame(
         [{"end": e, "flipped": "", "task": t, "verdict": v}
@@ -185,7 +185,7 @@ def test_findings_name_each_flipping_choice_and_count_them():
 
 
 def test_flip_table_keeps_two_choices_with_the_same_change_apart():
-    from interp_heads.studies.spec_curve_page import flip_table
+    from interp_heads.studies.spec_curve.page import flip_table
 
     flips = pd.DataFrame([
         {"end": "study", "choice": "scope", "change": "a -> b", "task": "t", "flips": True, "verdict": "yes"},
@@ -228,7 +228,7 @@ def _row(end, flipped, task, verdict, effect, topk=0.0, n=24, **choices):
 
 
 def test_an_undecided_or_too_small_cell_is_never_a_flip_nor_the_largest_change():
-    from interp_heads.studies.spec_curve_page import findings, flip_rows
+    from interp_heads.studies.spec_curve.page import findings, flip_rows
 
     ends = ({"ranking": "r", "intervention": "i", "scope": "all", "format": "plain"},)
     frame = pd.DataFrame([

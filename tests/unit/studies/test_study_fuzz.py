@@ -15,7 +15,7 @@ import pytest
 from interp_heads.errors import PipelineError
 from interp_heads.store.layout import MARKER
 from interp_heads.studies import STUDIES, run_study
-from interp_heads.studies.base import Param
+from interp_heads.studies.options import needed, option_kinds
 from tests.helpers import DATA, TINY_CONFIG, cli
 
 ECHO = str(DATA / "tiny_echo.jsonl")
@@ -55,8 +55,7 @@ def _snapshot(root: Path, skip: tuple[Path, ...]) -> dict:
 def _cases():
     for name in sorted(STUDIES.names()):
         study = STUDIES.get(name)
-        for key, spec in study.params.items():
-            spec = spec if isinstance(spec, Param) else Param(spec)
+        for key, spec in option_kinds(study.Options).items():
             for value in BAD[spec.kind]:
                 yield name, key, value
         yield name, "no_such_param", "1"
@@ -68,8 +67,7 @@ COUNTS = {"params": [0, 0, 0], "links": [0, 0, 0]}  # cases, refused, written ou
 def _needed(name: str) -> dict:
     study = STUDIES.get(name)
     defaults = {"task": ECHO, "ranking": "ranking_folder"}
-    return {k: defaults.get(k, "x") for k, v in study.params.items()
-            if (v.default if isinstance(v, Param) else v) is None}  # fmt: skip
+    return {k: defaults.get(k, "x") for k in needed(study.Options)}
 
 
 def test_every_param_of_every_study_with_bad_values_is_refused_first(tmp_path, no_runs):

@@ -255,7 +255,7 @@ def test_md_frame_escapes_names_and_keeps_numbers():
 def test_the_results_page_tables_keep_a_task_name_as_text():
     from markdown_it import MarkdownIt
 
-    from interp_heads.studies.seed_figure_tables import md as table
+    from interp_heads.studies.seed_figure.tables import md as table
 
     render = MarkdownIt("commonmark", {"html": True}).render
     hostile = render(table([{"task": HOSTILE, "k": 32, "TopK": "0.10"}]))

@@ -13,7 +13,8 @@ import pytest
 
 from interp_heads.errors import one_line
 from interp_heads.store.files import UnsafeFile
-from interp_heads.studies import compare, heads_page, seed_figure
+from interp_heads.studies import compare, seed_figure
+from interp_heads.studies.heads import page as heads_page
 
 
 def _plant(path: Path, kind: str, outside: Path) -> None:

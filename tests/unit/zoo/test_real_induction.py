@@ -141,7 +141,7 @@ def _result(**over) -> dict:
 def test_the_page_section_names_the_truth_the_misses_and_the_target(tmp_path):
     import json
 
-    from interp_heads.studies.ground_truth_page import write_page
+    from interp_heads.studies.ground_truth.page import write_page
 
     folder = tmp_path / "runs"
     folder.mkdir()

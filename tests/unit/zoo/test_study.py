@@ -56,7 +56,7 @@ def test_a_model_below_its_bar_is_refused_on_the_page_with_one_line(tmp_path, mo
 def test_the_figure_reads_each_rules_worst_false_positive_rate_from_the_calibration(tmp_path):
     import json
 
-    from interp_heads.studies.ground_truth_page import _calibration
+    from interp_heads.studies.ground_truth.page import _calibration
 
     rows = [
         {"rule": "r", "kind": "a", "n": 24, "draws": 5, "fpr": 0.01},

@@ -12,7 +12,7 @@ from interp_heads.sweep.verdict import is_decided as decided
 
 
 def collapses(verdict: str) -> bool:
-    """A decided yes (``spec_curve_page.collapses``; that page reads this module)."""
+    """A decided yes (``spec_curve.page.collapses``; that page reads this module)."""
     return verdict == "yes"
 
 

@@ -27,7 +27,7 @@ from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
 from interp_heads.studies.protocols import fraction_k, paper_k_text
-from interp_heads.studies.seed_figure_tables import (
+from interp_heads.studies.seed_figure.tables import (
     CLAIM_RATIO,
     claim_rows,
     grid_table,

@@ -58,11 +58,11 @@ def write_pages(run: Path, retrieval_run: Path, out: Path, results: Path) -> lis
             raise SystemExit(f"error: {folder} has no ranking.csv: run configs/{config}.toml first")
     inp = Inputs(run, retrieval_run)
     store = run / "heads"
-    from interp_heads.studies.heads_page import write_page
+    from interp_heads.studies.heads.page import write_page
 
     write_page(inp, store, out)
     print(f"wrote {out}")
-    from interp_heads.studies.heads_results import results_block
+    from interp_heads.studies.heads.results import results_block
     from interp_heads.studies.seed_figure import with_section
 
     text = read_page(results)

@@ -10,7 +10,7 @@ import datetime as dt
 
 from interp_heads.analysis.specificity import exclusivity
 from interp_heads.figures.escape import md, md_code
-from interp_heads.studies.heads_page import (
+from interp_heads.studies.heads.page import (
     known,
     or_missing,
     retrieval_section,

@@ -13,7 +13,7 @@ examples, so the random kept sets are generated once (the study's shared generat
 The page reads only the run folders: per task and method the necessity area, CPR and CMD with
 their intervals, the minimal head set, f at ``ks``, the all-heads Spearman against the reference
 (``attribution/<task>.json`` of both runs), the ranking's seconds, and whether the answer's
-log-probability orders the methods as accuracy does (``studies.head_sets_page``).
+log-probability orders the methods as accuracy does (``studies.head_sets.page``).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ class HeadSets(Study):
         return out
 
     def write_pages(self, folders, docs):
-        from interp_heads.studies.head_sets_page import page
+        from interp_heads.studies.head_sets.page import page
 
         manifests = {f: _manifest(p) for f, p in folders.items()}
         # the size these folders are: its methods and tasks are the ones the page speaks of

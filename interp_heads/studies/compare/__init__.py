@@ -12,8 +12,8 @@ generated -> all, scale -> mean, the accuracy rule's references -> all gold). Ea
 resumable run folder; this page needs no model: every number is read from them.
 
 The page, figure first: both protocols' figures side by side (``figures.protocols``), one verdict
-table (``compare_tables``), probe-vs-causal agreement, what each choice changes, and findings
-written from those numbers (``compare_findings``). The generated part of docs/compare.md sits
+table (``compare.tables``), probe-vs-causal agreement, what each choice changes, and findings
+written from those numbers (``compare.findings``). The generated part of docs/compare.md sits
 between :data:`BEGIN` and :data:`END`; the hand-written text around it is kept.
 """
 
@@ -29,9 +29,9 @@ from interp_heads.figures.escape import md, md_frame
 from interp_heads.run import Run
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
-from interp_heads.studies import compare_tables as ct
 from interp_heads.studies.base import STUDIES, Study, StudyRun, repo_file
-from interp_heads.studies.compare_findings import findings
+from interp_heads.studies.compare import tables as ct
+from interp_heads.studies.compare.findings import findings
 
 # run folder -> its config (``make compare`` runs each into runs/compare/<name>)
 VARIANTS = {
@@ -206,7 +206,7 @@ def with_block(text: str, block: str) -> str:
 
 def write_pages(out: Path, page: Path, html: Path, figures: Path | None) -> list[Path]:
     """docs/compare.md (its generated block), the HTML page and the static figure."""
-    from interp_heads.studies.compare_html import html_page
+    from interp_heads.studies.compare.html import html_page
 
     runs = load_runs(out)
     fig, image, written = figure(runs), None, []

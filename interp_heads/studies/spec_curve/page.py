@@ -191,7 +191,7 @@ INTRO = (
     "every cell of this page; the 3x drop ratio is a secondary reading) in every cell one choice "
     "away from the Cognitive Mirrors protocol or from the causal one, and in the full factorial "
     "of ranking, intervention, scope, RandomK pool and k around each "
-    "(`interp_heads/studies/spec_curve.py`)."
+    "(`interp_heads/studies/spec_curve/`)."
 )
 
 
@@ -226,7 +226,7 @@ def write_page(
     the files written. ``protocols``: the lines that open the page (each protocol's one
     definition and what the pages run differently, ``studies.protocols``)."""
     from interp_heads.figures.spec_curve import plot_spec_curve
-    from interp_heads.studies import spec_curve_factorial as fac
+    from interp_heads.studies.spec_curve import factorial as fac
 
     page_folder(docs)
     frame = decide_cells(frame)

@@ -41,6 +41,7 @@ is one run; the pool-``all`` runs keep the folders they had before the pool was 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -303,7 +304,7 @@ def curve_frame(
         if name not in records:
             records[name] = Run.at(folders[name]).need("records")
         rows += cell_rows(cell, records[name], options)
-    from interp_heads.studies.spec_curve_page import decide_cells
+    from interp_heads.studies.spec_curve.page import decide_cells
 
     return decide_cells(pd.DataFrame(rows))
 
@@ -318,7 +319,12 @@ class SpecCurve(Study):
     # small: 2026-12-07, shared machine (Study.minutes); full not timed (above)
     minutes: dict[str, float] = {"small": 4.7}
     base = "configs/cognitive_mirrors.toml"  # every run starts from the study's config
-    params = {"cogqa": ""}  # a CogQA file: its four panels as the tasks of every cell
+
+    @dataclass(frozen=True)
+    class Options:
+        cogqa: str = field(default="", metadata={
+            "help": "a CogQA file: its four panels as the tasks of every cell"})  # fmt: skip
+
     ends = (STUDY_END, CAUSAL_END)
     common = COMMON
     sizes = SIZES
@@ -326,7 +332,7 @@ class SpecCurve(Study):
     @property
     def cogqa(self) -> str:
         """The CogQA file given (``""``: the built-in tasks); a missing one is refused."""
-        path = str(self.values.get("cogqa") or "")
+        path = self.params.cogqa
         if path and not Path(path).is_file():
             raise PipelineError(f"study {self.name}: no CogQA file {path!r}")
         return path
@@ -345,7 +351,7 @@ class SpecCurve(Study):
                          self.prefix)  # fmt: skip
 
     def write_pages(self, folders, docs):
-        from interp_heads.studies.spec_curve_page import INTRO, write_page
+        from interp_heads.studies.spec_curve.page import INTRO, write_page
 
         # every cell where its runs were planned; the small size plans the ends' runs only
         planned = all(run_name(c, self.options, self.prefix) in folders

@@ -1,7 +1,7 @@
 """The comparison page's findings: a few sentences written from its tables' numbers.
 
 Nothing here knows a result in advance: each sentence is built from the verdict rows
-(``compare_tables.verdict_frame``), the probe-vs-causal agreement and the choices table, so the
+(``compare.tables.verdict_frame``), the probe-vs-causal agreement and the choices table, so the
 text changes when the runs do. A sentence whose numbers are missing is left out.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from interp_heads.studies.compare_tables import FIXED_K
+from interp_heads.studies.compare.tables import FIXED_K
 
 
 def findings(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from interp_heads.studies.base import STUDIES, Study
@@ -39,7 +40,11 @@ REAL_INDUCTION = {"full": {"n": 8, "length": 12, "seed": 0}}
 class GroundTruth(Study):
     name = "ground_truth"
     summary = "every attribution method and the sufficient-set search scored against zoo models whose heads are known exactly"
-    params = {"calibration": "docs/calibration.json"}  # bench.checks.calibration writes it
+
+    @dataclass(frozen=True)
+    class Options:
+        calibration: str = field(default="docs/calibration.json", metadata={
+            "help": "the calibration file bench.checks.calibration writes"})  # fmt: skip
 
     def runs(self, size):
         return []  # in-process (run_here)
@@ -67,10 +72,10 @@ class GroundTruth(Study):
         return {FOLDERS[size]: folder}
 
     def write_pages(self, folders, docs):
-        from interp_heads.studies.ground_truth_page import write_page
+        from interp_heads.studies.ground_truth.page import write_page
 
         (folder,) = folders.values()
-        return write_page(Path(folder), Path(docs), Path(self.values["calibration"]))
+        return write_page(Path(folder), Path(docs), Path(self.params.calibration))
 
 
 def _work_seconds(model_dir: Path) -> float:
