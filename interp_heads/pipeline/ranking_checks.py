@@ -27,7 +27,7 @@ def needs_verification(scores, m: int) -> bool:
     return bool(m) and (scores.provenance.get("verification") or {}).get("m") != m
 
 
-def verify_stored(exp, name: str, rank: Task, scores, m: int) -> None:
+def verify_stored(exp, name: str, rank: Task, scores, m: int, fmt: str) -> None:
     """Verify a ranking reused from the folder (made before, or with another ``verify``); re-save it."""
     from interp_heads.attribution import make_batches, verify_ranking
 
@@ -35,7 +35,7 @@ def verify_stored(exp, name: str, rank: Task, scores, m: int) -> None:
         exp.model,
         rank,
         batch_size=int(scores.provenance.get("batch_size") or exp.config.batch_size),
-        fmt=exp.fmts[name],
+        fmt=fmt,
         corrupted=False,
     )
     scores.provenance["verification"] = verify_ranking(exp.model, batches, scores, m)
