@@ -13,6 +13,7 @@ import time
 
 from interp_heads.attribution.scores import load_stored
 from interp_heads.pipeline.ranking_checks import (
+    AttributeOutput,
     heads_to_verify,
     needs_verification,
     record_verification,
@@ -75,7 +76,6 @@ def probe_attribute_step(exp, inputs):
     """Train the probe on every task's rank split (or reuse it) and rank the heads per task; the
     prompt formats gain those of the other skills it was trained on (``unswept_skills``)."""
     from interp_heads.attribution.probe import probe_heads
-    from interp_heads.pipeline.steps import AttributeOutput
 
     cfg, t, splits = exp.config, time.perf_counter(), inputs.splits
     fmts, rankings = dict(inputs.fmts), {}

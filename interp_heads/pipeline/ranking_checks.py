@@ -10,8 +10,19 @@ ranking is flagged (:func:`record_verification`). The check itself is
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 from interp_heads.tasks.schema import Task
+
+
+@dataclass(frozen=True)
+class AttributeOutput:
+    """What the attribute step returns (``pipeline.steps.attribute_step``, and for the probe
+    ``pipeline.probe_step``): every task's ranking (``HeadScores``) and the prompt formats (the
+    probe's other skills added; else as the plan resolved them)."""
+
+    rankings: dict
+    fmts: dict[str, str]
 
 
 def heads_to_verify(cfg) -> int:

@@ -34,6 +34,7 @@ from interp_heads.pipeline.attention_step import AttentionOutput, attention_step
 from interp_heads.pipeline.baseline_step import BaselineOutput, baseline, baseline_step, rows_key  # noqa: F401
 from interp_heads.pipeline.known_step import KnownOutput, known_step
 from interp_heads.pipeline.ranking_checks import (
+    AttributeOutput,
     heads_to_verify,
     needs_verification,
     record_verification,
@@ -64,15 +65,6 @@ def _keyed(name: str, value, defaults: dict) -> bool:
     if name in OPTIONAL_KEYS:
         return bool(value)
     return name not in defaults or name == "exact_layers" or value != defaults[name]
-
-
-@dataclass(frozen=True)
-class AttributeOutput:
-    """Every task's ranking (``HeadScores``), and the prompt formats (the probe's other skills
-    added, ``pipeline.probe_step``; else as the plan resolved them)."""
-
-    rankings: dict
-    fmts: dict[str, str]
 
 
 def attribute_step(exp: Experiment, inputs: Inputs) -> AttributeOutput:
