@@ -138,3 +138,23 @@ def test_the_artefact_store_records_each_writer():
     store.put({"ks": [4], "rankings": {}}, "attribute")
     assert store.get("ks") == [4] and store.writer == {"ks": "attribute", "rankings": "attribute"}
     assert store.inputs("s", ["ks"]).ks == [4]
+
+
+def test_only_the_runner_touches_the_artefact_store():
+    """A step reads its declared inputs, never ``exp.artefacts``: only the plan's builder, the
+    step runner and the manifest writer use the store (an AST scan of the package)."""
+    import ast
+
+    from tests.helpers import ROOT
+
+    allowed = {("pipeline/experiment.py", "build_experiment"), ("pipeline/steps.py", "run_steps"),
+               ("pipeline/state.py", "write_manifest")}  # fmt: skip
+    users = set()
+    for file in (ROOT / "interp_heads").rglob("*.py"):
+        module = file.relative_to(ROOT / "interp_heads").as_posix()
+        for fn in ast.walk(ast.parse(file.read_text())):
+            if isinstance(fn, ast.FunctionDef):
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.Attribute) and node.attr == "artefacts":
+                        users.add((module, fn.name))
+    assert users == allowed
