@@ -1,7 +1,10 @@
 """The pipeline's steps: baseline, attribute, sweep, tables, report.
 
-Each step is a function ``step(exp: Experiment) -> what it made``. It reads what earlier steps put
-on the :class:`Experiment` (the run's shared state), writes its artifacts through the run folder
+Each step is a registered :class:`PipelineStep` that declares what it reads (artefacts of the plan
+or of earlier steps, config sections) and writes; its function ``run(exp, inputs)`` gets the run's
+inputs (:class:`Experiment`: config, model, tasks, folder) and exactly its declared artefacts
+(:mod:`interp_heads.pipeline.artefacts`), returns a frozen dataclass of what it writes (stored by
+:func:`run_steps` under those names), writes its files through the run folder
 (:class:`~interp_heads.store.folder.RunFolder`), and is idempotent: its units of work carry resume keys,
 so a rerun reuses what is stored and recomputes only what is missing or made under other inputs.
 A run takes the steps its config and command call for (``pipeline.experiment.plan_steps``:
