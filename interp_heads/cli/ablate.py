@@ -43,6 +43,6 @@ def cmd_ablate(args) -> int:
         "n_examples",
         "n_draws",
     ]
-    print(made["sweep"].summary()[cols].to_string(index=False))
-    print(f"wrote {made['report']}")
+    print(made["sweep"].sweep_result.summary()[cols].to_string(index=False))
+    print(f"wrote {made['report'].index}")
     return 0

@@ -28,7 +28,7 @@ def cmd_attribute(args) -> int:
         notes=not args.quiet,
         progress=progress,
     )
-    scores = next(iter(made["attribute"].values()))
+    scores = next(iter(made["attribute"].rankings.values()))
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")
     stab = scores.provenance.get("stability") or {}
     if "jaccard" in stab:
@@ -42,5 +42,5 @@ def cmd_attribute(args) -> int:
     check = scores.provenance.get("verification")
     if check:
         print(f"verified against exact mean ablation: {check['verdict']}")
-    print(f"wrote {exp.folder.ranking_csv} and {made['report']}")
+    print(f"wrote {exp.folder.ranking_csv} and {made['report'].index}")
     return 0

@@ -9,13 +9,12 @@ STEP_NAMES = {"baseline": "examples", "attribute": "attribution", "known": "know
 
 
 @contextlib.contextmanager
-def step_progress(exp, quiet: bool):
-    """A bar over ``exp``'s steps, counting the model's forward passes; yields ``on_step`` for
+def step_progress(exp, steps: list[str], quiet: bool):
+    """A bar over the run's ``steps``, counting the model's forward passes; yields ``on_step`` for
     ``run_steps`` (it moves the bar to the step starting and names it). The steps' own bars stay
     hidden but the known heads' (layers done)."""
     from tqdm.auto import tqdm
 
-    steps = exp.plan
     bar = tqdm(total=len(steps), unit=" step", disable=quiet, leave=False)
     forwards = [0]
 

@@ -13,47 +13,63 @@ Both read the rankings and splits the run's earlier steps made, and the report s
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import pandas as pd
 
+from interp_heads.pipeline.artefacts import Inputs
 from interp_heads.pipeline.state import Experiment
 
 
-def specificity_step(exp: Experiment) -> pd.DataFrame:
+@dataclass(frozen=True)
+class SpecificityOutput:
+    """The cross-task drop matrix (``heads/specificity.csv``)."""
+
+    specificity: pd.DataFrame
+
+
+@dataclass(frozen=True)
+class StabilityOutput:
+    """The split-half agreement of each task's ranking (``heads/stability.csv``)."""
+
+    stability: pd.DataFrame
+
+
+def specificity_step(exp: Experiment, inputs: Inputs) -> SpecificityOutput:
     """The cross-task drop matrix of the run's rankings on its eval splits."""
     from dataclasses import replace
 
     from interp_heads.analysis.specificity import cross_task_records, drop_matrix
 
     start = time.perf_counter()
-    cfg = replace(exp.sweep_config, metrics=["accuracy"], elbow=False)
-    accuracy = [m for m in exp.metrics if m.name == "accuracy"] or None
+    cfg = replace(inputs.sweep_config, metrics=["accuracy"], elbow=False)
+    accuracy = [m for m in inputs.metrics if m.name == "accuracy"] or None
     records = cross_task_records(
         exp.model,
-        exp.eval_tasks,
-        exp.rankings,
+        inputs.eval_tasks,
+        inputs.rankings,
         cfg,
         exp.folder.cross_sweep,
         metrics=accuracy,
-        batch_size=exp.batch_size,
+        batch_size=exp.config.batch_size,
     )
     matrix = drop_matrix(records)
     exp.folder.write_frame(exp.folder.specificity_csv, matrix)
     exp.timings["specificity"] = time.perf_counter() - start
-    return matrix
+    return SpecificityOutput(matrix)
 
 
-def stability_step(exp: Experiment) -> pd.DataFrame:
+def stability_step(exp: Experiment, inputs: Inputs) -> StabilityOutput:
     """Split-half agreement of each task's ranking, re-ranked on each half."""
     from interp_heads.attribution.stability import split_half
 
-    start = time.perf_counter()
-    ks = exp.config.stability_ks or exp.ks
+    start, cfg = time.perf_counter(), exp.config
+    ks = cfg.stability_ks or inputs.ks
     frames = [
-        split_half(exp.model, rank, ks, str(exp.config.attribution), batch_size=exp.batch_size)
-        for rank, _ in exp.splits.values()
+        split_half(exp.model, rank, ks, str(cfg.attribution), batch_size=cfg.batch_size)
+        for rank, _ in inputs.splits.values()
     ]
     frame = pd.concat(frames)
     exp.folder.write_frame(exp.folder.stability_csv, frame)
     exp.timings["stability"] = time.perf_counter() - start
-    return frame
+    return StabilityOutput(frame)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 
 from interp_heads.errors import one_line
 
@@ -20,21 +21,29 @@ N_HEADS, N_PROMPTS = 6, 3
 EXPLORE_PROMPTS, EXPLORE_TOKENS = 2, 16
 
 
-def attention_step(exp) -> dict:
+@dataclass(frozen=True)
+class AttentionOutput:
+    """``{task: attention_data record}`` (``attention.json``; empty when the model has no
+    attention-pattern hooks)."""
+
+    attention: dict
+
+
+def attention_step(exp, inputs) -> AttentionOutput:
     """``{task: attention_data record}`` of every task ranked by scores, written to the folder."""
     from interp_heads.figures.attention import attention_data
     from interp_heads.store import write_atomic
     from interp_heads.tasks.prompts import render
 
-    start, out = time.perf_counter(), {}
-    for name, scores in exp.rankings.items():
+    start, out, splits, fmts = time.perf_counter(), {}, inputs.splits, inputs.fmts
+    for name, scores in inputs.rankings.items():
         if not hasattr(scores, "top"):  # an ordered list of heads (no scores to rank by)
             continue
-        rank = exp.splits[name][0] if name in exp.splits else exp.tasks[name]
+        rank = splits[name][0] if name in splits else exp.tasks[name]
         examples = list(rank)[:N_PROMPTS] or list(exp.tasks.get(name, []))[:N_PROMPTS]
         if not examples:
             continue
-        fmt = exp.fmts.get(name) or getattr(rank, "fmt", None) or "auto"
+        fmt = fmts.get(name) or getattr(rank, "fmt", None) or "auto"
         try:
             prompts = render(exp.model, [e.prompt for e in examples], fmt=fmt)
             data = attention_data(exp.model, prompts, scores.top(N_HEADS))
@@ -42,7 +51,7 @@ def attention_step(exp) -> dict:
             explore = attention_data(exp.model, prompts[:EXPLORE_PROMPTS], every, EXPLORE_TOKENS)
         except (ValueError, RuntimeError, AttributeError, KeyError) as exc:
             exp.manifest["attention"] = {"skipped": one_line(exc)}
-            return {}
+            return AttentionOutput({})
         for rec in explore["prompts"]:  # causal: a query's row ends at its own key (i + 1)
             rec["patterns"] = {k: [[round(x, 3) for x in row[: i + 1]] for i, row in enumerate(v)]
                                for k, v in rec["patterns"].items()}  # fmt: skip
@@ -50,4 +59,4 @@ def attention_step(exp) -> dict:
                      "explore": explore}  # fmt: skip
     write_atomic(exp.folder.attention, json.dumps(out))
     exp.timings["attention"] = time.perf_counter() - start
-    return out
+    return AttentionOutput(out)

@@ -9,74 +9,89 @@ from __future__ import annotations
 
 import time
 import warnings
+from dataclasses import dataclass
 
 import pandas as pd
 
 from interp_heads.errors import PipelineError
+from interp_heads.pipeline.artefacts import Inputs
 from interp_heads.pipeline.state import Experiment, progress_bar
 from interp_heads.store import StoreWarning, resume
 from interp_heads.store.folder import RunFolder
 from interp_heads.tasks.schema import Task
 
 
-def baseline_step(exp: Experiment) -> pd.DataFrame | None:
-    """Store what :func:`split_examples` found (run before the folder was claimed, else now):
-    the baseline entries and, with ``baseline = "all"``, ``baseline.csv``."""
-    new = exp.baseline_entries if exp.baseline_entries is not None else split_examples(exp)
-    exp.baseline_entries = None  # stored once
-    for name, entry in new.items():
+@dataclass(frozen=True)
+class BaselineOutput:
+    """``baseline.csv``'s table (``baseline = "all"``; else None)."""
+
+    baseline_table: pd.DataFrame | None
+
+
+@dataclass(frozen=True)
+class Split:
+    """What :func:`split_examples` found: each task's ``(rank, eval)`` examples, the baseline
+    rows (``baseline = "all"``) and the new baseline resume entries the baseline step stores."""
+
+    splits: dict[str, tuple[Task, Task]]
+    base_rows: list[dict]
+    baseline_entries: dict
+
+
+def baseline_step(exp: Experiment, inputs: Inputs) -> BaselineOutput:
+    """Store what :func:`split_examples` found before the folder was claimed: the baseline
+    entries and, with ``baseline = "all"``, ``baseline.csv``."""
+    for name, entry in inputs.baseline_entries.items():
         if entry is not None:
             exp.folder.write_baseline(name, entry)
     if exp.config.baseline != "all":
-        return None
-    frame = pd.DataFrame(exp.base_rows)
+        return BaselineOutput(None)
+    frame = pd.DataFrame(inputs.base_rows)
     exp.folder.write_frame(exp.folder.baseline_csv, frame)
-    return frame
+    return BaselineOutput(frame)
 
 
-def split_examples(exp: Experiment) -> dict:
-    """The correctly answered examples and the rank/eval split of every task (``exp.splits``);
-    with ``baseline = "all"`` every example's unmasked answer (``exp.base_rows``). Writes
-    nothing: ``pipeline.experiment.build_experiment`` calls it before the folder is claimed, so
-    a task left without examples (bad input) is refused before anything changes. Returns the
-    new baseline resume entries :func:`baseline_step` stores.
+def split_examples(exp: Experiment, steps: list[str], fmts: dict, given: dict) -> Split:
+    """The correctly answered examples and the rank/eval split of every task; with
+    ``baseline = "all"`` every example's unmasked answer (the base rows). Writes nothing:
+    ``pipeline.experiment.build_experiment`` calls it before the folder is claimed, so a task
+    left without examples (bad input) is refused before anything changes. ``fmts``: each task's
+    prompt format; ``given``: the given rankings by task (their examples are left out).
 
-    Only the splits the run's steps use are filled: rank rows when it ranks heads, eval rows when
-    it sweeps.
+    Only the splits the run's ``steps`` use are filled: rank rows when it ranks heads, eval rows
+    when it sweeps.
     """
-    cfg, new = exp.config, {}
-    exp.base_rows.clear()
-    n_rank = cfg.n_rank if "attribute" in exp.plan else 0
+    cfg, new, base_rows, splits = exp.config, {}, [], {}
+    n_rank = cfg.n_rank if "attribute" in steps else 0
     # a method that reads the rows a sweep masks (the probe's probe_rows = "evaluated") needs
     # them in an attribute-only run too: the rows a sweep of this config would evaluate
     reads_eval = _reads_evaluated(cfg)
-    n_eval = cfg.n_eval if "sweep" in exp.plan or reads_eval else 0
+    n_eval = cfg.n_eval if "sweep" in steps or reads_eval else 0
     n_examples = sum(len(t) for t in exp.tasks.values())
     bars = exp.quiet or not cfg.filter_correct or cfg.baseline != "all"
     with progress_bar(n_examples, "baseline examples", bars) as bar:
         for name, task in exp.tasks.items():
             t = time.perf_counter()
-            pool = _left_out(exp, name, task)
+            pool = _left_out(exp, given.get(name), task)
             if cfg.baseline == "all":
-                row, ok, new[name] = _baseline_of(exp, name, pool)
-                exp.base_rows.append(row)
+                row, ok, new[name] = _baseline_of(exp, name, pool, fmts[name])
+                base_rows.append(row)
                 keep = pool.subset(ids=ok)
             else:
-                keep = _first_correct(exp, name, pool, n_rank + n_eval)
+                keep = _first_correct(exp, pool, n_rank + n_eval, fmts[name], steps)
             rank, rest = keep.split(n_rank, allow_empty=True)
             evalset = rest.subset(n=n_eval)
-            _check_split(exp, name, keep, rank, evalset, n_rank, n_eval)
+            _check_split(exp, name, keep, rank, evalset, n_rank, n_eval, fmts[name], given)
             if cfg.baseline == "all":
-                exp.base_rows[-1].update(n_rank=len(rank), n_eval=len(evalset))
-            exp.splits[name] = (rank, evalset)
+                base_rows[-1].update(n_rank=len(rank), n_eval=len(evalset))
+            splits[name] = (rank, evalset)
             exp.timings[f"{name}/baseline"] = time.perf_counter() - t
             bar.update(len(task))
-    return new
+    return Split(splits, base_rows, new)
 
 
-def _left_out(exp: Experiment, name: str, task: Task) -> Task:
+def _left_out(exp: Experiment, given, task: Task) -> Task:
     """``task`` without the examples a given ranking was computed on (unless ``allow_overlap``)."""
-    given = exp.given.get(name)
     if given is None or exp.config.allow_overlap:
         return task
     if not given.example_ids:
@@ -87,7 +102,7 @@ def _left_out(exp: Experiment, name: str, task: Task) -> Task:
     return task.subset(ids=[e.id for e in task if e.id not in given.example_ids])
 
 
-def _first_correct(exp: Experiment, name: str, pool: Task, n: int) -> Task:
+def _first_correct(exp: Experiment, pool: Task, n: int, fmt: str, steps: list[str]) -> Task:
     """The first ``n`` examples answered correctly (``filter_correct``), checked in order only
     until there are enough; or the first ``n``."""
     from interp_heads.tasks import take_correct
@@ -101,12 +116,12 @@ def _first_correct(exp: Experiment, name: str, pool: Task, n: int) -> Task:
             exp.model,
             pool,
             n,
-            fmt=exp.fmts[name],
+            fmt=fmt,
             max_new_tokens=cfg.max_new_tokens,
             batch_size=cfg.batch_size,
             batch_padding=cfg.batch_padding,
         )
-    doing = "evaluating" if "sweep" in exp.plan else "ranking on"
+    doing = "evaluating" if "sweep" in steps else "ranking on"
     exp.say(
         f"{doing} {len(kept)} correctly answered example(s) "
         f"({kept.meta['filter']['n_evaluated']} of {len(pool)} evaluated)"
@@ -114,7 +129,7 @@ def _first_correct(exp: Experiment, name: str, pool: Task, n: int) -> Task:
     return kept
 
 
-def _check_split(exp, name: str, keep: Task, rank: Task, evalset: Task, n_rank, n_eval) -> None:
+def _check_split(exp, name, keep: Task, rank, evalset, n_rank, n_eval, fmt, given) -> None:
     """A task left without rows to rank or to evaluate is bad input: one line saying why."""
     cfg = exp.config
     if (len(rank) or not n_rank) and (len(evalset) or not n_eval):
@@ -128,10 +143,10 @@ def _check_split(exp, name: str, keep: Task, rank: Task, evalset: Task, n_rank, 
         )
     if not n_eval:
         raise PipelineError(
-            f"task {name!r}: no example answered correctly in format {exp.fmts[name]!r}; "
+            f"task {name!r}: no example answered correctly in format {fmt!r}; "
             "nothing to rank (try --fmt or --no-filter)"
         )
-    left_out = bool(exp.given.get(name) and exp.given[name].example_ids) and not cfg.allow_overlap
+    left_out = bool(given.get(name) and given[name].example_ids) and not cfg.allow_overlap
     raise PipelineError(
         f"task {name!r} has no examples left to evaluate (after --skip {cfg.skip}"
         f"{', leaving out the ranking examples' if left_out else ''}"
@@ -139,9 +154,11 @@ def _check_split(exp, name: str, keep: Task, rank: Task, evalset: Task, n_rank, 
     )
 
 
-def _baseline_of(exp: Experiment, name: str, task: Task) -> tuple[dict, list[str], dict | None]:
+def _baseline_of(
+    exp: Experiment, name: str, task: Task, fmt: str
+) -> tuple[dict, list, dict | None]:
     """The baseline row, the correct ids, and a new resume entry to store (None: reused)."""
-    cfg, fmt = exp.config, exp.fmts[name]
+    cfg = exp.config
     if not cfg.filter_correct:
         return {"task": name, "n_examples": len(task)}, [e.id for e in task], None
     padding = {} if cfg.batch_padding is None else {"batch_padding": cfg.batch_padding}

@@ -24,6 +24,7 @@ from pathlib import Path
 from interp_heads.config.run_config import RunConfig, check_ks
 from interp_heads.models import threads
 from interp_heads.models.specs import load_any_model
+from interp_heads.pipeline.artefacts import Artefacts
 from interp_heads.pipeline.baseline_step import split_examples
 from interp_heads.pipeline.given_ranking import manifest_record
 from interp_heads.pipeline.inputs import check_inputs
@@ -121,35 +122,33 @@ def build_experiment(
     plan = check_plan(config, model, tasks, steps, task_formats)  # the whole plan, first
     folder = RunFolder(out_dir)
     digest = config.digest()
+    made = {  # the plan's artefacts (pipeline.artefacts.PLANNED), read by the steps declaring them
+        "fmts": plan.fmts, "fmt_infos": plan.fmt_infos, "metrics": plan.metrics, "ks": plan.ks,
+        "sweep_config": plan.sweep_config, "given": plan.given,
+    }  # fmt: skip
+    if plan.given:
+        made["rankings"] = {name: g.ranking for name, g in plan.given.items()}
     exp = Experiment(
         config=config,
         folder=folder,
         model=model,
         tasks=tasks,
-        fmts=plan.fmts,
-        fmt_infos=plan.fmt_infos,
-        metrics=plan.metrics,
-        ks=plan.ks,
         quiet=quiet,
         force=force,  # nothing is deleted: each unit's resume key decides what is recomputed
         digest=digest,
-        batch_size=config.batch_size,
         timings=timings,
-        sweep_config=plan.sweep_config,
-        provenance={"filter_correct": config.filter_correct},
-        given=plan.given,
-        plan=steps,
         notes=notes,
-        rankings={name: g.ranking for name, g in plan.given.items()},
+        artefacts=Artefacts(made),
     )
-    _describe(exp, folder.read_manifest(), steps)
+    _describe(exp, folder.read_manifest(), steps, plan)
     if "baseline" in steps:  # which examples are left (it generates): a task left with none
-        exp.baseline_entries = split_examples(exp)  # is refused before the folder is claimed
+        split = split_examples(exp, steps, plan.fmts, plan.given)  # is refused before the claim
+        exp.artefacts.put(vars(split), "plan")
     folder.claim(digest, force)  # nothing was written before: a refusal leaves the folder as it was
     return exp
 
 
-def _describe(exp: Experiment, earlier: dict, steps: list[str]) -> None:
+def _describe(exp: Experiment, earlier: dict, steps: list[str], plan) -> None:
     """The manifest's record of the inputs, and the notes a user reads on stderr."""
     from interp_heads.tasks.prompt_format import describe
 
@@ -166,12 +165,13 @@ def _describe(exp: Experiment, earlier: dict, steps: list[str]) -> None:
     )
     if "sweep" not in steps:
         exp.manifest["command"] = "attribute"
-    if exp.given:
+    if plan.given:
         exp.manifest["command"] = "ablate"
-        exp.manifest["ranking"] = manifest_record(config, exp.given)
+        exp.manifest["ranking"] = manifest_record(config, plan.given)
     for name in tasks:
         exp.say(
-            (f"{name}: " if len(tasks) > 1 else "") + describe(exp.fmts[name], exp.fmt_infos[name])
+            (f"{name}: " if len(tasks) > 1 else "")
+            + describe(plan.fmts[name], plan.fmt_infos[name])
         )
 
 
@@ -186,9 +186,9 @@ def run_experiment(
     progress=None,
 ) -> tuple[Experiment, dict]:
     """Run ``steps`` (default: :func:`plan_steps`) and write the run directory; returns the
-    experiment and what each step made. ``notes``: say on stderr what was chosen (the prompt
-    format, the examples left out), as ``attribute`` and ``ablate`` do. ``progress``: a function
-    of the experiment giving a context that yields ``run_steps``' ``on_step`` (a command's bar).
+    experiment and what each step returned (its declared outputs). ``notes``: say on stderr what
+    was chosen (the prompt format, the examples left out), as ``attribute`` and ``ablate`` do.
+    ``progress``: a function of the experiment and the steps giving a context that yields ``run_steps``' ``on_step`` (a command's bar).
 
     Raises:
         PipelineError: a bad input, before anything is written to ``out_dir`` (a folder this
@@ -206,10 +206,10 @@ def run_experiment(
             exp.sweep_options["executor"] = executor
             if config.shared_store is not None:  # generations shared with other runs
                 exp.sweep_options["shared"] = config.shared_store
-            bar = progress(exp) if progress else contextlib.nullcontext()
+            bar = progress(exp, steps) if progress else contextlib.nullcontext()
             try:
                 with bar as on_step:
-                    made = run_steps(exp, exp.plan, start=start, on_step=on_step)
+                    made = run_steps(exp, steps, start=start, on_step=on_step)
             finally:
                 release_prefixes(exp.model)  # the prompt passes the run's steps shared
     return exp, made
@@ -220,4 +220,4 @@ def run_pipeline(
     config: RunConfig, out_dir: str | os.PathLike, force: bool = False, quiet: bool = False
 ) -> Path:
     """Run every step of :func:`plan_steps` and write the run directory; returns ``index.html``."""
-    return run_experiment(config, out_dir, force=force, quiet=quiet)[1]["report"]
+    return run_experiment(config, out_dir, force=force, quiet=quiet)[1]["report"].index

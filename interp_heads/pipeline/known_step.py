@@ -13,6 +13,7 @@ heatmap and lists which of each task's TopK heads are of a known kind
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -44,7 +45,14 @@ def known_table(scores: dict) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[cols]
 
 
-def known_step(exp) -> pd.DataFrame | None:
+@dataclass(frozen=True)
+class KnownOutput:
+    """The known-head table (``known_heads.csv``; None: skipped)."""
+
+    known_table: pd.DataFrame | None
+
+
+def known_step(exp, inputs) -> KnownOutput:
     """Known-head scores of the run's model (stored once, reused while the key matches); skipped
     with ``known_heads = false`` (``--no-known-heads``), shown with a progress bar otherwise."""
     from interp_heads.analysis.known_heads import known_head_scores
@@ -54,7 +62,7 @@ def known_step(exp) -> pd.DataFrame | None:
 
     if not getattr(exp.config, "known_heads", True):
         exp.manifest["known_heads"] = {"skipped": "off (known_heads = false)"}
-        return None
+        return KnownOutput(None)
     start = time.perf_counter()
     model, folder = exp.model, exp.folder
     half = min(HALF, (model.cfg.n_ctx - 1) // 2)
@@ -68,7 +76,7 @@ def known_step(exp) -> pd.DataFrame | None:
                 scores = known_head_scores(model, N_SEQS, half, SEED, progress=bar.update)
         except (ValueError, RuntimeError, AttributeError) as exc:  # e.g. a model without tokenizer
             exp.manifest["known_heads"] = {"skipped": one_line(exc)}
-            return None
+            return KnownOutput(None)
         folder.write_known({"key": key, "scores": {k: s.to_dict() for k, s in scores.items()}})
     table = known_table(scores)
     folder.write_frame(folder.known_csv, table)
@@ -76,4 +84,4 @@ def known_step(exp) -> pd.DataFrame | None:
         kind: grp.loc[grp.is_kind, "label"].tolist() for kind, grp in table.groupby("kind")
     }
     exp.timings["known"] = time.perf_counter() - start
-    return table
+    return KnownOutput(table)

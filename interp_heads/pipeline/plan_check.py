@@ -6,7 +6,8 @@
 ``refine``, ``exact_layers``, ``ks``), against the tasks (prompt lengths, corrupted prompts for
 the method, a given ranking's task and model) and against each other, every metric's needs (the
 logit metrics mask every position; ``logit_diff`` needs a distractor for every example) and every
-step's inputs (a given ranking). Then, still before the claim, ``build_experiment`` splits
+step's inputs: one pass over the artefacts and config sections each step declares it reads
+(:func:`check_step_inputs`), each made by the plan or by an earlier step. Then, still before the claim, ``build_experiment`` splits
 each task's examples (``pipeline.baseline_step.split_examples``: a filter that keeps none is
 refused there). A ``--force`` rerun refused here has not retired, locked or rewritten anything:
 the earlier run stays byte-identical. A check a later step would raise on bad input belongs
@@ -46,6 +47,7 @@ def check_plan(config: RunConfig, model, tasks: dict, steps: list[str], formats)
     """
     from interp_heads.metrics import MetricUnavailable
 
+    check_step_inputs(config, steps)
     _check_for_model(config, model, tasks, steps)
     given = given_rankings(config, model, tasks)
     ks = config.resolved_ks(model.cfg.n_layers * model.cfg.n_heads) if "sweep" in steps else []
@@ -67,6 +69,34 @@ def check_plan(config: RunConfig, model, tasks: dict, steps: list[str], formats)
         _check_sweep(sweep_config, model, tasks, fmts, metrics + extra)
         _check_scorable(metrics, fmts)
     return Plan(ks, metrics, fmts, fmt_infos, given, sweep_config)
+
+
+def planned_artefacts(config: RunConfig, steps: list[str]) -> set[str]:
+    """The artefacts the plan provides before the first step (``pipeline.artefacts.PLANNED``):
+    a ranking only when the config gives one, the examples' split only when ``baseline`` runs."""
+    from interp_heads.pipeline.artefacts import PLANNED
+
+    out = set(PLANNED)
+    if not config.given_ranking:
+        out.discard("rankings")
+    if "baseline" not in steps:
+        out -= {"splits", "base_rows", "baseline_entries"}
+    return out
+
+
+def check_step_inputs(config: RunConfig, steps: list[str]) -> None:
+    """Every step is registered, and every artefact and config section it reads is there when it
+    runs (``pipeline.artefacts.check_reads``).
+
+    Raises:
+        PipelineError: an unknown step, or one whose input nothing provides, with one line.
+    """
+    from interp_heads.config.sections import SECTIONS
+    from interp_heads.pipeline.artefacts import check_reads
+    from interp_heads.pipeline.steps import STEPS
+
+    declared = [STEPS.get(name) for name in steps]  # an unknown one: PipelineError
+    check_reads(declared, planned_artefacts(config, steps), SECTIONS)
 
 
 def _check_for_model(config: RunConfig, model, tasks: dict, steps: list[str]) -> None:

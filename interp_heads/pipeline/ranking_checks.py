@@ -10,8 +10,19 @@ ranking is flagged (:func:`record_verification`). The check itself is
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass
 
 from interp_heads.tasks.schema import Task
+
+
+@dataclass(frozen=True)
+class AttributeOutput:
+    """What the attribute step returns (``pipeline.steps.attribute_step``, and for the probe
+    ``pipeline.probe_step``): every task's ranking (``HeadScores``) and the prompt formats (the
+    probe's other skills added; else as the plan resolved them)."""
+
+    rankings: dict
+    fmts: dict[str, str]
 
 
 def heads_to_verify(cfg) -> int:
@@ -27,7 +38,7 @@ def needs_verification(scores, m: int) -> bool:
     return bool(m) and (scores.provenance.get("verification") or {}).get("m") != m
 
 
-def verify_stored(exp, name: str, rank: Task, scores, m: int) -> None:
+def verify_stored(exp, name: str, rank: Task, scores, m: int, fmt: str) -> None:
     """Verify a ranking reused from the folder (made before, or with another ``verify``); re-save it."""
     from interp_heads.attribution import make_batches, verify_ranking
 
@@ -35,7 +46,7 @@ def verify_stored(exp, name: str, rank: Task, scores, m: int) -> None:
         exp.model,
         rank,
         batch_size=int(scores.provenance.get("batch_size") or exp.config.batch_size),
-        fmt=exp.fmts[name],
+        fmt=fmt,
         corrupted=False,
     )
     scores.provenance["verification"] = verify_ranking(exp.model, batches, scores, m)

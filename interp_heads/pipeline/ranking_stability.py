@@ -20,9 +20,9 @@ class StabilityWarning(UserWarning):
     """The top k of a ranking depends on which rank examples made it."""
 
 
-def run_ks(exp) -> list[int]:
+def run_ks(ks: list[int]) -> list[int]:
     """The k values stability is measured at: the run's, else the defaults."""
-    return [int(k) for k in (exp.ks or DEFAULT_KS)]
+    return [int(k) for k in (ks or DEFAULT_KS)]
 
 
 def halves_for_stored(exp, rank, scores, attribute_kw: dict) -> bool:
@@ -37,11 +37,11 @@ def halves_for_stored(exp, rank, scores, attribute_kw: dict) -> bool:
     return True
 
 
-def record_stability(exp, name: str, scores) -> bool:
-    """Split-half agreement of ``scores`` at the run's k values into the ranking's provenance and the
+def record_stability(exp, name: str, scores, ks: list[int]) -> bool:
+    """Split-half agreement of ``scores`` at the run's k values (``ks``) into the ranking's provenance and the
     manifest, a warning when unstable (none when the halves are too small to decide); whether the
     provenance changed."""
-    result = stability_of(scores, run_ks(exp))
+    result = stability_of(scores, run_ks(ks))
     exp.manifest.setdefault("stability", {})[name] = result
     changed = scores.provenance.get("stability") != result
     scores.provenance["stability"] = result

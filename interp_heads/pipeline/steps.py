@@ -1,7 +1,10 @@
 """The pipeline's steps: baseline, attribute, sweep, tables, report.
 
-Each step is a function ``step(exp: Experiment) -> what it made``. It reads what earlier steps put
-on the :class:`Experiment` (the run's shared state), writes its artifacts through the run folder
+Each step is a registered :class:`PipelineStep` that declares what it reads (artefacts of the plan
+or of earlier steps, config sections) and writes; its function ``run(exp, inputs)`` gets the run's
+inputs (:class:`Experiment`: config, model, tasks, folder) and exactly its declared artefacts
+(:mod:`interp_heads.pipeline.artefacts`), returns a frozen dataclass of what it writes (stored by
+:func:`run_steps` under those names), writes its files through the run folder
 (:class:`~interp_heads.store.folder.RunFolder`), and is idempotent: its units of work carry resume keys,
 so a rerun reuses what is stored and recomputes only what is missing or made under other inputs.
 A run takes the steps its config and command call for (``pipeline.experiment.plan_steps``:
@@ -23,25 +26,35 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from interp_heads.attribution.scores import load_stored
-from interp_heads.pipeline.analysis_steps import specificity_step, stability_step
-from interp_heads.pipeline.attention_step import attention_step
-from interp_heads.pipeline.baseline_step import baseline, baseline_step, rows_key  # noqa: F401
-from interp_heads.pipeline.known_step import known_step
+from interp_heads.pipeline.analysis_steps import (
+    SpecificityOutput,
+    StabilityOutput,
+    specificity_step,
+    stability_step,
+)
+from interp_heads.pipeline.artefacts import Inputs, outputs
+from interp_heads.pipeline.attention_step import AttentionOutput, attention_step
+from interp_heads.pipeline.baseline_step import BaselineOutput, baseline, baseline_step, rows_key  # noqa: F401
+from interp_heads.pipeline.known_step import KnownOutput, known_step
 from interp_heads.pipeline.ranking_checks import (
+    AttributeOutput,
     heads_to_verify,
     needs_verification,
     record_verification,
     verify_stored,
 )
 from interp_heads.pipeline.ranking_stability import halves_for_stored, record_stability
-from interp_heads.pipeline.state import Experiment, Step, progress_bar
-from interp_heads.pipeline.sufficiency_step import sufficiency_step
+from interp_heads.pipeline.state import Experiment, progress_bar
+from interp_heads.pipeline.sufficiency_step import SufficiencyOutput, sufficiency_step
 from interp_heads.registry import Registry
 from interp_heads.store import faults, resume
 from interp_heads.tasks.schema import Task
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from interp_heads.config.run_config import RunConfig
+    from interp_heads.sweep.result import SweepResult
 
 # --------------------------------------------------------------------------- attribute
 # Options in the attribution key as they resolve, absent at 0 (their value before they existed):
@@ -57,28 +70,28 @@ def _keyed(name: str, value, defaults: dict) -> bool:
     return name not in defaults or name == "exact_layers" or value != defaults[name]
 
 
-def attribute_step(exp: Experiment) -> dict:
+def attribute_step(exp: Experiment, inputs: Inputs) -> AttributeOutput:
     """Every task's ``HeadScores`` on its rank split (stored per task, reused when inputs match)."""
     from interp_heads.attribution import attribute_heads
     from interp_heads.attribution.methods import METHODS
 
-    cfg = exp.config
+    cfg, fmts, rankings = exp.config, inputs.fmts, {}
     method = cfg.method_class()
     if method is not None and method.multi_task:  # one model over all tasks (probe)
         from interp_heads.pipeline.probe_step import probe_attribute_step
 
-        return probe_attribute_step(exp)
-    with progress_bar(len(exp.splits), "attribution", exp.quiet) as bar:
-        for name, (rank, _) in exp.splits.items():
+        return probe_attribute_step(exp, inputs)
+    with progress_bar(len(inputs.splits), "attribution", exp.quiet) as bar:
+        for name, (rank, _) in inputs.splits.items():
             t = time.perf_counter()
-            settings = cfg.attribution_settings(exp.fmts[name])
+            settings = cfg.attribution_settings(fmts[name])
             opts = cfg.method_options(has_corrupted=rank.has_corrupted, task=name)
             own = dataclasses.asdict(opts)  # the options of the method the task resolves to
             defaults = {k: v for k, v in METHODS.option_defaults().items() if k in own}
             settings |= {k: own[k] for k in defaults if k != "exact_layers"}
             fp = resume.model_fingerprint(exp.model)
             keyed = {k: v for k, v in settings.items() if _keyed(k, v, defaults)}
-            key = resume.attribution_key(fp, rows_key(exp.model, rank, exp.fmts[name]), **keyed)
+            key = resume.attribution_key(fp, rows_key(exp.model, rank, fmts[name]), **keyed)
             scores = load_stored(
                 exp.folder.attribution_entry(name), key
             )  # None: absent, damaged or other inputs
@@ -86,35 +99,45 @@ def attribute_step(exp: Experiment) -> dict:
             if scores is None:
                 scores = attribute_heads(exp.model, rank, **settings, verify=m or None)
                 scores.provenance["resume_key"] = key
-                scores.provenance.update(exp.provenance, fmt_info=exp.fmt_infos.get(name))
-                record_stability(exp, name, scores)
+                scores.provenance.update(
+                    filter_correct=cfg.filter_correct, fmt_info=inputs.fmt_infos.get(name)
+                )
+                record_stability(exp, name, scores, inputs.ks)
                 exp.folder.save_scores(name, scores)
             else:
                 if needs_verification(scores, m):
-                    verify_stored(exp, name, rank, scores, m)
+                    verify_stored(exp, name, rank, scores, m, fmts[name])
                 changed = halves_for_stored(exp, rank, scores, settings)
-                if record_stability(exp, name, scores) or changed:
+                if record_stability(exp, name, scores, inputs.ks) or changed:
                     exp.folder.save_scores(name, scores)
-            exp.rankings[name] = scores
+            rankings[name] = scores
             exp.timings[f"{name}/attribution"] = time.perf_counter() - t
             record_verification(exp, name, scores, m)
             bar.update(1)
-    exp.folder.write_rankings(exp.rankings)
-    return exp.rankings
+    exp.folder.write_rankings(rankings)
+    return AttributeOutput(rankings, fmts)
 
 
 # --------------------------------------------------------------------------- sweep, tables, report
-def sweep_step(exp: Experiment):
+@dataclass(frozen=True)
+class SweepOutput:
+    """The sweep's records and generations (``sweep.result.SweepResult``)."""
+
+    sweep_result: SweepResult
+
+
+def sweep_step(exp: Experiment, inputs: Inputs) -> SweepOutput:
     """Mask TopK and random heads on every task's eval split while generating; score the answers."""
     from interp_heads.sweep.loop import run_sweep
 
+    sweep_config = inputs.sweep_config
     result = run_sweep(
         exp.model,
-        exp.eval_tasks,
-        exp.rankings,
-        exp.sweep_config,
-        exp.metrics,
-        batch_size=exp.batch_size,
+        inputs.eval_tasks,
+        inputs.rankings,
+        sweep_config,
+        inputs.metrics,
+        batch_size=exp.config.batch_size,
         out_dir=exp.folder.root,
         force=exp.force,
         progress=not exp.quiet,
@@ -130,28 +153,40 @@ def sweep_step(exp: Experiment):
     exp.manifest["metric_cache"] = result.metric_cache  # distinct answers, scored once
     if result.shared is not None:  # conditions read from the shared store, and generated
         exp.manifest["shared_generations"] = result.shared
-    if exp.sweep_config.elbow:
+    if sweep_config.elbow:
         from interp_heads.sweep.elbow import elbow_k
 
-        exp.manifest["elbow_k"] = {n: elbow_k(r) for n, r in exp.rankings.items()}
+        exp.manifest["elbow_k"] = {n: elbow_k(r) for n, r in inputs.rankings.items()}
     if exp.config.damage_matched:
         from interp_heads.sweep.damage import damage_matched
 
-        first = str(exp.sweep_config.metrics[0])
+        first = str(sweep_config.metrics[0])
         exp.manifest["damage_k"] = damage_matched(result.records, first)
         exp.manifest["damage_metric"] = first
-    exp.result = result
-    return result
+    return SweepOutput(result)
 
 
-def tables_step(exp: Experiment) -> None:
+@dataclass(frozen=True)
+class TablesOutput:
+    """Nothing for a later step: the tables are the folder's (``run.RunWriter.sweep_outputs``)."""
+
+
+def tables_step(exp: Experiment, inputs: Inputs) -> TablesOutput:
     """``sweep.parquet``, ``summary``, ``significance.csv`` and ``generations.jsonl``."""
     from interp_heads.run import RunWriter
 
-    RunWriter(exp.folder).sweep_outputs(exp.result, exp.eval_tasks)
+    RunWriter(exp.folder).sweep_outputs(inputs.sweep_result, inputs.eval_tasks)
+    return TablesOutput()
 
 
-def report_step(exp: Experiment):
+@dataclass(frozen=True)
+class ReportOutput:
+    """The page, ``index.html``."""
+
+    index: Path
+
+
+def report_step(exp: Experiment, inputs: Inputs) -> ReportOutput:
     """Figures and ``index.html`` (also ``interp-heads report DIR`` later, without the model)."""
     from interp_heads.report import build_report
     from interp_heads.store import lifecycle
@@ -159,18 +194,26 @@ def report_step(exp: Experiment):
     written: list = []
     index = build_report(exp.folder.root, written=written)
     lifecycle.note_outputs(exp.manifest, exp.folder, written)
-    return index
+    return ReportOutput(index)
 
 
 @dataclass(frozen=True)
 class PipelineStep:
-    """A registered step: ``run(exp)`` does its work; ``wanted(config)`` says whether a whole run
+    """A registered step: ``run(exp, inputs)`` does its work and returns what it ``writes`` (a
+    frozen dataclass of those fields, ``output``, or a mapping of those names); ``reads``: the
+    artefacts it is handed (``inputs``: made by the plan or an earlier step,
+    :mod:`interp_heads.pipeline.artefacts`); ``config``: the config sections it reads
+    (``config.sections.SECTIONS``). ``wanted(config)`` says whether a whole run
     (``interp-heads run``) takes it; ``ranks``: whether ranking the heads only
     (``interp-heads attribute``, :func:`~interp_heads.pipeline.experiment.attribute_steps`) takes it.
     A run takes its steps in the order they were registered, the report last (:func:`planned`)."""
 
     name: str
-    run: Step
+    run: Callable[[Experiment, Inputs], Any]
+    reads: tuple[str, ...] = ()
+    writes: tuple[str, ...] = ()
+    config: tuple[str, ...] = ()
+    output: type | None = None
     wanted: Callable[[RunConfig], bool] = field(default=lambda config: False)
     ranks: bool = False
 
@@ -179,21 +222,63 @@ def _ranks_here(config: RunConfig) -> bool:
     return not config.given_ranking  # a given ranking replaces ranking the heads
 
 
+def _always(config: RunConfig) -> bool:
+    return True
+
+
+_GEN = ("generation",)
 # A registry like every extension point's (``interp_heads.registry``); a step is a record, read
 # with ``STEPS.get``. A user's step registers the same way and is planned by its ``wanted``.
 STEPS: Registry[PipelineStep] = Registry("pipeline step")
 for _step in (
-    PipelineStep("baseline", baseline_step, lambda config: True, ranks=True),
-    PipelineStep("attribute", attribute_step, _ranks_here, ranks=True),
-    PipelineStep("known", known_step, _ranks_here, ranks=True),
-    PipelineStep("attention", attention_step, ranks=True),  # the ranking's page only
-    PipelineStep("sweep", sweep_step, lambda config: True),
-    PipelineStep("tables", tables_step, lambda config: True),
-    PipelineStep("specificity", specificity_step, lambda config: "specificity" in config.analyses),
-    PipelineStep("stability", stability_step, lambda config: "stability" in config.analyses),
-    PipelineStep("sufficiency", sufficiency_step, lambda config: config.sufficiency),
-    PipelineStep("report", report_step, lambda config: True, ranks=True),
-):
+    PipelineStep(
+        "baseline", baseline_step, reads=("base_rows", "baseline_entries"),
+        writes=("baseline_table",), config=("tasks",), output=BaselineOutput, wanted=_always,
+        ranks=True,
+    ),
+    PipelineStep(
+        "attribute", attribute_step, reads=("splits", "fmts", "fmt_infos", "ks"),
+        writes=("rankings", "fmts"), config=("tasks", "attribution", "ablation", *_GEN),
+        output=AttributeOutput, wanted=_ranks_here, ranks=True,
+    ),
+    PipelineStep(
+        "known", known_step, writes=("known_table",), config=("attribution",),
+        output=KnownOutput, wanted=_ranks_here, ranks=True,
+    ),
+    PipelineStep(  # the ranking's page only
+        "attention", attention_step, reads=("rankings", "splits", "fmts"), writes=("attention",),
+        output=AttentionOutput, ranks=True,
+    ),
+    PipelineStep(
+        "sweep", sweep_step, reads=("splits", "rankings", "sweep_config", "metrics"),
+        writes=("sweep_result",), config=("sweep", "placement", *_GEN), output=SweepOutput,
+        wanted=_always,
+    ),
+    PipelineStep(
+        "tables", tables_step, reads=("sweep_result", "splits"), output=TablesOutput,
+        wanted=_always,
+    ),
+    PipelineStep(
+        "specificity", specificity_step,
+        reads=("splits", "rankings", "sweep_config", "metrics"), writes=("specificity",),
+        config=_GEN, output=SpecificityOutput,
+        wanted=lambda config: "specificity" in config.analyses,
+    ),
+    PipelineStep(
+        "stability", stability_step, reads=("splits", "ks"), writes=("stability",),
+        config=("analysis", "attribution", *_GEN), output=StabilityOutput,
+        wanted=lambda config: "stability" in config.analyses,
+    ),
+    PipelineStep(
+        "sufficiency", sufficiency_step,
+        reads=("splits", "rankings", "sweep_config", "ks", "fmts"), writes=("sufficiency",),
+        config=("analysis", "metrics", *_GEN), output=SufficiencyOutput,
+        wanted=lambda config: config.sufficiency,
+    ),
+    PipelineStep(
+        "report", report_step, writes=("index",), output=ReportOutput, wanted=_always, ranks=True
+    ),
+):  # fmt: skip
     STEPS.register(_step)
 
 
@@ -210,7 +295,9 @@ def run_steps(
     start: float | None = None,
     on_step: Callable[[str], object] | None = None,
 ) -> dict[str, Any]:
-    """Run the named steps in order; time each and rewrite the manifest after it.
+    """Run the named steps in order; time each and rewrite the manifest after it. Each step is
+    handed the artefacts it declares it reads, and what it returns is stored under the names it
+    declares it writes (``exp.artefacts``); ``made``: what each step returned, by step.
 
     The manifest records the planned steps (``plan``) and those finished in this invocation under
     this config (``steps``), so the page the report step draws knows which of the folder's tables
@@ -229,7 +316,9 @@ def run_steps(
             if on_step is not None:
                 on_step(name)
             faults.point(f"step:{name}")
-            made[name] = STEPS.get(name).run(exp)
+            step = STEPS.get(name)
+            made[name] = step.run(exp, exp.artefacts.inputs(name, step.reads))
+            exp.artefacts.put(outputs(name, step.writes, made[name]), name)
             lifecycle.note_outputs(exp.manifest, exp.folder, exp.folder.step_outputs(name))
             if name in ("sweep", "report"):
                 exp.timings[name] = time.perf_counter() - t

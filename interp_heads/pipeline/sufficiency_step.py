@@ -21,35 +21,43 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from interp_heads.analysis.sufficiency import SELECTIONS, kept_grid
 from interp_heads.analysis.sufficiency_result import SufficiencyResult
 from interp_heads.interventions.selections import ranked_heads
+from interp_heads.pipeline.artefacts import Inputs
 from interp_heads.pipeline.state import Experiment
 
 
-def sufficiency_step(exp: Experiment) -> SufficiencyResult:
+@dataclass(frozen=True)
+class SufficiencyOutput:
+    """The kept-set curves and their summaries (``heads/sufficiency*``)."""
+
+    sufficiency: SufficiencyResult
+
+
+def sufficiency_step(exp: Experiment, inputs: Inputs) -> SufficiencyOutput:
     """Kept-set curves of every task's ranking, and their summaries, in ``heads/``."""
     from interp_heads.metrics import resolve_metrics
     from interp_heads.sweep.loop import run_sweep
 
-    start, cfg = time.perf_counter(), exp.config
+    start, cfg, ks = time.perf_counter(), exp.config, inputs.ks
     n_total = exp.model.cfg.n_layers * exp.model.cfg.n_heads
     names = [str(m) for m in cfg.sufficiency_metrics]
     sweep_cfg = replace(
-        exp.sweep_config, ks=kept_grid(n_total, exp.ks, cfg.sufficiency_grid),
+        inputs.sweep_config, ks=kept_grid(n_total, ks, cfg.sufficiency_grid),
         selections=list(SELECTIONS),
         seeds=cfg.sufficiency_seeds, metrics=names, elbow=False,
-        options=exp.sweep_config.options | {"exclude_top": False},
+        options=inputs.sweep_config.options | {"exclude_top": False},
     )  # fmt: skip
     result = run_sweep(
-        exp.model, exp.eval_tasks, exp.rankings, sweep_cfg, resolve_metrics(names, **cfg.options("metrics")),
-        batch_size=exp.batch_size, out_dir=exp.folder.sufficiency_sweep, force=exp.force,
+        exp.model, inputs.eval_tasks, inputs.rankings, sweep_cfg, resolve_metrics(names, **cfg.options("metrics")),
+        batch_size=cfg.batch_size, out_dir=exp.folder.sufficiency_sweep, force=exp.force,
         progress=not exp.quiet, **exp.sweep_options,
     )  # fmt: skip
-    rankings = {t: ranked_heads(r) for t, r in exp.rankings.items()}
-    res = SufficiencyResult(result.records, n_total, list(exp.ks), rankings)
+    rankings = {t: ranked_heads(r) for t, r in inputs.rankings.items()}
+    res = SufficiencyResult(result.records, n_total, list(ks), rankings)
     folder = exp.folder
     folder.write_frame(folder.sufficiency_parquet, result.records)
     folder.write_frame(folder.sufficiency_curves_csv, res.curves())
@@ -62,12 +70,12 @@ def sufficiency_step(exp: Experiment) -> SufficiencyResult:
     exp.manifest["sufficiency"] = {"ks": sweep_cfg.ks, "seeds": sweep_cfg.seeds,
                                    "metrics": names}  # fmt: skip
     if cfg.sufficiency_search:
-        exp.manifest["sufficiency"]["search"] = search_sets(exp, rankings, names)
+        exp.manifest["sufficiency"]["search"] = search_sets(exp, inputs, rankings, names)
     exp.timings["sufficiency"] = time.perf_counter() - start
-    return res
+    return SufficiencyOutput(res)
 
 
-def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
+def search_sets(exp: Experiment, inputs: Inputs, rankings: dict, metrics: list[str]) -> dict:
     """Each task's searched set (rank examples), verified on its eval examples; written to
     ``heads/``. Returns the manifest's note: per task the set's size and f on the searched ones.
     Under ``counterfactual`` (``sufficiency_search_ablation``) a task without corrupted prompts
@@ -88,7 +96,8 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
     search = dict(target=cfg.sufficiency_target, step=cfg.sufficiency_step, ablation=ablation,
                   patience=cfg.sufficiency_patience, upper=cfg.sufficiency_upper)  # fmt: skip
     stored, stored_steps = _stored_sets(exp, ablation)
-    for name, (rank, ev) in exp.splits.items():
+    batch_size = cfg.batch_size
+    for name, (rank, ev) in inputs.splits.items():
         if name in stored:  # resumed: this folder's config already searched this task
             tables.append(stored[name])
             steps.append(stored_steps[stored_steps.task == name])
@@ -96,26 +105,26 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
             note[name] = {"size": int(r.k), "status": str(r.status), "f_searched": float(r.f_searched),
                           "resumed": True}  # fmt: skip
             continue
-        fmt = exp.fmts.get(name, "auto")
+        fmt = inputs.fmts.get(name, "auto")
         try:
-            batches = make_batches(exp.model, rank, batch_size=exp.batch_size, fmt=fmt,
+            batches = make_batches(exp.model, rank, batch_size=batch_size, fmt=fmt,
                                    corrupted=patched,
-                                   rows_for_width=gradient_rows(exp.model, exp.batch_size))  # fmt: skip
+                                   rows_for_width=gradient_rows(exp.model, batch_size))  # fmt: skip
             path = search_heads(exp.model, batches, seed=cfg.seed, **search)
         except (InputError, ValueError) as exc:  # nothing to search for; no corrupted prompts
             note[name] = {"skipped": str(exc)}
             exp.say(f"sufficiency_search: {name}: skipped: {exc}")
             continue
         sizes = resampled_sizes(exp.model, rank, resamples=cfg.sufficiency_resamples,
-                                seed=cfg.seed, fmt=fmt, batch_size=exp.batch_size,
+                                seed=cfg.seed, fmt=fmt, batch_size=batch_size,
                                 corrupted=patched, **search)  # fmt: skip
-        table = _verify(exp, name, ev, path.heads, rankings[name], metrics, ablation)
+        table = _verify(exp, inputs, name, ev, path.heads, rankings[name], metrics, ablation)
         status, reason = set_status(table, cfg.sufficiency_target, cfg.sufficiency_upper)
         heads = ",".join(head_label(*h) for h in path.heads)
         upper = math.nan if cfg.sufficiency_upper is None else cfg.sufficiency_upper
         tables.append(table.assign(
             task=name, f_searched=path.f, n_total=path.n_total, heads=heads,
-            n_searched=len(rank.examples), ablation=ablation, ranking=_method(exp, name),
+            n_searched=len(rank.examples), ablation=ablation, ranking=_method(exp, inputs, name),
             status=status, status_reason=reason, one_minimal=path.one_minimal,
             patience=path.patience, target=path.target, upper=upper,
             sizes_resampled=sizes_text(sizes), n_trials=len(path.trials),
@@ -129,9 +138,9 @@ def search_sets(exp: Experiment, rankings: dict, metrics: list[str]) -> dict:
     return note
 
 
-def _method(exp: Experiment, name: str) -> str:
+def _method(exp: Experiment, inputs: Inputs, name: str) -> str:
     """The name of the ranking a task's found set is compared with (its prefix of the same size)."""
-    return str(getattr(exp.rankings.get(name), "method", None) or exp.config.attribution)
+    return str(getattr(inputs.rankings.get(name), "method", None) or exp.config.attribution)
 
 
 def _stored_sets(exp: Experiment, ablation: str):
@@ -165,7 +174,7 @@ def _stored_sets(exp: Experiment, ablation: str):
     return {task: g for task, g in sets.groupby("task", sort=False)}, steps
 
 
-def _verify(exp: Experiment, name, ev, heads, ranking, metrics, ablation):
+def _verify(exp: Experiment, inputs: Inputs, name, ev, heads, ranking, metrics, ablation):
     """The found set on the eval examples beside the ranking's prefix and random sets: by the
     sweep (generation and logit metrics), or teacher-forced under ``counterfactual``."""
     from interp_heads.analysis.head_search import COUNTERFACTUAL
@@ -175,11 +184,11 @@ def _verify(exp: Experiment, name, ev, heads, ranking, metrics, ablation):
     cfg = exp.config
     if ablation == COUNTERFACTUAL:
         return verify_counterfactual(exp.model, ev, heads, ranking, seeds=cfg.sufficiency_seeds,
-                                     fmt=exp.fmts.get(name, "auto"), batch_size=exp.batch_size,
+                                     fmt=inputs.fmts.get(name, "auto"), batch_size=cfg.batch_size,
                                      seed=cfg.seed)  # fmt: skip
     return verify_set(
         exp.model, ev, heads, ranking, seeds=cfg.sufficiency_seeds, metrics=metrics,
-        max_new_tokens=cfg.max_new_tokens, fmt=exp.sweep_config.fmt, batch_size=exp.batch_size,
+        max_new_tokens=cfg.max_new_tokens, fmt=inputs.sweep_config.fmt, batch_size=cfg.batch_size,
         out_dir=exp.folder.sufficient_sweeps / safe_name(name), ablation=ablation,
         force=True,  # another set's size is another grid; conditions are keyed by inputs
     )  # fmt: skip

@@ -98,6 +98,7 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     """known_step on the planted model: the table, the heatmap markers and the TopK kinds table
     name each planted head; a second run reuses the stored entry."""
     from interp_heads.attribution import HeadScores
+    from interp_heads.pipeline.artefacts import Inputs
     from interp_heads.pipeline.known_step import known_step
     from interp_heads.pipeline.steps import Experiment
     from interp_heads.report import build_report
@@ -108,7 +109,7 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     from interp_heads.config.run_config import RunConfig
 
     exp = Experiment(config=RunConfig(model="tiny"), folder=folder, model=planted_model())
-    table = known_step(exp)
+    table = known_step(exp, Inputs("known", {})).known_table
     marked = {k: v for k, v in PLANTED.items() if k != "duplicate_token"}  # it scores 0.27 < 0.3
     for kind, head in PLANTED.items():
         first = table[(table.kind == kind) & (table["rank"] == 1)]
@@ -118,8 +119,7 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
         )
     ranking = torch.zeros(2, 4)
     ranking[PLANTED["induction"]], ranking[PLANTED["successor"]] = 2.0, 1.0
-    exp.rankings = {"t": HeadScores(ranking, "m", "t")}
-    folder.write_rankings(exp.rankings)
+    folder.write_rankings({"t": HeadScores(ranking, "m", "t")})
     exp.manifest.update(ks=[2], steps=["attribute", "known"])
     exp.write_manifest("complete")
     figs = make_figures(load_run(tmp_path))
@@ -129,7 +129,7 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     page = build_report(tmp_path).read_text()
     assert "L1H0 (induction, rank 1), L1H2 (successor, rank 2)" in page
     before = folder.known_entry.stat().st_mtime_ns
-    known_step(exp)
+    known_step(exp, Inputs("known", {}))
     assert folder.known_entry.stat().st_mtime_ns == before  # reused, not recomputed
 
 

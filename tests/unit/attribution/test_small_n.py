@@ -115,7 +115,7 @@ def test_small_halves_do_not_warn_unstable():
         exp = SimpleNamespace(ks=[5], manifest={})
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
-            record_stability(exp, "t", scores)
+            record_stability(exp, "t", scores, exp.ks)
         assert any(issubclass(w.category, StabilityWarning) for w in seen) == warns
 
 

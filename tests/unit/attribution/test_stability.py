@@ -105,12 +105,12 @@ def test_record_stability_writes_manifest_and_provenance_and_warns():
         torch.arange(20.0).view(4, 5), torch.arange(20.0).flip(0).view(4, 5), "signed"
     )
     with pytest.warns(StabilityWarning, match="unstable at k = 5.*share 0 of 5"):
-        assert record_stability(exp, "t", bad)
+        assert record_stability(exp, "t", bad, exp.ks)
     assert exp.manifest["stability"]["t"] == bad.provenance["stability"]
     good = _with_halves(torch.arange(20.0).view(4, 5), torch.arange(20.0).view(4, 5), "signed")
     with warnings.catch_warnings():
         warnings.simplefilter("error", StabilityWarning)
-        record_stability(exp, "t", good)
+        record_stability(exp, "t", good, exp.ks)
 
 
 def test_too_few_examples_are_skipped_with_a_reason():

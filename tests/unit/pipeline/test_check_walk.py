@@ -131,6 +131,12 @@ SITES: dict[tuple[str, str, str], str] = {
     ("metrics/logit_scores.py", "answer_tokens", "task {}: example {} has an empty answer"): UNREACHABLE + "the task readers refuse an empty answer first",
     ("metrics/logit_scores.py", "answer_tokens", "logit_diff: task {} has no distractor fo"): "logit_diff without distractors",
     ("metrics/logit_scores.py", "score_condition", "logit metrics mask every position of the"): UNREACHABLE + "check_inputs refuses positions first; the library's check",
+    ("pipeline/artefacts.py", "check_reads", "step {} reads {}, which no earlier step "): UNREACHABLE + "the built-in steps' reads are all made first; a plugin step's is refused before the claim (test_step_declarations)",
+    ("pipeline/artefacts.py", "check_reads", "step {} reads config section(s) {}, whic"): UNREACHABLE + "the built-in steps name real sections; a plugin step's typo is refused before the claim (test_step_declarations)",
+    ("pipeline/artefacts.py", "outputs", "step {} declares it writes {} but return"): UNREACHABLE + "a step's code disagreeing with its declaration, not input (test_step_declarations)",
+    ("pipeline/artefacts.py", "outputs", "step {} returned {}, not its declared ou"): UNREACHABLE + "a step's code disagreeing with its declaration, not input",
+    ("pipeline/artefacts.py", "__getattr__", "step {} does not declare that it reads {"): UNREACHABLE + "a step's code reading what it does not declare, not input",
+    ("pipeline/artefacts.py", "__setattr__", "a step's inputs are read-only; a step re"): UNREACHABLE + "a step's code writing to its inputs, not input",
 }  # fmt: skip
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from types import SimpleNamespace
 
 import pytest
 
@@ -22,10 +21,9 @@ def test_unswept_skills_are_the_files_other_skills_in_its_format():
     swept = ["cogqa/Retrieval", "cogqa/Math Calculation"]
     splits = {n: tasks[n].split(1) if len(tasks[n]) > 1 else (tasks[n], tasks[n]) for n in swept}
     fmts = dict.fromkeys(swept, "cognitive_mirrors")
-    exp = SimpleNamespace(splits=splits, fmts=fmts, config=SimpleNamespace(n_rank=1))
-    others = unswept_skills(exp)
+    others = unswept_skills(splits, fmts, 1)
     assert [o.name for o in others] == [n for n in tasks if n not in swept]  # 7 skills
-    assert all(len(o) == 1 and exp.fmts[o.name] == "cognitive_mirrors" for o in others)
+    assert all(len(o) == 1 and fmts[o.name] == "cognitive_mirrors" for o in others)
 
 
 def test_the_study_settings_reach_the_probe():

@@ -35,13 +35,16 @@ def test_each_config_gets_the_steps_it_asks_for():
 
 @pytest.fixture
 def counting_step():
-    def count(exp):
+    def count(exp, inputs):
         path = exp.folder.root / "example_count.json"
-        n = {task: len(ev) for task, (_, ev) in exp.splits.items()}
+        n = {task: len(ev) for task, (_, ev) in inputs.splits.items()}
         path.write_text(json.dumps(n))
-        return n
+        return {"example_count": n}
 
-    step = PipelineStep("example_count", count, wanted=lambda config: "tiny" in config.model)
+    step = PipelineStep(
+        "example_count", count, reads=("splits",), writes=("example_count",),
+        wanted=lambda config: "tiny" in config.model,
+    )  # fmt: skip
     STEPS.register(step)
     yield step
     STEPS.unregister(step.name)
@@ -57,7 +60,7 @@ def test_a_registered_step_runs_before_the_report_and_is_recorded(counting_step,
 
 
 def test_a_registered_ranking_step_joins_attribute_before_the_report():
-    STEPS.register(PipelineStep("note", lambda exp: None, ranks=True))
+    STEPS.register(PipelineStep("note", lambda exp, inputs: None, ranks=True))
     try:
         assert attribute_steps()[-2:] == ["note", "report"]
         assert "note" not in _plan()  # not wanted by a whole run
