@@ -206,7 +206,7 @@ RAW_READ_ALLOWED = {
     ("studies/protocols.py", "_config"): "a study's TOML config under configs/ (not a run folder)",
     (
         "studies/ground_truth/__init__.py",
-        "_done",
+        "_done_record",
     ): "the study's own done.json marker in its models/<name> "
     "folder (not a run folder's file; store.layout does not name it)",
     # a study config read to size a study, and the ground-truth study's own files
@@ -280,7 +280,7 @@ def test_the_raw_read_check_can_fail(tmp_path):
     ], hits
     allowed = tmp_path / "allowed.py"
     allowed.write_text(
-        "def _done(p):\n    return read_json(p)\ndef g(p):\n    return read_json(p)\n"
+        "def _done_record(p):\n    return read_json(p)\ndef g(p):\n    return read_json(p)\n"
     )
     assert _raw_reads(allowed, "studies/ground_truth/__init__.py") == [
         "studies/ground_truth/__init__.py:4 g: read_json"

@@ -78,26 +78,29 @@ class GroundTruth(Study):
         return write_page(Path(folder), Path(docs), Path(self.params.calibration))
 
 
-def _work_seconds(model_dir: Path) -> float:
-    """The seconds a model's scoring took when it was done (``done.json``; 0 when unreadable)."""
-    from interp_heads.store.readback import read_json
-
-    try:
-        return float(read_json(model_dir / "done.json").get("seconds", 0.0))
-    except Exception:  # noqa: BLE001 - an old or unreadable record: no seconds to add
-        return 0.0
-
-
-def _done(model_dir: Path, digest: str) -> bool:
+def _done_record(model_dir: Path) -> dict:
+    """A model's ``done.json`` (its recipe, weights and the seconds its scoring took); empty when
+    absent or unreadable (the model is then redone)."""
     from interp_heads.store.readback import read_json
 
     path = model_dir / "done.json"
     if not path.is_file():
-        return False
+        return {}
     try:
-        return read_json(path).get("recipe_sha256") == digest
+        record = read_json(path)
     except Exception:  # noqa: BLE001 - unreadable: redo the model
-        return False
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _work_seconds(model_dir: Path) -> float:
+    """The seconds a model's scoring took when it was done (0 without a readable record)."""
+    seconds = _done_record(model_dir).get("seconds", 0.0)
+    return float(seconds) if isinstance(seconds, int | float) else 0.0
+
+
+def _done(model_dir: Path, digest: str) -> bool:
+    return _done_record(model_dir).get("recipe_sha256") == digest
 
 
 def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False) -> None:

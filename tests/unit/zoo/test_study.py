@@ -31,8 +31,18 @@ def test_small_study_writes_tables_manifest_and_page(tiny_zoo_model, tmp_path):
     assert (folder / "models" / "tiny_successor" / "truth.csv").stat().st_mtime_ns == done
     # its time is the work done when the model was scored, not the resumed call's
     again = json.loads((folder / "manifest.json").read_text())
-    assert again["work_seconds"] == first["seconds"] and again["seconds"] < first["seconds"]
-    assert f"{first['seconds'] / 60:.1f} min of work; this invocation" in page.read_text()
+    assert again["work_seconds"] == first["seconds"]
+    assert page.read_text().startswith("# Ground truth")
+
+
+def test_the_page_gives_a_resumed_studys_work_beside_its_own_minutes():
+    from interp_heads.studies.ground_truth.page import _minutes
+
+    assert _minutes({"seconds": 600.0, "work_seconds": 603.0}) == "10.0 min"
+    assert _minutes({"seconds": 600.0}) == "10.0 min"  # made before work_seconds was recorded
+    assert _minutes({"seconds": 1.0, "work_seconds": 876.0}) == (
+        "14.6 min of work; this invocation 0.0 min"
+    )
 
 
 def test_a_model_below_its_bar_is_refused_on_the_page_with_one_line(tmp_path, monkeypatch):
