@@ -21,8 +21,10 @@ then writes the pages; a second call resumes and rewrites the pages from the sam
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from interp_heads.errors import PipelineError
@@ -94,6 +96,17 @@ class StudyRun:
     steps: str = "run"
 
 
+@dataclass(frozen=True)
+class StudyContext:
+    """What every study is built with (``STUDIES.build``): its parameters as given
+    (``--param KEY=VALUE``; each parsed by the study), held read-only."""
+
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+
 class Study:
     """A registered multi-run result. Subclasses set ``name`` and ``summary`` and define
     :meth:`runs` and :meth:`write_pages`; ``minutes`` holds the measured time per size
@@ -109,9 +122,10 @@ class Study:
     ] = {}  # the study's parameters: a default (None: needed) or a Param (typed, checked)
 
     @classmethod
-    def build(cls, options, **params: Any) -> Study:
-        """The study with its ``params`` (``STUDIES.build``; a study declares no options)."""
-        return cls(**params)
+    def build(cls, options, ctx: StudyContext) -> Study:
+        """The study with the parameters ``ctx`` holds (``STUDIES.build``; a study declares no
+        options)."""
+        return cls(**ctx.params)
 
     def __init__(self, **params: Any):
         unknown = sorted(set(params) - set(self.params))
@@ -166,7 +180,7 @@ class Study:
         return f"{self.name}: {self.summary} ({sizes})"
 
 
-STUDIES: Registry[type[Study]] = Registry("study")
+STUDIES: Registry[type[Study]] = Registry("study", context=StudyContext)
 
 
 def repo_file(spec: str | Path) -> Path:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from annotated_types import Ge, Gt
 
 from interp_heads.errors import InputError
-from interp_heads.registry import Registry
+from interp_heads.registry import NoContext, Registry
 
 AUTO = "auto"
 AUTO_CHOICES = ("atp", "ablation_atp")  # with corrupted prompts, without
@@ -50,7 +50,7 @@ class Method:
     Options: ClassVar[type[Options]] = Options  # its options: the common ones plus its own
 
     @classmethod
-    def build(cls, options) -> Method:
+    def build(cls, options, ctx: NoContext) -> Method:
         """The method (``METHODS.build``). A method holds no state: its options, common and own,
         reach each call as ``opts`` (:func:`check_method` builds them with the task's rules)."""
         return cls()
