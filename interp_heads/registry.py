@@ -22,10 +22,12 @@ A class declares its options once, as the fields of its nested ``Options`` datac
 (``Scale.Options``); :meth:`Registry.options` gathers them over the registered classes, so the
 config, the CLI flags and the digests read them from there and a new variant's options need no
 second declaration. Every registered class is built one way, :meth:`Registry.build`:
-``REG.build(name, options, **context)`` calls the class's ``build(own_options, **context)``
-classmethod (the base class of each extension point defines it; a model family, a record, is
-read with :meth:`Registry.get`). Names are matched case-insensitively with ``-`` and ``_`` equal
-(and an underscore may be left out: ``layermatched``, ``keeptopk``).
+``REG.build(name, options, ctx)`` calls the class's ``build(options, ctx)`` classmethod with its
+own ``Options`` and the registry's context, one frozen dataclass per registry
+(``Registry(..., context=SelectionContext)``; :class:`NoContext` where a variant needs nothing
+besides its options). The base class of each extension point defines ``build``; a model
+family, a record, is read with :meth:`Registry.get`. Names are matched case-insensitively with
+``-`` and ``_`` equal (and an underscore may be left out: ``layermatched``, ``keeptopk``).
 """
 
 from __future__ import annotations
@@ -54,11 +56,27 @@ def _default(field: dataclasses.Field):
     return field.default
 
 
+@dataclasses.dataclass(frozen=True)
+class NoContext:
+    """The context of a registry whose variants are built from their options alone (ablation
+    kinds, attribution methods, model backends): ``build(options, ctx)`` all the same."""
+
+
 class Registry(Generic[T]):
     """Named classes of one kind (``what`` names the kind in error messages)."""
 
-    def __init__(self, what: str, also: tuple[str, ...] = (), common: type | None = None):
+    def __init__(
+        self,
+        what: str,
+        also: tuple[str, ...] = (),
+        common: type | None = None,
+        context: type = NoContext,
+    ):
+        if not (dataclasses.is_dataclass(context) and context.__dataclass_params__.frozen):
+            raise TypeError(f"{what}: the context must be a frozen dataclass, got {context!r}")
         self.what = what
+        # what every variant's ``build(options, ctx)`` gets besides its options
+        self.context = context
         self.also = also  # names accepted besides the classes' (``auto``: one is picked later)
         # the ``Options`` every class has (a method's common options): not any class's own
         self.common = {f.name for f in dataclasses.fields(common)} if common else set()
@@ -127,17 +145,33 @@ class Registry(Generic[T]):
         mine = {f.name for f in dataclasses.fields(cls.Options)}
         return cls.Options(**{k: v for k, v in values.items() if k in mine})
 
-    def build(self, name: str, options: Mapping | None = None, /, **context):
+    def build(self, name: str, options: Mapping | None = None, ctx=None):
         """The variant ``name`` registers, built the one way every extension point builds:
-        ``cls.build(own, **context)``, where ``own`` is the class's ``Options`` made from
-        ``options`` (any registered class's options by name, each checked; another class's are
-        left out; None for a class without ``Options``) and ``context`` is what the extension
-        point hands every variant (a selection's ``ctx``; a metric's ``allow_fallback``; an
-        executor's ``settings`` and ``model``; a study's parameters)."""
+        ``cls.build(own, ctx)``, where ``own`` is the class's ``Options`` made from ``options``
+        (any registered class's options by name, each checked; another class's are left out;
+        None for a class without ``Options``) and ``ctx`` is what the extension point hands every
+        variant, an instance of :attr:`context` (None: the context's defaults; a selection's
+        ``SelectionContext``, a metric's ``allow_fallback``, an executor's ``settings`` and
+        ``model``, a study's parameters)."""
         cls = self.get(name)
         checked = self.check(dict(options or {}))
         own = self.options_of(cls, checked) if _declares_options(cls) else None
-        return cls.build(own, **context)
+        return cls.build(own, self._context(ctx))
+
+    def _context(self, ctx):
+        """``ctx``, checked to be this registry's context (None: the context at its defaults)."""
+        if ctx is None:
+            try:
+                return self.context()
+            except TypeError:
+                raise TypeError(
+                    f"{self.what}: build needs a {self.context.__name__} (it has no defaults)"
+                ) from None
+        if not isinstance(ctx, self.context):
+            raise TypeError(
+                f"{self.what}: build takes a {self.context.__name__}, got {type(ctx).__name__}"
+            )
+        return ctx
 
     def _check_options(self, cls, key: str) -> None:
         """An option name another class declares must have the same default there (one key)."""

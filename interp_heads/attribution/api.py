@@ -15,7 +15,7 @@ import torch
 
 from interp_heads.attribution.inputs import make_batches
 from interp_heads.attribution.memory import gradient_rows
-from interp_heads.attribution.methods import Method, Options, check_method, resolve
+from interp_heads.attribution.methods import METHODS, Method, Options, check_method, resolve
 from interp_heads.attribution.patching import exact_scores, mean_ablation_scores
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.attribution.verify import verify_ranking
@@ -275,8 +275,8 @@ def _provenance(model, batches, method: Method, opts: Options, per_example, batc
         "split_half": split_record(per_example),
         "interval": interval_record(per_example),  # each head's 95% interval (head explorer)
     }
-    own = {k: getattr(opts, k) for k in method.own_options() if k != "exact_layers"}
-    prov.update({k: v for k, v in own.items() if v})  # steps; rivals and lookahead when set
+    own = [f.name for f in METHODS.own_options(type(method)) if f.name != "exact_layers"]
+    prov.update({k: getattr(opts, k) for k in own if getattr(opts, k)})  # steps; rivals, lookahead
     return prov
 
 

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from annotated_types import Gt
 
-from interp_heads.execution.registry import EXECUTORS
+from interp_heads.execution.registry import EXECUTORS, ExecutorContext
 
 
 @EXECUTORS.register
@@ -18,11 +18,11 @@ class Local:
 
     name = "local"
 
-    @staticmethod
-    def build(options, settings, model):
+    @classmethod
+    def build(cls, options, ctx: ExecutorContext):
         from interp_heads.execution.local import LocalExecutor
 
-        return LocalExecutor(model)
+        return LocalExecutor(ctx.model)
 
     @staticmethod
     def run_runs(runs, run_one) -> None:
@@ -38,11 +38,11 @@ class Plain:
 
     name = "plain"
 
-    @staticmethod
-    def build(options, settings, model):
+    @classmethod
+    def build(cls, options, ctx: ExecutorContext):
         from interp_heads.execution.local import PlainExecutor
 
-        return PlainExecutor(model)
+        return PlainExecutor(ctx.model)
 
 
 @EXECUTORS.register
@@ -51,11 +51,11 @@ class Packed:
 
     name = "packed"
 
-    @staticmethod
-    def build(options, settings, model):
+    @classmethod
+    def build(cls, options, ctx: ExecutorContext):
         from interp_heads.execution.packed import PackedExecutor
 
-        return PackedExecutor(model)
+        return PackedExecutor(ctx.model)
 
 
 @EXECUTORS.register
@@ -75,11 +75,12 @@ class Ray:
         n_workers: Annotated[int, Gt(0)] | None = field(default=None, metadata={
             "help": "Ray actors (None: one per GPU, else CPU)"})  # fmt: skip
 
-    @staticmethod
-    def build(options, settings, model):
+    @classmethod
+    def build(cls, options, ctx: ExecutorContext):
         from interp_heads.execution.ray import RayExecutor
         from interp_heads.store.resume import model_fingerprint
 
+        settings = ctx.settings
         return RayExecutor(
             settings.model,
             device=settings.device,
@@ -87,7 +88,7 @@ class Ray:
             address=options.ray_address,
             n_devices=settings.n_devices,
             backend=settings.backend,
-            fingerprint=model_fingerprint(model),
+            fingerprint=model_fingerprint(ctx.model),
         )
 
     @staticmethod

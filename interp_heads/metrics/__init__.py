@@ -15,7 +15,7 @@ from interp_heads.metrics import (  # noqa: F401 (each registers its metrics)
 
 # isort: on
 from interp_heads.metrics.accuracy import Accuracy
-from interp_heads.metrics.base import Metric, MetricItem, MetricUnavailable
+from interp_heads.metrics.base import Metric, MetricContext, MetricItem, MetricUnavailable
 from interp_heads.metrics.cache import MetricCache
 from interp_heads.metrics.cognitive_mirrors import CognitiveMirrorsAccuracy, CognitiveMirrorsComet
 from interp_heads.metrics.comet_metric import CometMetric
@@ -40,6 +40,7 @@ __all__ = [
     "LogitMetric",
     "Metric",
     "MetricCache",
+    "MetricContext",
     "MetricItem",
     "MetricUnavailable",
     "MiniLMCosine",

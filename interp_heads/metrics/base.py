@@ -41,6 +41,18 @@ class MetricItem:
     unmasked: str | None = None
 
 
+@dataclass(frozen=True)
+class MetricContext:
+    """What every metric is built with besides its options (``METRICS.build``).
+
+    Attributes:
+        allow_fallback: whether a metric that cannot load may return its stand-in (COMET's
+            MiniLM) instead of raising :class:`MetricUnavailable`.
+    """
+
+    allow_fallback: bool = True
+
+
 class Metric(ABC):
     """A metric over generated answers.
 
@@ -69,10 +81,10 @@ class Metric(ABC):
     floor: float | None = None
 
     @classmethod
-    def build(cls, options, allow_fallback: bool = True) -> Metric:
+    def build(cls, options, ctx: MetricContext) -> Metric:
         """The metric a run asks for by name (``METRICS.build``). ``options``: its ``Options``
-        (None for a metric that declares none); ``allow_fallback``: whether a metric that cannot
-        load may return its stand-in (COMET's MiniLM) instead of raising
+        (None for a metric that declares none); ``ctx.allow_fallback``: whether a metric that
+        cannot load may return its stand-in (COMET's MiniLM) instead of raising
         :class:`MetricUnavailable`."""
         return cls()
 

@@ -36,7 +36,7 @@ itself) and its BLEU is 0 under 4 tokens; ``metrics.scorable`` makes such a cell
 from __future__ import annotations
 
 from interp_heads.errors import InputError
-from interp_heads.metrics.base import PROPORTION_FLOOR, Metric, MetricItem
+from interp_heads.metrics.base import PROPORTION_FLOOR, Metric, MetricContext, MetricItem
 from interp_heads.metrics.comet_metric import CometMetric
 from interp_heads.metrics.overlap import corpus_bleu, rouge1
 from interp_heads.metrics.registry import METRICS
@@ -161,9 +161,9 @@ class CognitiveMirrorsComet(Metric):
     Options = CometMetric.Options  # COMET's checkpoint: one ``comet_model`` key for both
 
     @classmethod
-    def build(cls, options, allow_fallback: bool = True) -> Metric:
+    def build(cls, options, ctx: MetricContext) -> Metric:
         """COMET as ``comet`` builds it (its checkpoint, else the MiniLM stand-in), wrapped."""
-        return cls(CometMetric.build(options, allow_fallback))
+        return cls(CometMetric.build(options, ctx))
 
     def score(self, items: list[MetricItem]) -> list[float]:
         pairs = _pairs(items, self.name)

@@ -20,6 +20,7 @@ from pathlib import Path
 from interp_heads.errors import one_line
 from interp_heads.metrics.base import (
     Metric,
+    MetricContext,
     MetricItem,
     MetricUnavailable,
     first_line,
@@ -148,9 +149,9 @@ class CometMetric(Metric):
         )
 
     @classmethod
-    def build(cls, options, allow_fallback: bool = True) -> Metric:
+    def build(cls, options, ctx: MetricContext) -> Metric:
         """The COMET metric of its ``comet_model`` option (default ``DEFAULT_COMET_MODEL``),
-        loaded; when it cannot load, the MiniLM stand-in with a printed note (``allow_fallback``)
+        loaded; when it cannot load, the MiniLM stand-in with a printed note (``ctx.allow_fallback``)
         or :class:`MetricUnavailable`. A checkpoint file or folder named by the user that cannot
         load is always refused (:class:`MetricUnavailable`): the stand-in is for the default."""
         from interp_heads.metrics.embedding import MiniLMCosine
@@ -162,7 +163,7 @@ class CometMetric(Metric):
         try:
             metric.load()
         except MetricUnavailable as exc:
-            if not allow_fallback or _is_local(comet_model):
+            if not ctx.allow_fallback or _is_local(comet_model):
                 raise  # a checkpoint file or folder given by the user must load: no stand-in
             note = fallback_note(str(exc))
             log.debug(note)

@@ -20,8 +20,10 @@ then writes the pages; a second call resumes and rewrites the pages from the sam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from interp_heads.errors import PipelineError
@@ -45,6 +47,17 @@ class StudyRun:
     steps: str = "run"
 
 
+@dataclass(frozen=True)
+class StudyContext:
+    """What every study is built with (``STUDIES.build``): its parameters as given
+    (``--param KEY=VALUE``; each parsed by the study), held read-only."""
+
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self):
+        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
+
+
 class Study:
     """A registered multi-run result. Subclasses set ``name`` and ``summary`` and define
     :meth:`runs` and :meth:`write_pages`; ``minutes`` holds the measured time per size
@@ -64,10 +77,11 @@ class Study:
         (None: needed) and a ``help`` text."""
 
     @classmethod
-    def build(cls, options, **params: Any) -> Study:
-        """The study with ``params`` (``STUDIES.build``: ``options`` is its ``Options`` at the
-        defaults, or as a caller built them) set on top of ``options``, each typed and checked."""
-        return cls(options, **params)
+    def build(cls, options, ctx: StudyContext) -> Study:
+        """The study with the parameters ``ctx`` holds (``STUDIES.build``: ``options`` is its
+        ``Options`` at the defaults, or as a caller built them), each typed and checked on top of
+        ``options``."""
+        return cls(options, **ctx.params)
 
     def __init__(self, options=None, /, **params: Any):
         self.params = parse_options(self.name, type(self).Options, params, options)
@@ -132,7 +146,7 @@ class StudyRegistry(Registry):
         return super().register(cls, replace=replace)
 
 
-STUDIES: Registry[type[Study]] = StudyRegistry("study")
+STUDIES: Registry[type[Study]] = StudyRegistry("study", context=StudyContext)
 
 
 def repo_file(spec: str | Path) -> Path:

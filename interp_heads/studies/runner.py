@@ -13,7 +13,7 @@ from pathlib import Path
 from interp_heads.config.run_config import RunConfig
 from interp_heads.errors import PipelineError
 from interp_heads.execution.whole_runs import RunJob, Runs
-from interp_heads.studies.base import SIZES, STUDIES, Study, StudyRun
+from interp_heads.studies.base import SIZES, STUDIES, Study, StudyContext, StudyRun
 
 SHARED = "shared"  # the runs folder's shared generation store (no run folder may be named so)
 
@@ -43,7 +43,7 @@ def study_config(
 
 def get_study(name: str, **params) -> Study:
     """The registered study ``name`` with ``params`` (one-line error listing the others)."""
-    return STUDIES.build(name, None, **params)
+    return STUDIES.build(name, None, StudyContext(params))
 
 
 def run_study(

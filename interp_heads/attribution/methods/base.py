@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from annotated_types import Ge, Gt
 
 from interp_heads.errors import InputError
-from interp_heads.registry import Registry
+from interp_heads.registry import NoContext, Registry
 
 AUTO = "auto"
 AUTO_CHOICES = ("atp", "ablation_atp")  # with corrupted prompts, without
@@ -50,15 +50,11 @@ class Method:
     Options: ClassVar[type[Options]] = Options  # its options: the common ones plus its own
 
     @classmethod
-    def build(cls, options) -> Method:
+    def build(cls, options, ctx: NoContext) -> Method:
         """The method (``METHODS.build``). A method holds no state: its options, common and own,
-        reach each call as ``opts`` (:func:`check_method` builds them with the task's rules)."""
+        reach each call as ``opts`` (:func:`check_method` builds them with the task's rules);
+        its own options are ``METHODS.own_options(cls)``."""
         return cls()
-
-    @classmethod
-    def own_options(cls) -> dict[str, Any]:
-        """This method's own options with their defaults (the fields ``Options`` adds)."""
-        return {f.name: f.default for f in dataclasses.fields(cls.Options) if f.name not in COMMON}
 
     def defaults(self, opts: Options) -> Options:
         """``opts`` with this method's defaults filled in (e.g. ``exact_layers``)."""
@@ -138,17 +134,23 @@ def check_method(
 
 def _options(method: Method, settings: dict, where: str, said: str) -> Options:
     """``method.Options`` from ``settings``; another method's option must be at its default."""
-    mine = set(COMMON) | set(method.own_options())
+    mine = set(COMMON) | _own(type(method))
     for option, value in settings.items():
         if option in mine:
             continue
-        owners = [c for c in METHODS.classes() if option in c.own_options()]
+        owners = [c for c in METHODS.classes() if option in _own(c)]
         if not owners:
             raise InputError(f"{where}unknown attribution option {option!r}")
-        if value not in (owners[0].own_options()[option], 0, None):
+        # a name two methods declare has one default (``Registry`` refuses two)
+        if value not in (METHODS.option_defaults()[option], 0, None):
             names = " or ".join(repr(c.name) for c in owners)
             raise InputError(f"{where}{option} needs attribution {names}{said}")
     return method.Options(**{k: v for k, v in settings.items() if k in mine})
+
+
+def _own(cls) -> set[str]:
+    """The names of the options ``cls`` declares besides the common ones."""
+    return {f.name for f in METHODS.own_options(cls)}
 
 
 def _check_kind(method: Method, opts: Options) -> None:

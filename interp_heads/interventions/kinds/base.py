@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from interp_heads.errors import InputError
-from interp_heads.registry import Registry
+from interp_heads.registry import NoContext, Registry
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,8 @@ class Ablation:
         self.options = self.Options() if options is None else options
 
     @classmethod
-    def build(cls, options) -> Ablation:
-        """The kind with its ``Options`` (``KINDS.build``)."""
+    def build(cls, options, ctx: NoContext) -> Ablation:
+        """The kind with its ``Options`` (``KINDS.build``; a kind needs no context)."""
         return cls(options)
 
     def __eq__(self, other) -> bool:

@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from interp_heads.heads import Head, all_heads
-from interp_heads.interventions.selections.base import SELECTIONS, Selection, complement
+from interp_heads.interventions.selections.base import (
+    SELECTIONS,
+    Selection,
+    SelectionContext,
+    complement,
+)
 from interp_heads.interventions.selections.randomk import RandomK
 
 
@@ -31,7 +36,7 @@ class AllButRandomK(Selection):
     salt: str = ""
 
     @classmethod
-    def build(cls, options, ctx):
+    def build(cls, options, ctx: SelectionContext):
         return cls(ctx.n_layers, ctx.n_heads, ctx.salt)
 
     def keeps(self, k: int, seed: int = 0) -> list[Head]:

@@ -12,7 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from interp_heads.heads import Head
-from interp_heads.interventions.selections.base import SELECTIONS, Selection, complement
+from interp_heads.interventions.selections.base import (
+    SELECTIONS,
+    Selection,
+    SelectionContext,
+    complement,
+)
 
 
 @SELECTIONS.register
@@ -28,7 +33,7 @@ class AllButTopK(Selection):
     ranking: Sequence[Head]
 
     @classmethod
-    def build(cls, options, ctx):
+    def build(cls, options, ctx: SelectionContext):
         return cls(ctx.ranking)
 
     def keeps(self, k: int, seed: int = 0) -> list[Head]:

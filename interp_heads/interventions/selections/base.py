@@ -83,7 +83,7 @@ class Selection:
         return cls.label or cls.display
 
 
-SELECTIONS: Registry[type[Selection]] = Registry("selection")
+SELECTIONS: Registry[type[Selection]] = Registry("selection", context=SelectionContext)
 
 
 def rng(*parts) -> np.random.Generator:
@@ -134,7 +134,7 @@ def make_selections(
         tuple(tuple(h) for h in ranking.top(n, "abs")) if scored else (),
         tuple(tuple(h) for h in ranking.top(n, "signed")) if scored else (),
     )
-    return [SELECTIONS.build(name, options, ctx=ctx) for name in names]
+    return [SELECTIONS.build(name, options, ctx) for name in names]
 
 
 def display_names(random: bool | None = None, kept: bool | None = None) -> list[str]:

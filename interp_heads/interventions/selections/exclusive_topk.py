@@ -8,7 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from interp_heads.heads import Head
-from interp_heads.interventions.selections.base import SELECTIONS, Selection, too_many
+from interp_heads.interventions.selections.base import (
+    SELECTIONS,
+    Selection,
+    SelectionContext,
+    too_many,
+)
 
 
 @SELECTIONS.register
@@ -23,7 +28,7 @@ class ExclusiveTopK(Selection):
     others: tuple[Sequence[Head], ...] = ()
 
     @classmethod
-    def build(cls, options, ctx):
+    def build(cls, options, ctx: SelectionContext):
         return cls(ctx.ranking, ctx.others)
 
     def select(self, k: int, seed: int = 0) -> list[Head]:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from interp_heads.heads import Head
-from interp_heads.interventions.selections.base import SELECTIONS, Selection, rng
+from interp_heads.interventions.selections.base import SELECTIONS, Selection, SelectionContext, rng
 
 
 @SELECTIONS.register
@@ -29,7 +29,7 @@ class LayerMatchedRandomK(Selection):
     salt: str = ""
 
     @classmethod
-    def build(cls, options, ctx):
+    def build(cls, options, ctx: SelectionContext):
         return cls(ctx.ranking, ctx.n_heads, ctx.salt)
 
     def select(self, k: int, seed: int = 0) -> list[Head]:

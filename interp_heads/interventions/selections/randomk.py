@@ -14,7 +14,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from interp_heads.heads import Head, all_heads
-from interp_heads.interventions.selections.base import SELECTIONS, Selection, rng, too_many
+from interp_heads.interventions.selections.base import (
+    SELECTIONS,
+    Selection,
+    SelectionContext,
+    rng,
+    too_many,
+)
 
 
 @SELECTIONS.register
@@ -45,7 +51,7 @@ class RandomK(Selection):
         )
 
     @classmethod
-    def build(cls, options, ctx):
+    def build(cls, options, ctx: SelectionContext):
         return cls(ctx.n_layers, ctx.n_heads, ctx.salt, ranking=ctx.ranking, options=options)
 
     def select(self, k: int, seed: int = 0) -> list[Head]:

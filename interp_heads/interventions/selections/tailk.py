@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from interp_heads.heads import Head
-from interp_heads.interventions.selections.base import SELECTIONS
+from interp_heads.interventions.selections.base import SELECTIONS, SelectionContext
 from interp_heads.interventions.selections.topk import TopK
 
 
@@ -27,7 +27,7 @@ class TailK(TopK):
     dash = "dashdot"
 
     @classmethod
-    def build(cls, options, ctx):
+    def build(cls, options, ctx: SelectionContext):
         return cls(ctx.by_signed or ctx.ranking)
 
     def ordered(self) -> list[Head]:

@@ -6,7 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from interp_heads.heads import Head
-from interp_heads.interventions.selections.base import SELECTIONS, Selection, too_many
+from interp_heads.interventions.selections.base import (
+    SELECTIONS,
+    Selection,
+    SelectionContext,
+    too_many,
+)
 
 
 @SELECTIONS.register
@@ -19,7 +24,7 @@ class TopK(Selection):
     ranking: Sequence[Head]
 
     @classmethod
-    def build(cls, options, ctx):
+    def build(cls, options, ctx: SelectionContext):
         return cls(ctx.ranking)
 
     def ordered(self) -> list[Head]:

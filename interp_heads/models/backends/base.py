@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from interp_heads.registry import Registry
+from interp_heads.registry import NoContext, Registry
 
 
 class Backend:
@@ -26,8 +26,8 @@ class Backend:
     frozen_prefix: ClassVar[bool] = False
 
     @classmethod
-    def build(cls, options) -> Backend:
-        """The backend (``BACKENDS.build``; a backend declares no options)."""
+    def build(cls, options, ctx: NoContext) -> Backend:
+        """The backend (``BACKENDS.build``; a backend declares no options and needs no context)."""
         return cls()
 
     def check_available(self) -> None:

@@ -10,7 +10,7 @@ import pytest
 
 from interp_heads.errors import PipelineError
 from interp_heads.pipeline.experiment import RunConfig, attribute_steps, run_experiment
-from interp_heads.studies import STUDIES, run_study, study_config
+from interp_heads.studies import get_study, run_study, study_config
 from tests.helpers import DATA, cli
 
 ECHO = str(DATA / "tiny_echo.jsonl")
@@ -31,7 +31,7 @@ PARAMS = {"model": "tiny", "k": "2", "max_new_tokens": "3", "filter_correct": "f
 
 
 def test_one_run_per_intervention_and_scope_the_logit_metrics_only_at_every_position(ranking):
-    study = STUDIES.build("claim", task=ECHO, ranking=str(ranking), **PARAMS)
+    study = get_study("claim", task=ECHO, ranking=str(ranking), **PARAMS)
     runs = study.runs("small")
     assert len(runs) == 1 + 3 + 2  # the default, three other kinds, two other scopes
     for run in runs:

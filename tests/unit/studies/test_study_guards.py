@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from interp_heads.errors import InputError, PipelineError
-from interp_heads.studies import STUDIES, run_study
+from interp_heads.studies import get_study, run_study
 from tests.helpers import DATA, cli, refused_without_waiting
 
 ECHO = str(DATA / "tiny_echo.jsonl")
@@ -50,7 +50,7 @@ def test_a_bad_param_is_one_line_exit_2_before_any_run(tmp_path, capsys, key, va
 
 
 def test_params_are_typed():
-    study = STUDIES.build("claim", task=ECHO, ranking="r", k="7", filter_correct="No")
+    study = get_study("claim", task=ECHO, ranking="r", k="7", filter_correct="No")
     assert study.param("k") == 7 and study.param("filter_correct") is False
     assert study.param("max_new_tokens") == 8  # the default, typed too
 
@@ -106,13 +106,13 @@ def test_claim_adds_logit_diff_only_when_every_example_has_distractors(tmp_path)
     rows[0]["distractors"] = ["zzz"]
     some = tmp_path / "some.jsonl"
     some.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    study = STUDIES.build("claim", task=str(some), ranking="r", **CLAIM)
+    study = get_study("claim", task=str(some), ranking="r", **CLAIM)
     assert "logit_diff" not in study.options()["metric"]
     for r in rows:
         r["distractors"] = ["zzz"]
     every = tmp_path / "all.jsonl"
     every.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    study = STUDIES.build("claim", task=str(every), ranking="r", **CLAIM)
+    study = get_study("claim", task=str(every), ranking="r", **CLAIM)
     assert "logit_diff" in study.options()["metric"]
 
 

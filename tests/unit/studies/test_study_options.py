@@ -13,6 +13,7 @@ from annotated_types import Ge, Gt, Interval, Lt
 
 from interp_heads.errors import PipelineError
 from interp_heads.studies import STUDIES, Study, StudyRun
+from interp_heads.studies.base import StudyContext
 from interp_heads.studies.options import needed, option_kinds
 from tests.helpers import DATA, ROOT, cli
 
@@ -49,13 +50,14 @@ def typed():
 
 
 def test_each_value_is_parsed_to_its_fields_type(typed):
-    study = STUDIES.build(typed.name, label=" x.jsonl ", count="9", above="1", floor="-4",
-                          flag="YES")  # fmt: skip
+    given = dict(label=" x.jsonl ", count="9", above="1", floor="-4", flag="YES")
+    study = STUDIES.build(typed.name, None, StudyContext(given))
     got = study.params
     assert isinstance(got, typed.Options)
     assert (got.label, got.count, got.above, got.floor, got.flag) == ("x.jsonl", 9, 1, -4, True)
     assert type(got.count) is int and type(got.flag) is bool
-    assert STUDIES.build(typed.name, floor="123456789").params.floor == 123456789  # no upper
+    big = STUDIES.build(typed.name, None, StudyContext({"floor": "123456789"}))
+    assert big.params.floor == 123456789  # no upper bound
     defaults = STUDIES.build(typed.name).params  # untouched: the declared defaults
     assert (defaults.label, defaults.count, defaults.above, defaults.flag) == (None, 3, 5, False)
     with pytest.raises(Exception, match="frozen|cannot assign"):
@@ -76,7 +78,7 @@ def test_each_value_is_parsed_to_its_fields_type(typed):
 )
 def test_a_bad_value_is_one_line_naming_its_key(typed, key, value, says):
     with pytest.raises(PipelineError) as err:
-        STUDIES.build(typed.name, **{key: value})
+        STUDIES.build(typed.name, None, StudyContext({key: value}))
     message = str(err.value)
     assert len(message.splitlines()) == 1 and f"--param {key}=" in message and says in message
 
