@@ -38,7 +38,7 @@ def registries() -> list[tuple[str, str]]:
             if (
                 isinstance(value, ast.Call)
                 and isinstance(value.func, ast.Name)
-                and value.func.id == "Registry"
+                and value.func.id.endswith("Registry")
                 and isinstance(target, ast.Name)
             ):
                 found.append((module.removesuffix(".__init__"), target.id))

@@ -146,8 +146,8 @@ def test_every_built_in_variant_is_built_by_its_registry():
 
 
 def _registries() -> list[tuple[str, str]]:
-    """``(module, variable)`` of every ``NAME = Registry(...)`` in the package (its AST), so a
-    registry added later is checked too."""
+    """``(module, variable)`` of every ``NAME = Registry(...)`` (or a subclass named
+    ``...Registry``) in the package (its AST), so a registry added later is checked too."""
     import ast
 
     from tests.helpers import ROOT
@@ -163,7 +163,7 @@ def _registries() -> list[tuple[str, str]]:
             value = getattr(node, "value", None)
             if (
                 isinstance(value, ast.Call)
-                and getattr(value.func, "id", None) == "Registry"
+                and str(getattr(value.func, "id", "")).endswith("Registry")
                 and isinstance(target, ast.Name)
             ):
                 found.append((module.removesuffix(".__init__"), target.id))
