@@ -99,7 +99,7 @@ def probe_attribute_step(exp) -> dict:
             verify_stored(exp, name, rank, scores, m)
         exp.rankings[name] = scores
         record_verification(exp, name, scores, m)
-    exp.manifest["probe"] = stored[names[0]].provenance["probe"]
+    exp.manifest = exp.manifest.with_updates(probe=stored[names[0]].provenance["probe"])
     exp.timings["probe/attribution"] = time.perf_counter() - t
     exp.folder.write_rankings(exp.rankings)
     return exp.rankings

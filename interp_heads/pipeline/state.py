@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from interp_heads.config.run_config import RunConfig
-from interp_heads.run import RunWriter
+from interp_heads.run import Manifest, RunWriter
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.provenance import git_hash, versions
 from interp_heads.tasks.schema import Task
@@ -48,7 +48,7 @@ class Experiment:
     rankings: dict = field(default_factory=dict)  # task: HeadScores or ordered head list
     result: SweepResult | None = None
     timings: dict[str, float] = field(default_factory=dict)
-    manifest: dict = field(default_factory=dict)
+    manifest: Manifest = field(default_factory=Manifest)  # changed by ``with_updates`` only
 
     def say(self, line: str) -> None:
         """A note for the user on stderr (what was chosen, what was left out), when asked for."""
@@ -62,12 +62,12 @@ class Experiment:
     def write_manifest(self, status: str, **extra) -> None:
         """The one manifest writer: inputs, provenance, splits, timings, and ``status``."""
         model = self.model
-        if "git" not in self.manifest:  # once per process (a git subprocess, package metadata)
-            self.manifest.update(versions=versions(), git=git_hash())
-        if "files" not in self.manifest:  # the tool's files listed by an earlier invocation
-            files = self.folder.read_manifest().get("files")
-            self.manifest["files"] = files if isinstance(files, dict) else {}
-        self.manifest.update(
+        m = self.manifest
+        if m.versions is None:  # once per process (a git subprocess, package metadata)
+            m = m.with_updates(versions=versions(), git=git_hash())
+        if m.files is None:  # the tool's files listed by an earlier invocation
+            m = m.with_updates(files=Manifest.from_dict(self.folder.read_manifest()).files or {})
+        m = m.with_updates(
             config=self.config.to_dict(),
             config_digest=self.digest,
             status=status,
@@ -81,14 +81,17 @@ class Experiment:
             **extra,
         )
         if self.fmts:
-            self.manifest.update(fmt=self.fmts, fmt_info=self.fmt_infos)
+            m = m.with_updates(fmt=self.fmts, fmt_info=self.fmt_infos)
         if self.splits:
-            self.manifest["splits"] = {
-                n: {"rank": [e.id for e in r], "eval": [e.id for e in ev]}
-                for n, (r, ev) in self.splits.items()
-            }
+            m = m.with_updates(
+                splits={
+                    n: {"rank": [e.id for e in r], "eval": [e.id for e in ev]}
+                    for n, (r, ev) in self.splits.items()
+                }
+            )
         if self.metrics:
-            self.manifest["metrics"] = {m.name: m.label for m in self.metrics}
+            m = m.with_updates(metrics={x.name: x.label for x in self.metrics})
+        self.manifest = m
         RunWriter(self.folder).manifest(self.manifest)
 
 
