@@ -33,6 +33,9 @@ N_PROMPTS = {"small": 16, "full": 64}
 # study stays on the tiny zoo and fast. 8 sequences of blocks of 12: the 270 patched forward
 # passes take about 5 minutes on one CPU thread (16 x 20 would take about four times that)
 REAL_INDUCTION = {"full": {"n": 8, "length": 12, "seed": 0}}
+# the study's own keys in its folder's manifest.json (beside ``versions``), which the page reads
+STUDY, SIZE, N_PROMPTS_KEY, MODELS, SECONDS, REAL_INDUCTION_KEY = (
+    "study", "size", "n_prompts", "models", "seconds", "real_induction")  # fmt: skip
 
 
 @STUDIES.register
@@ -88,6 +91,7 @@ def _done(model_dir: Path, digest: str) -> bool:
 def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False) -> None:
     """Train or load, enumerate and score every zoo model of ``size`` into ``folder``."""
     from interp_heads.errors import PipelineError
+    from interp_heads.run import Manifest, RunWriter
     from interp_heads.store.atomic import write_atomic
     from interp_heads.store.files import make_folder
     from interp_heads.store.provenance import versions
@@ -97,8 +101,12 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
     from interp_heads.zoo.recipes import recipes
 
     start = time.perf_counter()
-    manifest = {"study": "ground_truth", "size": size, "n_prompts": N_PROMPTS[size],
-                "versions": versions(("torch", "transformer-lens")), "models": {}}  # fmt: skip
+    manifest = Manifest()
+    for key, value in ((STUDY, "ground_truth"), (SIZE, size), (N_PROMPTS_KEY, N_PROMPTS[size])):
+        manifest = manifest.with_extra(key, value)
+    manifest = manifest.with_updates(versions=versions(("torch", "transformer-lens")))
+    manifest = manifest.with_extra(MODELS, {})
+    writer = RunWriter(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)  # the runs folder (runner.check_folders)
     make_folder(folder.parent, folder)
     for name, recipe in recipes(size).items():
@@ -111,7 +119,7 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
             zm.require_truth()
         except PipelineError as exc:
             entry["refused"] = str(exc)
-        manifest["models"][name] = entry
+        manifest = manifest.with_extra(MODELS, {**manifest.get(MODELS), name: entry})
         if entry["refused"]:
             if not quiet:
                 print(entry["refused"])
@@ -132,14 +140,14 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
                       flush=True)  # fmt: skip
         # the manifest once per model, as it changes: an interrupted study still shows what it
         # finished, and the last model's write is the finished study's manifest
-        manifest["seconds"] = time.perf_counter() - start
-        write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+        manifest = manifest.with_extra(SECONDS, time.perf_counter() - start)
+        writer.manifest(manifest, sort_keys=True)
     if size in REAL_INDUCTION:  # real weights: only the full study loads SmolLM2
-        manifest["real_induction"] = run_real_induction(folder, REAL_INDUCTION[size],
-                                                        force=force, quiet=quiet)  # fmt: skip
-        manifest["seconds"] = time.perf_counter() - start
-    if size in REAL_INDUCTION or not manifest["models"]:  # else the loop wrote the last state
-        write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+        real = run_real_induction(folder, REAL_INDUCTION[size], force=force, quiet=quiet)
+        manifest = manifest.with_extra(REAL_INDUCTION_KEY, real)
+        manifest = manifest.with_extra(SECONDS, time.perf_counter() - start)
+    if size in REAL_INDUCTION or not manifest.get(MODELS):  # else the loop wrote the last state
+        writer.manifest(manifest, sort_keys=True)
 
 
 def run_real_induction(folder: Path, params: dict, *, force: bool = False,
