@@ -140,7 +140,7 @@ def setup_table(r: dict) -> str:
     return md(pd.DataFrame(rows, columns=["item", "value"]))
 
 
-def run_time(manifest: dict) -> str:
+def run_time(manifest: Manifest | dict) -> str:
     """The run's compute time, summed over the invocations a resumed run took."""
     (total, calls), (sweep, _) = run_minutes(manifest), run_minutes(manifest, "sweep")
     if total is None:

@@ -136,7 +136,7 @@ def measures_table(summary: pd.DataFrame, curves: pd.DataFrame, k: int) -> list[
     return rows
 
 
-def _minutes(manifest: dict) -> str:
+def _minutes(manifest: Manifest | dict) -> str:
     (total, calls), (step, _) = run_minutes(manifest), run_minutes(manifest, "sufficiency")
     if not total:
         return ""
