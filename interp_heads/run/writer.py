@@ -12,7 +12,7 @@ import os
 import pandas as pd
 
 from interp_heads.run.manifest import Manifest
-from interp_heads.store import atomic, write_atomic
+from interp_heads.store import atomic
 from interp_heads.store.folder import RunFolder
 
 
@@ -27,6 +27,8 @@ class RunWriter:
         ``sort_keys``: its keys sorted (a study's own manifest, ``ground_truth``'s)."""
         d = manifest.to_dict() if isinstance(manifest, Manifest) else manifest
         if sort_keys:
+            from interp_heads.store.atomic import write_atomic  # looked up when it writes
+
             write_atomic(self.folder.manifest, json.dumps(d, indent=1, sort_keys=True))
         else:
             self.folder.write_manifest(d)
