@@ -33,9 +33,6 @@ N_PROMPTS = {"small": 16, "full": 64}
 # study stays on the tiny zoo and fast. 8 sequences of blocks of 12: the 270 patched forward
 # passes take about 5 minutes on one CPU thread (16 x 20 would take about four times that)
 REAL_INDUCTION = {"full": {"n": 8, "length": 12, "seed": 0}}
-# the study's own keys in its folder's manifest.json (beside ``versions``), which the page reads
-STUDY, SIZE, N_PROMPTS_KEY, MODELS, SECONDS, REAL_INDUCTION_KEY = (
-    "study", "size", "n_prompts", "models", "seconds", "real_induction")  # fmt: skip
 
 
 @STUDIES.register
@@ -95,6 +92,14 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
     from interp_heads.store.atomic import write_atomic
     from interp_heads.store.files import make_folder
     from interp_heads.store.provenance import versions
+    from interp_heads.studies.ground_truth_page import (
+        MODELS,
+        N_PROMPTS_KEY,
+        REAL_INDUCTION_KEY,
+        SECONDS,
+        SIZE,
+        STUDY,
+    )
     from interp_heads.zoo.cache import zoo_model
     from interp_heads.zoo.evaluate import evaluate
     from interp_heads.zoo.induction import induction_scores

@@ -16,11 +16,14 @@ import pandas as pd
 from interp_heads.figures.escape import md, md_code, md_link
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
-from interp_heads.studies.ground_truth import MODELS, REAL_INDUCTION_KEY, SECONDS, SIZE
 
 FIGURE = "ground_truth"
 TABLES = ("model", "truth", "heads", "optimal", "methods", "search", "subsets")
 DEFAULT = "atp"  # attribution.api.default_method on a task with corrupted prompts (every zoo task)
+
+# the study's own keys in its folder's manifest.json (beside ``versions``), which the page reads
+STUDY, SIZE, N_PROMPTS_KEY, MODELS, SECONDS, REAL_INDUCTION_KEY = (
+    "study", "size", "n_prompts", "models", "seconds", "real_induction")  # fmt: skip
 
 
 AT_N, AT_DRAWS, AT_EFFECT = 24, 5, 1.0  # the calibration row the figure shows (the pages' n)
