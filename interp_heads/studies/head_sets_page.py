@@ -31,7 +31,7 @@ from interp_heads.run.manifest import Manifest
 from interp_heads.studies.base import read_scores, run_minutes
 
 
-def _rank_seconds(manifest: Manifest, task: str, method: str) -> float:
+def _rank_seconds(manifest: Manifest | dict, task: str, method: str) -> float:
     """The ranking's seconds over every invocation of the run (a resumed run reuses its stored
     ranking in ~0 s: the invocation that made it counts); the probe ranks every task at once."""
     for step in (f"{task}/attribution", f"{method}/attribution"):

@@ -95,7 +95,7 @@ def grid_views(r: dict) -> tuple[dict, dict | None]:
         keep = [0, *ks]
         return {
             **r,
-            "manifest": Manifest.of(r["manifest"]).with_updates(ks=ks),
+            "manifest": Manifest.of(r["manifest"]).with_updates(ks=ks).to_dict(),
             "summary": r["summary"][r["summary"].k.isin(keep)],
             "sig": r["sig"][r["sig"].k.isin(keep)],
             "figure": name,
