@@ -29,8 +29,8 @@ def cmd_ablate(args) -> int:
         exp, made = run_experiment(
             config, args.out, force=args.force, quiet=args.quiet, notes=not args.quiet
         )
-    if exp.manifest.get("elbow_k") and not args.quiet:
-        k = next(iter(exp.manifest["elbow_k"].values()))
+    if exp.manifest.elbow_k and not args.quiet:
+        k = next(iter(exp.manifest.elbow_k.values()))
         print(f"elbow of the ranking's sorted importances: k = {k}", file=sys.stderr)
     cols = [
         "task",

@@ -52,7 +52,7 @@ def cmd_report(args) -> int:
         raise PipelineError(
             f"{str(run_dir)!r} is not a run folder (no manifest.json, summary or attribution)"
         )
-    from interp_heads.store import lifecycle
+    from interp_heads.run import RunWriter
 
     folder = RunFolder(run_dir)
     folder.check_links()  # the page and figures are written inside the folder only
@@ -61,7 +61,7 @@ def cmd_report(args) -> int:
     written: list = []
     static = getattr(args, "static", None)
     index = _built(run_dir, written, static)
-    lifecycle.note_report(folder, written)  # the tool's files, retired by a later --force run
+    RunWriter(folder).note_report(written)  # the tool's files, retired by a later --force run
     print(f"wrote {index}")
     if static:
         images = [p for p in written if p.suffix.lstrip(".") in static]

@@ -50,7 +50,7 @@ def attention_step(exp, inputs) -> AttentionOutput:
             every = [(layer, h) for layer in range(scores.n_layers) for h in range(scores.n_heads)]
             explore = attention_data(exp.model, prompts[:EXPLORE_PROMPTS], every, EXPLORE_TOKENS)
         except (ValueError, RuntimeError, AttributeError, KeyError) as exc:
-            exp.manifest["attention"] = {"skipped": one_line(exc)}
+            exp.manifest = exp.manifest.with_updates(attention={"skipped": one_line(exc)})
             return AttentionOutput({})
         for rec in explore["prompts"]:  # causal: a query's row ends at its own key (i + 1)
             rec["patterns"] = {k: [[round(x, 3) for x in row[: i + 1]] for i, row in enumerate(v)]

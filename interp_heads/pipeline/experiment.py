@@ -31,6 +31,7 @@ from interp_heads.pipeline.inputs import check_inputs
 from interp_heads.pipeline.loading import PipelineError, load_any_task
 from interp_heads.pipeline.plan_check import check_plan
 from interp_heads.pipeline.steps import Experiment, baseline, planned, run_steps, task_hash
+from interp_heads.run import Manifest
 from interp_heads.store import releases_locks
 from interp_heads.store.folder import RunFolder
 
@@ -153,9 +154,10 @@ def _describe(exp: Experiment, earlier: dict, steps: list[str], plan) -> None:
     from interp_heads.tasks.prompt_format import describe
 
     config, tasks = exp.config, exp.tasks
-    same = earlier.get("config_digest") == exp.digest
-    history = earlier.get("earlier_timings", []) + [earlier.get("timings", {})] if same else []
-    exp.manifest.update(
+    earlier = Manifest.from_dict(earlier)
+    same = earlier.config_digest == exp.digest
+    history = (earlier.earlier_timings or []) + [earlier.timings or {}] if same else []
+    manifest = exp.manifest.with_updates(
         data={
             n: {"source": t.source, "sha256": t.sha256 or task_hash(t), "n_examples": len(t)}
             for n, t in tasks.items()
@@ -164,10 +166,12 @@ def _describe(exp: Experiment, earlier: dict, steps: list[str], plan) -> None:
         earlier_timings=history,
     )
     if "sweep" not in steps:
-        exp.manifest["command"] = "attribute"
+        manifest = manifest.with_updates(command="attribute")
     if plan.given:
-        exp.manifest["command"] = "ablate"
-        exp.manifest["ranking"] = manifest_record(config, plan.given)
+        manifest = manifest.with_updates(
+            command="ablate", ranking=manifest_record(config, plan.given)
+        )
+    exp.manifest = manifest
     for name in tasks:
         exp.say(
             (f"{name}: " if len(tasks) > 1 else "")

@@ -61,7 +61,9 @@ def known_step(exp, inputs) -> KnownOutput:
     from interp_heads.store import resume
 
     if not getattr(exp.config, "known_heads", True):
-        exp.manifest["known_heads"] = {"skipped": "off (known_heads = false)"}
+        exp.manifest = exp.manifest.with_updates(
+            known_heads={"skipped": "off (known_heads = false)"}
+        )
         return KnownOutput(None)
     start = time.perf_counter()
     model, folder = exp.model, exp.folder
@@ -75,13 +77,15 @@ def known_step(exp, inputs) -> KnownOutput:
             with progress_bar(1 + model.cfg.n_layers, "known heads", exp.quiet) as bar:
                 scores = known_head_scores(model, N_SEQS, half, SEED, progress=bar.update)
         except (ValueError, RuntimeError, AttributeError) as exc:  # e.g. a model without tokenizer
-            exp.manifest["known_heads"] = {"skipped": one_line(exc)}
+            exp.manifest = exp.manifest.with_updates(known_heads={"skipped": one_line(exc)})
             return KnownOutput(None)
         folder.write_known({"key": key, "scores": {k: s.to_dict() for k, s in scores.items()}})
     table = known_table(scores)
     folder.write_frame(folder.known_csv, table)
-    exp.manifest["known_heads"] = {
-        kind: grp.loc[grp.is_kind, "label"].tolist() for kind, grp in table.groupby("kind")
-    }
+    exp.manifest = exp.manifest.with_updates(
+        known_heads={
+            kind: grp.loc[grp.is_kind, "label"].tolist() for kind, grp in table.groupby("kind")
+        }
+    )
     exp.timings["known"] = time.perf_counter() - start
     return KnownOutput(table)

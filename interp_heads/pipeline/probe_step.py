@@ -103,7 +103,7 @@ def probe_attribute_step(exp, inputs):
             verify_stored(exp, name, rank, scores, m, fmts[name])
         rankings[name] = scores
         record_verification(exp, name, scores, m)
-    exp.manifest["probe"] = stored[names[0]].provenance["probe"]
+    exp.manifest = exp.manifest.with_updates(probe=stored[names[0]].provenance["probe"])
     exp.timings["probe/attribution"] = time.perf_counter() - t
     exp.folder.write_rankings(rankings)
     return AttributeOutput(rankings, fmts)

@@ -57,14 +57,16 @@ def record_verification(exp, name: str, scores, m: int) -> None:
     """The verdict in the manifest; a warning when the ranking agrees poorly with the exact effect."""
     from interp_heads.attribution.verify import VerificationWarning
 
-    checks = exp.manifest.setdefault("verification", {})
+    checks = dict(exp.manifest.verification or {})
     if not m:
         off = not exp.config.verify
         checks[name] = {"skipped": "off (verify = 0)" if off else "needs ablation = 'mean'"}
+        exp.manifest = exp.manifest.with_updates(verification=checks)
         return
     v = scores.provenance["verification"]
     keep = ("m", "top_confirmed", "spearman_sample", "spearman", "flag", "verdict", "measured")
     checks[name] = {k: v.get(k) for k in keep}
+    exp.manifest = exp.manifest.with_updates(verification=checks)
     if v.get("flag"):
         warnings.warn(
             f"task {name!r}: the {scores.method} ranking agrees poorly with exact mean ablation: "

@@ -42,7 +42,9 @@ def record_stability(exp, name: str, scores, ks: list[int]) -> bool:
     manifest, a warning when unstable (none when the halves are too small to decide); whether the
     provenance changed."""
     result = stability_of(scores, run_ks(ks))
-    exp.manifest.setdefault("stability", {})[name] = result
+    exp.manifest = exp.manifest.with_updates(
+        stability={**(exp.manifest.stability or {}), name: result}
+    )
     changed = scores.provenance.get("stability") != result
     scores.provenance["stability"] = result
     if result.get("unstable") and not result.get("too_few"):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from interp_heads.config import validation
 from interp_heads.errors import PipelineError
+from interp_heads.run.manifest import Manifest
 from interp_heads.run.rankings import MAX_RANKING_BYTES, ranking_frame, stored_scores
 from interp_heads.store.folder import RunFolder
 
@@ -58,7 +59,7 @@ def ranking_file(path: str) -> Path:
         there = [f for f in (folder.ranking_csv, folder.attribution_parquet) if os.path.lexists(f)]
         p = there[0] if there else folder.ranking_csv
         if not there:
-            command = folder.read_manifest().get("command")
+            command = Manifest.from_dict(folder.read_manifest()).command
             what = f"an {command} run folder" if command else "a folder"
             raise PipelineError(
                 f"ranking {str(path)!r} is {what} without ranking.csv or attribution.parquet; "
@@ -125,15 +126,15 @@ def ranking_source(path: str, task: str) -> dict:
     (``attribution/<task>.json``), else its run folder's ``manifest.json``; None when unrecorded
     (a ranking.csv written by hand or copied without its folder)."""
     p = Path(path)
-    manifest = RunFolder(p if p.is_dir() else p.parent).read_manifest()
+    manifest = Manifest.from_dict(RunFolder(p if p.is_dir() else p.parent).read_manifest())
     scores = stored_scores(path, task)
     prov = dict(scores.provenance) if scores is not None else {}
     model = prov.get("model") if isinstance(prov.get("model"), dict) else None
     if model is not None:
         model = {**model, "n_layers": prov.get("n_layers"), "n_heads": prov.get("n_heads")}
-    elif isinstance(manifest.get("model"), dict):
-        model = manifest["model"]
-    data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
+    elif manifest.model is not None:  # a dict, as the field holds
+        model = manifest.model
+    data = manifest.data or {}
     entry = data.get(task) if isinstance(data.get(task), dict) else {}
     return {"model": model, "sha256": prov.get("task_sha256") or entry.get("sha256")}
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from interp_heads.config.run_config import RunConfig
 from interp_heads.pipeline.artefacts import Artefacts
-from interp_heads.run import RunWriter
+from interp_heads.run import Manifest, RunWriter
 from interp_heads.store.folder import RunFolder
 from interp_heads.store.provenance import git_hash, versions
 from interp_heads.tasks.schema import Task
@@ -34,7 +34,7 @@ class Experiment:
     sweep_options: dict = field(default_factory=dict)  # extra run_sweep arguments (executor...)
     artefacts: Artefacts = field(default_factory=Artefacts)
     timings: dict[str, float] = field(default_factory=dict)
-    manifest: dict = field(default_factory=dict)
+    manifest: Manifest = field(default_factory=Manifest)  # changed by ``with_updates`` only
 
     def say(self, line: str) -> None:
         """A note for the user on stderr (what was chosen, what was left out), when asked for."""
@@ -44,12 +44,12 @@ class Experiment:
     def write_manifest(self, status: str, **extra) -> None:
         """The one manifest writer: inputs, provenance, splits, timings, and ``status``."""
         model, made = self.model, self.artefacts
-        if "git" not in self.manifest:  # once per process (a git subprocess, package metadata)
-            self.manifest.update(versions=versions(), git=git_hash())
-        if "files" not in self.manifest:  # the tool's files listed by an earlier invocation
-            files = self.folder.read_manifest().get("files")
-            self.manifest["files"] = files if isinstance(files, dict) else {}
-        self.manifest.update(
+        m = self.manifest
+        if m.versions is None:  # once per process (a git subprocess, package metadata)
+            m = m.with_updates(versions=versions(), git=git_hash())
+        if m.files is None:  # the tool's files listed by an earlier invocation
+            m = m.with_updates(files=Manifest.from_dict(self.folder.read_manifest()).files or {})
+        m = m.with_updates(
             config=self.config.to_dict(),
             config_digest=self.digest,
             status=status,
@@ -63,14 +63,17 @@ class Experiment:
             **extra,
         )
         if made.get("fmts"):
-            self.manifest.update(fmt=made.get("fmts"), fmt_info=made.get("fmt_infos"))
+            m = m.with_updates(fmt=made.get("fmts"), fmt_info=made.get("fmt_infos"))
         if made.get("splits"):
-            self.manifest["splits"] = {
-                n: {"rank": [e.id for e in r], "eval": [e.id for e in ev]}
-                for n, (r, ev) in made.get("splits").items()
-            }
+            m = m.with_updates(
+                splits={
+                    n: {"rank": [e.id for e in r], "eval": [e.id for e in ev]}
+                    for n, (r, ev) in made.get("splits").items()
+                }
+            )
         if made.get("metrics"):
-            self.manifest["metrics"] = {m.name: m.label for m in made.get("metrics")}
+            m = m.with_updates(metrics={x.name: x.label for x in made.get("metrics")})
+        self.manifest = m
         RunWriter(self.folder).manifest(self.manifest)
 
 

@@ -147,22 +147,24 @@ def sweep_step(exp: Experiment, inputs: Inputs) -> SweepOutput:
     from interp_heads.store.conditions import entry_name
 
     done = result.generations[["task", "selection", "k", "seed"]].drop_duplicates()
-    exp.manifest.setdefault("files", {})["conditions"] = sorted(
+    conditions = sorted(
         entry_name(t, sel, int(k), int(seed)) for t, sel, k, seed in done.itertuples(index=False)
     )
-    exp.manifest["metric_cache"] = result.metric_cache  # distinct answers, scored once
+    m = exp.manifest
+    m = m.with_updates(files={**(m.files or {}), "conditions": conditions})
+    m = m.with_updates(metric_cache=result.metric_cache)  # distinct answers, scored once
     if result.shared is not None:  # conditions read from the shared store, and generated
-        exp.manifest["shared_generations"] = result.shared
+        m = m.with_updates(shared_generations=result.shared)
     if sweep_config.elbow:
         from interp_heads.sweep.elbow import elbow_k
 
-        exp.manifest["elbow_k"] = {n: elbow_k(r) for n, r in inputs.rankings.items()}
+        m = m.with_updates(elbow_k={n: elbow_k(r) for n, r in inputs.rankings.items()})
     if exp.config.damage_matched:
         from interp_heads.sweep.damage import damage_matched
 
         first = str(sweep_config.metrics[0])
-        exp.manifest["damage_k"] = damage_matched(result.records, first)
-        exp.manifest["damage_metric"] = first
+        m = m.with_updates(damage_k=damage_matched(result.records, first), damage_metric=first)
+    exp.manifest = m
     return SweepOutput(result)
 
 
@@ -193,7 +195,7 @@ def report_step(exp: Experiment, inputs: Inputs) -> ReportOutput:
 
     written: list = []
     index = build_report(exp.folder.root, written=written)
-    lifecycle.note_outputs(exp.manifest, exp.folder, written)
+    exp.manifest = lifecycle.note_outputs(exp.manifest, exp.folder, written)
     return ReportOutput(index)
 
 
@@ -319,11 +321,12 @@ def run_steps(
             step = STEPS.get(name)
             made[name] = step.run(exp, exp.artefacts.inputs(name, step.reads))
             exp.artefacts.put(outputs(name, step.writes, made[name]), name)
-            lifecycle.note_outputs(exp.manifest, exp.folder, exp.folder.step_outputs(name))
+            written = exp.folder.step_outputs(name)
+            exp.manifest = lifecycle.note_outputs(exp.manifest, exp.folder, written)
             if name in ("sweep", "report"):
                 exp.timings[name] = time.perf_counter() - t
             exp.timings["total"] = time.perf_counter() - start
-            exp.manifest["steps"].append(name)
+            exp.manifest = exp.manifest.with_updates(steps=[*exp.manifest.steps, name])
             lifecycle.finish_retiring(exp)
             exp.write_manifest("complete" if i == len(names) - 1 else "running")
     return made

@@ -67,10 +67,11 @@ def sufficiency_step(exp: Experiment, inputs: Inputs) -> SufficiencyOutput:
     folder.write_frame(folder.sufficiency_csv, summary)
     if "accuracy" in names:
         folder.write_frame(folder.sufficiency_verdicts_csv, res.verdicts())
-    exp.manifest["sufficiency"] = {"ks": sweep_cfg.ks, "seeds": sweep_cfg.seeds,
-                                   "metrics": names}  # fmt: skip
+    note = {"ks": sweep_cfg.ks, "seeds": sweep_cfg.seeds, "metrics": names}
+    exp.manifest = exp.manifest.with_updates(sufficiency=note)
     if cfg.sufficiency_search:
-        exp.manifest["sufficiency"]["search"] = search_sets(exp, inputs, rankings, names)
+        note = {**note, "search": search_sets(exp, inputs, rankings, names)}
+        exp.manifest = exp.manifest.with_updates(sufficiency=note)
     exp.timings["sufficiency"] = time.perf_counter() - start
     return SufficiencyOutput(res)
 

@@ -15,6 +15,7 @@ import pandas as pd
 from interp_heads.choices import BASELINE
 from interp_heads.figures.escape import esc, esc_num
 from interp_heads.interventions.selections import RandomK, TopK
+from interp_heads.run.manifest import Manifest
 from interp_heads.sweep import stats
 
 N_TOP = 5  # top heads named per task
@@ -33,7 +34,7 @@ def top_heads(run: dict, task: str, n: int = N_TOP) -> list[str]:
         rows = attr[attr["task"].astype(str) == task].sort_values("rank")
         if len(rows):
             return [str(x) for x in rows["label"].head(n)]
-    ranking = (run.get("manifest") or {}).get("ranking") or {}
+    ranking = Manifest.of(run.get("manifest")).ranking or {}
     heads = ranking.get("heads")
     return [str(h) for h in heads[:n]] if isinstance(heads, list) else []
 
@@ -47,12 +48,12 @@ def method_of(run: dict, task: str) -> str:
     return str(rows["method"].iloc[0]) if len(rows) else ""
 
 
-def stability(manifest: dict, task: str, k: int | None) -> str:
+def stability(manifest: Manifest | dict | None, task: str, k: int | None) -> str:
     """The split-half verdict of the task's ranking at ``k`` (else the manifest's smallest k);
     "" when it was not measured."""
     from interp_heads.attribution.stability import verdict
 
-    entry = (manifest.get("stability") or {}).get(task)
+    entry = (Manifest.of(manifest).stability or {}).get(task)
     if not isinstance(entry, dict):
         return ""
     measured = list((entry.get("jaccard") or {}).keys())
@@ -136,15 +137,14 @@ def _sweep_sentence(r: dict) -> str:
 def warnings_of(run: dict, verdicts: list[str]) -> list[str]:
     """What a reader must know before trusting the table: an unfinished or failed run, too few
     examples or draws for a verdict, a ranking too unstable or too small to tell (deduplicated)."""
-    manifest = run.get("manifest") or {}
+    manifest = Manifest.of(run.get("manifest"))
     out = []
-    steps, plan = manifest.get("steps"), manifest.get("plan")
-    if isinstance(steps, list) and isinstance(plan, list):
-        todo = [s for s in plan if s != "report" and s not in steps]
-        if todo:
-            out.append(f"the run is incomplete (not run: {', '.join(map(str, todo))})")
-    if manifest.get("status") == "failed":
-        out.append(f"the run stopped with an error: {manifest.get('error', '?')}")
+    todo = manifest.todo()
+    if todo:
+        out.append(f"the run is incomplete (not run: {', '.join(map(str, todo))})")
+    if manifest.status == "failed":
+        error = "?" if manifest.error is None else manifest.error
+        out.append(f"the run stopped with an error: {error}")
     for words in verdicts:
         if words.startswith("too few") or words.startswith("unstable") or "unreadable" in words:
             out.append(words)
@@ -163,7 +163,7 @@ def finding_html(run: dict) -> str:
 
 
 def _finding(run: dict) -> str:
-    manifest = run.get("manifest") or {}
+    manifest = Manifest.of(run.get("manifest"))
     sweeps = sweep_rows(run)
     tasks = [r["task"] for r in sweeps] or _ranked_tasks(run)
     if not tasks:
@@ -184,7 +184,7 @@ def _finding(run: dict) -> str:
         else:
             method = method_of(run, task)
             cells["method"] = esc(method)
-            check = ((manifest.get("verification") or {}).get(task) or {}).get("verdict")
+            check = ((manifest.verification or {}).get(task) or {}).get("verdict")
             if check:  # the ranking checked against exact single-head ablation
                 cells["exact check of the top heads"] = esc(check)
         cells["stability (split halves)"] = esc(stab) or "not measured"

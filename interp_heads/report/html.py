@@ -35,6 +35,7 @@ from interp_heads.report.which_heads import (
     stability_parts,
     which_heads_parts,
 )
+from interp_heads.run.manifest import Manifest
 from interp_heads.store import atomic, write_atomic
 from interp_heads.store.files import read_plain
 from interp_heads.store.folder import RunFolder
@@ -87,8 +88,8 @@ def build_report(
         from interp_heads.figures.static import write_static
 
         written.extend(write_static(figs, folder.figures, static))
-    manifest = run.get("manifest") or {}
-    cfg = manifest.get("config") or {}
+    manifest = Manifest.of(run.get("manifest"))
+    cfg = manifest.config or {}
     tasks = ", ".join(page.task_names(manifest, run)) or "no tasks"
     title = f"interp_heads run: {cfg.get('model', '?')} ({tasks})"
     # the finding first (sentences, verdict table, warnings), then status and figures
@@ -103,14 +104,14 @@ def build_report(
     parts += explorer_parts(run, run_dir, figs)
     parts += _attention_section(figs)
     parts += known_kinds_parts(run) + stability_parts(manifest)
-    if manifest.get("probe"):
+    if manifest.probe:
         parts += ["<h2>How well does the probe tell the tasks apart?</h2>", probe_table(manifest)]
-    if manifest.get("damage_k"):
-        metric = esc(str(manifest.get("damage_metric", "")))
+    if manifest.damage_k:
+        metric = esc(str(manifest.damage_metric or ""))
         parts += ["<h2>At which k do random heads still keep 80% of the score?</h2>",
                   f'<p class="note">The damage-matched k: the largest k of the grid at which RandomK '
                   f"keeps at least 80% of the unmasked {metric}.</p>", damage_table(manifest)]  # fmt: skip
-    if manifest.get("verification"):
+    if manifest.verification:
         parts += _verification_section(manifest)
     for name, task in _breakdown_tasks(run, figs):
         parts.append(f"<h2>{esc(task)}: by haystack length and needle depth</h2>")
@@ -186,7 +187,7 @@ def _attention_section(figs: dict) -> list[str]:
     ]
 
 
-def _verification_section(manifest: dict) -> list[str]:
+def _verification_section(manifest: Manifest) -> list[str]:
     return [
         "<h2>How far can each ranking be trusted?</h2>",
         '<p class="note">The exact drop of log p(answer) under mean ablation (the sweep\'s own '

@@ -14,6 +14,7 @@ import urllib.parse
 from pathlib import Path
 
 from interp_heads.figures.escape import esc, esc_num
+from interp_heads.run.manifest import Manifest
 
 # which step writes which saved piece of a run (``load_run``'s keys)
 WRITTEN_BY = {
@@ -36,55 +37,55 @@ WRITTEN_BY = {
 def current(run: dict) -> dict:
     """``run`` without the pieces no finished step of the manifest's config wrote (nor the known
     heads of an earlier invocation when this one skipped them)."""
-    manifest = run.get("manifest") or {}
-    if "skipped" in (manifest.get("known_heads") or {}):
+    manifest = Manifest.of(run.get("manifest"))
+    if "skipped" in (manifest.known_heads or {}):
         run = {**run, "known": None}
-    steps = manifest.get("steps")
-    if not isinstance(steps, list):
+    steps = manifest.steps
+    if steps is None:
         return run
     return {k: (None if WRITTEN_BY.get(k, "") and WRITTEN_BY[k] not in steps else v)
             for k, v in run.items()}  # fmt: skip
 
 
-def task_names(manifest: dict, run: dict) -> list[str]:
+def task_names(manifest: Manifest | dict | None, run: dict) -> list[str]:
     """The run's task names: from its tables, else the manifest's data, else its config."""
     for key in ("summary", "attribution", "baseline"):
         frame = run.get(key)
         if frame is not None and "task" in frame.columns and len(frame):
             return [str(t) for t in dict.fromkeys(frame["task"])]
-    cfg = manifest.get("config") or {}
-    names = list(manifest.get("data") or {}) or list(cfg.get("tasks") or [])
+    manifest = Manifest.of(manifest)
+    cfg = manifest.config or {}
+    names = list(manifest.data or {}) or list(cfg.get("tasks") or [])
     return names or ([str(cfg["task"])] if cfg.get("task") else [])
 
 
-def status_line(manifest: dict) -> str:
+def status_line(manifest: Manifest | dict | None) -> str:
     """``Status: complete (... finished), 73 s; config digest ...`` from the manifest's steps."""
+    manifest = Manifest.of(manifest)
     if not manifest:
         return '<p class="note">No manifest.json: provenance unknown.</p>'
-    steps, plan = manifest.get("steps"), manifest.get("plan")
-    if isinstance(steps, list) and isinstance(plan, list):
-        todo = [s for s in plan if s != "report" and s not in steps]
+    steps, todo = manifest.steps, manifest.todo()
+    if todo is not None:
         status = "complete" if not todo else "incomplete"
         done = ", ".join(s for s in steps if s != "report") or "none"
         status += f" (finished: {done}" + (f"; not run: {', '.join(todo)})" if todo else ")")
     else:
-        status = str(manifest.get("status", "?"))
-    if manifest.get("status") == "failed":
-        status += f"; stopped by an error: {manifest.get('error', '?')}"
-    total = (manifest.get("timings") or {}).get("total")
-    when = f", {esc_num(total, '.0f')} s" if isinstance(total, int | float) else ""
-    digest = esc(manifest.get("config_digest", "?"))
+        status = "?" if manifest.status is None else manifest.status
+    if manifest.status == "failed":
+        status += f"; stopped by an error: {'?' if manifest.error is None else manifest.error}"
+    total = manifest.total_seconds
+    when = f", {esc_num(total, '.0f')} s" if total is not None else ""
+    digest = esc("?" if manifest.config_digest is None else manifest.config_digest)
     return f'<p class="note">Status: {esc(status)}{when}; config digest {digest}.</p>'
 
 
-def next_command(manifest: dict, run_dir: str) -> str:
+def next_command(manifest: Manifest | dict | None, run_dir: str) -> str:
     """The command line a user would run next, as an HTML paragraph ("" when there is none)."""
-    cfg = manifest.get("config") or {}
-    steps, plan = manifest.get("steps"), manifest.get("plan")
-    if isinstance(steps, list) and isinstance(plan, list):
-        if [s for s in plan if s != "report" and s not in steps]:
-            return _para("The run stopped early; rerun the command that made it to resume.", "")
-    command = manifest.get("command")
+    manifest = Manifest.of(manifest)
+    cfg = manifest.config or {}
+    if manifest.todo():
+        return _para("The run stopped early; rerun the command that made it to resume.", "")
+    command = manifest.command
     if command == "attribute":
         tasks = cfg.get("tasks") or ["TASK"]
         argv = ["interp-heads", "ablate", "--model", str(cfg.get("model", "MODEL")),
@@ -112,15 +113,16 @@ def relative_href(target: str | os.PathLike, run_dir: str | os.PathLike) -> str:
     return urllib.parse.quote(Path(rel).as_posix())
 
 
-def ranking_section(manifest: dict, run_dir: str | os.PathLike = ".") -> str:
+def ranking_section(manifest: Manifest | dict | None, run_dir: str | os.PathLike = ".") -> str:
     """The ranking an ``ablate`` run masked: its file (linked relatively) and its top heads ("" otherwise)."""
-    if manifest.get("command") != "ablate":
+    manifest = Manifest.of(manifest)
+    if manifest.command != "ablate":
         return ""
-    ranking = manifest.get("ranking") or {}
+    ranking = manifest.ranking or {}
     source = ranking.get("source")
     # the ranking's own order (the manifest records it for --ranking and --heads alike); the
     # config's heads are empty when they come from a ranking file
-    heads = ranking.get("heads") or (manifest.get("config") or {}).get("heads") or []
+    heads = ranking.get("heads") or (manifest.config or {}).get("heads") or []
     labels = [h if isinstance(h, str) else f"L{h[0]}H{h[1]}" for h in heads
               if isinstance(h, str) or (isinstance(h, list | tuple) and len(h) == 2)]  # fmt: skip
     top = ", ".join(labels[:16]) + (" ..." if len(labels) > 16 else "")
@@ -136,18 +138,18 @@ def ranking_section(manifest: dict, run_dir: str | os.PathLike = ".") -> str:
             f"{esc(top) or 'none'}.</p>")  # fmt: skip
 
 
-def outline_k(manifest: dict, n_total: int) -> int:
+def outline_k(manifest: Manifest | dict | None, n_total: int) -> int:
     """The k whose TopK heads a heatmap outlines: the run's smallest k, else 8 (``attribute``)."""
-    ks = [int(k) for k in (manifest.get("ks") or []) if 0 < int(k) < n_total]
+    ks = [int(k) for k in (Manifest.of(manifest).ks or []) if 0 < int(k) < n_total]
     return min(ks) if ks else min(8, max(1, n_total // 4))
 
 
 STAND_IN = " (offline stand-in, not COMET)"
 
 
-def asked_metrics(manifest: dict) -> list[str]:
+def asked_metrics(manifest: Manifest | dict | None) -> list[str]:
     """The metric names the run was asked for (a run's config, or an ``ablate`` run's sweep)."""
-    cfg = manifest.get("config") or {}
+    cfg = Manifest.of(manifest).config or {}
     names = cfg.get("metrics") or (cfg.get("sweep") or {}).get("metrics") or []
     return [str(n) for n in names]
 

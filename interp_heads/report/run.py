@@ -16,7 +16,7 @@ from interp_heads.figures.notebook import figure_html, table_html
 from interp_heads.report import page
 from interp_heads.report.finding import finding_html
 from interp_heads.report.which_heads import known_markers
-from interp_heads.run import Run, RunWriter
+from interp_heads.run import Manifest, Run, RunWriter
 
 
 def write_sweep_outputs(
@@ -35,9 +35,8 @@ class LoadedRun(dict):
     path: str = ""
 
     def __repr__(self) -> str:
-        manifest = self.get("manifest") or {}
-        cfg = manifest.get("config") or {}
-        model = cfg.get("model") or (manifest.get("model") or {}).get("spec") or "?"
+        manifest = Manifest.of(self.get("manifest"))
+        model = manifest.model_spec or "?"
         pieces = [k for k, v in page.current(self).items() if v is not None and k != "manifest"]
         return (
             f"LoadedRun({self.path!r}, status={_status(manifest)!r}, model={model!r}, "
@@ -62,13 +61,12 @@ class LoadedRun(dict):
         return run_html(self)
 
 
-def _status(manifest: dict) -> str:
+def _status(manifest: Manifest) -> str:
     """``complete``, ``incomplete`` (steps left to run) or the manifest's own status."""
-    steps, plan = manifest.get("steps"), manifest.get("plan")
-    if isinstance(steps, list) and isinstance(plan, list):
-        todo = [s for s in plan if s != "report" and s not in steps]
+    todo = manifest.todo()
+    if todo is not None:
         return "incomplete" if todo else "complete"
-    return str(manifest.get("status", "unknown"))
+    return "unknown" if manifest.status is None else manifest.status
 
 
 def load_run(run_dir: str | os.PathLike) -> LoadedRun:
@@ -90,11 +88,12 @@ def load_run(run_dir: str | os.PathLike) -> LoadedRun:
     return loaded
 
 
-def k_grids(manifest: dict) -> dict[str, tuple[str, list[int] | None]]:
+def k_grids(manifest: Manifest | dict | None) -> dict[str, tuple[str, list[int] | None]]:
     """The figures' k grids: ``{"seed_figure": (title suffix, ks or None for all)}``, and with
     ``scaled_ks`` beside ``ks`` in the config, the literal grid and the scaled one
     (``seed_figure_scaled``: the same fractions of this model's heads) apart."""
-    cfg, model = manifest.get("config") or {}, manifest.get("model") or {}
+    manifest = Manifest.of(manifest)
+    cfg, model = manifest.config or {}, manifest.model or {}
     literal, scaled = cfg.get("ks") or [], cfg.get("scaled_ks") or []
     try:
         n_total = int(model["n_layers"]) * int(model["n_heads"])
@@ -175,7 +174,7 @@ def _attribution_figures(run: dict) -> dict:
             figs[f"heatmap_{task}"] = head_heatmap(s, None, None, marks, top=k)  # its own order
         figs.update(_attention(run))
         if len(scores) > 1:
-            ks = (run.get("manifest") or {}).get("ks") or [16]
+            ks = Manifest.of(run.get("manifest")).ks or [16]
             k = min(min(ks), next(iter(scores.values())).scores.numel())
             figs["overlap"] = overlap_heatmap(overlap(scores, k)).update_layout(
                 width=640, height=520, yaxis={"autorange": "reversed"}

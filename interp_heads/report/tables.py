@@ -9,6 +9,7 @@ import pandas as pd
 from interp_heads.choices import BASELINE
 from interp_heads.figures.escape import esc, esc_table
 from interp_heads.interventions.selections import RandomK, TopK, display_names
+from interp_heads.run.manifest import Manifest
 from interp_heads.sweep import stats
 from interp_heads.sweep.inference import holm
 
@@ -142,36 +143,42 @@ def _get(frame: pd.DataFrame, ex, col: str) -> str:
     return "" if value is None else str(value)
 
 
-def provenance_table(manifest: dict | None) -> str:
+def provenance_table(manifest: Manifest | dict | None) -> str:
     """Model, data hashes, versions, git hash, seeds, timings, and the full manifest."""
+    manifest = Manifest.of(manifest)
     if not manifest:
         return _none("manifest")
     rows = [
-        ("model", json.dumps(manifest.get("model", {}))),
-        ("git", manifest.get("git") or "unknown"),
-        ("versions", ", ".join(f"{k} {v}" for k, v in manifest.get("versions", {}).items())),
+        ("model", json.dumps(manifest.model or {})),
+        ("git", manifest.git or "unknown"),
+        ("versions", ", ".join(f"{k} {v}" for k, v in (manifest.versions or {}).items())),
     ]
-    rows += [(k, json.dumps(manifest[k])) for k in ("seeds", "metrics") if manifest.get(k)]
+    rows += [
+        (k, json.dumps(v))
+        for k, v in (("seeds", manifest.seeds), ("metrics", manifest.metrics))
+        if v
+    ]
     rows += [
         (
             f"data: {n}",
             f"{d.get('n_examples')} examples, sha256 {str(d.get('sha256'))[:16]}, {d.get('source')}",
         )
-        for n, d in manifest.get("data", {}).items()
+        for n, d in (manifest.data or {}).items()
     ]
     rows += [
         (f"time: {k}", f"{v:.1f} s")
-        for k, v in manifest.get("timings", {}).items()
+        for k, v in (manifest.timings or {}).items()
         if isinstance(v, int | float)
     ]
     table = _table(pd.DataFrame(rows, columns=["item", "value"]))
-    full = esc(json.dumps(manifest, indent=1, default=str))
+    full = esc(json.dumps(manifest.to_dict(), indent=1, default=str))
     return table + f"<details><summary>manifest.json</summary><pre>{full}</pre></details>"
 
 
-def probe_table(manifest: dict | None) -> str:
+def probe_table(manifest: Manifest | dict | None) -> str:
     """The probe's held-out accuracy against its chance level (``attribution = "probe"`` runs)."""
-    p = (manifest or {}).get("probe") or {}
+    manifest = Manifest.of(manifest)
+    p = manifest.probe or {}
     if not p:
         return ""
     rows = "rows masked" if p.get("rows") == "evaluated" else "held-out"
@@ -186,14 +193,14 @@ def probe_table(manifest: dict | None) -> str:
     }
     from interp_heads.report.probe_note import probe_note
 
-    note = probe_note(p, len((manifest or {}).get("data") or p.get("tasks") or []))
+    note = probe_note(p, len(manifest.data or p.get("tasks") or []))
     return _table(pd.DataFrame([row])) + (f"<p>{esc(note)}</p>" if note else "")
 
 
-def damage_table(manifest: dict | None) -> str:
+def damage_table(manifest: Manifest | dict | None) -> str:
     """Each task's damage-matched k (``damage_matched = true``): the largest k of the grid at which
     RandomK keeps 80% of the unmasked score; empty when the run did not ask for it."""
-    damage = (manifest or {}).get("damage_k")
+    damage = Manifest.of(manifest).damage_k
     if not isinstance(damage, dict) or not damage:
         return ""
     none = "none (RandomK keeps under 80% at every k)"
@@ -201,9 +208,9 @@ def damage_table(manifest: dict | None) -> str:
     return _table(pd.DataFrame(rows))
 
 
-def verification_table(manifest: dict | None) -> str:
+def verification_table(manifest: Manifest | dict | None) -> str:
     """Per task: the ranking's verdict against exact mean ablation; flagged tasks are marked."""
-    checks = (manifest or {}).get("verification") or {}
+    checks = Manifest.of(manifest).verification or {}
     if not checks:
         return _none("verification of the rankings (verify = 0, or a run made without it)")
     rows = []

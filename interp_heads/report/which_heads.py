@@ -12,6 +12,7 @@ import pandas as pd
 from interp_heads.figures.escape import esc, esc_num
 from interp_heads.heads import head_label
 from interp_heads.run import ARTEFACTS, Run
+from interp_heads.run.manifest import Manifest
 
 
 def known_markers(known: pd.DataFrame | None) -> dict:
@@ -45,7 +46,7 @@ def known_kinds_parts(run: dict) -> list[str]:
     known, attribution = run.get("known"), run.get("attribution")
     if known is None or attribution is None or not len(attribution):
         return []
-    ks = [int(k) for k in ((run.get("manifest") or {}).get("ks") or [32])]
+    ks = [int(k) for k in (Manifest.of(run.get("manifest")).ks or [32])]
     k = min(
         max([x for x in ks if x <= 32] or [min(ks)]), int(attribution.groupby("task").size().max())
     )
@@ -70,12 +71,12 @@ def known_kinds_parts(run: dict) -> list[str]:
     ]
 
 
-def stability_parts(manifest: dict) -> list[str]:
+def stability_parts(manifest: Manifest | dict | None) -> list[str]:
     """Every ranking's split-half agreement at the run's k values, in words
     (``attribution.stability.verdict``: too few examples to decide, unstable, partly stable,
     stable)."""
 
-    entries = manifest.get("stability") or {}
+    entries = Manifest.of(manifest).stability or {}
     rows = []
     for task, e in entries.items():
         if "jaccard" not in e:

@@ -50,6 +50,18 @@ class Manifest:
     known_heads: Any = None
     stability: Any = None
     sufficiency: Any = None
+    error: str | None = None  # the error's one line (``status = "failed"``)
+    fmt: Any = None  # per task: the prompt format used
+    fmt_info: dict | None = None  # per task: where the format came from
+    ranking: dict | None = None  # ``ablate``: the given ranking (its file, heads, checksum)
+    probe: Any = None  # the probe's fit (``attribution.probe``)
+    attention: Any = None  # a skipped attention step's reason
+    verification: dict | None = None  # per task: the ranking's check against exact ablation
+    elbow_k: dict | None = None  # per task: the ranking's elbow
+    damage_k: Any = None  # the damage-matched k of each selection
+    damage_metric: str | None = None  # the metric the damage is matched on
+    metric_cache: Any = None  # distinct answers, scored once
+    shared_generations: Any = None  # conditions read from the shared store, and generated
     extra: Any = field(default_factory=dict)  # every other key, as read
     order: tuple = ()  # the keys in their order on disk
 
@@ -105,6 +117,36 @@ class Manifest:
         if key in self.extra:
             return self.extra[key]
         return getattr(self, key)
+
+    def __bool__(self) -> bool:
+        """Whether the manifest holds any key (an absent ``manifest.json`` reads as empty)."""
+        return bool(self.to_dict())
+
+    @classmethod
+    def of(cls, manifest: Manifest | dict | None) -> Manifest:
+        """``manifest`` as a ``Manifest`` (a dict as read from disk, ``None`` as empty)."""
+        return manifest if isinstance(manifest, Manifest) else cls.from_dict(manifest)
+
+    def with_updates(self, **values) -> Manifest:
+        """This manifest with the fields ``values`` set, as ``dict.update`` sets keys: a key
+        already on disk keeps its place, a new one goes last (so the file keeps the key order
+        the pipeline's writes have always given it). The one way a manifest is changed.
+
+        Raises:
+            TypeError: a name that is no field of the manifest (a study's own key:
+                :meth:`with_extra`).
+        """
+        unknown = sorted(set(values) - set(_TYPES))
+        if unknown:
+            raise TypeError(f"Manifest has no field {', '.join(map(repr, unknown))}")
+        return Manifest.from_dict({**self.to_dict(), **values})
+
+    def with_extra(self, key: str, value) -> Manifest:
+        """This manifest with a key of its own (a study's, named by a constant) set to
+        ``value``, placed as :meth:`with_updates` places a field."""
+        if key in _TYPES or key == VERSION_KEY:
+            raise TypeError(f"{key!r} is a field of the manifest: set it with with_updates")
+        return Manifest.from_dict({**self.to_dict(), key: value})
 
     def get(self, key: str, default=None):
         """The value of ``key`` as on disk (a typed field or an extra key), else ``default``."""

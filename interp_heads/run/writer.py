@@ -22,11 +22,29 @@ class RunWriter:
     def __init__(self, folder: RunFolder | str | os.PathLike):
         self.folder = folder if isinstance(folder, RunFolder) else RunFolder(folder)
 
-    def manifest(self, manifest: Manifest | dict) -> None:
-        """``manifest.json``, whole and atomic (a ``Manifest`` as its ``to_dict``)."""
-        self.folder.write_manifest(
-            manifest.to_dict() if isinstance(manifest, Manifest) else manifest
-        )
+    def manifest(self, manifest: Manifest | dict, sort_keys: bool = False) -> None:
+        """``manifest.json``, whole and atomic (a ``Manifest`` as its ``to_dict``);
+        ``sort_keys``: its keys sorted (a study's own manifest, ``ground_truth``'s)."""
+        d = manifest.to_dict() if isinstance(manifest, Manifest) else manifest
+        if sort_keys:
+            from interp_heads.store.atomic import write_atomic  # looked up when it writes
+
+            write_atomic(self.folder.manifest, json.dumps(d, indent=1, sort_keys=True))
+        else:
+            self.folder.write_manifest(d)
+
+    def note_report(self, paths) -> None:
+        """List the files ``report DIR`` wrote (``paths``) in the folder's manifest as the tool's
+        (a later ``--force`` run retires them); a folder without a manifest of the tool's (no
+        ``config_digest``) is left as it is, and an unchanged list is not rewritten."""
+        from interp_heads.store.lifecycle import note_outputs
+
+        manifest = Manifest.from_dict(self.folder.read_manifest())
+        if manifest.config_digest is None:
+            return
+        noted = note_outputs(manifest, self.folder, paths)
+        if noted.files["outputs"] != list((manifest.files or {}).get("outputs") or []):
+            self.manifest(noted)
 
     def sweep_outputs(self, result, eval_tasks: dict | None = None, n_boot: int = 1000) -> None:
         """``sweep.parquet`` (records), ``summary.parquet``/``.csv``, ``significance.csv``,

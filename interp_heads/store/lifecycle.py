@@ -50,7 +50,7 @@ def started(exp, plan: list[str]) -> Iterator[None]:
         yield
     except Exception as exc:
         with contextlib.suppress(OSError):
-            if not exp.manifest.get("steps"):
+            if not exp.manifest.steps:
                 _restore(exp.folder, undo)
             else:
                 exp.write_manifest("failed", error=_error_line(exc))
@@ -72,13 +72,16 @@ def start(exp, plan: list[str]) -> dict:
         earlier_bytes = read_plain(folder.manifest)
     except (OSError, UnsafeFile):  # absent, or no manifest of the tool's to put back
         earlier_bytes = None
-    earlier = folder.read_manifest()
-    files = dict(earlier.get("files")) if isinstance(earlier.get("files"), dict) else {}
-    if earlier.get("config_digest") != exp.digest and files.get("outputs"):
+    # the folder's manifest as the run's own type (``run.Manifest``, a layer above this one)
+    earlier = exp.manifest.from_dict(folder.read_manifest())
+    files = dict(earlier.files or {})
+    if earlier.config_digest != exp.digest and files.get("outputs"):
         files["retiring"] = sorted({*(files.get("retiring") or []), *files["outputs"]})
         files["outputs"] = []
-    exp.manifest.update(plan=list(plan), steps=[], files=files)
-    exp.manifest.setdefault("data", _task_files(exp.tasks))  # what a ranking was made on
+    manifest = exp.manifest.with_updates(plan=list(plan), steps=[], files=files)
+    if manifest.data is None:  # what a ranking was made on
+        manifest = manifest.with_updates(data=_task_files(exp.tasks))
+    exp.manifest = manifest
     exp.write_manifest("started")  # from here on, the folder's tables are hidden until rewritten
     undo = {"manifest": earlier_bytes, "index": False}
     if folder.index.name in files.get("retiring", []) and _plain(folder.index):
@@ -98,8 +101,11 @@ def _task_files(tasks: dict) -> dict:
 
 def finish_retiring(exp) -> None:
     """Delete the earlier config's outputs this run did not rewrite (once a step of it finished)."""
-    files = exp.manifest.get("files") or {}
-    names = files.pop("retiring", None)
+    files = dict(exp.manifest.files or {})
+    if "retiring" not in files:
+        return
+    names = files.pop("retiring")
+    exp.manifest = exp.manifest.with_updates(files=files)
     if not names:
         return
     mine = set(files.get("outputs") or [])
@@ -108,7 +114,7 @@ def finish_retiring(exp) -> None:
                   keep=reads)  # fmt: skip
     exp.folder.delete(exp.folder.retired_index)
     if left:
-        files["retiring"] = left
+        exp.manifest = exp.manifest.with_updates(files={**files, "retiring": left})
 
 
 def _restore(folder: RunFolder, undo: dict) -> None:
@@ -191,9 +197,15 @@ def _read_by_run(path: Path, keep: set[Path]) -> bool:
     return real in keep or any(k in real.parents for k in keep)
 
 
-def note_outputs(manifest: dict, folder: RunFolder, paths: Iterable[Path]) -> None:
-    """Add the written ``paths`` (inside ``folder``) to ``manifest``'s ``files.outputs``."""
-    files = manifest.setdefault("files", {})
+def note_outputs(manifest, folder: RunFolder, paths: Iterable[Path]):
+    """``manifest`` (a ``run.Manifest``) with the written ``paths`` (inside ``folder``) added to
+    its ``files.outputs``."""
+    return manifest.with_updates(files=listed_outputs(manifest.files, folder, paths))
+
+
+def listed_outputs(files: dict | None, folder: RunFolder, paths: Iterable[Path]) -> dict:
+    """A manifest's ``files`` entry (a copy) with the written ``paths`` added to its ``outputs``."""
+    files = dict(files or {})
     listed = set(files.get("outputs") or [])
     root = folder.root.absolute()
     for path in paths:
@@ -201,17 +213,7 @@ def note_outputs(manifest: dict, folder: RunFolder, paths: Iterable[Path]) -> No
         if path.is_file() and root in path.parents:
             listed.add(path.relative_to(root).as_posix())
     files["outputs"] = sorted(listed)
-
-
-def note_report(folder: RunFolder, paths: Iterable[Path]) -> None:
-    """List what ``report DIR`` wrote in the folder's manifest (a manifest of the tool only)."""
-    manifest = folder.read_manifest()
-    if "config_digest" not in manifest:
-        return
-    before = list((manifest.get("files") or {}).get("outputs") or [])
-    note_outputs(manifest, folder, paths)
-    if manifest["files"]["outputs"] != before:
-        folder.write_manifest(manifest)
+    return files
 
 
 # --------------------------------------------------------------------------- remove
@@ -237,7 +239,7 @@ def holds_nothing_needed(folder: RunFolder) -> bool:
     root = folder.root.absolute()
     scaffold = {root / store.LOCK_NAME}
     scaffold |= {p.absolute() for p in (folder.marker, folder.manifest, folder.conditions_config)}
-    if (folder.read_manifest().get("files") or {}).get("outputs"):
+    if folder.listed("outputs"):
         return False  # a step wrote tables or a page (a step that wrote nothing leaves none)
     for where, dirs, names in os.walk(root):  # never descends into a linked folder
         here = Path(where)

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from interp_heads.errors import PipelineError
 from interp_heads.registry import Registry
+from interp_heads.run.manifest import Manifest
 from interp_heads.studies.options import needed, option_help, option_kinds, parse_options
 
 SIZES = ("small", "full")
@@ -156,12 +157,13 @@ def repo_file(spec: str | Path) -> Path:
     return here if here.is_absolute() or here.exists() or not repo.exists() else repo
 
 
-def run_minutes(manifest: dict, step: str = "total") -> tuple[float | None, int]:
+def run_minutes(manifest: Manifest | dict, step: str = "total") -> tuple[float | None, int]:
     """Minutes a run folder's ``step`` took over every invocation of its config (a resumed run
     records its earlier invocations in ``earlier_timings``), and how many invocations there were.
     ``None`` when no invocation timed that step."""
-    history = [t for t in manifest.get("earlier_timings", []) if isinstance(t, dict)]
-    spent = [t.get(step) for t in history + [manifest.get("timings") or {}]]
+    manifest = Manifest.of(manifest)
+    history = [t for t in manifest.earlier_timings or [] if isinstance(t, dict)]
+    spent = [t.get(step) for t in history + [manifest.timings or {}]]
     spent = [s for s in spent if isinstance(s, int | float)]
     return (sum(spent) / 60 if spent else None), len(history) + 1
 

@@ -29,6 +29,7 @@ from interp_heads.report.sufficiency_section import (
     minimal_cell,
     plain_verdicts,
 )
+from interp_heads.run.manifest import Manifest
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, run_minutes
@@ -135,7 +136,7 @@ def measures_table(summary: pd.DataFrame, curves: pd.DataFrame, k: int) -> list[
     return rows
 
 
-def _minutes(manifest: dict) -> str:
+def _minutes(manifest: Manifest | dict) -> str:
     (total, calls), (step, _) = run_minutes(manifest), run_minutes(manifest, "sufficiency")
     if not total:
         return ""
@@ -160,8 +161,8 @@ def render(run_dir: Path, run: dict, figure: str | None) -> str:
     summary, curves = run["sufficiency"], run["sufficiency_curves"]
     verdicts = run.get("sufficiency_verdicts")
     verdicts = pd.DataFrame() if verdicts is None else verdicts
-    manifest = run.get("manifest") or {}
-    cfg, meta = manifest.get("config", {}), manifest.get("sufficiency", {})
+    manifest = Manifest.of(run.get("manifest"))
+    cfg, meta = manifest.config or {}, manifest.sufficiency or {}
     run_ks = sorted({int(k) for k in curves.k[curves.run_k.astype(bool)]}) or [0]
     k = run_ks[-1]
     n_eval = int(curves.n_examples.max()) if len(curves) else 0

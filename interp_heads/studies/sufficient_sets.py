@@ -30,6 +30,7 @@ from interp_heads.analysis.head_search import TARGET, UPPER
 from interp_heads.analysis.search_resamples import parse_sizes, size_summary
 from interp_heads.analysis.sufficient_set import FOUND, NOT_VERIFIED, OVER
 from interp_heads.figures.escape import md, md_code
+from interp_heads.run.manifest import Manifest
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
@@ -234,7 +235,7 @@ class SufficientSets(Study):
         rows = _task_as_text(stacked(runs, ablations, "sufficient_sets"))
         verdicts = _task_as_text(stacked(runs, swept, "sufficiency_verdicts"))
         # the ranking each run compared its set with, for tables written before the column
-        named = {a: ((runs[a].get("manifest") or {}).get("config") or {}).get("attribution", "?")
+        named = {a: (Manifest.of(runs[a].get("manifest")).config or {}).get("attribution", "?")
                  for a in ablations}  # fmt: skip
         found = found_rows(rows, named) if len(rows) else pd.DataFrame()
         page_folder(docs)

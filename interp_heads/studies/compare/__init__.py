@@ -27,6 +27,7 @@ import pandas as pd
 
 from interp_heads.figures.escape import md, md_frame
 from interp_heads.run import Run
+from interp_heads.run.manifest import Manifest
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, Study, StudyRun, repo_file
@@ -141,10 +142,10 @@ def runs_items(runs: dict[str, dict]) -> list[str]:
         if r is None:
             items.append(f"`{n}`: {CHANGED[n]}; not run yet (no numbers)")
             continue
-        m = r["manifest"]
-        elbow = m.get("elbow_k") or {}
+        m = Manifest.of(r["manifest"])
+        elbow = m.elbow_k or {}
         k = ", ".join(f"{md(t)} {md(v)}" for t, v in elbow.items())
-        note = probe_note(m.get("probe"), len(m.get("data") or elbow))
+        note = probe_note(m.probe, len(m.data or elbow))
         items.append(f"`{n}`: {CHANGED[n]}" + (f"; elbow k: {k}" if k else "")
                      + (f". {note}" if note else ""))  # fmt: skip
     return items

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from interp_heads.run.manifest import Manifest
 from interp_heads.sweep import stats
 from interp_heads.sweep import verdict as rule
 from interp_heads.sweep.verdict import CLAIM_RATIO  # noqa: F401 (the pages' wording reads it)
@@ -28,13 +29,13 @@ SHOWN = ("TopK", "RandomK", "LowK", "AllButTopK")  # selections given a column w
 def accuracy_metric(run: dict) -> str | None:
     """The run's accuracy metric: the first of its config's metrics it has rows for."""
     have = list(dict.fromkeys(run["summary"]["metric"]))
-    asked = (run["manifest"].get("config") or {}).get("metrics") or []
+    asked = (Manifest.of(run["manifest"]).config or {}).get("metrics") or []
     return next((m for m in asked if m in have), have[0] if have else None)
 
 
 def judged_ks(run: dict, task: str) -> list[tuple[str, int]]:
     """``[("elbow", k), ("k = 32", 32)]``: the task's elbow k (when the run has one) and 32."""
-    elbow = (run["manifest"].get("elbow_k") or {}).get(task)
+    elbow = (Manifest.of(run["manifest"]).elbow_k or {}).get(task)
     out = [("elbow", int(elbow))] if elbow is not None else []
     return out + [(f"k = {FIXED_K}", FIXED_K)]
 
@@ -70,7 +71,7 @@ def verdict_frame(run: dict, protocol: str) -> pd.DataFrame:
                 **{sel: float(means[sel]) if sel in means.index else np.nan for sel in SHOWN},
             }  # fmt: skip
             row.update(_sig_part(g))
-            fmt = (run["manifest"].get("fmt") or {}).get(task)  # what the metric can score
+            fmt = (Manifest.of(run["manifest"]).fmt or {}).get(task)  # what the metric can score
             row["undecided"] = scorable(metric, fmt, row["unmasked"]) if metric else None
             rows.append(row)
     return decide(pd.DataFrame(rows))

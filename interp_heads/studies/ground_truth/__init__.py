@@ -106,17 +106,31 @@ def _done(model_dir: Path, digest: str) -> bool:
 def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False) -> None:
     """Train or load, enumerate and score every zoo model of ``size`` into ``folder``."""
     from interp_heads.errors import PipelineError
+    from interp_heads.run import Manifest, RunWriter
     from interp_heads.store.atomic import write_atomic
     from interp_heads.store.files import make_folder
     from interp_heads.store.provenance import versions
+    from interp_heads.studies.ground_truth.page import (
+        MODELS,
+        N_PROMPTS_KEY,
+        REAL_INDUCTION_KEY,
+        SECONDS,
+        SIZE,
+        STUDY,
+        WORK_SECONDS,
+    )
     from interp_heads.zoo.cache import zoo_model
     from interp_heads.zoo.evaluate import evaluate
     from interp_heads.zoo.induction import induction_scores
     from interp_heads.zoo.recipes import recipes
 
     start = time.perf_counter()
-    manifest = {"study": "ground_truth", "size": size, "n_prompts": N_PROMPTS[size],
-                "versions": versions(("torch", "transformer-lens")), "models": {}}  # fmt: skip
+    manifest = Manifest()
+    for key, value in ((STUDY, "ground_truth"), (SIZE, size), (N_PROMPTS_KEY, N_PROMPTS[size])):
+        manifest = manifest.with_extra(key, value)
+    manifest = manifest.with_updates(versions=versions(("torch", "transformer-lens")))
+    manifest = manifest.with_extra(MODELS, {})
+    writer = RunWriter(folder)
     folder.parent.mkdir(parents=True, exist_ok=True)  # the runs folder (runner.check_folders)
     make_folder(folder.parent, folder)
     work = 0.0
@@ -130,7 +144,7 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
             zm.require_truth()
         except PipelineError as exc:
             entry["refused"] = str(exc)
-        manifest["models"][name] = entry
+        manifest = manifest.with_extra(MODELS, {**manifest.get(MODELS), name: entry})
         if entry["refused"]:
             if not quiet:
                 print(entry["refused"])
@@ -150,19 +164,19 @@ def run_zoo(folder: Path, size: str, *, force: bool = False, quiet: bool = False
                 print(f"ground_truth: {name} scored in {time.perf_counter() - began:.0f} s",
                       flush=True)  # fmt: skip
         # the manifest once per model, as it changes: an interrupted study still shows what it
-        # finished, and the last model's write is the finished study's manifest. seconds: this
-        # invocation; work_seconds: what every part took when it was done (a resumed study)
-        manifest["seconds"] = time.perf_counter() - start
+        # finished, and the last model's write is the finished study's manifest. SECONDS: this
+        # invocation; WORK_SECONDS: what every part took when it was done (a resumed study)
         work += 0.0 if entry["refused"] else _work_seconds(model_dir)
-        manifest["work_seconds"] = work
-        write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+        manifest = manifest.with_extra(SECONDS, time.perf_counter() - start)
+        manifest = manifest.with_extra(WORK_SECONDS, work)
+        writer.manifest(manifest, sort_keys=True)
     if size in REAL_INDUCTION:  # real weights: only the full study loads SmolLM2
-        manifest["real_induction"] = run_real_induction(folder, REAL_INDUCTION[size],
-                                                        force=force, quiet=quiet)  # fmt: skip
-        manifest["seconds"] = time.perf_counter() - start
-        manifest["work_seconds"] = work + manifest["real_induction"]["seconds"]["total"]
-    if size in REAL_INDUCTION or not manifest["models"]:  # else the loop wrote the last state
-        write_atomic(folder / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
+        real = run_real_induction(folder, REAL_INDUCTION[size], force=force, quiet=quiet)
+        manifest = manifest.with_extra(REAL_INDUCTION_KEY, real)
+        manifest = manifest.with_extra(SECONDS, time.perf_counter() - start)
+        manifest = manifest.with_extra(WORK_SECONDS, work + real["seconds"]["total"])
+    if size in REAL_INDUCTION or not manifest.get(MODELS):  # else the loop wrote the last state
+        writer.manifest(manifest, sort_keys=True)
 
 
 def run_real_induction(folder: Path, params: dict, *, force: bool = False,

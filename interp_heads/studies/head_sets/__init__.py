@@ -124,7 +124,7 @@ class HeadSets(Study):
         plans = plans or list(self.sizes.values())
         methods = {m for plan in plans for m in plan["methods"]}
         specs = {t for plan in plans for t in plan["tasks"]}
-        tasks = {t for m in manifests.values() for t in m.get("splits", {})}
+        tasks = {t for m in manifests.values() for t in m.splits or {}}
         skipped = {
             (task_name(t), m): why
             for m in methods
@@ -139,7 +139,7 @@ class HeadSets(Study):
         return [out]
 
 
-def _manifest(folder: Path) -> dict:
-    from interp_heads.run import Run
+def _manifest(folder: Path):
+    from interp_heads.run import Manifest, Run
 
-    return Run.at(folder).need("manifest")
+    return Manifest.of(Run.at(folder).need("manifest"))

@@ -27,10 +27,11 @@ import pandas as pd
 from interp_heads.attribution.stability import halves_of, spearman
 from interp_heads.figures.escape import md, md_code
 from interp_heads.run import Run
+from interp_heads.run.manifest import Manifest
 from interp_heads.studies.base import read_scores, run_minutes
 
 
-def _rank_seconds(manifest: dict, task: str, method: str) -> float:
+def _rank_seconds(manifest: Manifest | dict, task: str, method: str) -> float:
     """The ranking's seconds over every invocation of the run (a resumed run reuses its stored
     ranking in ~0 s: the invocation that made it counts); the probe ranks every task at once."""
     for step in (f"{task}/attribution", f"{method}/attribution"):
@@ -46,12 +47,12 @@ def rows(folders: dict[str, Path], reference: str) -> tuple[list[dict], list[int
     out, grids, ks, scores = [], [], [], {}
     for path in folders.values():
         run = Run.at(path)
-        manifest = run.need("manifest")
-        method = manifest["config"]["attribution"]
+        manifest = Manifest.of(run.need("manifest"))
+        method = manifest.config["attribution"]
         summary, curves = run.need("sufficiency"), run.need("sufficiency_curves")
-        grids.append(list(manifest["sufficiency"]["ks"]))
-        ks = list(manifest["ks"])  # the same in every run of the study
-        for task, split in manifest["splits"].items():
+        grids.append(list(manifest.sufficiency["ks"]))
+        ks = list(manifest.ks)  # the same in every run of the study
+        for task, split in manifest.splits.items():
             seconds = _rank_seconds(manifest, task, method)
             row = {"task": task, "method": method, "rank_seconds": round(float(seconds), 2),
                    "n_rank": len(split["rank"]), "n_eval": len(split["eval"])}  # fmt: skip

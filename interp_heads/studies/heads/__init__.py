@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from interp_heads.run import Run
+from interp_heads.run.manifest import Manifest
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun, read_scores
@@ -28,13 +29,13 @@ class Inputs:
 
     def __init__(self, run: Path, retrieval_run: Path):
         self.run, self.retrieval_run = run, retrieval_run
-        self.manifest = Run.at(run).need("manifest")
+        self.manifest = Manifest.of(Run.at(run).need("manifest"))
         ranking = Run.at(run).need("ranking").sort_values(["task", "rank"])
         self.rankings = {
             t: [(int(layer), int(head)) for layer, head in zip(g["layer"], g["head"], strict=True)]
             for t, g in ranking.groupby("task", sort=False)
         }
-        self.rankings = {t: self.rankings[t] for t in self.manifest["splits"]}
+        self.rankings = {t: self.rankings[t] for t in self.manifest.splits}
         self.known_path = Run.at(run).folder.known_entry
         self.retrieval_path = Run.at(retrieval_run).folder.attribution_entry("retrieval")
 

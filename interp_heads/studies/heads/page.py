@@ -15,6 +15,7 @@ from interp_heads.figures.escape import md, md_code
 from interp_heads.heads import head_label
 from interp_heads.interventions.selections import ExclusiveTopK, RandomK, TopK
 from interp_heads.run import Run
+from interp_heads.run.manifest import Manifest
 from interp_heads.store.atomic import atomic
 from interp_heads.store.names import safe_name
 from interp_heads.store.pages import write_page as write_file
@@ -218,8 +219,8 @@ def retrieval_section(inp, total: int) -> list[str]:
 
 
 def write_page(inp, store: Path, out_path: Path) -> None:
-    m = inp.manifest
-    total = m["model"]["n_layers"] * m["model"]["n_heads"]
+    m = Manifest.of(inp.manifest)
+    total = m.model["n_layers"] * m.model["n_heads"]
     lines = [
         "# Which heads: specificity, known kinds, retrieval heads, stability",
         "",
@@ -227,8 +228,8 @@ def write_page(inp, store: Path, out_path: Path) -> None:
         + md(inp.run)
         + " and `configs/heads_retrieval.toml` into "
         + md(inp.retrieval_run)
-        + f", then this page) on {dt.date.today().isoformat()}, git {md(m.get('git', '?'))}; model "
-        f"{md(m['config']['model'])} ({total} heads); every number below is read from that run "
+        + f", then this page) on {dt.date.today().isoformat()}, git {md('?' if m.git is None else m.git)}; model "
+        f"{md(m.config['model'])} ({total} heads); every number below is read from that run "
         "folder. "
         "How each number is computed: the last section.",
         "",

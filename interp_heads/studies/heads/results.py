@@ -10,6 +10,7 @@ import datetime as dt
 
 from interp_heads.analysis.specificity import exclusivity
 from interp_heads.figures.escape import md, md_code
+from interp_heads.run.manifest import Manifest
 from interp_heads.studies.heads.page import (
     known,
     or_missing,
@@ -36,9 +37,9 @@ def shared_sentence(rankings: dict, ks=(8, 16, 32)) -> str:
     return "Share of each task's TopK that is in all four tasks' TopK: " + "; ".join(parts) + "."
 
 
-def run_stability(manifest: dict) -> list[str]:
+def run_stability(manifest: Manifest | dict) -> list[str]:
     """The run's own split-half agreement (per-example halves stored with each ranking)."""
-    entries = manifest.get("stability") or {}
+    entries = Manifest.of(manifest).stability or {}
     if not entries:
         return ["*The run's manifest has no per-ranking stability yet (rerun its config).*"]
     out = ["| task | rank examples (halves) | k | TopK Jaccard | shared | Spearman | unstable |",
@@ -53,9 +54,9 @@ def run_stability(manifest: dict) -> list[str]:
 
 def results_block(inp, store) -> str:
     """The section, markers included."""
-    m = inp.manifest
-    c, total = m["config"], m["model"]["n_layers"] * m["model"]["n_heads"]
-    ks = ", ".join(f"{k} ({k / total:.1%})" for k in m["ks"])
+    m = Manifest.of(inp.manifest)
+    c, total = m.config, m.model["n_layers"] * m.model["n_heads"]
+    ks = ", ".join(f"{k} ({k / total:.1%})" for k in m.ks)
     lines = [
         SECTIONS["heads"][0],
         "## Which heads (from `make heads`)",
@@ -66,7 +67,7 @@ def results_block(inp, store) -> str:
         + md(inp.retrieval_run)
         + f", then this section) on {dt.date.today().isoformat()} from the run folder "
         f"{md(inp.run)} (git "
-        f"{md(m.get('git', '?'))}); `make demo` keeps this section as it is. Setup: the four "
+        f"{md('?' if m.git is None else m.git)}); `make demo` keeps this section as it is. Setup: the four "
         f"built-in tasks, {md(c['attribution'])} on {md(c['n_rank'])} rank examples, "
         f"{md(c['ablation'])} ablation, up to {md(c['n_eval'])} eval examples, k = {ks} of "
         f"{total} heads. {paper_k_text(total)} Method notes and figures: `docs/heads.md`.",

@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 
 from interp_heads.run import Run
+from interp_heads.run.manifest import Manifest
 from interp_heads.store.pages import read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, TASKS_SHORT, Study, StudyRun
@@ -94,7 +95,7 @@ def grid_views(r: dict) -> tuple[dict, dict | None]:
         keep = [0, *ks]
         return {
             **r,
-            "manifest": {**r["manifest"], "ks": ks},
+            "manifest": Manifest.of(r["manifest"]).with_updates(ks=ks).to_dict(),
             "summary": r["summary"][r["summary"].k.isin(keep)],
             "sig": r["sig"][r["sig"].k.isin(keep)],
             "figure": name,
@@ -125,7 +126,7 @@ def _figure(figures: dict[str, str], key: str, what: str) -> list[str]:
 
 def _n_heads(run: dict) -> int:
     """The run's model's heads (270 for SmolLM2 when its manifest does not say)."""
-    model = run.get("manifest", {}).get("model") or {}
+    model = Manifest.of(run.get("manifest")).model or {}
     return int(model.get("n_layers", 30)) * int(model.get("n_heads", 9))
 
 
@@ -168,8 +169,9 @@ def render(
         "",
     ]
     if scaled is not None:
-        n_heads = scaled["manifest"]["model"]["n_layers"] * scaled["manifest"]["model"]["n_heads"]
-        ks = scaled["manifest"]["ks"]
+        model = Manifest.of(scaled["manifest"]).model
+        n_heads = model["n_layers"] * model["n_heads"]
+        ks = Manifest.of(scaled["manifest"]).ks
         k8 = min(ks, key=lambda k: abs(k - fraction_k(n_heads)))  # studies.protocols
         parts += [
             f"## The same claim at the paper's *fraction* of heads (k = {k8}, {k8 / n_heads:.1%} of {n_heads})",

@@ -9,6 +9,7 @@ import pandas as pd
 
 from interp_heads.figures.escape import md as _text  # the user's text, inert in a page
 from interp_heads.run import Run
+from interp_heads.run.manifest import Manifest
 from interp_heads.studies.base import run_minutes
 from interp_heads.sweep import stats
 from interp_heads.sweep import verdict as rule
@@ -96,7 +97,7 @@ def md(frame: pd.DataFrame | list[dict]) -> str:
 
 def _exact_note(r: dict) -> str:
     """The layers ablation_atp scored exactly, as its attribution entries record them."""
-    if r["manifest"]["config"]["attribution"] != "ablation_atp":
+    if Manifest.of(r["manifest"]).config["attribution"] != "ablation_atp":
         return ""
     entries = sorted((r["dir"] / "attribution").glob("*.json"))
     ns = {Run.scores_entry(p).provenance.get("exact_layers") or 0 for p in entries}
@@ -110,12 +111,13 @@ def _exact_note(r: dict) -> str:
 
 
 def setup_table(r: dict) -> str:
-    c, m = r["manifest"]["config"], r["manifest"]
-    n_heads = m["model"]["n_layers"] * m["model"]["n_heads"]
+    m = Manifest.of(r["manifest"])
+    c = m.config
+    n_heads = m.model["n_layers"] * m.model["n_heads"]
     rows = [
-        ("model", f"{_text(c['model'])} ({m['model']['n_layers']} layers x {m['model']['n_heads']} heads = {n_heads} heads)"),
+        ("model", f"{_text(c['model'])} ({m.model['n_layers']} layers x {m.model['n_heads']} heads = {n_heads} heads)"),
         ("tasks", ", ".join(map(_text, c["tasks"]))),
-        ("prompt format", ", ".join(f"{_text(t)}: {f}" for t, f in (m.get("fmt") or {}).items()) if isinstance(m.get("fmt"), dict) else str(m.get("fmt"))),
+        ("prompt format", ", ".join(f"{_text(t)}: {f}" for t, f in (m.fmt or {}).items()) if isinstance(m.fmt, dict) else str(m.fmt)),
         ("attribution", f"{c['attribution']}{_exact_note(r)} on the first {c['n_rank']} correctly answered examples per task"),
         ("evaluation", f"up to {c['n_eval']} further correctly answered examples per task (disjoint from the rank set)"),
         ("ablation", f"{c['ablation']} on hook_z"),
@@ -129,16 +131,16 @@ def setup_table(r: dict) -> str:
                 else "; RandomK draws from all heads"
             ),
         ),
-        ("ks", ", ".join(map(str, m["ks"])) + " (" + ", ".join(f"{k / n_heads:.1%}" for k in m["ks"]) + " of the heads)"),
-        ("metrics", "; ".join(m.get("metrics", {}).values())),
+        ("ks", ", ".join(map(str, m.ks)) + " (" + ", ".join(f"{k / n_heads:.1%}" for k in m.ks) + " of the heads)"),
+        ("metrics", "; ".join((m.metrics or {}).values())),
         ("greedy generation", f"at most {c['max_new_tokens']} new tokens, stopped at the end of the first line"),
         ("run time", run_time(m)),
-        ("commit", str(m.get("git"))),
+        ("commit", str(m.git)),
     ]  # fmt: skip
     return md(pd.DataFrame(rows, columns=["item", "value"]))
 
 
-def run_time(manifest: dict) -> str:
+def run_time(manifest: Manifest | dict) -> str:
     """The run's compute time, summed over the invocations a resumed run took."""
     (total, calls), (sweep, _) = run_minutes(manifest), run_minutes(manifest, "sweep")
     if total is None:

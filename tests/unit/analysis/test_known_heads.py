@@ -114,13 +114,13 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     for kind, head in PLANTED.items():
         first = table[(table.kind == kind) & (table["rank"] == 1)]
         assert (int(first.layer.iloc[0]), int(first["head"].iloc[0])) == head
-        assert exp.manifest["known_heads"][kind] == (
+        assert exp.manifest.known_heads[kind] == (
             ["L{}H{}".format(*head)] if kind in marked else []
         )
     ranking = torch.zeros(2, 4)
     ranking[PLANTED["induction"]], ranking[PLANTED["successor"]] = 2.0, 1.0
     folder.write_rankings({"t": HeadScores(ranking, "m", "t")})
-    exp.manifest.update(ks=[2], steps=["attribute", "known"])
+    exp.manifest = exp.manifest.with_updates(ks=[2], steps=["attribute", "known"])
     exp.write_manifest("complete")
     figs = make_figures(load_run(tmp_path))
     marks = {t.name: list(zip(t.y, t.x, strict=True)) for t in figs["heatmap_t"].data if t.name}

@@ -22,6 +22,7 @@ from interp_heads.report.tables import (
     topk_vs_random_table,
     verification_table,
 )
+from interp_heads.run import Manifest
 from interp_heads.sweep import stats
 from interp_heads.sweep.stats import significance, summarize
 
@@ -112,7 +113,7 @@ def test_small_halves_do_not_warn_unstable():
     for n_half, warns in (([3, 3], False), ([6, 6], True)):
         scores = HeadScores(up, "m", "t", provenance={"rank_by": "signed", "split_half": {
             "n_examples": sum(n_half), "n_half": n_half, "scores": halves}})  # fmt: skip
-        exp = SimpleNamespace(ks=[5], manifest={})
+        exp = SimpleNamespace(ks=[5], manifest=Manifest())
         with warnings.catch_warnings(record=True) as seen:
             warnings.simplefilter("always")
             record_stability(exp, "t", scores, exp.ks)

@@ -14,6 +14,7 @@ from interp_heads.attribution import HeadScores, attribute_heads
 from interp_heads.attribution.stability import halves_of, split_record, stability_of
 from interp_heads.cli import main
 from interp_heads.pipeline.ranking_stability import StabilityWarning, record_stability
+from interp_heads.run import Manifest
 from interp_heads.tasks.schema import Example, Task
 
 WORDS = ["cat", "dog", "sun", "map", "pen", "cup", "hat"]
@@ -100,13 +101,13 @@ def test_disagreeing_halves_are_flagged_identical_are_not():
 
 
 def test_record_stability_writes_manifest_and_provenance_and_warns():
-    exp = SimpleNamespace(ks=[5], manifest={})
+    exp = SimpleNamespace(ks=[5], manifest=Manifest())
     bad = _with_halves(
         torch.arange(20.0).view(4, 5), torch.arange(20.0).flip(0).view(4, 5), "signed"
     )
     with pytest.warns(StabilityWarning, match="unstable at k = 5.*share 0 of 5"):
         assert record_stability(exp, "t", bad, exp.ks)
-    assert exp.manifest["stability"]["t"] == bad.provenance["stability"]
+    assert exp.manifest.stability["t"] == bad.provenance["stability"]
     good = _with_halves(torch.arange(20.0).view(4, 5), torch.arange(20.0).view(4, 5), "signed")
     with warnings.catch_warnings():
         warnings.simplefilter("error", StabilityWarning)

@@ -48,8 +48,8 @@ def test_typed_fields_hold_what_the_file_says():
     assert m.steps == d["steps"] and m.plan == d["plan"] and m.todo() == []
     assert m.splits.keys() == {"tiny_echo"}
     assert m.total_seconds == d["timings"]["total"]
-    assert m.get("metric_cache") == d["metric_cache"]  # a key without a field: in extra
-    assert "metric_cache" in m.extra and "config" not in m.extra
+    assert m.metric_cache == d["metric_cache"] and m.verification == d["verification"]
+    assert not m.extra and m.get("metric_cache") == d["metric_cache"]  # every key has a field
     with pytest.raises(dataclasses.FrozenInstanceError):
         m.status = "x"
     with pytest.raises(TypeError):
@@ -143,3 +143,20 @@ def test_a_manifest_read_and_written_back_is_the_same_file(tmp_path):
     d = json.loads((GOLDEN / "manifest.json").read_text())
     RunWriter(tmp_path).manifest(dataclasses.replace(Manifest.from_dict(d), status="failed"))
     assert json.loads((tmp_path / "manifest.json").read_text()) == {**d, "status": "failed"}
+
+
+def test_with_updates_sets_keys_as_a_dict_update_would():
+    d = {"steps": "baseline", "novel": 1, "status": "running"}
+    m = Manifest.from_dict(d)
+    changed = m.with_updates(steps=["baseline"], files={"outputs": []}, status="complete")
+    expected = dict(d)  # the reference: a plain dict's update, which keeps each key's place
+    expected.update(steps=["baseline"], files={"outputs": []}, status="complete")
+    assert changed.to_dict() == expected and list(changed.to_dict()) == list(expected)
+    assert changed.steps == ["baseline"] and "steps" not in changed.extra  # typed now
+    assert m.to_dict() == d  # the manifest it came from is unchanged
+    assert Manifest().with_updates(data={}, seeds={}).to_dict() == {"data": {}, "seeds": {}}
+    with pytest.raises(TypeError, match="no field 'nope'"):
+        m.with_updates(nope=1)
+    assert list(m.with_extra("size", "small").to_dict()) == ["steps", "novel", "status", "size"]
+    with pytest.raises(TypeError, match="with_updates"):
+        m.with_extra("status", "x")

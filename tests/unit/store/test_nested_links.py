@@ -13,6 +13,7 @@ import pytest
 
 from interp_heads.config.run_config import RunConfig
 from interp_heads.errors import PipelineError
+from interp_heads.run import Manifest
 from interp_heads.store import lifecycle
 from interp_heads.store.conditions import ConditionStore
 from interp_heads.store.folder import RunFolder
@@ -94,7 +95,7 @@ def test_no_delete_follows_a_nested_link(tmp_path):
 
 def _retiring(run: Path, outputs: list[str], config: RunConfig):
     folder = RunFolder(run)
-    manifest = {"files": {"retiring": outputs, "outputs": []}}
+    manifest = Manifest.from_dict({"files": {"retiring": outputs, "outputs": []}})
     return SimpleNamespace(folder=folder, manifest=manifest, config=config, tasks={})
 
 

@@ -38,9 +38,9 @@ def test_small_study_writes_tables_manifest_and_page(tiny_zoo_model, tmp_path):
 def test_the_page_gives_a_resumed_studys_work_beside_its_own_minutes():
     from interp_heads.studies.ground_truth.page import _minutes
 
-    assert _minutes({"seconds": 600.0, "work_seconds": 601.0}) == "10.0 min"
-    assert _minutes({"seconds": 600.0}) == "10.0 min"  # made before work_seconds was recorded
-    assert _minutes({"seconds": 1.0, "work_seconds": 876.0}) == (
+    assert _minutes(600.0, 601.0) == "10.0 min"
+    assert _minutes(600.0, None) == "10.0 min"  # made before work_seconds was recorded
+    assert _minutes(1.0, 876.0) == (
         "14.6 min of work; this invocation 0.0 min"
     )
 
