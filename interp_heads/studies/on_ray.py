@@ -43,7 +43,7 @@ def run_on_ray(configs, folders, waves, *, force=False, address=None, cpus_per_r
             for run in wave:
                 config = by_folder[run.folder]
                 if config.threads is None:
-                    config.threads = cpus_per_run
+                    config = config.changed({"threads": cpus_per_run})
                 folder = str(Path(folders[run.folder]).resolve())
                 refs[run.folder] = task.remote(os.getcwd(), config, folder, run.steps, force)
             failed = []
