@@ -125,14 +125,18 @@ def scan(paths: list[Path]) -> dict[str, list[str]]:
     return found
 
 
-def sweep_fields() -> tuple[list[str], bool]:
-    """``SweepConfig``'s fields that repeat a ``RunConfig`` key, and whether it is frozen."""
+def sweep_fields() -> tuple[list[str], list[str], bool]:
+    """``SweepConfig``'s fields that repeat a ``RunConfig`` key; those of them that the one
+    derivation takes by name (``sweep.config.FROM_RUN_CONFIG``, absent before: each was mapped
+    by hand); and whether it is frozen."""
     from interp_heads.config.run_config import RunConfig
-    from interp_heads.sweep.config import SweepConfig
+    from interp_heads.sweep import config
 
-    fields = [f.name for f in dataclasses.fields(SweepConfig)]
-    frozen = SweepConfig.__dataclass_params__.frozen
-    return [f for f in fields if f in set(RunConfig.keys())], frozen
+    fields = [f.name for f in dataclasses.fields(config.SweepConfig)]
+    frozen = config.SweepConfig.__dataclass_params__.frozen
+    repeated = [f for f in fields if f in set(RunConfig.keys())]
+    by_name = [f for f in repeated if f in getattr(config, "FROM_RUN_CONFIG", ())]
+    return repeated, by_name, frozen
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,10 +157,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose:
             for place in places:
                 print(f"    {place}")
-    duplicated, frozen = sweep_fields()
-    print(
-        f"SweepConfig fields repeating a RunConfig key: {len(duplicated)} ({', '.join(duplicated)})"
-    )
+    repeated, by_name, frozen = sweep_fields()
+    print(f"SweepConfig fields repeating a RunConfig key: {len(repeated)} ({', '.join(repeated)})")
+    print(f"  of them mapped one by one in the derivation: {len(repeated) - len(by_name)}")
     print(f"SweepConfig frozen: {frozen}")
     return 0
 

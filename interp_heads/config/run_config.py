@@ -205,22 +205,13 @@ class RunConfig(
     def sweep_config(self, ks: list[int], fmts: dict[str, str]):
         """The sweep's settings (``sweep.config.SweepConfig``): the one mapping from a run's
         config; ``fmt`` is the tasks' one prompt format, or None when they differ."""
-        from interp_heads.sweep.config import SweepConfig
+        from interp_heads.sweep.config import FROM_RUN_CONFIG, SweepConfig
 
         return SweepConfig(
             ks=ks,
-            selections=list(self.selections),
-            seeds=self.seeds,
-            ablation=str(self.ablation),
-            positions=str(self.positions),
             options=self.options("ablation") | self.options("sweep"),
-            max_new_tokens=self.max_new_tokens,
-            metrics=[str(m) for m in self.metrics],
-            reference=str(self.reference),
-            free_form=self.free_form,
-            elbow=self.elbow,
-            batch_padding=self.batch_padding,
             fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
+            **{name: getattr(self, name) for name in FROM_RUN_CONFIG},
         )
 
     def method_options(
