@@ -76,3 +76,15 @@ def test_a_study_run_config_is_changed_without_touching_the_file_config(tmp_path
     assert (cfg.seeds, cfg.threads, cfg.ranking) == (4, 1, f"{tmp_path.as_posix()}/attr")
     assert cfg.base_dir == TINY.resolve().parent
     assert RunConfig.from_toml(TINY).seeds == 2
+
+
+def test_the_run_commands_flags_win_over_the_file_in_a_new_config():
+    from interp_heads.cli.early import command_config
+    from interp_heads.cli.parser import build_parser
+
+    argv = ["run", "--config", str(TINY), "--out", "x", "--threads", "2", "--n-workers", "3"]
+    cfg = command_config(build_parser().parse_args(argv))
+    fresh = RunConfig.from_dict({**read_toml(TINY), "threads": 2, "n_workers": 3})
+    assert cfg.to_dict() == fresh.to_dict() and cfg.base_dir == TINY.resolve().parent
+    plain = command_config(build_parser().parse_args(["run", "--config", str(TINY), "--out", "x"]))
+    assert plain.to_dict() == RunConfig.from_toml(TINY).to_dict()
