@@ -21,6 +21,7 @@ from interp_heads.attribution.scores import HeadScores
 from interp_heads.attribution.verify import verify_ranking
 from interp_heads.errors import InputError
 from interp_heads.generation.checks import positive_int
+from interp_heads.model_info import source_of
 from interp_heads.models.tl_compat import HookedTransformer
 from interp_heads.store.provenance import versions
 from interp_heads.tasks.prompt_format import check_same_format, task_format
@@ -260,7 +261,7 @@ def _provenance(model, batches, method: Method, opts: Options, per_example, batc
     ids = [i for b in batches for i in b.ids]
     mean_refined = method.refine_with == "mean_ablation"
     prov = {
-        "model": dict(getattr(model, "interp_heads_source", {}) or {}),
+        "model": source_of(model),
         "n_layers": model.cfg.n_layers,
         "n_heads": model.cfg.n_heads,
         "n_examples": len(ids),

@@ -52,6 +52,7 @@ from interp_heads.attribution.probe_features import (
 )
 from interp_heads.attribution.scores import HeadScores
 from interp_heads.errors import InputError
+from interp_heads.model_info import source_of
 from interp_heads.models.tl_compat import HookedTransformer
 from interp_heads.tasks.schema import Task
 
@@ -287,7 +288,7 @@ def probe_heads(
     for task in tasks:
         label = data.tasks.index(task.name if s.labels == "tasks" else skill_of(task, task[0]))
         provenance = {
-            "model": dict(getattr(model, "interp_heads_source", {}) or {}),
+            "model": source_of(model),
             "n_layers": model.cfg.n_layers,
             "n_heads": model.cfg.n_heads,
             "n_examples": len(task),

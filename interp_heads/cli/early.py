@@ -34,9 +34,6 @@ def command_config(args):
     if args.command in ("attribute", "ablate"):
         return config_from_args(args, tasks=[args.task], baseline="needed")
     config = RunConfig.from_toml(args.config)
-    if args.threads is not None:
-        config.threads = args.threads  # the flag wins over the config
-    for key in placement_keys():  # so do these
-        if getattr(args, key) is not None:
-            setattr(config, key, getattr(args, key))
-    return config
+    flags = {"threads": args.threads} | {key: getattr(args, key) for key in placement_keys()}
+    given = {k: v for k, v in flags.items() if v is not None}  # the flags win over the config
+    return config.changed(given) if given else config

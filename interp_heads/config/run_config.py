@@ -8,11 +8,18 @@ ks = [16, 32]``) or under one ``[run]`` table. Unknown keys, keys in the wrong s
 values raise :class:`~interp_heads.errors.PipelineError` with one line. The CLI builds its
 flags for the same settings from these fields (``config.flags.cli_flag``): type, default,
 choices and help come from there, so they cannot drift apart.
+
+A ``RunConfig`` is frozen once validated: assigning to it raises ``FrozenInstanceError``. A
+changed config is a new one, validated again: ``config.changed({"threads": 2})`` (or pydantic's
+``config.model_copy(update=...)``, which goes through it).
 """
 
 from __future__ import annotations
 
+import copy
 import os
+from collections.abc import Mapping
+from dataclasses import FrozenInstanceError
 from pathlib import Path
 from typing import Any
 
@@ -89,14 +96,18 @@ class RunConfig(
 
     _base_dir: Path | None = PrivateAttr(None)  # the config file's folder (``task_path``)
     _options: dict = PrivateAttr(default_factory=dict)  # the variants' options, checked
+    _frozen: bool = PrivateAttr(False)  # set once validated: no assignment after that
 
-    def __init__(self, **data: Any):
+    def __init__(self, _base_dir: str | os.PathLike | None = None, **data: Any):
+        """Validate ``data`` (config keys); ``_base_dir``: the folder of the file it came from,
+        against which relative task paths resolve (``task_path``)."""
         given, data = split_options(data)
         try:
             super().__init__(**data)
             self._options = checked_options(given)
         except ValidationError as exc:
             raise PipelineError(f"config: {one_line(exc)}") from None
+        self._base_dir = None if _base_dir is None else Path(_base_dir)
         from interp_heads.config import validation
 
         validation.check_device(self.device)
@@ -118,6 +129,7 @@ class RunConfig(
                 "config: attribution 'probe' predicts the task from the heads: it needs two or "
                 "more tasks"
             )
+        self._frozen = True
 
     @property
     def given_ranking(self) -> bool:
@@ -193,22 +205,13 @@ class RunConfig(
     def sweep_config(self, ks: list[int], fmts: dict[str, str]):
         """The sweep's settings (``sweep.config.SweepConfig``): the one mapping from a run's
         config; ``fmt`` is the tasks' one prompt format, or None when they differ."""
-        from interp_heads.sweep.config import SweepConfig
+        from interp_heads.sweep.config import FROM_RUN_CONFIG, SweepConfig
 
         return SweepConfig(
             ks=ks,
-            selections=list(self.selections),
-            seeds=self.seeds,
-            ablation=str(self.ablation),
-            positions=str(self.positions),
             options=self.options("ablation") | self.options("sweep"),
-            max_new_tokens=self.max_new_tokens,
-            metrics=[str(m) for m in self.metrics],
-            reference=str(self.reference),
-            free_form=self.free_form,
-            elbow=self.elbow,
-            batch_padding=self.batch_padding,
             fmt=next(iter(set(fmts.values()))) if len(set(fmts.values())) == 1 else None,
+            **{name: getattr(self, name) for name in FROM_RUN_CONFIG},
         )
 
     def method_options(
@@ -254,15 +257,41 @@ class RunConfig(
         return super().__getattr__(name)
 
     def __setattr__(self, name: str, value) -> None:
-        """A registered variant's option is set as an attribute too (``cfg.n_workers = 4``),
-        checked as in a config file."""
-        if name.startswith("_") or name in type(self).model_fields or name not in option_fields():
-            return super().__setattr__(name, value)
+        """Refused once validated (the config is frozen): :meth:`changed` makes a changed copy."""
+        if getattr(self, "__pydantic_private__", None) and self._frozen:
+            raise FrozenInstanceError(
+                f"RunConfig is frozen after validation: config.changed({{{name!r}: ...}}) makes "
+                "a changed, validated copy"
+            )
+        super().__setattr__(name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise FrozenInstanceError(f"RunConfig is frozen after validation: cannot delete {name!r}")
+
+    def given(self) -> dict:
+        """The keys given when it was built (fields and variants' options), by name: what
+        :meth:`changed` builds on, so a key left at its default stays unset (``resolved_ks``)."""
+        return {k: getattr(self, k) for k in self.model_fields_set} | dict(self._options)
+
+    def changed(self, changes: Mapping[str, Any], source: str = "config") -> RunConfig:
+        """A new config: this one's given keys with ``changes`` on top, validated again (unknown
+        keys and bad values raise ``PipelineError`` naming ``source``); the config file's folder
+        is kept."""
+        unknown = sorted(set(changes) - set(self.keys()))
+        if unknown:
+            raise PipelineError(
+                f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(self.keys())}"
+            )
         try:
-            value = getattr(options_model()(**{name: value}), name)
-        except ValidationError as exc:
-            raise PipelineError(f"config: {one_line(exc)}") from None
-        self._options = {**self._options, name: value}
+            return type(self)(self._base_dir, **{**self.given(), **changes})
+        except PipelineError as exc:
+            raise PipelineError(str(exc).replace("config:", f"{source}:", 1)) from None
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False):
+        """A copy with ``update``, validated again (:meth:`changed`), never pydantic's unchecked
+        one: a frozen config only changes into another valid one."""
+        new = self.changed(update or {})
+        return copy.deepcopy(new) if deep else new
 
     def option(self, name: str):
         """The value of a registered variant's option (its default when not given)."""
@@ -281,8 +310,11 @@ class RunConfig(
         return (*cls.model_fields, *option_fields())
 
     @classmethod
-    def from_dict(cls, d: dict, source: str = "config") -> RunConfig:
-        """Build from a flat or sectioned mapping, refusing unknown keys and bad values."""
+    def from_dict(
+        cls, d: dict, source: str = "config", base_dir: str | os.PathLike | None = None
+    ) -> RunConfig:
+        """Build from a flat or sectioned mapping, refusing unknown keys and bad values;
+        ``base_dir``: the folder relative task paths resolve against (``task_path``)."""
         flat = flatten(d, source)
         unknown = sorted(set(flat) - set(cls.keys()))
         if unknown:
@@ -290,7 +322,7 @@ class RunConfig(
                 f"{source}: unknown key(s) {', '.join(unknown)}; known: {', '.join(cls.keys())}"
             )
         try:
-            return cls(**flat)
+            return cls(base_dir, **flat)
         except PipelineError as exc:
             raise PipelineError(str(exc).replace("config:", f"{source}:", 1)) from None
 
@@ -298,14 +330,17 @@ class RunConfig(
     def from_toml(cls, path: str | os.PathLike) -> RunConfig:
         """Read a TOML file (flat keys, sections, or everything under a ``[run]`` table)."""
         path = Path(path)
-        config = cls.from_dict(read_toml(path), source=str(path))
-        config._base_dir = path.resolve().parent
-        return config
+        return cls.from_dict(read_toml(path), source=str(path), base_dir=path.resolve().parent)
+
+    @property
+    def base_dir(self) -> Path | None:
+        """The folder of the config file it was read from (None: not read from a file)."""
+        return self._base_dir
 
     def task_path(self, spec: str) -> str:
         """A task of ``tasks`` as loadable: a relative file path resolves against the config's
         folder (when the config came from a file and the task is there), else as given."""
-        base = self._base_dir
+        base = self.base_dir
         if base is None or spec in BUILTIN_TASKS or Path(spec).is_absolute():
             return spec
         there, file = base / spec, _file_of(spec)

@@ -81,7 +81,7 @@ def run_on_ray(runs: Runs, run_one: RunOne) -> None:
             for job in wave:
                 config = job.config
                 if config.threads is None:
-                    config.threads = runs.cpus_per_run
+                    config = config.changed({"threads": runs.cpus_per_run})
                 folder = str(Path(job.folder).resolve())
                 refs[job.name] = task.remote(os.getcwd(), run_one, config, folder, job.steps,
                                              runs.force)  # fmt: skip

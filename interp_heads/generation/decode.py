@@ -24,6 +24,7 @@ from interp_heads.generation.fast_attention import fast_attention as fused_atten
 from interp_heads.generation.kv_cache import KVCache
 from interp_heads.generation.logits import final_logits, last_logits  # noqa: F401 (re-exported)
 from interp_heads.generation.sampling import Sampling
+from interp_heads.model_info import model_info, update_info
 from interp_heads.models.tl_compat import HookedTransformer
 
 # Fused attention by default only where measured not slower, with the same greedy tokens
@@ -63,9 +64,9 @@ def vocab_token_id(model: HookedTransformer, text: str) -> int:
 def newline_tables(model: HookedTransformer) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per-token booleans over the vocabulary: has a newline, has text, has text before a newline.
 
-    Cached on the model; used to stop an answer at the end of its first non-empty line.
+    Made once per model (``model_info``); used to stop an answer at the end of its first non-empty line.
     """
-    cached = getattr(model, "_interp_heads_newline_tables", None)
+    cached = model_info(model).newline_tables
     if cached is not None:
         return cached
     # ids past the tokenizer's (a vocabulary padded for speed, e.g. Qwen2, Pythia) decode to ""
@@ -75,8 +76,7 @@ def newline_tables(model: HookedTransformer) -> tuple[torch.Tensor, torch.Tensor
     has_nl = torch.tensor(["\n" in t for t in texts])
     has_text = torch.tensor([bool(t.strip()) for t in texts])
     text_then_nl = torch.tensor(["\n" in t and bool(t.split("\n", 1)[0].strip()) for t in texts])
-    model._interp_heads_newline_tables = (has_nl, has_text, text_then_nl)
-    return model._interp_heads_newline_tables
+    return update_info(model, newline_tables=(has_nl, has_text, text_then_nl)).newline_tables
 
 
 def tokenize_left_padded(

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-_MARK = "_interp_heads_alike_hooks"  # how many of the model's forward hooks treat rows alike
+from interp_heads.model_info import model_info, update_info
 
 
 def mark_alike(model, n: int) -> None:
     """Count ``n`` more (or, negative, fewer) of the model's forward hooks as treating every
     row and every pass alike."""
-    setattr(model, _MARK, getattr(model, _MARK, 0) + n)
+    update_info(model, alike_hooks=model_info(model).alike_hooks + n)
 
 
 @contextmanager
@@ -36,4 +36,4 @@ def only_alike_hooks(model) -> bool:
     """Whether every forward hook on ``model`` (its hook points and any other module) is one
     declared alike: none at all, or only such hooks."""
     total = sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
-    return total == getattr(model, _MARK, 0)
+    return total == model_info(model).alike_hooks

@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from interp_heads.model_info import model_info, update_info
 from interp_heads.models.alike import mark_alike
 from interp_heads.store.atomic import write_atomic
 
@@ -182,7 +183,7 @@ def watch(model, every: float = 2.0) -> None:
     """Rebalance at most every ``every`` seconds, from a forward pre-hook on the model's embedding
     (so generation, attribution and baselines all adapt while other processes start and end)."""
     embed = getattr(model, "embed", None)
-    if embed is None or getattr(model, "_interp_heads_threads_watch", False):
+    if embed is None or model_info(model).threads_watch:
         return
 
     def hook(*_) -> None:  # must return None: a value would replace the input
@@ -190,4 +191,4 @@ def watch(model, every: float = 2.0) -> None:
 
     embed.register_forward_pre_hook(hook)
     mark_alike(model, 1)  # it only times passes: the same for every row and pass
-    model._interp_heads_threads_watch = True
+    update_info(model, threads_watch=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from interp_heads.config import validation
 from interp_heads.errors import PipelineError
+from interp_heads.model_info import source_of
 from interp_heads.run.manifest import Manifest
 from interp_heads.run.rankings import MAX_RANKING_BYTES, ranking_frame, stored_scores
 from interp_heads.store.folder import RunFolder
@@ -182,7 +183,7 @@ def check_ranking_source(
 
 
 def _model_record(model) -> dict:
-    src = dict(getattr(model, "interp_heads_source", {}) or {})
+    src = source_of(model)
     return {**src, "n_layers": model.cfg.n_layers, "n_heads": model.cfg.n_heads}
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from interp_heads.config.run_config import RunConfig
+from interp_heads.model_info import source_of
 from interp_heads.pipeline.artefacts import Artefacts
 from interp_heads.run import Manifest, RunWriter
 from interp_heads.store.folder import RunFolder
@@ -55,7 +56,7 @@ class Experiment:
             status=status,
             ks=made.get("ks") or None,
             model={
-                **dict(getattr(model, "interp_heads_source", {}) or {}),
+                **source_of(model),
                 "n_layers": model.cfg.n_layers,
                 "n_heads": model.cfg.n_heads,
             },

@@ -142,7 +142,7 @@ def inputs(exp) -> set[Path]:
     config = getattr(exp, "config", None)
     if config is not None:
         names += list(_strings(config.to_dict()))
-    base = getattr(config, "_base_dir", None)
+    base = getattr(config, "base_dir", None)
     for name in names:
         if not name or len(name) > 4096 or "\0" in name:
             continue

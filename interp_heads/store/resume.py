@@ -5,7 +5,7 @@ its ``resume_key`` equals the key of the unit about to be computed, so a result 
 reused under different inputs; ``--force`` then only means "overwrite what differs". The keys
 cover:
 
-- the model: its source spec and file hash (``model.interp_heads_source``), else a sha256 of its
+- the model: its source spec and file hash (``model_info.source_of``), else a sha256 of its
   weights, plus dtype and shape (:func:`model_fingerprint`);
 - the task rows: every field of every example and the exact rendered prompt (:func:`rows_digest`);
 - for a condition: the heads masked (in order), the ablation kind and a digest of its replacement
@@ -27,6 +27,7 @@ import weakref
 
 import torch
 
+from interp_heads.model_info import source_of
 from interp_heads.store import digest
 
 KEY_VERSION = 1
@@ -69,7 +70,7 @@ def model_fingerprint(model) -> dict:
     The weights hash is cached per model object and recomputed when any parameter changes
     in place (torch's per-tensor version counters).
     """
-    src = dict(getattr(model, "interp_heads_source", {}) or {})
+    src = source_of(model)
     cfg = model.cfg
     fp = {
         "spec": src.get("spec"),

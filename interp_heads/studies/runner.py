@@ -32,12 +32,9 @@ def study_config(
     else:
         config = RunConfig.from_toml(run.config)
         if changes:
-            merged = {**config.to_dict(), **changes}
-            base = getattr(config, "_base_dir", None)
-            config = RunConfig.from_dict(merged, source=f"{run.config} (study run {run.folder})")
-            config._base_dir = base
+            config = config.changed(changes, source=f"{run.config} (study run {run.folder})")
     if threads is not None:
-        config.threads = threads
+        config = config.changed({"threads": threads})
     return config
 
 
@@ -88,18 +85,24 @@ def run_study(
     configs = [
         (run, study_config(run, runs_dir, threads)) for run in runs
     ]  # every config checked first
-    for run, config in configs:
-        if size != "full" and "baseline" not in run.changes:
-            config.baseline = "needed"  # answer rows only until those it ranks and evaluates
+    configs = [  # at the small sizes, answer rows only until those it ranks and evaluates
+        (run, config.changed({"baseline": "needed"}))
+        if size != "full" and "baseline" not in run.changes
+        else (run, config)
+        for run, config in configs
+    ]
     for run, config in configs:  # no torch yet: a bad input is one line in a fraction of a second
         check_inputs(config, Path(runs_dir) / run.folder, force, ranking=False)
     if any(Path(run.folder).parts[:1] == (SHARED,) for run in runs):
         raise PipelineError(
             f"study {study.name}: a run folder is named {SHARED!r}, the shared store's"
         )
-    for _, config in configs:
-        if shared and config.shared_store is None:
-            config.shared_store = str(Path(runs_dir) / SHARED)
+    configs = [
+        (run, config.changed({"shared_store": str(Path(runs_dir) / SHARED)}))
+        if shared and config.shared_store is None
+        else (run, config)
+        for run, config in configs
+    ]
     folders = {run.folder: Path(runs_dir) / run.folder for run in runs}
     jobs = {run.folder: RunJob(run.folder, config, folders[run.folder], run.steps)
             for run, config in configs}  # fmt: skip

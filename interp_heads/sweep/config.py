@@ -1,4 +1,12 @@
-"""``SweepConfig``: everything that determines a sweep's results (its digest is the resume stamp)."""
+"""``SweepConfig``: everything that determines a sweep's results (its digest is the resume stamp).
+
+A run's sweep config is derived from its ``RunConfig`` by one function,
+``RunConfig.sweep_config``: the fields named in :data:`FROM_RUN_CONFIG` are the run config's keys
+of the same names, and only ``ks`` (resolved to head counts), ``options`` (the ablation kinds' and
+selections' options) and ``fmt`` (the tasks' one format) are computed. It is frozen: a sweep
+with other settings (the sufficiency curve, the sufficient-set search) is a new one
+(``dataclasses.replace``), checked again.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +20,12 @@ from interp_heads.interventions.selections import SELECTIONS
 from interp_heads.store import config_digest
 from interp_heads.tasks.cognitive_mirrors import STOP_TOKEN
 
+FROM_RUN_CONFIG = ("selections", "seeds", "ablation", "max_new_tokens", "metrics", "positions",
+                   "reference", "free_form", "elbow", "batch_padding")  # fmt: skip
+"""``SweepConfig``'s fields that are a ``RunConfig`` key of the same name, taken as they are."""
 
-@dataclass
+
+@dataclass(frozen=True)
 class SweepConfig:
     """Everything that determines a sweep's results (hashed for resume).
 
@@ -44,9 +56,16 @@ class SweepConfig:
     batch_padding: int | None = None  # most padding positions a batch holds (``Generation``)
 
     def __post_init__(self) -> None:
-        self.ablation = KINDS.canonical(self.ablation)
-        self.positions = str(MaskPositions.parse(self.positions, "mask positions"))
-        self.options = _checked(self.options)
+        """Checked values (the mask's scope as its string, ``ks`` and ``selections`` copied)."""
+        checked = {
+            "ks": list(self.ks),
+            "selections": list(self.selections),
+            "ablation": KINDS.canonical(self.ablation),
+            "positions": str(MaskPositions.parse(str(self.positions), "mask positions")),
+            "options": _checked(self.options),
+        }
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)  # frozen: set here only, once
 
     def kind(self):
         """The ablation kind, built with the options it declares among ``options``."""

@@ -13,7 +13,7 @@ import interp_heads
 PACKAGE = Path(interp_heads.__file__).parent
 # low -> high; a module may import its own layer and the layers below it
 LAYERS = [
-    {"errors", "choices", "heads", "registry", "arguments", "plugins", "__init__"},
+    {"errors", "choices", "heads", "registry", "arguments", "plugins", "model_info", "__init__"},
     {"store"},
     {"models"},
     {"generation"},

@@ -13,6 +13,7 @@ import dataclasses
 from pathlib import Path
 
 import interp_heads
+from interp_heads.model_info import set_source
 from interp_heads.tasks import load_task
 from interp_heads.tasks.schema import Task
 from interp_heads.testing.readme import readme_example
@@ -36,7 +37,7 @@ def test_readme_example_runs(monkeypatch, tmp_path, capsys):
 
     def fake_load(*args, **kw):
         model = tiny_model(n_heads=8)
-        model.interp_heads_source = {"spec": "tiny", "sha256": None}
+        set_source(model, spec="tiny", sha256=None)
         return model
 
     def fake_filter(model, task, **kw):

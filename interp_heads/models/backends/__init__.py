@@ -4,7 +4,7 @@ What the toolkit needs from a model is the same on every backend: hook names
 (``blocks.{l}.attn.hook_z`` holds the per-query-head values ``[batch, pos, head_index, d_head]``),
 shape facts from ``model.cfg`` (``n_layers``, ``n_heads``, ``d_head``, ``d_vocab``, ``device``,
 ``dtype``, and :func:`n_kv_heads`), a tokenizer with left padding, a forward with hooks
-(``model.hooks``), and an identity (``interp_heads_source`` with its ``backend``, read by
+(``model.hooks``), and an identity (``model_info.set_source``, with its ``backend``, read by
 ``store.resume.model_fingerprint``, so runs of two backends never resume each other).
 
 A backend is a :class:`Backend` registered in :data:`BACKENDS` (``@BACKENDS.register`` above the

@@ -35,7 +35,7 @@ class Backend:
 
     def owns(self, model) -> bool:
         """Whether ``model`` is of this backend's model class (for models the toolkit did not
-        load; loaded ones carry their backend's name in ``interp_heads_source``)."""
+        load; loaded ones have their backend's name in ``model_info.source_of(model)``)."""
         return False
 
     # ----------------------------------------------------------------------------- loading
@@ -121,10 +121,12 @@ def get_backend(name: str) -> Backend:
 
 
 def backend_of(model) -> Backend:
-    """The backend of ``model``: the one that loaded it (``interp_heads_source["backend"]``),
+    """The backend of ``model``: the one that loaded it (its ``source_of(model)["backend"]``),
     else the first registered backend (the built-ins first) whose model class it is, else
     ``hooked``."""
-    named = (getattr(model, "interp_heads_source", None) or {}).get("backend")
+    from interp_heads.model_info import source_of
+
+    named = source_of(model).get("backend")
     if named and named in BACKENDS:
         return BACKENDS.build(named)
     for name in BACKENDS.names():

@@ -27,6 +27,7 @@ import functools
 import tempfile
 from pathlib import Path
 
+from interp_heads.model_info import set_source
 from interp_heads.models.backends.base import BACKENDS, Backend, prefix_copies
 from interp_heads.models.families import BRIDGE_FAMILIES
 
@@ -81,7 +82,7 @@ class BridgeBackend(Backend):
             model = load_bridge(path.parent, device, dtype, gguf_file=path.name)
             digest = file_sha256(path)
         spec = EMBEDDED if embedded else str(path)
-        model.interp_heads_source = {"spec": spec, "sha256": digest, "backend": self.name}
+        set_source(model, spec=spec, sha256=digest, backend=self.name)
         return model
 
     def tiny(self, device=None):
@@ -90,7 +91,7 @@ class BridgeBackend(Backend):
         import torch
 
         model = self.load(str(tiny_checkpoint()), device or "cpu", torch.float32, use_cache=False)
-        model.interp_heads_source = {"spec": "tiny", "sha256": None, "backend": self.name}
+        set_source(model, spec="tiny", sha256=None, backend=self.name)
         return model
 
     # ----------------------------------------------------------------------------- running

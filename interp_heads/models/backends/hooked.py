@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from interp_heads.model_info import set_source
 from interp_heads.models.backends.base import BACKENDS, Backend, prefix_copies
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ class HookedBackend(Backend):
 
         if is_embedded(spec):
             model = _load_local(embedded_gguf_path(), device, dtype, use_cache, n_devices)
-            model.interp_heads_source["spec"] = EMBEDDED
+            set_source(model, spec=EMBEDDED)
             return model
         path = Path(spec).expanduser()
         if path.exists():
@@ -55,7 +56,7 @@ class HookedBackend(Backend):
         from interp_heads.models.official import load_official
 
         model = load_official(official, device, dtype, n_devices)
-        model.interp_heads_source = {"spec": official, "sha256": None}
+        set_source(model, spec=official, sha256=None)
         return model
 
     def check_name(self, spec):
@@ -74,7 +75,7 @@ class HookedBackend(Backend):
         model = tiny_model()
         if device is not None:
             model.to(device, print_details=False)
-        model.interp_heads_source = {"spec": "tiny", "sha256": None}
+        set_source(model, spec="tiny", sha256=None)
         return model
 
     # ----------------------------------------------------------------------------- running
@@ -250,5 +251,5 @@ def _load_local(path: Path, device, dtype, use_cache: bool, n_devices: int = 1):
         cfg, state_dict, tokenizer = cached
         tokenizer = prepare_tokenizer(tokenizer, cfg.original_architecture)
     model = build_hooked(cfg, state_dict, tokenizer, device, n_devices)
-    model.interp_heads_source = {"spec": str(path), "sha256": digest}
+    set_source(model, spec=str(path), sha256=digest)
     return model

@@ -7,6 +7,7 @@ import time
 import pytest
 import torch
 
+from interp_heads.model_info import source_of
 from interp_heads.models.load import ModelLoadError, load_model
 from interp_heads.models.official import hub_reachable
 from interp_heads.models.specs import load_any_model
@@ -20,7 +21,7 @@ def test_tiny_loads_as_on_the_command_line():
     got = model.state_dict()
     assert got.keys() == want.keys()
     assert all(torch.equal(got[k], want[k]) for k in want)
-    assert model.interp_heads_source["spec"] == "tiny"
+    assert source_of(model)["spec"] == "tiny"
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from interp_heads.model_info import model_info
 from interp_heads.models import threads
 from interp_heads.models.load import load_model
 
@@ -25,7 +26,7 @@ def test_default_shares_the_cores_as_the_command_line(monkeypatch):
     model = load_model("tiny", device="cpu")
     assert torch.get_num_threads() == 1  # the fair share, not torch's one per core
     assert threads._state["registered"] is not None  # counted by other interp-heads processes
-    assert getattr(model, "_interp_heads_threads_watch", False)  # re-checked while it runs
+    assert model_info(model).threads_watch  # re-checked while it runs
 
 
 def test_an_explicit_count_is_set_and_kept(monkeypatch):
@@ -39,7 +40,7 @@ def test_none_leaves_torch_alone():
     torch.set_num_threads(2)
     model = load_model("tiny", device="cpu", threads=None)
     assert torch.get_num_threads() == 2
-    assert not getattr(model, "_interp_heads_threads_watch", False)
+    assert not model_info(model).threads_watch
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "many", 10**6])

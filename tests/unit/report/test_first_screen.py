@@ -44,8 +44,8 @@ def pages(tmp_path_factory):
     rows = [json.loads(line) for line in (DATA / "tiny_echo.jsonl").read_text().splitlines()]
     second = root / "tiny_echo2.jsonl"
     second.write_text("".join(json.dumps({**r, "task": "tiny_echo2"}) + "\n" for r in rows[::-1]))
-    cfg = RunConfig.from_toml(DATA / "tiny.toml")
-    cfg.tasks, cfg.n_eval = [TASK, str(second)], 4
+    cfg = RunConfig.from_toml(DATA / "tiny.toml").changed({"tasks": [TASK, str(second)],
+                                                            "n_eval": 4})  # fmt: skip
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_pipeline(cfg, root / "run", quiet=True)

@@ -21,9 +21,9 @@ def run_dir(tmp_path_factory):
     rows = [json.loads(line) for line in (DATA / "tiny_echo.jsonl").read_text().splitlines()]
     second = root / "tiny_echo2.jsonl"
     second.write_text("".join(json.dumps({**r, "task": "tiny_echo2"}) + "\n" for r in rows[::-1]))
-    cfg = RunConfig.from_toml(DATA / "tiny.toml")
-    cfg.tasks = [str(DATA / "tiny_echo.jsonl"), str(second)]
-    cfg.n_eval = 4
+    cfg = RunConfig.from_toml(DATA / "tiny.toml").changed(
+        {"tasks": [str(DATA / "tiny_echo.jsonl"), str(second)], "n_eval": 4}
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_pipeline(cfg, root / "run", quiet=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import asdict
 
 import pandas as pd
 import pytest
@@ -177,8 +178,11 @@ def test_other_mean_values_mask_again(tiny, tmp_path):
                 k: v + 1.0 for k, v in super().values(model, prompts, batch_size=batch_size).items()
             }
 
-    cfg = _config()
-    cfg.kind = lambda: Shifted()
+    class ShiftedConfig(SweepConfig):  # frozen: another kind is another config
+        def kind(self):
+            return Shifted()
+
+    cfg = ShiftedConfig(**asdict(_config()))
     _, generated = _sweep(tiny, config=cfg, shared=store)
     assert generated == MASKED
 

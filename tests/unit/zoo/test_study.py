@@ -40,9 +40,7 @@ def test_the_page_gives_a_resumed_studys_work_beside_its_own_minutes():
 
     assert _minutes(600.0, 601.0) == "10.0 min"
     assert _minutes(600.0, None) == "10.0 min"  # made before work_seconds was recorded
-    assert _minutes(1.0, 876.0) == (
-        "14.6 min of work; this invocation 0.0 min"
-    )
+    assert _minutes(1.0, 876.0) == ("14.6 min of work; this invocation 0.0 min")
 
 
 def test_a_model_below_its_bar_is_refused_on_the_page_with_one_line(tmp_path, monkeypatch):
