@@ -54,7 +54,7 @@ def _calibration(path: Path) -> pd.DataFrame | None:
     return pd.DataFrame(out) if out else None
 
 
-def _minutes(seconds: float, work: float | None) -> str:
+def _minutes(seconds: float | int, work: float | int | None) -> str:
     """The study's time: what its parts took when done (``work``), and this invocation's
     ``seconds`` when they differ (a resumed study redoes nothing)."""
     now = seconds / 60
