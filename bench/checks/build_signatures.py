@@ -1,4 +1,4 @@
-"""How many signatures the registries build their variants with (issue 69: target one).
+"""How many signatures the registries build their variants with (the target: one, `build(cls, options, ctx)`).
 
 Finds every ``Registry(...)`` the package creates (by the AST of ``interp_heads/``), imports it
 with its package (so the built-in variants are registered), and for each registered class reads

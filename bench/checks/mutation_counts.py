@@ -1,6 +1,5 @@
 """Count, by reading the source (AST), the places where a run's typed objects are changed after
-they are built (issue 69: "RunConfig is frozen after validation ... No state is stored on the
-model object").
+they are built: a RunConfig assigned to after validation, state set on a model object.
 
 Three counts over ``interp_heads/`` (and ``bench/`` with ``--bench``), each place listed:
 

@@ -178,7 +178,7 @@ def test_the_registries_are_found():
 
 @pytest.mark.parametrize(("module", "name"), _registries())
 def test_every_registered_class_is_built_from_its_options_and_its_registrys_context(module, name):
-    """One build shape (issue 69): every built-in class a registry holds has the classmethod
+    """One build shape: every built-in class a registry holds has the classmethod
     ``build(cls, options, ctx)`` (no other parameter, no default) with ``ctx`` annotated as that
     registry's context, a frozen dataclass; a registry of records builds nothing."""
     import dataclasses

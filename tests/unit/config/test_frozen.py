@@ -1,5 +1,5 @@
 """A validated ``RunConfig`` cannot be changed in place: a change is a new config, validated
-again (issue 69: "RunConfig is frozen after validation")."""
+again; nothing assigns to it after validation."""
 
 from __future__ import annotations
 
