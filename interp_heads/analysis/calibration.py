@@ -125,15 +125,18 @@ def run_kind(kind: str, n: int, draws: int, replicates: int, seed: int, effect=0
 def rows_for(kind: str, n: int, draws: int, replicates: int, seed: int, effect=0.0) -> list:
     """Table rows: rule, kind, n, draws, replicates, positives, rate with its exact interval."""
     hits = run_kind(kind, n, draws, replicates, seed, effect)
-    return [_row(r, kind, n, draws, replicates, hits[r], effect) for r in RULES]
+    return [rate_row(r, kind, n, draws, replicates, hits[r], effect) for r in RULES]
 
 
-def _row(rule, kind, n, draws, replicates, positives, effect=0.0) -> dict:
+def rate_row(rule, kind, n, draws, replicates, positives, effect=0.0, power=None) -> dict:
+    """One table row: the rule's positives over ``replicates`` cells as a rate with its exact
+    interval, read as a power (with ``effect``) when ``power`` (default: ``kind`` is one of
+    :data:`POWER_KINDS`), else as a false-positive rate."""
     lo, hi = clopper_pearson(positives, replicates)
     rate = positives / replicates
     row = {"rule": rule, "kind": kind, "n": n, "draws": draws, "replicates": replicates,
            "positives": positives}  # fmt: skip
-    if kind in POWER_KINDS:
+    if kind in POWER_KINDS if power is None else power:
         return row | {"effect": effect, "power": rate, "power_low": lo, "power_high": hi}
     return row | {"fpr": rate, "fpr_low": lo, "fpr_high": hi}
 
@@ -218,4 +221,4 @@ def run_tiny(n: int, draws: int, replicates: int, seed: int, permuted: bool = Fa
             for r in RULES:
                 hits[r] += int(c[r])
     kind = "label_permuted" if permuted else "tiny_model"
-    return [_row(r, kind, n, draws, replicates, hits[r]) for r in RULES]
+    return [rate_row(r, kind, n, draws, replicates, hits[r]) for r in RULES]

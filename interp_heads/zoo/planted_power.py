@@ -32,7 +32,6 @@ import numpy as np
 import torch
 
 from interp_heads.analysis import calibration as cal
-from interp_heads.sweep.exact import clopper_pearson
 from interp_heads.zoo.truth import ablated_z, keep_matrix, prompt_metrics, truth_batch
 
 KS = (1, 2, 3)  # TopK sizes: 12-38% of 8 heads, 8-25% of 12 (the pages: 32 of 270, 12%)
@@ -152,16 +151,12 @@ def _count(make, replicates: int) -> dict:
 
 
 def _rows(kind, n, draws, replicates, hits, effect=None) -> list[dict]:
-    out = []
-    for rule in cal.RULES:
-        lo, hi = clopper_pearson(hits[rule], replicates)
-        rate = hits[rule] / replicates
-        row = {"rule": rule, "kind": kind, "n": n, "draws": draws, "replicates": replicates,
-               "positives": hits[rule]}  # fmt: skip
-        if effect is None:
-            out.append(row | {"fpr": rate, "fpr_low": lo, "fpr_high": hi})
-        else:
-            out.append(row | {"effect": effect[0], "effect_high": effect[1],
-                              "true_drop": hits["true_drop"], "power": rate, "power_low": lo,
-                              "power_high": hi})  # fmt: skip
-    return out
+    """``calibration.rate_row`` per rule: a false-positive rate, or (``effect``: the bin's edges)
+    a power with the bin's upper edge and the mean true drop of the TopK sets drawn."""
+    if effect is None:
+        return [cal.rate_row(r, kind, n, draws, replicates, hits[r]) for r in cal.RULES]
+    extra = {"effect_high": effect[1], "true_drop": hits["true_drop"]}
+    return [
+        cal.rate_row(r, kind, n, draws, replicates, hits[r], effect[0], power=True) | extra
+        for r in cal.RULES
+    ]
