@@ -26,11 +26,11 @@ def cmd_ablate(args) -> int:
     with warnings.catch_warnings():
         if said:  # the sweep would say it again
             warnings.simplefilter("ignore", VerdictWarning)
-        exp, made = run_experiment(
+        _, made, record = run_experiment(
             config, args.out, force=args.force, quiet=args.quiet, notes=not args.quiet
         )
-    if exp.manifest.elbow_k and not args.quiet:
-        k = next(iter(exp.manifest.elbow_k.values()))
+    if record.manifest.elbow_k and not args.quiet:
+        k = next(iter(record.manifest.elbow_k.values()))
         print(f"elbow of the ranking's sorted importances: k = {k}", file=sys.stderr)
     cols = [
         "task",

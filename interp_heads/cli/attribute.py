@@ -19,14 +19,15 @@ def cmd_attribute(args) -> int:
 
     config = command_config(args)
     progress = partial(step_progress, quiet=args.quiet)
-    exp, made = run_experiment(
+    exp, made, _ = run_experiment(
         config,
         args.out,
         args.force,
-        True,
+        True,  # the steps' own bars hidden under the command's, but the known heads' (layers)
         attribute_steps(),
         notes=not args.quiet,
         progress=progress,
+        bars=() if args.quiet else ("known",),
     )
     scores = next(iter(made["attribute"].rankings.values()))
     print(f"method: {scores.method}; top heads: {', '.join(scores.top_labels(10))}")

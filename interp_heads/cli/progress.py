@@ -12,7 +12,7 @@ STEP_NAMES = {"baseline": "examples", "attribute": "attribution", "known": "know
 def step_progress(exp, steps: list[str], quiet: bool):
     """A bar over the run's ``steps``, counting the model's forward passes; yields ``on_step`` for
     ``run_steps`` (it moves the bar to the step starting and names it). The steps' own bars stay
-    hidden but the known heads' (layers done)."""
+    hidden but the known heads' (layers done): the command's ``Invocation.bars``."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(steps), unit=" step", disable=quiet, leave=False)
@@ -26,7 +26,6 @@ def step_progress(exp, steps: list[str], quiet: bool):
     def on_step(name: str) -> None:
         bar.n = steps.index(name) if name in steps else bar.n
         bar.set_description(STEP_NAMES.get(name, name), refresh=True)
-        exp.quiet = quiet or name != "known"
 
     handle = exp.model.embed.register_forward_hook(count)
     try:

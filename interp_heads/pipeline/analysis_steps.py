@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from interp_heads.pipeline.artefacts import Inputs
+from interp_heads.pipeline.record import RunRecord
 from interp_heads.pipeline.state import Experiment
 
 
@@ -35,7 +36,7 @@ class StabilityOutput:
     stability: pd.DataFrame
 
 
-def specificity_step(exp: Experiment, inputs: Inputs) -> SpecificityOutput:
+def specificity_step(exp: Experiment, inputs: Inputs, record: RunRecord) -> SpecificityOutput:
     """The cross-task drop matrix of the run's rankings on its eval splits."""
     from dataclasses import replace
 
@@ -55,11 +56,11 @@ def specificity_step(exp: Experiment, inputs: Inputs) -> SpecificityOutput:
     )
     matrix = drop_matrix(records)
     exp.folder.write_frame(exp.folder.specificity_csv, matrix)
-    exp.timings["specificity"] = time.perf_counter() - start
+    record.timings["specificity"] = time.perf_counter() - start
     return SpecificityOutput(matrix)
 
 
-def stability_step(exp: Experiment, inputs: Inputs) -> StabilityOutput:
+def stability_step(exp: Experiment, inputs: Inputs, record: RunRecord) -> StabilityOutput:
     """Split-half agreement of each task's ranking, re-ranked on each half."""
     from interp_heads.attribution.stability import split_half
 
@@ -71,5 +72,5 @@ def stability_step(exp: Experiment, inputs: Inputs) -> StabilityOutput:
     ]
     frame = pd.concat(frames)
     exp.folder.write_frame(exp.folder.stability_csv, frame)
-    exp.timings["stability"] = time.perf_counter() - start
+    record.timings["stability"] = time.perf_counter() - start
     return StabilityOutput(frame)

@@ -29,7 +29,7 @@ class AttentionOutput:
     attention: dict
 
 
-def attention_step(exp, inputs) -> AttentionOutput:
+def attention_step(exp, inputs, record) -> AttentionOutput:
     """``{task: attention_data record}`` of every task ranked by scores, written to the folder."""
     from interp_heads.figures.attention import attention_data
     from interp_heads.store import write_atomic
@@ -50,7 +50,7 @@ def attention_step(exp, inputs) -> AttentionOutput:
             every = [(layer, h) for layer in range(scores.n_layers) for h in range(scores.n_heads)]
             explore = attention_data(exp.model, prompts[:EXPLORE_PROMPTS], every, EXPLORE_TOKENS)
         except (ValueError, RuntimeError, AttributeError, KeyError) as exc:
-            exp.manifest = exp.manifest.with_updates(attention={"skipped": one_line(exc)})
+            record.note(attention={"skipped": one_line(exc)})
             return AttentionOutput({})
         for rec in explore["prompts"]:  # causal: a query's row ends at its own key (i + 1)
             rec["patterns"] = {k: [[round(x, 3) for x in row[: i + 1]] for i, row in enumerate(v)]
@@ -58,5 +58,5 @@ def attention_step(exp, inputs) -> AttentionOutput:
         out[name] = {**data, "example_ids": [e.id for e in examples], "method": scores.method,
                      "explore": explore}  # fmt: skip
     write_atomic(exp.folder.attention, json.dumps(out))
-    exp.timings["attention"] = time.perf_counter() - start
+    record.timings["attention"] = time.perf_counter() - start
     return AttentionOutput(out)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from interp_heads.errors import PipelineError
 from interp_heads.pipeline.artefacts import Inputs
+from interp_heads.pipeline.record import RunRecord
 from interp_heads.pipeline.state import Experiment, progress_bar
 from interp_heads.store import StoreWarning, resume
 from interp_heads.store.folder import RunFolder
@@ -38,7 +39,7 @@ class Split:
     baseline_entries: dict
 
 
-def baseline_step(exp: Experiment, inputs: Inputs) -> BaselineOutput:
+def baseline_step(exp: Experiment, inputs: Inputs, record: RunRecord) -> BaselineOutput:
     """Store what :func:`split_examples` found before the folder was claimed: the baseline
     entries and, with ``baseline = "all"``, ``baseline.csv``."""
     for name, entry in inputs.baseline_entries.items():
@@ -51,12 +52,15 @@ def baseline_step(exp: Experiment, inputs: Inputs) -> BaselineOutput:
     return BaselineOutput(frame)
 
 
-def split_examples(exp: Experiment, steps: list[str], fmts: dict, given: dict) -> Split:
+def split_examples(
+    exp: Experiment, record: RunRecord, steps: list[str], fmts: dict, given: dict
+) -> Split:
     """The correctly answered examples and the rank/eval split of every task; with
     ``baseline = "all"`` every example's unmasked answer (the base rows). Writes nothing:
     ``pipeline.experiment.build_experiment`` calls it before the folder is claimed, so a task
     left without examples (bad input) is refused before anything changes. ``fmts``: each task's
-    prompt format; ``given``: the given rankings by task (their examples are left out).
+    prompt format; ``given``: the given rankings by task (their examples are left out); each
+    task's time goes to ``record.timings``.
 
     Only the splits the run's ``steps`` use are filled: rank rows when it ranks heads, eval rows
     when it sweeps.
@@ -68,7 +72,7 @@ def split_examples(exp: Experiment, steps: list[str], fmts: dict, given: dict) -
     reads_eval = _reads_evaluated(cfg)
     n_eval = cfg.n_eval if "sweep" in steps or reads_eval else 0
     n_examples = sum(len(t) for t in exp.tasks.values())
-    bars = exp.quiet or not cfg.filter_correct or cfg.baseline != "all"
+    bars = exp.invocation.quiet or not cfg.filter_correct or cfg.baseline != "all"
     with progress_bar(n_examples, "baseline examples", bars) as bar:
         for name, task in exp.tasks.items():
             t = time.perf_counter()
@@ -85,7 +89,7 @@ def split_examples(exp: Experiment, steps: list[str], fmts: dict, given: dict) -
             if cfg.baseline == "all":
                 base_rows[-1].update(n_rank=len(rank), n_eval=len(evalset))
             splits[name] = (rank, evalset)
-            exp.timings[f"{name}/baseline"] = time.perf_counter() - t
+            record.timings[f"{name}/baseline"] = time.perf_counter() - t
             bar.update(len(task))
     return Split(splits, base_rows, new)
 

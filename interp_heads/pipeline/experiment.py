@@ -19,6 +19,7 @@ import contextlib
 import io
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from interp_heads.config.run_config import RunConfig, check_ks
@@ -30,6 +31,8 @@ from interp_heads.pipeline.given_ranking import manifest_record
 from interp_heads.pipeline.inputs import check_inputs
 from interp_heads.pipeline.loading import PipelineError, load_any_task
 from interp_heads.pipeline.plan_check import check_plan
+from interp_heads.pipeline.record import RunRecord
+from interp_heads.pipeline.state import Invocation
 from interp_heads.pipeline.steps import Experiment, baseline, planned, run_steps, task_hash
 from interp_heads.run import Manifest
 from interp_heads.store import releases_locks
@@ -106,8 +109,12 @@ def build_experiment(
     quiet: bool = False,
     steps: list[str] | None = None,
     notes: bool = False,
-) -> Experiment:
+    bars: tuple[str, ...] = (),
+) -> tuple[Experiment, RunRecord]:
     """Load and check everything a run needs, then take the run folder; nothing is written before.
+    Returns the run's inputs and its record (the plan's artefacts, the model's load time, the
+    manifest's record of the inputs). ``bars``: the steps whose own progress bar shows although
+    ``quiet`` (``Invocation.bars``).
 
     Raises:
         PipelineError: a bad input (config, task, model, ranking, metric, folder).
@@ -129,35 +136,27 @@ def build_experiment(
     }  # fmt: skip
     if plan.given:
         made["rankings"] = {name: g.ranking for name, g in plan.given.items()}
-    exp = Experiment(
-        config=config,
-        folder=folder,
-        model=model,
-        tasks=tasks,
-        quiet=quiet,
-        force=force,  # nothing is deleted: each unit's resume key decides what is recomputed
-        digest=digest,
-        timings=timings,
-        notes=notes,
-        artefacts=Artefacts(made),
-    )
-    _describe(exp, folder.read_manifest(), steps, plan)
+    # force: nothing is deleted; each unit's resume key decides what is recomputed
+    invocation = Invocation(quiet=quiet, notes=notes, force=force, bars=tuple(bars))
+    exp = Experiment(config=config, folder=folder, model=model, tasks=tasks, invocation=invocation)
+    record = RunRecord(digest=digest, artefacts=Artefacts(made), timings=timings)
+    _describe(exp, record, folder.read_manifest(), steps, plan)
     if "baseline" in steps:  # which examples are left (it generates): a task left with none
-        split = split_examples(exp, steps, plan.fmts, plan.given)  # is refused before the claim
-        exp.artefacts.put(vars(split), "plan")
+        split = split_examples(exp, record, steps, plan.fmts, plan.given)  # is refused
+        record.artefacts.put(vars(split), "plan")  # before the claim
     folder.claim(digest, force)  # nothing was written before: a refusal leaves the folder as it was
-    return exp
+    return exp, record
 
 
-def _describe(exp: Experiment, earlier: dict, steps: list[str], plan) -> None:
+def _describe(exp: Experiment, record: RunRecord, earlier: dict, steps: list[str], plan) -> None:
     """The manifest's record of the inputs, and the notes a user reads on stderr."""
     from interp_heads.tasks.prompt_format import describe
 
     config, tasks = exp.config, exp.tasks
     earlier = Manifest.from_dict(earlier)
-    same = earlier.config_digest == exp.digest
+    same = earlier.config_digest == record.digest
     history = (earlier.earlier_timings or []) + [earlier.timings or {}] if same else []
-    manifest = exp.manifest.with_updates(
+    manifest = record.manifest.with_updates(
         data={
             n: {"source": t.source, "sha256": t.sha256 or task_hash(t), "n_examples": len(t)}
             for n, t in tasks.items()
@@ -171,7 +170,7 @@ def _describe(exp: Experiment, earlier: dict, steps: list[str], plan) -> None:
         manifest = manifest.with_updates(
             command="ablate", ranking=manifest_record(config, plan.given)
         )
-    exp.manifest = manifest
+    record.manifest = manifest
     for name in tasks:
         exp.say(
             (f"{name}: " if len(tasks) > 1 else "")
@@ -188,9 +187,11 @@ def run_experiment(
     steps: list[str] | None = None,
     notes: bool = False,
     progress=None,
-) -> tuple[Experiment, dict]:
+    bars: tuple[str, ...] = (),
+) -> tuple[Experiment, dict, RunRecord]:
     """Run ``steps`` (default: :func:`plan_steps`) and write the run directory; returns the
-    experiment and what each step returned (its declared outputs). ``notes``: say on stderr what
+    run's inputs, what each step returned (its declared outputs) and the run's record (its
+    manifest as written). ``bars``: steps whose own progress bar shows although ``quiet``. ``notes``: say on stderr what
     was chosen (the prompt format, the examples left out), as ``attribute`` and ``ablate`` do.
     ``progress``: a function of the experiment and the steps giving a context that yields ``run_steps``' ``on_step`` (a command's bar).
 
@@ -205,18 +206,18 @@ def run_experiment(
     start = time.perf_counter()
     steps = steps or plan_steps(config)
     with removed_if_unused():  # a folder this call made and left unused goes if it fails
-        exp = build_experiment(config, out_dir, force, quiet, steps, notes)
+        exp, record = build_experiment(config, out_dir, force, quiet, steps, notes, bars)
         with open_executor(config, exp.model) as executor:  # None: this process
-            exp.sweep_options["executor"] = executor
-            if config.shared_store is not None:  # generations shared with other runs
-                exp.sweep_options["shared"] = config.shared_store
+            # where the sweep runs, and the generations shared with other runs (when set)
+            how = replace(exp.invocation, executor=executor, shared=config.shared_store)
+            exp = replace(exp, invocation=how)
             bar = progress(exp, steps) if progress else contextlib.nullcontext()
             try:
                 with bar as on_step:
-                    made = run_steps(exp, steps, start=start, on_step=on_step)
+                    made = run_steps(exp, record, steps, start=start, on_step=on_step)
             finally:
                 release_prefixes(exp.model)  # the prompt passes the run's steps shared
-    return exp, made
+    return exp, made, record
 
 
 @releases_locks

@@ -52,7 +52,7 @@ class KnownOutput:
     known_table: pd.DataFrame | None
 
 
-def known_step(exp, inputs) -> KnownOutput:
+def known_step(exp, inputs, record) -> KnownOutput:
     """Known-head scores of the run's model (stored once, reused while the key matches); skipped
     with ``known_heads = false`` (``--no-known-heads``), shown with a progress bar otherwise."""
     from interp_heads.analysis.known_heads import known_head_scores
@@ -61,9 +61,7 @@ def known_step(exp, inputs) -> KnownOutput:
     from interp_heads.store import resume
 
     if not getattr(exp.config, "known_heads", True):
-        exp.manifest = exp.manifest.with_updates(
-            known_heads={"skipped": "off (known_heads = false)"}
-        )
+        record.note(known_heads={"skipped": "off (known_heads = false)"})
         return KnownOutput(None)
     start = time.perf_counter()
     model, folder = exp.model, exp.folder
@@ -74,18 +72,18 @@ def known_step(exp, inputs) -> KnownOutput:
         scores = {k: HeadScores.from_dict(v) for k, v in entry["scores"].items()}
     else:
         try:
-            with progress_bar(1 + model.cfg.n_layers, "known heads", exp.quiet) as bar:
+            with progress_bar(1 + model.cfg.n_layers, "known heads", exp.invocation.quiet) as bar:
                 scores = known_head_scores(model, N_SEQS, half, SEED, progress=bar.update)
         except (ValueError, RuntimeError, AttributeError) as exc:  # e.g. a model without tokenizer
-            exp.manifest = exp.manifest.with_updates(known_heads={"skipped": one_line(exc)})
+            record.note(known_heads={"skipped": one_line(exc)})
             return KnownOutput(None)
         folder.write_known({"key": key, "scores": {k: s.to_dict() for k, s in scores.items()}})
     table = known_table(scores)
     folder.write_frame(folder.known_csv, table)
-    exp.manifest = exp.manifest.with_updates(
+    record.note(
         known_heads={
             kind: grp.loc[grp.is_kind, "label"].tolist() for kind, grp in table.groupby("kind")
         }
     )
-    exp.timings["known"] = time.perf_counter() - start
+    record.timings["known"] = time.perf_counter() - start
     return KnownOutput(table)

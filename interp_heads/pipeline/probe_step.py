@@ -72,7 +72,7 @@ def probe_key(exp, splits, fmts, settings, names, others, evaluated) -> str:
     )
 
 
-def probe_attribute_step(exp, inputs):
+def probe_attribute_step(exp, inputs, record):
     """Train the probe on every task's rank split (or reuse it) and rank the heads per task; the
     prompt formats gain those of the other skills it was trained on (``unswept_skills``)."""
     from interp_heads.attribution.probe import probe_heads
@@ -102,8 +102,8 @@ def probe_attribute_step(exp, inputs):
         if needs_verification(scores, m):
             verify_stored(exp, name, rank, scores, m, fmts[name])
         rankings[name] = scores
-        record_verification(exp, name, scores, m)
-    exp.manifest = exp.manifest.with_updates(probe=stored[names[0]].provenance["probe"])
-    exp.timings["probe/attribution"] = time.perf_counter() - t
+        record_verification(exp, record, name, scores, m)
+    record.note(probe=stored[names[0]].provenance["probe"])
+    record.timings["probe/attribution"] = time.perf_counter() - t
     exp.folder.write_rankings(rankings)
     return AttributeOutput(rankings, fmts)

@@ -53,20 +53,20 @@ def verify_stored(exp, name: str, rank: Task, scores, m: int, fmt: str) -> None:
     exp.folder.save_scores(name, scores)
 
 
-def record_verification(exp, name: str, scores, m: int) -> None:
-    """The verdict in the manifest; a warning when the ranking agrees poorly with the exact effect."""
+def record_verification(exp, record, name: str, scores, m: int) -> None:
+    """The verdict in the manifest (``record``: the run's ``RunRecord``); a warning when the ranking agrees poorly with the exact effect."""
     from interp_heads.attribution.verify import VerificationWarning
 
-    checks = dict(exp.manifest.verification or {})
+    checks = dict(record.manifest.verification or {})
     if not m:
         off = not exp.config.verify
         checks[name] = {"skipped": "off (verify = 0)" if off else "needs ablation = 'mean'"}
-        exp.manifest = exp.manifest.with_updates(verification=checks)
+        record.note(verification=checks)
         return
     v = scores.provenance["verification"]
     keep = ("m", "top_confirmed", "spearman_sample", "spearman", "flag", "verdict", "measured")
     checks[name] = {k: v.get(k) for k in keep}
-    exp.manifest = exp.manifest.with_updates(verification=checks)
+    record.note(verification=checks)
     if v.get("flag"):
         warnings.warn(
             f"task {name!r}: the {scores.method} ranking agrees poorly with exact mean ablation: "

@@ -37,13 +37,13 @@ def halves_for_stored(exp, rank, scores, attribute_kw: dict) -> bool:
     return True
 
 
-def record_stability(exp, name: str, scores, ks: list[int]) -> bool:
+def record_stability(record, name: str, scores, ks: list[int]) -> bool:
     """Split-half agreement of ``scores`` at the run's k values (``ks``) into the ranking's provenance and the
-    manifest, a warning when unstable (none when the halves are too small to decide); whether the
+    manifest (``record``: the run's ``RunRecord``), a warning when unstable (none when the halves are too small to decide); whether the
     provenance changed."""
     result = stability_of(scores, run_ks(ks))
-    exp.manifest = exp.manifest.with_updates(
-        stability={**(exp.manifest.stability or {}), name: result}
+    record.manifest = record.manifest.with_updates(
+        stability={**(record.manifest.stability or {}), name: result}
     )
     changed = scores.provenance.get("stability") != result
     scores.provenance["stability"] = result

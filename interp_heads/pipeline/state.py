@@ -1,81 +1,62 @@
-"""``Experiment``: a run's inputs (config, model, tasks, run folder) and its record (manifest, timings,
-artefacts)."""
+"""A run's inputs: ``Experiment`` (config, model, tasks, run folder) and ``Invocation`` (how this
+command runs them). Both are frozen; what the run records as it goes (manifest, timings, the
+artefacts the steps hand each other) is the run's :class:`~interp_heads.pipeline.record.RunRecord`,
+owned by ``pipeline.steps.run_steps``."""
 
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from interp_heads.config.run_config import RunConfig
-from interp_heads.model_info import source_of
-from interp_heads.pipeline.artefacts import Artefacts
-from interp_heads.run import Manifest, RunWriter
+from interp_heads.pipeline.config_view import StepConfig
 from interp_heads.store.folder import RunFolder
-from interp_heads.store.provenance import git_hash, versions
 from interp_heads.tasks.schema import Task
 
 
-@dataclass
-class Experiment:
-    """A run's inputs (config, model, tasks, folder), how this invocation runs (``quiet``,
-    ``notes``, ``force``, the executor in ``sweep_options``) and its record: the manifest and the
-    timings it writes, and the artefacts the plan and the steps made (``artefacts``: stored only
-    by ``pipeline.steps.run_steps``, from what each step returns under its declared names; a step
-    reads them through its declared inputs, never from here)."""
+@dataclass(frozen=True)
+class Invocation:
+    """How this command runs: no progress bars (``quiet``) but those of the steps in ``bars``;
+    notes on stderr (``notes``: what was chosen and left out, as ``attribute`` and ``ablate``
+    say); ``force``; where the sweep's conditions run (``executor``: None is this process) and
+    the generations shared with other runs (``shared``). None of it changes a result."""
 
-    config: RunConfig
+    quiet: bool = False
+    notes: bool = False
+    force: bool = False
+    executor: Any = None
+    shared: Any = None  # config.shared_store (a folder), when set
+    bars: tuple[str, ...] = ()  # steps whose own progress bar shows although ``quiet``
+
+    def for_step(self, name: str) -> Invocation:
+        """This invocation as step ``name`` sees it (its own bar shown when in ``bars``)."""
+        return replace(self, quiet=self.quiet and name not in self.bars)
+
+    def sweep_options(self) -> dict:
+        """``run_sweep``'s keywords for where it runs (the shared store only when set)."""
+        return {"executor": self.executor} | (
+            {} if self.shared is None else {"shared": self.shared}
+        )
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A run's inputs: its config, model, tasks and run folder, and how this command runs them
+    (``invocation``). A step reads these and its declared artefacts; it records into the run's
+    ``RunRecord``, never here."""
+
+    config: RunConfig | StepConfig  # a step's: the view of its declared sections
     folder: RunFolder
     model: Any  # the backend's model class (HookedTransformer, TransformerBridge)
-    tasks: dict[str, Task] = field(default_factory=dict)
-    quiet: bool = False  # no progress bars
-    notes: bool = False  # say what was chosen and left out on stderr (attribute, ablate)
-    force: bool = False
-    digest: str = ""
-    sweep_options: dict = field(default_factory=dict)  # extra run_sweep arguments (executor...)
-    artefacts: Artefacts = field(default_factory=Artefacts)
-    timings: dict[str, float] = field(default_factory=dict)
-    manifest: Manifest = field(default_factory=Manifest)  # changed by ``with_updates`` only
+    tasks: Mapping[str, Task] = field(default_factory=dict)
+    invocation: Invocation = field(default_factory=Invocation)
 
     def say(self, line: str) -> None:
         """A note for the user on stderr (what was chosen, what was left out), when asked for."""
-        if self.notes:
+        if self.invocation.notes:
             print(line, file=sys.stderr)
-
-    def write_manifest(self, status: str, **extra) -> None:
-        """The one manifest writer: inputs, provenance, splits, timings, and ``status``."""
-        model, made = self.model, self.artefacts
-        m = self.manifest
-        if m.versions is None:  # once per process (a git subprocess, package metadata)
-            m = m.with_updates(versions=versions(), git=git_hash())
-        if m.files is None:  # the tool's files listed by an earlier invocation
-            m = m.with_updates(files=Manifest.from_dict(self.folder.read_manifest()).files or {})
-        m = m.with_updates(
-            config=self.config.to_dict(),
-            config_digest=self.digest,
-            status=status,
-            ks=made.get("ks") or None,
-            model={
-                **source_of(model),
-                "n_layers": model.cfg.n_layers,
-                "n_heads": model.cfg.n_heads,
-            },
-            timings=self.timings,  # this invocation; steps reused from an earlier one take ~0 s
-            **extra,
-        )
-        if made.get("fmts"):
-            m = m.with_updates(fmt=made.get("fmts"), fmt_info=made.get("fmt_infos"))
-        if made.get("splits"):
-            m = m.with_updates(
-                splits={
-                    n: {"rank": [e.id for e in r], "eval": [e.id for e in ev]}
-                    for n, (r, ev) in made.get("splits").items()
-                }
-            )
-        if made.get("metrics"):
-            m = m.with_updates(metrics={x.name: x.label for x in made.get("metrics")})
-        self.manifest = m
-        RunWriter(self.folder).manifest(self.manifest)
 
 
 def progress_bar(total: int, desc: str, quiet: bool):

@@ -1,9 +1,11 @@
 """The pipeline's steps: baseline, attribute, sweep, tables, report.
 
 Each step is a registered :class:`PipelineStep` that declares what it reads (artefacts of the plan
-or of earlier steps, config sections) and writes; its function ``run(exp, inputs)`` gets the run's
-inputs (:class:`Experiment`: config, model, tasks, folder) and exactly its declared artefacts
-(:mod:`interp_heads.pipeline.artefacts`), returns a frozen dataclass of what it writes (stored by
+or of earlier steps, config sections) and writes; its function ``run(exp, inputs, record)`` gets
+the run's inputs (:class:`Experiment`: config, model, tasks, folder, and the command's
+``invocation``), exactly its declared artefacts (:mod:`interp_heads.pipeline.artefacts`) and the
+run's record to note what it measured in (:class:`~interp_heads.pipeline.record.RunRecord`:
+manifest, timings), returns a frozen dataclass of what it writes (stored by
 :func:`run_steps` under those names), writes its files through the run folder
 (:class:`~interp_heads.store.folder.RunFolder`), and is idempotent: its units of work carry resume keys,
 so a rerun reuses what is stored and recomputes only what is missing or made under other inputs.
@@ -22,7 +24,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from interp_heads.attribution.scores import load_stored
@@ -35,6 +37,7 @@ from interp_heads.pipeline.analysis_steps import (
 from interp_heads.pipeline.artefacts import Inputs, outputs
 from interp_heads.pipeline.attention_step import AttentionOutput, attention_step
 from interp_heads.pipeline.baseline_step import BaselineOutput, baseline, baseline_step, rows_key  # noqa: F401
+from interp_heads.pipeline.config_view import StepConfig
 from interp_heads.pipeline.known_step import KnownOutput, known_step
 from interp_heads.pipeline.ranking_checks import (
     AttributeOutput,
@@ -44,6 +47,7 @@ from interp_heads.pipeline.ranking_checks import (
     verify_stored,
 )
 from interp_heads.pipeline.ranking_stability import halves_for_stored, record_stability
+from interp_heads.pipeline.record import RunRecord
 from interp_heads.pipeline.state import Experiment, progress_bar
 from interp_heads.pipeline.sufficiency_step import SufficiencyOutput, sufficiency_step
 from interp_heads.registry import Registry
@@ -70,7 +74,7 @@ def _keyed(name: str, value, defaults: dict) -> bool:
     return name not in defaults or name == "exact_layers" or value != defaults[name]
 
 
-def attribute_step(exp: Experiment, inputs: Inputs) -> AttributeOutput:
+def attribute_step(exp: Experiment, inputs: Inputs, record: RunRecord) -> AttributeOutput:
     """Every task's ``HeadScores`` on its rank split (stored per task, reused when inputs match)."""
     from interp_heads.attribution import attribute_heads
     from interp_heads.attribution.methods import METHODS
@@ -80,8 +84,8 @@ def attribute_step(exp: Experiment, inputs: Inputs) -> AttributeOutput:
     if method is not None and method.multi_task:  # one model over all tasks (probe)
         from interp_heads.pipeline.probe_step import probe_attribute_step
 
-        return probe_attribute_step(exp, inputs)
-    with progress_bar(len(inputs.splits), "attribution", exp.quiet) as bar:
+        return probe_attribute_step(exp, inputs, record)
+    with progress_bar(len(inputs.splits), "attribution", exp.invocation.quiet) as bar:
         for name, (rank, _) in inputs.splits.items():
             t = time.perf_counter()
             settings = cfg.attribution_settings(fmts[name])
@@ -102,17 +106,17 @@ def attribute_step(exp: Experiment, inputs: Inputs) -> AttributeOutput:
                 scores.provenance.update(
                     filter_correct=cfg.filter_correct, fmt_info=inputs.fmt_infos.get(name)
                 )
-                record_stability(exp, name, scores, inputs.ks)
+                record_stability(record, name, scores, inputs.ks)
                 exp.folder.save_scores(name, scores)
             else:
                 if needs_verification(scores, m):
                     verify_stored(exp, name, rank, scores, m, fmts[name])
                 changed = halves_for_stored(exp, rank, scores, settings)
-                if record_stability(exp, name, scores, inputs.ks) or changed:
+                if record_stability(record, name, scores, inputs.ks) or changed:
                     exp.folder.save_scores(name, scores)
             rankings[name] = scores
-            exp.timings[f"{name}/attribution"] = time.perf_counter() - t
-            record_verification(exp, name, scores, m)
+            record.timings[f"{name}/attribution"] = time.perf_counter() - t
+            record_verification(exp, record, name, scores, m)
             bar.update(1)
     exp.folder.write_rankings(rankings)
     return AttributeOutput(rankings, fmts)
@@ -126,7 +130,7 @@ class SweepOutput:
     sweep_result: SweepResult
 
 
-def sweep_step(exp: Experiment, inputs: Inputs) -> SweepOutput:
+def sweep_step(exp: Experiment, inputs: Inputs, record: RunRecord) -> SweepOutput:
     """Mask TopK and random heads on every task's eval split while generating; score the answers."""
     from interp_heads.sweep.loop import run_sweep
 
@@ -139,18 +143,18 @@ def sweep_step(exp: Experiment, inputs: Inputs) -> SweepOutput:
         inputs.metrics,
         batch_size=exp.config.batch_size,
         out_dir=exp.folder.root,
-        force=exp.force,
-        progress=not exp.quiet,
-        **exp.sweep_options,
+        force=exp.invocation.force,
+        progress=not exp.invocation.quiet,
+        **exp.invocation.sweep_options(),
     )
-    exp.timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
+    record.timings.update({f"{n}/sweep": s for n, s in result.timings.items()})
     from interp_heads.store.conditions import entry_name
 
     done = result.generations[["task", "selection", "k", "seed"]].drop_duplicates()
     conditions = sorted(
         entry_name(t, sel, int(k), int(seed)) for t, sel, k, seed in done.itertuples(index=False)
     )
-    m = exp.manifest
+    m = record.manifest
     m = m.with_updates(files={**(m.files or {}), "conditions": conditions})
     m = m.with_updates(metric_cache=result.metric_cache)  # distinct answers, scored once
     if result.shared is not None:  # conditions read from the shared store, and generated
@@ -164,7 +168,7 @@ def sweep_step(exp: Experiment, inputs: Inputs) -> SweepOutput:
 
         first = str(sweep_config.metrics[0])
         m = m.with_updates(damage_k=damage_matched(result.records, first), damage_metric=first)
-    exp.manifest = m
+    record.manifest = m
     return SweepOutput(result)
 
 
@@ -173,7 +177,7 @@ class TablesOutput:
     """Nothing for a later step: the tables are the folder's (``run.RunWriter.sweep_outputs``)."""
 
 
-def tables_step(exp: Experiment, inputs: Inputs) -> TablesOutput:
+def tables_step(exp: Experiment, inputs: Inputs, record: RunRecord) -> TablesOutput:
     """``sweep.parquet``, ``summary``, ``significance.csv`` and ``generations.jsonl``."""
     from interp_heads.run import RunWriter
 
@@ -188,20 +192,20 @@ class ReportOutput:
     index: Path
 
 
-def report_step(exp: Experiment, inputs: Inputs) -> ReportOutput:
+def report_step(exp: Experiment, inputs: Inputs, record: RunRecord) -> ReportOutput:
     """Figures and ``index.html`` (also ``interp-heads report DIR`` later, without the model)."""
     from interp_heads.report import build_report
     from interp_heads.store import lifecycle
 
     written: list = []
     index = build_report(exp.folder.root, written=written)
-    exp.manifest = lifecycle.note_outputs(exp.manifest, exp.folder, written)
+    record.manifest = lifecycle.note_outputs(record.manifest, exp.folder, written)
     return ReportOutput(index)
 
 
 @dataclass(frozen=True)
 class PipelineStep:
-    """A registered step: ``run(exp, inputs)`` does its work and returns what it ``writes`` (a
+    """A registered step: ``run(exp, inputs, record)`` does its work and returns what it ``writes`` (a
     frozen dataclass of those fields, ``output``, or a mapping of those names); ``reads``: the
     artefacts it is handed (``inputs``: made by the plan or an earlier step,
     :mod:`interp_heads.pipeline.artefacts`); ``config``: the config sections it reads
@@ -211,7 +215,7 @@ class PipelineStep:
     A run takes its steps in the order they were registered, the report last (:func:`planned`)."""
 
     name: str
-    run: Callable[[Experiment, Inputs], Any]
+    run: Callable[[Experiment, Inputs, RunRecord], Any]
     reads: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
     config: tuple[str, ...] = ()
@@ -274,7 +278,8 @@ for _step in (
     PipelineStep(
         "sufficiency", sufficiency_step,
         reads=("splits", "rankings", "sweep_config", "ks", "fmts"), writes=("sufficiency",),
-        config=("analysis", "metrics", *_GEN), output=SufficiencyOutput,
+        config=("analysis", "metrics", "ablation", "attribution", *_GEN),
+        output=SufficiencyOutput,
         wanted=lambda config: config.sufficiency,
     ),
     PipelineStep(
@@ -293,13 +298,14 @@ def planned(takes: Callable[[PipelineStep], bool]) -> list[str]:
 
 def run_steps(
     exp: Experiment,
+    record: RunRecord,
     names: list[str],
     start: float | None = None,
     on_step: Callable[[str], object] | None = None,
 ) -> dict[str, Any]:
     """Run the named steps in order; time each and rewrite the manifest after it. Each step is
     handed the artefacts it declares it reads, and what it returns is stored under the names it
-    declares it writes (``exp.artefacts``); ``made``: what each step returned, by step.
+    declares it writes (``record.artefacts``); ``made``: what each step returned, by step.
 
     The manifest records the planned steps (``plan``) and those finished in this invocation under
     this config (``steps``), so the page the report step draws knows which of the folder's tables
@@ -312,23 +318,28 @@ def run_steps(
 
     start = time.perf_counter() if start is None else start
     made: dict[str, Any] = {}
-    with lifecycle.started(exp, names):  # "started" before any step; --force retires
+    with lifecycle.started(exp, record, names):  # "started" before any step; --force retires
         for i, name in enumerate(names):
             t = time.perf_counter()
             if on_step is not None:
                 on_step(name)
             faults.point(f"step:{name}")
             step = STEPS.get(name)
-            made[name] = step.run(exp, exp.artefacts.inputs(name, step.reads))
-            exp.artefacts.put(outputs(name, step.writes, made[name]), name)
+            mine = replace(  # the step's view: its declared config sections, its own bar
+                exp,
+                config=StepConfig(exp.config, name, step.config),
+                invocation=exp.invocation.for_step(name),
+            )
+            made[name] = step.run(mine, record.artefacts.inputs(name, step.reads), record)
+            record.artefacts.put(outputs(name, step.writes, made[name]), name)
             written = exp.folder.step_outputs(name)
-            exp.manifest = lifecycle.note_outputs(exp.manifest, exp.folder, written)
+            record.manifest = lifecycle.note_outputs(record.manifest, exp.folder, written)
             if name in ("sweep", "report"):
-                exp.timings[name] = time.perf_counter() - t
-            exp.timings["total"] = time.perf_counter() - start
-            exp.manifest = exp.manifest.with_updates(steps=[*exp.manifest.steps, name])
-            lifecycle.finish_retiring(exp)
-            exp.write_manifest("complete" if i == len(names) - 1 else "running")
+                record.timings[name] = time.perf_counter() - t
+            record.timings["total"] = time.perf_counter() - start
+            record.note(steps=[*record.manifest.steps, name])
+            lifecycle.finish_retiring(exp, record)
+            record.write_manifest(exp, "complete" if i == len(names) - 1 else "running")
     return made
 
 

@@ -27,6 +27,7 @@ from interp_heads.analysis.sufficiency import SELECTIONS, kept_grid
 from interp_heads.analysis.sufficiency_result import SufficiencyResult
 from interp_heads.interventions.selections import ranked_heads
 from interp_heads.pipeline.artefacts import Inputs
+from interp_heads.pipeline.record import RunRecord
 from interp_heads.pipeline.state import Experiment
 
 
@@ -37,7 +38,7 @@ class SufficiencyOutput:
     sufficiency: SufficiencyResult
 
 
-def sufficiency_step(exp: Experiment, inputs: Inputs) -> SufficiencyOutput:
+def sufficiency_step(exp: Experiment, inputs: Inputs, record: RunRecord) -> SufficiencyOutput:
     """Kept-set curves of every task's ranking, and their summaries, in ``heads/``."""
     from interp_heads.metrics import resolve_metrics
     from interp_heads.sweep.loop import run_sweep
@@ -53,8 +54,8 @@ def sufficiency_step(exp: Experiment, inputs: Inputs) -> SufficiencyOutput:
     )  # fmt: skip
     result = run_sweep(
         exp.model, inputs.eval_tasks, inputs.rankings, sweep_cfg, resolve_metrics(names, **cfg.options("metrics")),
-        batch_size=cfg.batch_size, out_dir=exp.folder.sufficiency_sweep, force=exp.force,
-        progress=not exp.quiet, **exp.sweep_options,
+        batch_size=cfg.batch_size, out_dir=exp.folder.sufficiency_sweep, force=exp.invocation.force,
+        progress=not exp.invocation.quiet, **exp.invocation.sweep_options(),
     )  # fmt: skip
     rankings = {t: ranked_heads(r) for t, r in inputs.rankings.items()}
     res = SufficiencyResult(result.records, n_total, list(ks), rankings)
@@ -68,11 +69,11 @@ def sufficiency_step(exp: Experiment, inputs: Inputs) -> SufficiencyOutput:
     if "accuracy" in names:
         folder.write_frame(folder.sufficiency_verdicts_csv, res.verdicts())
     note = {"ks": sweep_cfg.ks, "seeds": sweep_cfg.seeds, "metrics": names}
-    exp.manifest = exp.manifest.with_updates(sufficiency=note)
+    record.note(sufficiency=note)
     if cfg.sufficiency_search:
         note = {**note, "search": search_sets(exp, inputs, rankings, names)}
-        exp.manifest = exp.manifest.with_updates(sufficiency=note)
-    exp.timings["sufficiency"] = time.perf_counter() - start
+        record.note(sufficiency=note)
+    record.timings["sufficiency"] = time.perf_counter() - start
     return SufficiencyOutput(res)
 
 

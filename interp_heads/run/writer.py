@@ -2,7 +2,7 @@
 
 Every file goes through the store (``store.atomic``: a temporary file renamed into place, no
 link followed), with its name from ``store.layout``. The manifest is written whole, from a
-``Manifest`` or the dict the pipeline keeps (``pipeline.state.Experiment.write_manifest``)."""
+``Manifest`` or the dict the pipeline keeps (``pipeline.record.RunRecord.write_manifest``)."""
 
 from __future__ import annotations
 

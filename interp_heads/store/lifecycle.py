@@ -40,20 +40,21 @@ from interp_heads.store.layout import MARKER, SUBFOLDERS
 
 # --------------------------------------------------------------------------- start and retire
 @contextlib.contextmanager
-def started(exp, plan: list[str]) -> Iterator[None]:
-    """Run the block as a started run (:func:`start`). If it fails (an exception, not an
+def started(exp, record, plan: list[str]) -> Iterator[None]:
+    """Run the block as a started run (:func:`start`; ``exp``: the run's inputs, ``record``:
+    its ``pipeline.record.RunRecord``). If it fails (an exception, not an
     interrupt) before any step finished, the folder gets back its earlier manifest and page;
     after a step finished, the manifest says ``status = "failed"`` and the error's one line
     (its config stays: rerunning the same command resumes after the finished steps)."""
-    undo = start(exp, plan)
+    undo = start(exp, record, plan)
     try:
         yield
     except Exception as exc:
         with contextlib.suppress(OSError):
-            if not exp.manifest.steps:
+            if not record.manifest.steps:
                 _restore(exp.folder, undo)
             else:
-                exp.write_manifest("failed", error=_error_line(exc))
+                record.write_manifest(exp, "failed", error=_error_line(exc))
         raise
 
 
@@ -64,8 +65,8 @@ def _error_line(exc: Exception) -> str:
     return f"{type(exc).__name__}: {one_line(exc)}"
 
 
-def start(exp, plan: list[str]) -> dict:
-    """Write ``exp``'s manifest as started (``plan``, no step finished); after another config,
+def start(exp, record, plan: list[str]) -> dict:
+    """Write the run's manifest (``record``'s) as started (``plan``, no step finished); after another config,
     list its outputs as retiring and move its ``index.html`` aside. Returns what undoes it."""
     folder = exp.folder
     try:
@@ -73,16 +74,18 @@ def start(exp, plan: list[str]) -> dict:
     except (OSError, UnsafeFile):  # absent, or no manifest of the tool's to put back
         earlier_bytes = None
     # the folder's manifest as the run's own type (``run.Manifest``, a layer above this one)
-    earlier = exp.manifest.from_dict(folder.read_manifest())
+    earlier = record.manifest.from_dict(folder.read_manifest())
     files = dict(earlier.files or {})
-    if earlier.config_digest != exp.digest and files.get("outputs"):
+    if earlier.config_digest != record.digest and files.get("outputs"):
         files["retiring"] = sorted({*(files.get("retiring") or []), *files["outputs"]})
         files["outputs"] = []
-    manifest = exp.manifest.with_updates(plan=list(plan), steps=[], files=files)
+    manifest = record.manifest.with_updates(plan=list(plan), steps=[], files=files)
     if manifest.data is None:  # what a ranking was made on
         manifest = manifest.with_updates(data=_task_files(exp.tasks))
-    exp.manifest = manifest
-    exp.write_manifest("started")  # from here on, the folder's tables are hidden until rewritten
+    record.manifest = manifest
+    record.write_manifest(
+        exp, "started"
+    )  # from here on, the folder's tables are hidden until rewritten
     undo = {"manifest": earlier_bytes, "index": False}
     if folder.index.name in files.get("retiring", []) and _plain(folder.index):
         os.replace(folder.index, folder.retired_index)  # no stale page to open meanwhile
@@ -99,13 +102,13 @@ def _task_files(tasks: dict) -> dict:
     }
 
 
-def finish_retiring(exp) -> None:
+def finish_retiring(exp, record) -> None:
     """Delete the earlier config's outputs this run did not rewrite (once a step of it finished)."""
-    files = dict(exp.manifest.files or {})
+    files = dict(record.manifest.files or {})
     if "retiring" not in files:
         return
     names = files.pop("retiring")
-    exp.manifest = exp.manifest.with_updates(files=files)
+    record.note(files=files)
     if not names:
         return
     mine = set(files.get("outputs") or [])
@@ -114,7 +117,7 @@ def finish_retiring(exp) -> None:
                   keep=reads)  # fmt: skip
     exp.folder.delete(exp.folder.retired_index)
     if left:
-        exp.manifest = exp.manifest.with_updates(files={**files, "retiring": left})
+        record.note(files={**files, "retiring": left})
 
 
 def _restore(folder: RunFolder, undo: dict) -> None:

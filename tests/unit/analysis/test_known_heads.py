@@ -100,6 +100,7 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     from interp_heads.attribution import HeadScores
     from interp_heads.pipeline.artefacts import Inputs
     from interp_heads.pipeline.known_step import known_step
+    from interp_heads.pipeline.record import RunRecord
     from interp_heads.pipeline.steps import Experiment
     from interp_heads.report import build_report
     from interp_heads.report.run import load_run, make_figures
@@ -109,19 +110,20 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     from interp_heads.config.run_config import RunConfig
 
     exp = Experiment(config=RunConfig(model="tiny"), folder=folder, model=planted_model())
-    table = known_step(exp, Inputs("known", {})).known_table
+    record = RunRecord()
+    table = known_step(exp, Inputs("known", {}), record).known_table
     marked = {k: v for k, v in PLANTED.items() if k != "duplicate_token"}  # it scores 0.27 < 0.3
     for kind, head in PLANTED.items():
         first = table[(table.kind == kind) & (table["rank"] == 1)]
         assert (int(first.layer.iloc[0]), int(first["head"].iloc[0])) == head
-        assert exp.manifest.known_heads[kind] == (
+        assert record.manifest.known_heads[kind] == (
             ["L{}H{}".format(*head)] if kind in marked else []
         )
     ranking = torch.zeros(2, 4)
     ranking[PLANTED["induction"]], ranking[PLANTED["successor"]] = 2.0, 1.0
     folder.write_rankings({"t": HeadScores(ranking, "m", "t")})
-    exp.manifest = exp.manifest.with_updates(ks=[2], steps=["attribute", "known"])
-    exp.write_manifest("complete")
+    record.note(ks=[2], steps=["attribute", "known"])
+    record.write_manifest(exp, "complete")
     figs = make_figures(load_run(tmp_path))
     marks = {t.name: list(zip(t.y, t.x, strict=True)) for t in figs["heatmap_t"].data if t.name}
     assert {kind: marks[kind] for kind in marked} == {k: [h] for k, h in marked.items()}
@@ -129,7 +131,7 @@ def test_run_step_stores_known_heads_and_the_report_marks_them(tmp_path):
     page = build_report(tmp_path).read_text()
     assert "L1H0 (induction, rank 1), L1H2 (successor, rank 2)" in page
     before = folder.known_entry.stat().st_mtime_ns
-    known_step(exp, Inputs("known", {}))
+    known_step(exp, Inputs("known", {}), record)
     assert folder.known_entry.stat().st_mtime_ns == before  # reused, not recomputed
 
 

@@ -90,7 +90,7 @@ def test_a_step_whose_input_nothing_makes_is_refused_with_one_line():
 
 
 def test_an_unknown_config_section_is_refused(register):
-    register(PipelineStep("odd", lambda exp, inputs: None, config=("sweeps",)))
+    register(PipelineStep("odd", lambda exp, inputs, record: None, config=("sweeps",)))
     with pytest.raises(PipelineError, match="step 'odd' reads config section.*'sweeps'"):
         check_step_inputs(CONFIG, ["odd"])
 
@@ -98,7 +98,7 @@ def test_an_unknown_config_section_is_refused(register):
 def test_a_registered_step_reading_what_nothing_makes_is_refused_before_the_claim(
     register, tmp_path
 ):
-    def never(exp, inputs):  # pragma: no cover - the plan refuses it first
+    def never(exp, inputs, record):  # pragma: no cover - the plan refuses it first
         raise AssertionError("ran")
 
     register(PipelineStep("ghost_reader", never, reads=("ghost",), wanted=lambda config: True))
@@ -111,7 +111,7 @@ def test_a_registered_step_reading_what_nothing_makes_is_refused_before_the_clai
 def test_a_step_gets_only_its_declared_inputs_and_its_outputs_are_stored(register, tmp_path):
     seen = {}
 
-    def peek(exp, inputs):
+    def peek(exp, inputs, record):
         seen["splits"] = inputs.splits
         with pytest.raises(AttributeError, match="'peek' does not declare that it reads 'fmts'"):
             _ = inputs.fmts
@@ -121,9 +121,9 @@ def test_a_step_gets_only_its_declared_inputs_and_its_outputs_are_stored(registe
 
     register(PipelineStep("peek", peek, reads=("splits", "rankings"), writes=("n_eval",),
                           wanted=lambda config: True))  # fmt: skip
-    exp, made = run_experiment(CONFIG, tmp_path / "run", quiet=True)
+    _, made, record = run_experiment(CONFIG, tmp_path / "run", quiet=True)
     assert made["peek"] == {"n_eval": {"tiny_echo": 6}}
-    store = exp.artefacts
+    store = record.artefacts
     assert store.get("n_eval") == {"tiny_echo": 6} and store.writer["n_eval"] == "peek"
     assert store.get("splits") is seen["splits"] and store.writer["splits"] == "plan"
     for name in plan_steps(CONFIG):  # every step's returned object, stored under its names
@@ -141,14 +141,14 @@ def test_the_artefact_store_records_each_writer():
 
 
 def test_only_the_runner_touches_the_artefact_store():
-    """A step reads its declared inputs, never ``exp.artefacts``: only the plan's builder, the
+    """A step reads its declared inputs, never ``record.artefacts``: only the plan's builder, the
     step runner and the manifest writer use the store (an AST scan of the package)."""
     import ast
 
     from tests.helpers import ROOT
 
     allowed = {("pipeline/experiment.py", "build_experiment"), ("pipeline/steps.py", "run_steps"),
-               ("pipeline/state.py", "write_manifest")}  # fmt: skip
+               ("pipeline/record.py", "write_manifest")}  # fmt: skip
     users = set()
     for file in (ROOT / "interp_heads").rglob("*.py"):
         module = file.relative_to(ROOT / "interp_heads").as_posix()

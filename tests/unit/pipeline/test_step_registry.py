@@ -35,7 +35,7 @@ def test_each_config_gets_the_steps_it_asks_for():
 
 @pytest.fixture
 def counting_step():
-    def count(exp, inputs):
+    def count(exp, inputs, record):
         path = exp.folder.root / "example_count.json"
         n = {task: len(ev) for task, (_, ev) in inputs.splits.items()}
         path.write_text(json.dumps(n))
@@ -60,7 +60,7 @@ def test_a_registered_step_runs_before_the_report_and_is_recorded(counting_step,
 
 
 def test_a_registered_ranking_step_joins_attribute_before_the_report():
-    STEPS.register(PipelineStep("note", lambda exp, inputs: None, ranks=True))
+    STEPS.register(PipelineStep("note", lambda exp, inputs, record: None, ranks=True))
     try:
         assert attribute_steps()[-2:] == ["note", "report"]
         assert "note" not in _plan()  # not wanted by a whole run

@@ -96,7 +96,10 @@ def test_no_delete_follows_a_nested_link(tmp_path):
 def _retiring(run: Path, outputs: list[str], config: RunConfig):
     folder = RunFolder(run)
     manifest = Manifest.from_dict({"files": {"retiring": outputs, "outputs": []}})
-    return SimpleNamespace(folder=folder, manifest=manifest, config=config, tasks={})
+    from interp_heads.pipeline.record import RunRecord
+
+    exp = SimpleNamespace(folder=folder, config=config, tasks={})
+    return exp, RunRecord(manifest=manifest)  # the run's inputs, and its record
 
 
 def test_force_never_deletes_the_ranking_the_new_run_reads_nor_the_marker(tmp_path):
@@ -107,14 +110,14 @@ def test_force_never_deletes_the_ranking_the_new_run_reads_nor_the_marker(tmp_pa
     config = RunConfig.from_dict(
         {"model": "tiny", "tasks": [ECHO], "ranking": str(run / "ranking.csv")}
     )
-    exp = _retiring(run, ["ranking.csv", "summary.csv", MARKER, "manifest.json"], config)
-    lifecycle.finish_retiring(exp)
+    exp, record = _retiring(run, ["ranking.csv", "summary.csv", MARKER, "manifest.json"], config)
+    lifecycle.finish_retiring(exp, record)
     assert (run / "ranking.csv").exists() and (run / MARKER).exists()
     assert not (run / "summary.csv").exists()  # an earlier output nothing reads: retired
     # a ranking given as the run folder itself keeps its ranking tables too
     config = RunConfig.from_dict({"model": "tiny", "tasks": [ECHO], "ranking": str(run)})
-    exp = _retiring(run, ["ranking.csv", "attribution.parquet"], config)
-    lifecycle.finish_retiring(exp)
+    exp, record = _retiring(run, ["ranking.csv", "attribution.parquet"], config)
+    lifecycle.finish_retiring(exp, record)
     assert (run / "ranking.csv").exists() and (run / "attribution.parquet").exists()
 
 
@@ -124,7 +127,7 @@ def test_force_keeps_a_task_file_inside_the_run_folder(tmp_path):
     task = run / "my_task.jsonl"
     task.write_text(Path(ECHO).read_text())
     config = RunConfig.from_dict({"model": "tiny", "tasks": [str(task)]})
-    lifecycle.finish_retiring(_retiring(run, ["my_task.jsonl"], config))
+    lifecycle.finish_retiring(*_retiring(run, ["my_task.jsonl"], config))
     assert task.exists()
 
 
