@@ -14,6 +14,9 @@ Three counts over ``interp_heads/`` (and ``bench/`` with ``--bench``), each plac
   back from the model).
 - ``sweep``: ``SweepConfig`` fields that repeat a ``RunConfig`` key (same name), and whether
   ``SweepConfig`` is a frozen dataclass.
+- ``experiment``: the fields of a run's inputs, ``pipeline.state.Experiment`` (12 before its
+  split into inputs, ``Invocation`` and ``pipeline.record.RunRecord``), and whether it is frozen;
+  the steps' config reads checked against their declared sections (``pipeline.config_view``).
 
 Run: ``python -m bench.checks.mutation_counts`` (``-v``: list each place).
 """
@@ -138,6 +141,18 @@ def sweep_fields() -> tuple[list[str], list[str], bool]:
     return repeated, by_name, frozen
 
 
+def experiment_fields() -> tuple[list[str], bool, bool]:
+    """``Experiment``'s fields, whether it is frozen, and whether a step's config is the view of
+    its declared sections (``pipeline.config_view.StepConfig``, absent before)."""
+    import importlib.util
+
+    from interp_heads.pipeline.state import Experiment
+
+    fields = [f.name for f in dataclasses.fields(Experiment)]
+    viewed = importlib.util.find_spec("interp_heads.pipeline.config_view") is not None
+    return fields, Experiment.__dataclass_params__.frozen, viewed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-v", "--verbose", action="store_true", help="list each place")
@@ -160,6 +175,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"SweepConfig fields repeating a RunConfig key: {len(repeated)} ({', '.join(repeated)})")
     print(f"  of them mapped one by one in the derivation: {len(repeated) - len(by_name)}")
     print(f"SweepConfig frozen: {frozen}")
+    fields, frozen, viewed = experiment_fields()
+    print(f"Experiment fields: {len(fields)} ({', '.join(fields)}); frozen: {frozen}")
+    print(f"steps read only their declared config sections: {viewed}")
     return 0
 
 

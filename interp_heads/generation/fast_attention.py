@@ -16,7 +16,9 @@ repeats them on every call, in ``GroupedQueryAttention.calculate_attention_score
 Over a prompt prefix read in place (``models.backends.shared_prefix``) a decode step's attention
 is the prefix part, with every copy's queries of a prompt in one product, and the tail part,
 merged by their log-sum-exp (:func:`_attend_shared`). On the CPU each layer's W_Q, W_K, W_V and
-W_O stay in ``F.linear``'s layout while the path is on (:func:`_flat`).
+W_O stay in ``F.linear``'s layout while the path is on (:func:`_flat`), kept in a table beside
+the layer (weakly keyed by the module, as ``model_info`` keeps what is known of a model), never
+on it: the path's only change to a layer is its ``forward``, given back on exit.
 
 A layer takes TransformerLens' own path, call by call, whenever something needs what the fused
 kernel does not produce: a hook on ``hook_attn_scores`` or ``hook_pattern``, ALiBi or relative
@@ -29,6 +31,7 @@ fp32), so results are close, not equal.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -43,6 +46,14 @@ from interp_heads.models.tl_compat import AbstractAttention, HookedTransformer
 # that copies them): 8% of a decode step of SmolLM2 at batch 48 on 2 CPU cores. On a GPU that
 # copy is cheap and the kept copies would hold a third of a large model's weights again.
 FLAT_WEIGHT_DEVICES = {"cpu"}
+# Each switched layer's weights in F.linear's layout ({name: (stamps, tensor)}), by the attention
+# module, weakly (a module hashes by identity): only while fast_attention is on, never on the layer.
+_FLAT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def kept_layouts(attn) -> dict | None:
+    """The weights of layer ``attn`` kept in ``F.linear``'s layout, by name (None: none kept)."""
+    return _FLAT.get(attn)
 
 
 def _hooked(hp) -> bool:
@@ -222,7 +233,7 @@ def _qkv(self, query_input, key_input, value_input):
     heads as stored."""
     cfg = self.cfg
     if (
-        vars(self).get("_interp_heads_flat") is None
+        _FLAT.get(self) is None
         or cfg.use_split_qkv_input
         or cfg.use_attn_in
         or (hasattr(self, "_W_K") and cfg.ungroup_grouped_query_attention)
@@ -249,10 +260,10 @@ def _linear(self, x, name, w, b):
 
 
 def _flat(self, name, tensors, make):
-    """``make(*tensors)``, kept on the layer while :func:`fast_attention` is on for a device type
-    of :data:`FLAT_WEIGHT_DEVICES`, until one of ``tensors`` is replaced or written in place (its
-    version counter). Elsewhere made on every call, as TransformerLens does."""
-    kept = vars(self).get("_interp_heads_flat")
+    """``make(*tensors)``, kept for the layer (:data:`_FLAT`) while :func:`fast_attention` is on
+    for a device type of :data:`FLAT_WEIGHT_DEVICES`, until one of ``tensors`` is replaced or
+    written in place (its version counter). Elsewhere made on every call, as TransformerLens does."""
+    kept = _FLAT.get(self)
     if kept is None:
         return make(*tensors)
     stamp = [(t, t._version) for t in tensors]
@@ -355,11 +366,11 @@ def fast_attention(model: HookedTransformer, enabled: bool = True) -> Iterator[i
             ):
                 attn.forward = _fast_forward.__get__(attn)
                 if attn.W_Q.device.type in FLAT_WEIGHT_DEVICES:
-                    attn._interp_heads_flat = {}
+                    _FLAT[attn] = {}
                 patched.append(attn)
     try:
         yield len(patched)
     finally:
         for attn in patched:
             del attn.forward
-            vars(attn).pop("_interp_heads_flat", None)
+            _FLAT.pop(attn, None)

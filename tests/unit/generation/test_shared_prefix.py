@@ -152,10 +152,12 @@ def test_weights_kept_in_linear_layout_follow_an_in_place_edit(model):
     _, tokens, mask = next(batches(model, PROMPTS, len(PROMPTS), None))
     w = model.blocks[0].attn.W_Q
     saved = w.detach().clone()
+    before = set(vars(model.blocks[0].attn))
     try:
         with fa.fast_attention(model):
             model(tokens, attention_mask=mask)
-            kept = vars(model.blocks[0].attn)["_interp_heads_flat"]
+            kept = fa.kept_layouts(model.blocks[0].attn)
+            assert vars(model.blocks[0].attn).keys() - before == {"forward"}  # only the forward
             assert set(kept) == {"Q", "K", "V", "O"}  # the kept layout is what was used
             with torch.no_grad():
                 w.mul_(3.0)
@@ -165,7 +167,8 @@ def test_weights_kept_in_linear_layout_follow_an_in_place_edit(model):
         with torch.no_grad():
             w.copy_(saved)
     torch.testing.assert_close(fused, reference, rtol=1e-4, atol=1e-4)
-    assert "_interp_heads_flat" not in vars(model.blocks[0].attn)  # dropped on exit
+    assert fa.kept_layouts(model.blocks[0].attn) is None  # dropped on exit
+    assert vars(model.blocks[0].attn).keys() == before  # the layer as TransformerLens built it
 
 
 def test_a_mask_at_the_generated_positions_on_one_copy_path(model):
