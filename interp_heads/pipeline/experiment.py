@@ -191,8 +191,9 @@ def run_experiment(
 ) -> tuple[Experiment, dict, RunRecord]:
     """Run ``steps`` (default: :func:`plan_steps`) and write the run directory; returns the
     run's inputs, what each step returned (its declared outputs) and the run's record (its
-    manifest as written). ``bars``: steps whose own progress bar shows although ``quiet``. ``notes``: say on stderr what
-    was chosen (the prompt format, the examples left out), as ``attribute`` and ``ablate`` do.
+    manifest as written). ``notes``: say on stderr what was chosen (the prompt format, the
+    examples left out), as ``attribute`` and ``ablate`` do. ``bars``: the steps whose own
+    progress bar shows although ``quiet`` (``attribute``: the known heads').
     ``progress``: a function of the experiment and the steps giving a context that yields ``run_steps``' ``on_step`` (a command's bar).
 
     Raises:

@@ -209,7 +209,8 @@ class PipelineStep:
     frozen dataclass of those fields, ``output``, or a mapping of those names); ``reads``: the
     artefacts it is handed (``inputs``: made by the plan or an earlier step,
     :mod:`interp_heads.pipeline.artefacts`); ``config``: the config sections it reads
-    (``config.sections.SECTIONS``). ``wanted(config)`` says whether a whole run
+    (``config.sections.SECTIONS``; the step's ``exp.config`` answers only those and refuses
+    any other field: ``pipeline.config_view.StepConfig``). ``wanted(config)`` says whether a whole run
     (``interp-heads run``) takes it; ``ranks``: whether ranking the heads only
     (``interp-heads attribute``, :func:`~interp_heads.pipeline.experiment.attribute_steps`) takes it.
     A run takes its steps in the order they were registered, the report last (:func:`planned`)."""
