@@ -137,6 +137,12 @@ SITES: dict[tuple[str, str, str], str] = {
     ("pipeline/artefacts.py", "outputs", "step {} returned {}, not its declared ou"): UNREACHABLE + "a step's code disagreeing with its declaration, not input",
     ("pipeline/artefacts.py", "__getattr__", "step {} does not declare that it reads {"): UNREACHABLE + "a step's code reading what it does not declare, not input",
     ("pipeline/artefacts.py", "__setattr__", "a step's inputs are read-only; a step re"): UNREACHABLE + "a step's code writing to its inputs, not input",
+    ("pipeline/config_view.py", "__getattr__", "<name>"): UNREACHABLE + "copy and pickle asking the view for a dunder it does not have, not input",
+    ("pipeline/config_view.py", "__getattr__", "as a whole ({})"): UNREACHABLE + "a step's code reading a config section it does not declare, not input (test_step_config)",
+    ("pipeline/config_view.py", "_check", "field {}"): UNREACHABLE + "a step's code reading a config section it does not declare, not input (test_step_config)",
+    ("pipeline/config_view.py", "options", "options ({})"): UNREACHABLE + "a step's code reading a config section it does not declare, not input (test_step_config)",
+    ("pipeline/config_view.py", "section", "section"): UNREACHABLE + "a step's code reading a config section it does not declare, not input (test_step_config)",
+    ("pipeline/config_view.py", "__setattr__", "a step's config is read-only"): UNREACHABLE + "a step's code writing to its config, not input",
 }  # fmt: skip
 
 
