@@ -101,17 +101,17 @@ def test_disagreeing_halves_are_flagged_identical_are_not():
 
 
 def test_record_stability_writes_manifest_and_provenance_and_warns():
-    exp = SimpleNamespace(ks=[5], manifest=Manifest())
+    record = SimpleNamespace(manifest=Manifest())  # the run's record (pipeline.record.RunRecord)
     bad = _with_halves(
         torch.arange(20.0).view(4, 5), torch.arange(20.0).flip(0).view(4, 5), "signed"
     )
     with pytest.warns(StabilityWarning, match="unstable at k = 5.*share 0 of 5"):
-        assert record_stability(exp, "t", bad, exp.ks)
-    assert exp.manifest.stability["t"] == bad.provenance["stability"]
+        assert record_stability(record, "t", bad, [5])
+    assert record.manifest.stability["t"] == bad.provenance["stability"]
     good = _with_halves(torch.arange(20.0).view(4, 5), torch.arange(20.0).view(4, 5), "signed")
     with warnings.catch_warnings():
         warnings.simplefilter("error", StabilityWarning)
-        record_stability(exp, "t", good, exp.ks)
+        record_stability(record, "t", good, [5])
 
 
 def test_too_few_examples_are_skipped_with_a_reason():
