@@ -74,6 +74,13 @@ def load(folder: Path) -> dict:
     }
 
 
+def shown(out: Path) -> Path:
+    """The runs folder as a page names it: relative to the working directory when inside it (a
+    committed page names ``runs/compare`` whichever absolute path made it), else as given."""
+    here = Path.cwd()
+    return out.relative_to(here) if out.is_absolute() and out.is_relative_to(here) else out
+
+
 def load_runs(out: Path) -> dict[str, dict]:
     return {n: load(out / n) for n in VARIANTS if (out / n / "summary.csv").exists()}
 
@@ -169,7 +176,9 @@ def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
     if image:
         parts += [f"![The study's protocol (left) and the causal one (right)]({image})", ""]
     elif any(n in runs for n in PROTOCOLS):
-        parts += [f"(Figure: {md(out)}/index.html; the static image needs kaleido and a Chromium.)"]
+        parts += [
+            f"(Figure: {md(shown(out))}/index.html; the static image needs kaleido and a Chromium.)"
+        ]
         parts += [""]
     else:
         parts += ["(No figure yet: neither protocol has been run.)", ""]
@@ -178,7 +187,7 @@ def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
         if "table" in sec:
             parts += [ct.md(md_frame(sec["table"])), ""]
         parts += [f"- {s}" for s in sec.get("items", [])] + ([""] if sec.get("items") else [])
-    parts += ["## Runs", "", f"Read from the run folders under {md(out)}:", ""]
+    parts += ["## Runs", "", f"Read from the run folders under {md(shown(out))}:", ""]
     parts += [f"- {s}" for s in runs_items(runs)] + ["", END]
     return "\n".join(parts)
 

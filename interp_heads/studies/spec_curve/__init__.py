@@ -351,7 +351,7 @@ class SpecCurve(Study):
                          self.prefix)  # fmt: skip
 
     def write_pages(self, folders, docs):
-        from interp_heads.studies.spec_curve.page import INTRO, write_page
+        from interp_heads.studies.spec_curve.page import write_page
 
         # every cell where its runs were planned; the small size plans the ends' runs only
         planned = all(run_name(c, self.options, self.prefix) in folders
@@ -359,15 +359,22 @@ class SpecCurve(Study):
         factorial = FACTORIAL if planned else ()
         frame = curve_frame(folders, self.options, self.ends, self.prefix, factorial=factorial,
                             generating=planned)  # fmt: skip
-        intro = INTRO
-        if not planned:
-            intro = INTRO[:-1] + (" (here `--size small`: the two ends and the cells that flip a "
-                                  "read choice; the generating choices and the factorial need "
-                                  "`--size full`).")  # fmt: skip
-        if self.cogqa:
-            intro = INTRO[:-1] + f"; the tasks: the CogQA file `{Path(self.cogqa).name}`'s panels."
-        return write_page(frame, self.options, self.ends, docs, stem=self.prefix, intro=intro,
+        return write_page(frame, self.options, self.ends, docs, stem=self.prefix,
+                          intro=self.intro(planned),
                           protocols=self.protocol_lines(), factorial=factorial)  # fmt: skip
+
+    def intro(self, planned: bool) -> str:
+        """The page's opening sentence: what a cell is, the CogQA file when one gave the tasks,
+        and what a small run leaves out (``planned``: every cell's runs were planned)."""
+        from interp_heads.studies.spec_curve.page import INTRO
+
+        intro = INTRO[:-1]
+        if self.cogqa:
+            intro += f"; the tasks: the CogQA file `{Path(self.cogqa).name}`'s panels"
+        if not planned:
+            intro += (" (here `--size small`: the two ends and the cells that flip a read choice; "
+                      "the generating choices and the factorial need `--size full`)")  # fmt: skip
+        return intro + "."
 
     def protocol_lines(self) -> list[str]:
         """What opens the page: the two protocols, once defined (``studies.protocols``), and

@@ -110,7 +110,9 @@ def findings(flips: pd.DataFrame, frame: pd.DataFrame, names=("study", "causal")
         yes = int(base.verdict.map(collapses).sum())
         mine = flips[flips.end == end] if len(flips) else flips
         by = mine[mine.flips].groupby(["choice", "change"], sort=False).task.apply(list)
-        said = f"Under {protocol(end)} TopK collapses {yes} of {len(base)} tasks against RandomK."
+        said = f"Under {protocol(end)} TopK collapses {yes} of {len(base)} tasks against RandomK"
+        undecided = len(base) - int(base.verdict.map(decided).sum())
+        said += f" ({undecided} of them undecided)." if undecided else "."
         if by.empty:
             said += f" No single choice flips that verdict on any task from {protocol(end)}."
         else:
@@ -129,12 +131,15 @@ def findings(flips: pd.DataFrame, frame: pd.DataFrame, names=("study", "causal")
 
 
 def _floor(mine: pd.DataFrame) -> str:
-    """Where TopK is already 0.00 in most cells one choice from an end, the verdict turns on
-    RandomK's drop alone: a verdict no choice flips is then a floor, not robustness."""
+    """Where TopK is already 0.00 in most decided cells one choice from an end, the verdict turns
+    on RandomK's drop alone: a verdict no choice flips is then a floor, not robustness. Undecided
+    cells do not count: they say nothing either way."""
+    if "decided" in mine:
+        mine = mine[mine.decided]
     if "topk" not in mine or not len(mine):
         return ""
     zero = int((mine.topk.round(2) == 0).sum())
-    said = f" TopK is 0.00 in {zero} of {len(mine)} cells one choice from it"
+    said = f" TopK is 0.00 in {zero} of {len(mine)} decided cells one choice from it"
     if 2 * zero > len(mine):
         return said + (": it cannot fall further there, so a verdict that holds across them "
                        "is a floor effect, not robustness.")  # fmt: skip
@@ -178,11 +183,16 @@ def cells_table(frame: pd.DataFrame) -> list[str]:
         out.append("| " + " | ".join([
             cell_id(r), r.task, str(r.k_heads), r.metric, f"{r.baseline:.2f}", f"{r.topk:.2f}",
             f"{r.randomk:.2f}", f"{r.effect:+.2f} [{r.effect_low:+.2f}, {r.effect_high:+.2f}]",
-            f"{r.p:.3f}", f"{adj[i]:.3f}", str(r.n), str(r.draws), f"{r.mde:.2f}", r.verdict,
+            f"{r.p:.3f}", f"{adj[i]:.3f}", str(r.n), str(r.draws), _num(r.mde), r.verdict,
             rule.ratio_reading(r.baseline - r.topk, r.baseline - r.randomk),
             rule.error_rates(r.n, r.draws, calibration=cal),
         ]) + " |")  # fmt: skip
     return out
+
+
+def _num(x: float | int) -> str:
+    """Two decimals; blank where there is no number (a cell with n = 1 has no spread)."""
+    return f"{x:.2f}" if x == x else ""
 
 
 INTRO = (

@@ -57,6 +57,14 @@ def test_page_names_runs_not_made(mc, tmp_path):
     assert text.startswith(mc.BEGIN) and text.endswith(mc.END)
 
 
+def test_page_names_its_runs_folder_from_where_it_is_made(mc, tmp_path, monkeypatch):
+    inside = tmp_path / "runs" / "compare"
+    monkeypatch.chdir(tmp_path)  # made from the checkout: the page does not carry its path
+    assert "under runs/compare:" in mc.markdown({}, inside, None)
+    monkeypatch.chdir(ROOT)  # made from elsewhere: the folder as given
+    assert f"under {inside}:" in mc.markdown({}, inside, None).replace("\\", "")
+
+
 def test_needle_breakdown_without_an_accuracy_metric():
     """A run scored only by bleu_rouge_cosine (the seed protocol) still draws the breakdown."""
     from interp_heads.report.run import _breakdowns

@@ -221,6 +221,15 @@ def test_a_cogqa_file_is_the_tasks_of_every_cell_in_both_formats(monkeypatch):
         SpecCurve(cogqa="nope.json").runs("small")
 
 
+def test_a_small_cogqa_page_names_its_file_and_what_the_small_size_leaves_out(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    both = SpecCurve(cogqa=COGQA).intro(planned=False)
+    assert "the CogQA file `cogqa_small.json`'s panels" in both
+    assert "here `--size small`" in both and both.endswith(").")
+    assert "--size small" not in SpecCurve(cogqa=COGQA).intro(planned=True)
+    assert "CogQA" not in SpecCurve().intro(planned=False)
+
+
 def _row(end, flipped, task, verdict, effect, topk=0.0, n=24, **choices):
     base = {"ranking": "r", "intervention": "i", "scope": "all", "format": "plain"}
     return {**base, **choices, "end": end, "flipped": flipped, "task": task, "verdict": verdict,
@@ -236,7 +245,7 @@ def test_an_undecided_or_too_small_cell_is_never_a_flip_nor_the_largest_change()
         _row("causal", "", "b", "yes", -0.7),
         # the study's rule on plain answers: undecided, and by far the largest change (+0.8)
         _row("causal", "ranking", "a", "undecided: blind", 0.0, ranking="s"),
-        _row("causal", "ranking", "b", "no", -0.5, topk=0.5, ranking="s"),
+        _row("causal", "ranking", "b", "no", -0.5, ranking="s"),
         # one example: "too few" (and a +0.9 change)
         _row("causal", "scope", "a", "no, but too few examples to decide (n = 1; 10 needed)",
              0.1, n=1, scope="generated"),
@@ -249,7 +258,13 @@ def test_an_undecided_or_too_small_cell_is_never_a_flip_nor_the_largest_change()
     said = "\n".join(findings(flips, frame, names=("causal",)))
     # decided changes: +0.20 (ranking, b) and +0.10 (scope, b); the +0.80 and +0.90 are not
     assert "between decided cells is +0.20 (ranking r -> s, b)" in said
-    assert "TopK is 0.00 in 3 of 4 cells one choice from it" in said and "floor effect" in said
+    # the floor counts the decided cells only (b's two), both at TopK 0.00
+    assert "TopK is 0.00 in 2 of 2 decided cells one choice from it" in said
+    assert "floor effect" in said and "TopK collapses 2 of 2 tasks against RandomK." in said
+    frame.loc[1, "verdict"] = "undecided (n = 7; 10 needed)"  # an end of too few examples
+    said = "\n".join(findings(flip_rows(frame, ends, names=("causal",)), frame, names=("causal",)))
+    assert "TopK collapses 1 of 2 tasks against RandomK (1 of them undecided)." in said
+    assert "TopK is 0.00 in" not in said  # no decided pair is left: b's end is undecided
     assert "Undecided in 1 cell-task pairs: blind." in said
     assert "blind by construction" in said  # scope generated in the plain format
     assert "fewer than 10 examples (smallest n = 1)" in said
