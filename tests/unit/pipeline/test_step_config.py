@@ -23,20 +23,6 @@ BASE = {
 CONFIG = RunConfig.from_dict(BASE)
 
 
-@pytest.fixture
-def register():
-    added = []
-
-    def add(step: PipelineStep) -> PipelineStep:
-        STEPS.register(step)
-        added.append(step.name)
-        return step
-
-    yield add
-    for name in added:
-        STEPS.unregister(name)
-
-
 def test_a_declared_section_reads_as_the_config_and_others_are_refused():
     view = StepConfig(CONFIG, "s", ("tasks", "generation"))
     for name in ("n_rank", "n_eval", "tasks", "filter_correct", "batch_size", "max_new_tokens"):

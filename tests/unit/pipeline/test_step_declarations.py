@@ -33,20 +33,6 @@ WRITES = {
 }  # fmt: skip
 
 
-@pytest.fixture
-def register():
-    added = []
-
-    def add(step: PipelineStep) -> PipelineStep:
-        STEPS.register(step)
-        added.append(step.name)
-        return step
-
-    yield add
-    for name in added:
-        STEPS.unregister(name)
-
-
 def test_each_registered_step_returns_exactly_what_it_declares_it_writes():
     assert set(STEPS.names()) == set(WRITES)
     for step in STEPS.classes():
