@@ -44,6 +44,12 @@ def esc_num(value, spec: str = "") -> str:
     return esc(value)
 
 
+def num_or_blank(value, spec: str = ".2f") -> str:
+    """A table cell's number formatted by ``spec``; blank where there is none (None or nan: a
+    cell with n = 1 has no spread, a ratio with a zero baseline has no value)."""
+    return "" if value is None or value != value else format(value, spec)
+
+
 def esc_table(frame: pd.DataFrame, newlines: bool = False) -> str:
     """``frame`` as an HTML table: every header and text cell through :func:`esc`, numbers as
     pandas prints them (they cannot hold markup)."""

@@ -12,7 +12,6 @@ page.
 
 from __future__ import annotations
 
-import math
 import os
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import pandas as pd
 from interp_heads.analysis.sufficiency import NECESSARY, THRESHOLD
 from interp_heads.analysis.sufficient_set import FOUND, NOT_VERIFIED, OVER
 from interp_heads.figures.escape import md as md_text
-from interp_heads.figures.escape import md_code, md_frame, md_link
+from interp_heads.figures.escape import md_code, md_frame, md_link, num_or_blank
 from interp_heads.report.sufficiency_section import (
     CMD_LINE,
     CPR_LINE,
@@ -38,12 +37,6 @@ from interp_heads.studies.seed_figure.tables import md
 
 STATUSES = (FOUND, NOT_VERIFIED, OVER)  # the tool's words; any other status is shown as text
 FIGURE = "sufficiency_faithfulness"  # docs/figures/<name>.svg
-
-
-def _num(value, spec: str = ".2f") -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else (
-        f"{value:{spec}}"
-    )  # fmt: skip
 
 
 def _cell(row, spec: str = ".2f") -> str:
@@ -82,8 +75,8 @@ def minimal_table(summary: pd.DataFrame, curves: pd.DataFrame, method: str = "?"
         random_ = _pick(summary, task=task, metric="accuracy", curve="random", measure="minimal_k")
         none = not any(_found_row(r) for r in (ranking, random_))
         rows.append({
-            "task": task, "ranking": md_code(method), "unmasked accuracy": _num(first["full"]),
-            "all heads ablated": _num(first["empty"]),
+            "task": task, "ranking": md_code(method), "unmasked accuracy": num_or_blank(first["full"]),
+            "all heads ablated": num_or_blank(first["empty"]),
             "minimal k, ranking [95% CI]": minimal_cell(ranking) if ranking else "undefined",
             "minimal k, random kept": minimal_cell(random_) if random_ else "undefined",
             "its heads, most important first": _heads(ranking) if _found_row(ranking) else "",

@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from interp_heads.figures.escape import num_or_blank
 from interp_heads.run.manifest import Manifest
 from interp_heads.sweep import stats
 from interp_heads.sweep import verdict as rule
@@ -107,8 +108,8 @@ def verdict_table(frame: pd.DataFrame) -> pd.DataFrame:
     out = []
     for r in frame.itertuples(index=False):
         row = {"task": r.task, "protocol": r.protocol, "k": _k_text(r.point, r.k)}
-        row["unmasked"] = _num(r.unmasked)
-        row.update({sel: _num(getattr(r, sel)) for sel in show})
+        row["unmasked"] = num_or_blank(r.unmasked)
+        row.update({sel: num_or_blank(getattr(r, sel)) for sel in show})
         row["drop ratio"] = " ".join(
             filter(
                 None,
@@ -123,7 +124,7 @@ def verdict_table(frame: pd.DataFrame) -> pd.DataFrame:
         )
         row["p"] = stats.format_p(r.p_value) if r.p_value == r.p_value else ""
         row["p (Holm)"] = stats.format_p(r.p_holm) if r.p_holm == r.p_holm else ""
-        row["detectable (80% power)"] = _num(r.mde)
+        row["detectable (80% power)"] = num_or_blank(r.mde)
         row["n"] = f"{r.n_examples} ex, {r.n_draws} draw{'s' * (r.n_draws != 1)}"
         row["TopK collapses the task?"] = r.collapses
         row["rule's error rates"] = rule.error_rates(r.n_examples, r.n_draws, calibration=cal)
@@ -141,10 +142,6 @@ def _paren(text: str) -> str:
 
 def _k_text(at: str, k: int) -> str:
     return f"{k} (elbow)" if at == "elbow" else str(k)
-
-
-def _num(x) -> str:
-    return "" if x is None or x != x else f"{x:.2f}"
 
 
 def agreement(probe: pd.DataFrame, causal: pd.DataFrame, ks: list[int]) -> pd.DataFrame:

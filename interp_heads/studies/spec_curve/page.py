@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from interp_heads.figures.escape import md
+from interp_heads.figures.escape import md, num_or_blank
 from interp_heads.store.pages import page_folder
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.sweep import verdict as rule
@@ -183,16 +183,11 @@ def cells_table(frame: pd.DataFrame) -> list[str]:
         out.append("| " + " | ".join([
             cell_id(r), r.task, str(r.k_heads), r.metric, f"{r.baseline:.2f}", f"{r.topk:.2f}",
             f"{r.randomk:.2f}", f"{r.effect:+.2f} [{r.effect_low:+.2f}, {r.effect_high:+.2f}]",
-            f"{r.p:.3f}", f"{adj[i]:.3f}", str(r.n), str(r.draws), _num(r.mde), r.verdict,
+            f"{r.p:.3f}", f"{adj[i]:.3f}", str(r.n), str(r.draws), num_or_blank(r.mde), r.verdict,
             rule.ratio_reading(r.baseline - r.topk, r.baseline - r.randomk),
             rule.error_rates(r.n, r.draws, calibration=cal),
         ]) + " |")  # fmt: skip
     return out
-
-
-def _num(x: float | int) -> str:
-    """Two decimals; blank where there is no number (a cell with n = 1 has no spread)."""
-    return f"{x:.2f}" if x == x else ""
 
 
 INTRO = (
