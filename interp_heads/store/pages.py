@@ -6,6 +6,8 @@
   temporary file that no planted link can redirect, renamed over the page's own entry, so a link
   standing where the page goes is replaced, its target untouched), into a folder reached
   without a link.
+* :func:`as_named` is how a page names a run folder: relative to the working directory when
+  inside it, so a committed page reads the same whichever absolute path made it.
 * :func:`read_page` reads back a page a study updates in place (a generated block of
   ``results.md``): a plain file of bounded size, so a link is not followed and a FIFO is refused
   at once instead of blocking the study (``store.files.read_plain``).
@@ -67,3 +69,10 @@ def read_page(path: str | os.PathLike) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise PipelineError(f"{str(path)!r} is not UTF-8 text; not a page of the tool's") from None
+
+
+def as_named(path: str | os.PathLike) -> Path:
+    """``path`` as a page names it: relative to the working directory when inside it (a committed
+    page names ``runs/compare`` whichever absolute path made it), else as given."""
+    path, here = Path(path), Path.cwd()
+    return path.relative_to(here) if path.is_absolute() and path.is_relative_to(here) else path

@@ -28,7 +28,7 @@ import pandas as pd
 from interp_heads.figures.escape import md, md_frame
 from interp_heads.run import Run
 from interp_heads.run.manifest import Manifest
-from interp_heads.store.pages import read_page
+from interp_heads.store.pages import as_named, read_page
 from interp_heads.store.pages import write_page as write_file
 from interp_heads.studies.base import STUDIES, Study, StudyRun, repo_file
 from interp_heads.studies.compare import tables as ct
@@ -72,13 +72,6 @@ def load(folder: Path) -> dict:
         "sig": pd.DataFrame() if sig is None else sig,  # absent, or empty: no TopK here
         "ranking": run.ranking,
     }
-
-
-def shown(out: Path) -> Path:
-    """The runs folder as a page names it: relative to the working directory when inside it (a
-    committed page names ``runs/compare`` whichever absolute path made it), else as given."""
-    here = Path.cwd()
-    return out.relative_to(here) if out.is_absolute() and out.is_relative_to(here) else out
 
 
 def load_runs(out: Path) -> dict[str, dict]:
@@ -177,7 +170,7 @@ def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
         parts += [f"![The study's protocol (left) and the causal one (right)]({image})", ""]
     elif any(n in runs for n in PROTOCOLS):
         parts += [
-            f"(Figure: {md(shown(out))}/index.html; the static image needs kaleido and a Chromium.)"
+            f"(Figure: {md(as_named(out))}/index.html; the static image needs kaleido and a Chromium.)"
         ]
         parts += [""]
     else:
@@ -187,7 +180,7 @@ def markdown(runs: dict[str, dict], out: Path, image: str | None) -> str:
         if "table" in sec:
             parts += [ct.md(md_frame(sec["table"])), ""]
         parts += [f"- {s}" for s in sec.get("items", [])] + ([""] if sec.get("items") else [])
-    parts += ["## Runs", "", f"Read from the run folders under {md(shown(out))}:", ""]
+    parts += ["## Runs", "", f"Read from the run folders under {md(as_named(out))}:", ""]
     parts += [f"- {s}" for s in runs_items(runs)] + ["", END]
     return "\n".join(parts)
 

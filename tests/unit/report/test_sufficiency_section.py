@@ -107,3 +107,36 @@ def test_the_run_pages_searched_table_shows_status_minimality_sizes_and_ranking(
     old = searched_table(frame.drop(columns=["status", "one_minimal", "sizes_resampled"]))
     assert old.loc[0, "status (held out)"] == "not checked" and old.loc[0, "1-minimal"] == "no"
     assert old.loc[0, "sizes on resampled examples"] == "not resampled"
+
+
+def test_the_section_names_its_run_folder_relative_to_where_it_is_made(tmp_path, monkeypatch):
+    from interp_heads.studies.sufficiency import render
+
+    run = {
+        "sufficiency": _summary(True),
+        "sufficiency_curves": pd.DataFrame(
+            [
+                dict(
+                    task="t",
+                    metric="accuracy",
+                    curve=c,
+                    k=2,
+                    f=0.5,
+                    f_low=0.4,
+                    f_high=0.6,
+                    full=1.0,
+                    empty=0.0,
+                    run_k=True,
+                    n_examples=12,
+                )
+                for c in ("ranking", "random", "necessity")
+            ]
+        ),  # fmt: skip
+        "manifest": {"config": {"attribution": "atp", "ablation": "mean"}},
+    }
+    folder = tmp_path / "runs" / "sufficiency"
+    (tmp_path / "docs").mkdir()
+    monkeypatch.chdir(tmp_path)  # made from the checkout: the page does not carry its path
+    assert "-> `runs/sufficiency`," in render(folder, run, None)
+    monkeypatch.chdir(tmp_path / "docs")  # made from elsewhere: the folder as given
+    assert f"-> `{folder.as_posix()}`," in render(folder, run, None)
