@@ -90,6 +90,31 @@ class SearchPath:
         the band, and ``phase`` (``search``, or ``prune``: the 1-minimality pass)."""
         return pd.DataFrame(self.trials)
 
+    def to_entry(self) -> dict:
+        """The search as plain JSON values (a run folder's resume entry, ``from_entry`` reads it
+        back equal): numbers as Python floats, ints and bools, arrays as lists."""
+        return {
+            "heads": [[int(a), int(b)] for a, b in self.heads],
+            "pruned": [[int(a), int(b)] for a, b in self.pruned],
+            "f": float(self.f), "m_all": float(self.m_all), "m_none": float(self.m_none),
+            "n_total": int(self.n_total), "target": float(self.target),
+            "upper": None if self.upper is None else float(self.upper),
+            "patience": int(self.patience), "one_minimal": bool(self.one_minimal),
+            "trials": [{k: _plain(v) for k, v in t.items()} for t in self.trials],
+            "examples": {k: np.asarray(v, dtype=float).tolist() for k, v in self.examples.items()},
+        }  # fmt: skip
+
+    @classmethod
+    def from_entry(cls, entry: dict) -> SearchPath:
+        """The search :meth:`to_entry` wrote."""
+        return cls(
+            heads=[tuple(h) for h in entry["heads"]], f=entry["f"], m_all=entry["m_all"],
+            m_none=entry["m_none"], n_total=entry["n_total"], trials=list(entry["trials"]),
+            target=entry["target"], upper=entry["upper"], patience=entry["patience"],
+            one_minimal=entry["one_minimal"], pruned=[tuple(h) for h in entry["pruned"]],
+            examples={k: np.asarray(v, dtype=float) for k, v in entry["examples"].items()},
+        )  # fmt: skip
+
     def size_interval(self, n_boot: int = 1000, seed: int = 0, level: float = 0.95):
         """A percentile interval of the set's size over the searched examples (resampled with
         replacement): per resample, the smallest set among those the search tried (every trial,
@@ -106,6 +131,17 @@ class SearchPath:
         kept = np.where(f >= self.target, sizes[:, None], self.n_total).min(0)
         tail = (1 - level) / 2 * 100
         return int(np.percentile(kept, tail)), int(np.percentile(kept, 100 - tail))
+
+
+def _plain(value):
+    """A trial's value as a JSON value: numpy scalars as Python bool, int or float."""
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return float(value)
+    return value
 
 
 # what the search replaces a removed head's z with: registered kinds, and each example's own

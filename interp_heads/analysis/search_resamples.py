@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -23,12 +23,17 @@ from interp_heads.errors import InputError
 
 def resampled_sizes(
     model, task, *, resamples: int, seed: int = 0, fmt: str = "auto", batch_size: int = 16,
-    corrupted: bool = False, **search,
+    corrupted: bool = False, done: Mapping[int, int | None] | None = None,
+    on_size: Callable[[int, int | None], None] | None = None, **search,
 ) -> list[int | None]:  # fmt: skip
     """The size of the set ``search_heads(**search)`` finds on each of ``resamples`` resamples of
     ``task``'s examples (None where a resample has nothing to search for: ablating every head
     does not lower its answer log-prob). ``corrupted``: batches with the corrupted prompts (the
-    counterfactual ablation)."""
+    counterfactual ablation).
+
+    Each resample is a whole search, so a run folder keeps each size as it comes: ``done`` holds
+    the sizes of resamples already searched (by index; they are not searched again, and the
+    draws of the others are the same), ``on_size(i, size)`` is called after each new one."""
     from interp_heads.analysis.head_search import search_heads
     from interp_heads.attribution.inputs import make_batches
     from interp_heads.attribution.memory import gradient_rows
@@ -38,8 +43,12 @@ def resampled_sizes(
         raise InputError(f"resamples must be a whole number >= 0, got {resamples!r}")
     rng = np.random.default_rng(seed)
     n, sizes = len(task.examples), []
+    done = done or {}
     for r in range(resamples):
-        drawn = rng.integers(0, n, n)
+        drawn = rng.integers(0, n, n)  # drawn for every resample: the stream does not move
+        if r in done:
+            sizes.append(done[r])
+            continue
         # ids made unique again: an example drawn twice is two rows
         examples = [dataclasses.replace(task.examples[i], id=f"{task.examples[i].id}#{r}.{j}")
                     for j, i in enumerate(drawn)]  # fmt: skip
@@ -50,6 +59,8 @@ def resampled_sizes(
             sizes.append(len(search_heads(model, batches, seed=seed, **search).heads))
         except InputError:
             sizes.append(None)
+        if on_size is not None:
+            on_size(r, sizes[-1])
     return sizes
 
 

@@ -112,14 +112,17 @@ def search_sets(exp: Experiment, inputs: Inputs, rankings: dict, metrics: list[s
             batches = make_batches(exp.model, rank, batch_size=batch_size, fmt=fmt,
                                    corrupted=patched,
                                    rows_for_width=gradient_rows(exp.model, batch_size))  # fmt: skip
-            path = search_heads(exp.model, batches, seed=cfg.seed, **search)
+            key = _search_key(rank, search, seed=cfg.seed, fmt=fmt, batch_size=batch_size)
+            path = _kept_search(folder, name, key, lambda batches=batches: search_heads(
+                exp.model, batches, seed=cfg.seed, **search))  # fmt: skip
         except (InputError, ValueError) as exc:  # nothing to search for; no corrupted prompts
             note[name] = {"skipped": str(exc)}
             exp.say(f"sufficiency_search: {name}: skipped: {exc}")
             continue
         sizes = resampled_sizes(exp.model, rank, resamples=cfg.sufficiency_resamples,
                                 seed=cfg.seed, fmt=fmt, batch_size=batch_size,
-                                corrupted=patched, **search)  # fmt: skip
+                                corrupted=patched, **search,
+                                **_kept_sizes(folder, name, key, cfg.sufficiency_resamples))  # fmt: skip
         table = _verify(exp, inputs, name, ev, path.heads, rankings[name], metrics, ablation)
         status, reason = set_status(table, cfg.sufficiency_target, cfg.sufficiency_upper)
         heads = ",".join(head_label(*h) for h in path.heads)
@@ -134,10 +137,56 @@ def search_sets(exp: Experiment, inputs: Inputs, rankings: dict, metrics: list[s
         steps.append(path.steps().assign(task=name))
         note[name] = {"size": len(path.heads), "status": status, "one_minimal": path.one_minimal,
                       "sizes_resampled": sizes, "f_searched": path.f}  # fmt: skip
-    if tables:
+        # after each task, not once at the end: a run stopped later resumes from the next task
         folder.write_frame(folder.sufficient_sets_csv, pd.concat(tables, ignore_index=True))
         folder.write_frame(folder.sufficient_steps_csv, pd.concat(steps, ignore_index=True))
     return note
+
+
+def _search_key(rank, search: dict, **options) -> str:
+    """What a kept search depends on beyond the run's config: the searched examples (ids, in
+    order) and the search's options."""
+    from interp_heads.store.atomic import digest
+
+    ids = [str(e.id) for e in rank.examples]
+    return digest({"examples": ids, "search": search, **options}, 32)
+
+
+def _kept_search(folder, name: str, key: str, search):
+    """The task's search, read back from its resume entry when one with ``key`` is there, else
+    run (``search()``) and kept: a search takes minutes, a stopped run does not lose it."""
+    from interp_heads import store
+    from interp_heads.analysis.head_search import SearchPath
+
+    path = folder.search_entry(name, "main")
+    entry = store.read_entry(path, {"key": str, "search": dict})
+    if entry is not None and entry["key"] == key:
+        return SearchPath.from_entry(entry["search"])
+    found = search()
+    folder.make_folder(path.parent)
+    store.write_entry(path, {"key": key, "search": found.to_entry()})
+    return found
+
+
+def _kept_sizes(folder, name: str, key: str, resamples: int) -> dict:
+    """``resampled_sizes``'s ``done`` (the sizes of resamples kept with ``key``) and ``on_size``
+    (keeps each new one), so that each resample's search is run once."""
+    from interp_heads import store
+
+    done = {}
+    for r in range(resamples):
+        entry = store.read_entry(folder.search_entry(name, f"r{r}"), {"key": str})
+        if entry is not None and entry["key"] == key and "size" in entry:
+            size = entry["size"]
+            if size is None or (isinstance(size, int) and not isinstance(size, bool)):
+                done[r] = size
+
+    def keep(r: int, size: int | None) -> None:
+        path = folder.search_entry(name, f"r{r}")
+        folder.make_folder(path.parent)
+        store.write_entry(path, {"key": key, "size": size})
+
+    return {"done": done, "on_size": keep}
 
 
 def _method(exp: Experiment, inputs: Inputs, name: str) -> str:

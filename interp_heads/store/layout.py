@@ -23,6 +23,7 @@ adds the behaviour). Layout::
     heads/sufficiency.parquet  the kept-set sweep's records; heads/sufficiency/: its conditions
     heads/sufficient_sets.csv  searched sufficient set per task, verified beside prefix and random
     heads/sufficient_search_steps.csv  every trial of the search; heads/sufficient_sets/: its sweeps
+    heads/sufficient_search/<task>__<which>.json  resume entry: one finished search (checksummed)
     figures/*.html, index.html the report
     scores/<metric>.csv        answer metrics scored afterwards (``interp-heads score``)
     .interp_heads-run          the marker that says the folder is an interp-heads run folder
@@ -96,6 +97,10 @@ class FolderLayout:
 
     def attribution_entry(self, task: str) -> Path:
         return self.root / "attribution" / f"{safe_name(task)}.json"
+
+    def search_entry(self, task: str, which: str) -> Path:
+        """One finished head search of a task (``which``: ``main``, or ``r<i>``: resample i)."""
+        return self.root / "heads" / "sufficient_search" / f"{safe_name(task)}__{which}.json"
 
     @property
     def conditions_config(self) -> Path:

@@ -216,3 +216,39 @@ def test_resampled_sizes_are_the_whole_search_again_and_shown_as_a_distribution(
     assert size_summary([]) == "not resampled"
     assert parse_sizes(sizes_text([4, None, 2])) == [4, None, 2]
     assert parse_sizes(float("nan")) == [] and parse_sizes(7) == [7]
+
+
+def test_a_search_kept_as_json_reads_back_equal():
+    import json
+
+    import numpy as np
+
+    from interp_heads.analysis.head_search import SearchPath
+    from interp_heads.testing.planted import planted_model
+
+    model = planted_model()
+    batches = make_batches(model, _successor_task(model), corrupted=False)
+    path = search_heads(model, batches, target=0.9, step=0.5)
+    back = SearchPath.from_entry(json.loads(json.dumps(path.to_entry())))  # as a file holds it
+    assert back.heads == path.heads and back.pruned == path.pruned and back.f == path.f
+    assert (back.m_all, back.m_none, back.n_total) == (path.m_all, path.m_none, path.n_total)
+    assert (back.target, back.upper, back.patience, back.one_minimal) == (
+        path.target, path.upper, path.patience, path.one_minimal)  # fmt: skip
+    pd.testing.assert_frame_equal(back.steps(), path.steps())
+    for name, values in path.examples.items():
+        np.testing.assert_array_equal(back.examples[name], np.asarray(values, dtype=float))
+    assert back.size_interval() == path.size_interval()
+
+
+def test_resampled_sizes_skip_the_resamples_done_and_keep_each_new_one():
+    from interp_heads.analysis.search_resamples import resampled_sizes
+    from interp_heads.testing.planted import planted_model
+
+    model = planted_model()
+    task = _successor_task(model)
+    whole = resampled_sizes(model, task, resamples=3, seed=1, step=0.5)
+    kept = []
+    sizes = resampled_sizes(model, task, resamples=3, seed=1, step=0.5, done={0: 7, 2: None},
+                            on_size=lambda r, s: kept.append((r, s)))  # fmt: skip
+    # the done sizes are taken as given (not searched); resample 1 draws the same examples
+    assert sizes == [7, whole[1], None] and kept == [(1, whole[1])]

@@ -191,3 +191,43 @@ def _results_section(run, curves):
     assert "- CPR (higher is better)" in block
     with pytest.raises(SystemExit, match="no heads/sufficiency.csv"):
         sufficiency.write_section(run / "nowhere", page, run / "docs_figures")
+
+
+def test_a_run_stopped_after_its_searches_resumes_from_each_kept_search(tmp_path, monkeypatch):
+    """Each search (the task's, each resample's) is kept as it ends: a run stopped before its
+    tables were written searches again only what was not kept."""
+    import interp_heads.analysis.head_search as head_search
+
+    cfg = _cfg(sufficiency=True, sufficiency_search=True, sufficiency_target=0.5,
+               sufficiency_step=0.25, sufficiency_metrics=["accuracy", "answer_logprob"],
+               sufficiency_resamples=2)  # fmt: skip
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_pipeline(cfg, tmp_path, quiet=True)
+    heads = tmp_path / "heads"
+    before = pd.read_csv(heads / "sufficient_sets.csv")
+    kept = sorted(p.name for p in (heads / "sufficient_search").iterdir())
+    assert kept == [f"tiny_echo__{w}.json" for w in ("main", "r0", "r1")]
+    # stopped during the second resample's search: no tables, no entry for it
+    for p in (heads / "sufficient_sets.csv", heads / "sufficient_search_steps.csv",
+              heads / "sufficient_search" / "tiny_echo__r1.json"):  # fmt: skip
+        p.unlink()
+    searched, real = [], head_search.search_heads
+
+    def counted(*args, **kwargs):
+        searched.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(head_search, "search_heads", counted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_pipeline(cfg, tmp_path, quiet=True)
+    assert len(searched) == 1  # resample 1 only: the task's search and resample 0 were kept
+    pd.testing.assert_frame_equal(pd.read_csv(heads / "sufficient_sets.csv"), before)
+    # the folder reused (--force) with another target: its kept searches are not taken
+    other = RunConfig.from_dict({**cfg.to_dict(), "sufficiency_target": 0.6})
+    searched.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_pipeline(other, tmp_path, force=True, quiet=True)
+    assert len(searched) == 3
