@@ -22,6 +22,13 @@ def _cfg(**over) -> RunConfig:
     return RunConfig.from_dict(d)
 
 
+def _search_cfg() -> RunConfig:
+    """A run with the search, 2 resamples and a target the tiny model reaches."""
+    return _cfg(sufficiency=True, sufficiency_search=True, sufficiency_target=0.5,
+                sufficiency_step=0.25, sufficiency_metrics=["accuracy", "answer_logprob"],
+                sufficiency_resamples=2)  # fmt: skip
+
+
 def test_switch_is_one_key_and_leaves_default_digests_alone():
     plain = _cfg()
     assert "sufficiency" not in plan_steps(plain)
@@ -53,9 +60,7 @@ def test_search_is_an_option_of_sufficiency_and_needs_rank_examples():
 def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(
     tmp_path, monkeypatch
 ):
-    cfg = _cfg(sufficiency=True, sufficiency_search=True, sufficiency_target=0.5,
-               sufficiency_step=0.25, sufficiency_metrics=["accuracy", "answer_logprob"],
-               sufficiency_resamples=2)  # fmt: skip
+    cfg = _search_cfg()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_pipeline(cfg, tmp_path, quiet=True)
@@ -198,9 +203,7 @@ def test_a_run_stopped_after_its_searches_resumes_from_each_kept_search(tmp_path
     tables were written searches again only what was not kept."""
     import interp_heads.analysis.head_search as head_search
 
-    cfg = _cfg(sufficiency=True, sufficiency_search=True, sufficiency_target=0.5,
-               sufficiency_step=0.25, sufficiency_metrics=["accuracy", "answer_logprob"],
-               sufficiency_resamples=2)  # fmt: skip
+    cfg = _search_cfg()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run_pipeline(cfg, tmp_path, quiet=True)
