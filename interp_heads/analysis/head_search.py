@@ -16,7 +16,9 @@ tries removing the ``ceil(step * kept)`` cheapest; if that takes f below the tar
 to half as many, down to one; when removing the single cheapest head crosses it, the search stops,
 or, with ``patience`` left, keeps that head for good and goes on with the next cheapest (the
 estimate's order can be wrong where a head's ablation is far from linear: AtP's known failure).
-Every trial is measured exactly (the trial's forward pass is the next step's attribution pass).
+Every trial is measured exactly (the trial's forward pass is the next step's attribution pass;
+its backward pass is taken only when the search moves to that set: a rejected trial costs one
+forward pass).
 
 The set returned has f in the band ``[target, upper]`` (0.9 to 1.1 by default): a set that
 recovers more than the whole model (f above ``upper``, heads removed that worked against the
@@ -44,7 +46,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from interp_heads.attribution.gradients import z_gradients
+from interp_heads.attribution.gradients import ZPass, z_forward
 from interp_heads.attribution.inputs import Batch, answer_logprob
 from interp_heads.errors import InputError
 from interp_heads.heads import Head, head_label, heads_by_layer
@@ -187,9 +189,8 @@ class KeptModel:
 
     def _z(self, b: Batch, tokens) -> list[torch.Tensor]:
         """Each layer's ``z`` on ``tokens`` (the batch's mask), unablated."""
-        zs, _, _ = z_gradients(self.model, tokens, lambda lg, b=b: answer_logprob(lg, b),
-                               attention_mask=b.mask)  # fmt: skip
-        return [z.detach() for z in zs]
+        return z_forward(self.model, tokens, lambda lg, b=b: answer_logprob(lg, b),
+                         attention_mask=b.mask, graph=False).z  # fmt: skip
 
     def _values(self, ablation: str):
         """The kind's values over all non-pad positions of the searched prompts (no ablation):
@@ -239,30 +240,91 @@ class KeptModel:
             out[:, :, heads] = rewrite.apply(z[:, :, heads])
         return out
 
+    def forward(self, ablated: torch.Tensor) -> Trial:
+        """The passes with the heads of ``ablated`` (``[layer, head]`` bool) ablated: m and m
+        per example now, each kept head's estimated cost only if asked (:meth:`Trial.cost`, the
+        backward passes), so a trial the search rejects costs forward passes only.
+
+        A batch's graph is kept for the backward pass while the free memory also holds the
+        next batch's gradient pass (``attribution.memory``; the last batch's always: the batches
+        were cut so that one pass fits); a batch run without its graph is run again with it when
+        its cost is asked for. Either way the values are those of the same forward pass."""
+        plan, passes, each, total = self._plan(ablated), [], [], 0.0
+        for i in range(len(self.batches)):
+            keep = i == len(self.batches) - 1 or self._holds(i)
+            run = self._pass(i, plan, graph=keep)
+            passes.append(run if keep else None)
+            values = run.values.detach().float()
+            total += float(values.sum())  # m: one float per batch, summed in batch order
+            each.append(values.cpu().numpy())
+        each = np.concatenate(each)
+        return Trial(self, ablated, plan, passes, total / len(each), each)
+
+    def _pass(self, i: int, plan: dict, graph: bool = True) -> ZPass:
+        """Batch ``i``'s forward pass with the heads of ``plan`` rewritten (``graph``: kept for
+        the backward pass)."""
+        b = self.batches[i]
+
+        def ablate(z, layer):
+            return self._rewritten(z, plan[layer], i, layer) if layer in plan else z
+
+        return z_forward(self.model, b.clean, lambda lg: answer_logprob(lg, b),
+                         attention_mask=b.mask, transform=ablate, graph=graph)  # fmt: skip
+
+    def _holds(self, i: int) -> bool:
+        """Whether batch ``i``'s graph may be kept: the free memory now holds it and the
+        largest gradient pass of the batches after it."""
+        from interp_heads.attribution import memory
+
+        free = memory.free_bytes(self.model.cfg.device)
+        if free is None:
+            return False
+        need = [memory.row_bytes(self.model.cfg, b.clean.shape[1]) * len(b) for b in self.batches]
+        return need[i] + max(need[i + 1 :]) <= memory.FRACTION * free
+
     def run(self, ablated: torch.Tensor) -> tuple[float, torch.Tensor, np.ndarray]:
         """m with the heads of ``ablated`` (``[layer, head]`` bool) ablated, per head the
         estimated drop of m if it were ablated too (``[layer, head]``; 0 for ablated heads), and
         m per example."""
-        cost, total, n, each = torch.zeros(self.shape), 0.0, 0, []
-        plan = self._plan(ablated)
+        trial = self.forward(ablated)
+        return trial.m, trial.cost(), trial.each
+
+    def _cost(self, ablated: torch.Tensor, plan: dict, passes: list) -> torch.Tensor:
+        """Each kept head's estimated drop of m (``sum_pos grad . (z - z ablated)``, averaged over
+        the examples) from the passes' backward (a pass held as None is run again); 0 for the
+        heads of ``ablated``."""
+        cost, n = torch.zeros(self.shape), 0
         for i, b in enumerate(self.batches):
-
-            def ablate(z, layer, i=i):
-                return self._rewritten(z, plan[layer], i, layer) if layer in plan else z
-
-            zs, grads, values = z_gradients(
-                self.model, b.clean, lambda lg, b=b: answer_logprob(lg, b),
-                attention_mask=b.mask, transform=ablate,
-            )  # fmt: skip
+            run, passes[i] = passes[i] or self._pass(i, plan), None  # each graph freed once used
+            zs, grads = run.z, run.gradients()
+            del run
             w = b.mask.to(zs[0].dtype)[:, :, None, None]
             for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
                 gone = self._rewritten(z, self.every[layer], i, layer)
                 term = (g * (z - gone) * w).sum(dim=(0, 1, 3))
                 cost[layer] += term.float().cpu()
-            total += float(values.float().sum())
-            each.append(values.detach().float().cpu().numpy())
             n += len(b)
-        return total / n, torch.where(ablated, 0.0, cost / n), np.concatenate(each)
+        return torch.where(ablated, 0.0, cost / n)
+
+
+@dataclass
+class Trial:
+    """One kept set's passes (:meth:`KeptModel.forward`): ``m``, ``each`` (m per example) and,
+    on demand, the kept heads' estimated costs (taken once, then the graphs are dropped)."""
+
+    kept_model: KeptModel
+    ablated: torch.Tensor
+    plan: dict
+    passes: list[ZPass | None] | None  # per batch its pass with the graph, None: run again
+    m: float
+    each: np.ndarray
+    _cost: torch.Tensor | None = None
+
+    def cost(self) -> torch.Tensor:
+        if self._cost is None:
+            self._cost = self.kept_model._cost(self.ablated, self.plan, self.passes)
+            self.passes = None
+        return self._cost
 
 
 def _padded(t: torch.Tensor, n: int) -> torch.Tensor:
@@ -299,7 +361,8 @@ def search_heads(
     kept_model = KeptModel(model, batches, ablation, seed)
     none = torch.zeros(kept_model.shape, dtype=torch.bool)
     m_all, cost, each_all = kept_model.run(none)
-    m_none, _, each_none = kept_model.run(~none)
+    gone = kept_model.forward(~none)  # no costs: nothing is kept
+    m_none, each_none = gone.m, gone.each
     if not m_all > m_none:
         raise InputError(
             f"ablating every head does not lower the answer's log-prob ({m_all:.3f} unablated, "
@@ -310,15 +373,16 @@ def search_heads(
     def measure(trial: torch.Tensor, kept: int, order, phase: str):
         """f of ``trial``; accepted on the way down when f >= target, in the pass when f is
         in the band."""
-        m, trial_cost, each_m = kept_model.run(trial)
-        each.append(each_m)
-        trial_f = (m - m_none) / (m_all - m_none)
+        passes = kept_model.forward(trial)
+        each.append(passes.each)
+        trial_f = (passes.m - m_none) / (m_all - m_none)
         band = in_band(trial_f, target, upper)
         ok = band if phase == "prune" else trial_f >= target
         trials.append({"kept_before": kept, "tried": len(order), "f": trial_f, "accepted": ok,
                        "in_band": band, "removed": ",".join(head_label(*h) for h in order),
                        "phase": phase})  # fmt: skip
-        return ok, trial_f, trial_cost
+        # the next step's ranking: the backward passes only for a kept set the search moves to
+        return ok, trial_f, passes.cost() if ok else None
 
     ablated, pinned, f, failed = none, none.clone(), 1.0, {}
     best = (ablated, f, cost)  # the smallest kept set on the way down whose f is in the band

@@ -246,7 +246,7 @@ def verify_counterfactual(
         ablated = torch.ones(kept.shape, dtype=torch.bool)
         for layer, head in keep:
             ablated[layer, head] = False
-        return kept.run(ablated)[2]
+        return kept.forward(ablated).each
 
     every = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
     full, empty, size = m_of(every), m_of([]), len(heads)

@@ -7,6 +7,7 @@ backward pass and restored afterwards, and hooks are removed even when something
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import torch
 from jaxtyping import Float, Int
@@ -26,6 +27,70 @@ from interp_heads.models.tl_compat import HookedTransformer
 Objective = Callable[
     [torch.Tensor], torch.Tensor
 ]  # last-position logits [batch, d_vocab] -> [batch]
+
+
+@dataclass
+class ZPass:
+    """One forward pass of ``objective`` with each layer's ``hook_z`` in the graph: the values
+    now, their gradients on demand (:meth:`gradients`), so a caller that only needs the values
+    skips the backward pass. The graph is held until the pass is dropped."""
+
+    zs: list[torch.Tensor]  # per layer hook_z [batch pos head_index d_head], in the graph
+    wrt: list[torch.Tensor]  # what the gradients are taken w.r.t. (zs, or the head masks)
+    values: torch.Tensor  # the objective per example ([batch] or [n_objectives, batch])
+
+    @property
+    def z(self) -> list[torch.Tensor]:
+        """Each layer's ``hook_z``, detached."""
+        return [z.detach() for z in self.zs]
+
+    def gradients(self) -> list[torch.Tensor]:
+        """The backward pass: per layer the gradient of the summed objective w.r.t. ``wrt``
+        (a leading ``n_objectives`` axis when the objective returns several rows)."""
+        stacked = row_gradients(self.values, self.wrt)
+        return [g[0] for g in stacked] if self.values.dim() == 1 else stacked
+
+
+def z_forward(
+    model: HookedTransformer,
+    tokens: Int[torch.Tensor, "batch pos"],
+    objective: Objective,
+    *,
+    attention_mask: Int[torch.Tensor, "batch pos"] | None = None,
+    head_mask: bool = False,
+    transform: Callable[[torch.Tensor, int], torch.Tensor] | None = None,
+    graph: bool = True,
+) -> ZPass:
+    """The forward half of :func:`z_gradients` (same arguments): the pass, its backward not yet
+    taken; ``graph=False``: the values only (no graph, so no :meth:`ZPass.gradients`)."""
+    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
+    batch = tokens.shape[0]
+    zs: list[torch.Tensor | None] = [None] * n_layers
+    masks = [
+        torch.ones(batch, n_heads, device=tokens.device, requires_grad=True)
+        for _ in range(n_layers)
+    ]
+
+    def hook(z, hook):
+        layer = hook.layer()
+        if head_mask:
+            zs[layer] = z.detach()
+            return z * masks[layer][:, None, :, None].to(z.dtype)
+        if transform is not None:
+            z = transform(z, layer)
+        if not z.requires_grad:  # layer 0: nothing upstream needs a gradient
+            z = z.detach().requires_grad_(True)
+        zs[layer] = z
+        return z
+
+    with (
+        torch.enable_grad() if graph else torch.no_grad(),
+        frozen_params(model),
+        model.hooks(fwd_hooks=[(lambda n: n.endswith("attn.hook_z"), hook)]),
+    ):
+        resid = model(tokens, attention_mask=attention_mask, stop_at_layer=n_layers)
+        values = objective(final_logits(model, resid))
+    return ZPass(zs, masks if head_mask else zs, values)
 
 
 def z_gradients(
@@ -51,36 +116,10 @@ def z_gradients(
         w.r.t. a multiplicative mask ``[batch head_index]`` on ``hook_z`` at mask = 1), and the
         objective per example.
     """
-    n_layers, n_heads = model.cfg.n_layers, model.cfg.n_heads
-    batch = tokens.shape[0]
-    zs: list[torch.Tensor | None] = [None] * n_layers
-    masks = [
-        torch.ones(batch, n_heads, device=tokens.device, requires_grad=True)
-        for _ in range(n_layers)
-    ]
-
-    def hook(z, hook):
-        layer = hook.layer()
-        if head_mask:
-            zs[layer] = z.detach()
-            return z * masks[layer][:, None, :, None].to(z.dtype)
-        if transform is not None:
-            z = transform(z, layer)
-        if not z.requires_grad:  # layer 0: nothing upstream needs a gradient
-            z = z.detach().requires_grad_(True)
-        zs[layer] = z
-        return z
-
-    with (
-        torch.enable_grad(),
-        frozen_params(model),
-        model.hooks(fwd_hooks=[(lambda n: n.endswith("attn.hook_z"), hook)]),
-    ):
-        resid = model(tokens, attention_mask=attention_mask, stop_at_layer=n_layers)
-        values = objective(final_logits(model, resid))
-        stacked = row_gradients(values, masks if head_mask else zs)
-    grads = [g[0] for g in stacked] if values.dim() == 1 else stacked
-    return [z.detach() for z in zs], grads, values.detach()
+    run = z_forward(model, tokens, objective, attention_mask=attention_mask,
+                    head_mask=head_mask, transform=transform)  # fmt: skip
+    grads = run.gradients()
+    return run.z, grads, run.values.detach()
 
 
 def row_gradients(values: torch.Tensor, wrt: list[torch.Tensor]) -> list[torch.Tensor]:

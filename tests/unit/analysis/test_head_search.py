@@ -302,3 +302,59 @@ def test_the_search_cuts_its_gradient_batches_to_the_free_memory(monkeypatch):
         cut = find_sufficient_set(model, task, **kw)
     assert cut.heads == whole.heads
     assert cut.path.f == pytest.approx(whole.path.f, abs=1e-5)
+
+
+@pytest.mark.parametrize("free", [0, 2**50])
+def test_a_rejected_trial_takes_no_backward_pass_and_every_trial_is_the_sweeps_f(monkeypatch, free):
+    """Each trial is forward passes only; the backward passes (the next step's ranking) are
+    taken once for the start and once per accepted trial, batch by batch. Holding every batch's
+    graph (much free memory) or only the last one's (none: the others run again when accepted)
+    gives the same trials, and every trial's f, rejected ones included, is f by the sweep's own
+    mask on the set it tried."""
+    from interp_heads.analysis import head_search
+    from interp_heads.attribution import memory
+    from interp_heads.attribution.gradients import ZPass
+    from interp_heads.heads import parse_head
+    from interp_heads.testing.tiny import tiny_model
+
+    model, task = tiny_model(), _toy()
+    batches = make_batches(model, task, batch_size=3, corrupted=False)
+    assert len(batches) == 3
+    monkeypatch.setattr(memory, "free_bytes", lambda device: free)
+    calls = {"backward": 0, "forward": 0, "graph": 0}
+    gradients, forward = ZPass.gradients, head_search.z_forward
+
+    def counted_gradients(self):
+        calls["backward"] += 1
+        return gradients(self)
+
+    def counted_forward(*args, graph=True, **kw):
+        calls["forward"] += 1
+        calls["graph"] += graph
+        return forward(*args, graph=graph, **kw)
+
+    monkeypatch.setattr(ZPass, "gradients", counted_gradients)
+    monkeypatch.setattr(head_search, "z_forward", counted_forward)
+    path = search_heads(model, batches, ablation="mean")
+    steps = path.steps()
+    accepted, rejected = int(steps.accepted.sum()), int((~steps.accepted).sum())
+    assert accepted and rejected
+    assert calls["backward"] == (1 + accepted) * len(batches)
+    # forward: the values (one pass a batch), the two ends and each trial; run again without
+    # the graph only where the memory held none
+    n_passes = (3 + len(steps)) * len(batches)
+    again = 0 if free else (1 + accepted) * (len(batches) - 1)
+    assert calls["forward"] == n_passes + again
+    # every trial's f by the sweep's mask on the set it tried
+    prompts = [e.prompt for e in task.examples]
+    every = all_heads(model.cfg.n_layers, model.cfg.n_heads)
+    m_all, m_none = (_masked_logprob(model, batches, h, prompts) for h in ([], every))
+    removed, prune = set(), False
+    for t in path.trials:
+        if t["phase"] == "prune" and not prune:  # the pass starts from the set the search kept
+            prune, removed = True, set(every) - set(path.heads) - set(path.pruned)
+        tried = removed | {parse_head(s) for s in t["removed"].split(",")}
+        m = _masked_logprob(model, batches, sorted(tried), prompts)
+        assert (m - m_none) / (m_all - m_none) == pytest.approx(t["f"], abs=1e-4)
+        if t["accepted"]:
+            removed = tried
