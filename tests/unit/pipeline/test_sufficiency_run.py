@@ -12,6 +12,13 @@ from interp_heads.report.run import load_run
 from tests.helpers import DATA
 
 
+def _quiet_run(cfg, folder, **kw) -> None:
+    """``run_pipeline`` with its warnings silenced (the tiny random model's low baselines)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run_pipeline(cfg, folder, quiet=True, **kw)
+
+
 def _cfg(**over) -> RunConfig:
     d = {
         "model": "tiny", "tasks": [str(DATA / "tiny_echo.jsonl")], "n_rank": 4, "n_eval": 6,
@@ -61,9 +68,7 @@ def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(
     tmp_path, monkeypatch
 ):
     cfg = _search_cfg()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_pipeline(cfg, tmp_path, quiet=True)
+    _quiet_run(cfg, tmp_path)
     heads = tmp_path / "heads"
     sets = pd.read_csv(heads / "sufficient_sets.csv")
     assert set(sets.set) == {"found", "ranking prefix", "random"}
@@ -92,9 +97,7 @@ def test_run_with_search_writes_the_found_set_verified_beside_prefix_and_random(
 
     before = pd.read_csv(heads / "sufficient_sets.csv")
     monkeypatch.setattr(head_search, "search_heads", no_search)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_pipeline(cfg, tmp_path, quiet=True)
+    _quiet_run(cfg, tmp_path)
     pd.testing.assert_frame_equal(pd.read_csv(heads / "sufficient_sets.csv"), before)
     again = json.loads((tmp_path / "manifest.json").read_text())["sufficiency"]["search"]
     assert all(n["resumed"] and n["size"] == note["size"] for n in again.values())
@@ -117,9 +120,7 @@ def test_counterfactual_search_is_its_own_option_and_verified_on_log_prob(tmp_pa
     assert base.search_ablation == "mean"
     assert _cfg(sufficiency=True, sufficiency_search=True,
                 sufficiency_search_ablation=None).digest() == base.digest()  # fmt: skip
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_pipeline(cfg, tmp_path / "run", quiet=True)
+    _quiet_run(cfg, tmp_path / "run")
     sets = pd.read_csv(tmp_path / "run" / "heads" / "sufficient_sets.csv")
     assert set(sets.set) == {"found", "ranking prefix", "random"}
     assert set(sets.metric) == {"answer_logprob"} and set(sets.ablation) == {"counterfactual"}
@@ -131,9 +132,7 @@ def test_the_ks_grid_sweeps_only_the_runs_ks_and_keeps_their_verdicts(tmp_path):
         _cfg(sufficiency=True, sufficiency_grid="mib").digest() == _cfg(sufficiency=True).digest()
     )
     cfg = _cfg(sufficiency=True, sufficiency_grid="ks", sufficiency_seeds=1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_pipeline(cfg, tmp_path, quiet=True)
+    _quiet_run(cfg, tmp_path)
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     assert manifest["sufficiency"]["ks"] == [0, 2, 12]
     heads = tmp_path / "heads"
@@ -147,9 +146,7 @@ def test_the_ks_grid_sweeps_only_the_runs_ks_and_keeps_their_verdicts(tmp_path):
 def test_run_with_sufficiency_writes_tables_and_the_page_section(tmp_path):
     metrics = ["accuracy", "answer_logprob", "logit_diff", "kl_unmasked"]
     cfg = _cfg(sufficiency=True, sufficiency_seeds=2, sufficiency_metrics=metrics)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the random model answers nothing: low baselines
-        run_pipeline(cfg, tmp_path, quiet=True)
+    _quiet_run(cfg, tmp_path)  # the random model answers nothing: low baselines
     heads = tmp_path / "heads"
     curves = pd.read_csv(heads / "sufficiency_curves.csv")
     assert set(curves.metric) == set(metrics)
@@ -204,9 +201,7 @@ def test_a_run_stopped_after_its_searches_resumes_from_each_kept_search(tmp_path
     import interp_heads.analysis.head_search as head_search
 
     cfg = _search_cfg()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_pipeline(cfg, tmp_path, quiet=True)
+    _quiet_run(cfg, tmp_path)
     heads = tmp_path / "heads"
     before = pd.read_csv(heads / "sufficient_sets.csv")
     kept = sorted(p.name for p in (heads / "sufficient_search").iterdir())
@@ -222,15 +217,11 @@ def test_a_run_stopped_after_its_searches_resumes_from_each_kept_search(tmp_path
         return real(*args, **kwargs)
 
     monkeypatch.setattr(head_search, "search_heads", counted)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_pipeline(cfg, tmp_path, quiet=True)
+    _quiet_run(cfg, tmp_path)
     assert len(searched) == 1  # resample 1 only: the task's search and resample 0 were kept
     pd.testing.assert_frame_equal(pd.read_csv(heads / "sufficient_sets.csv"), before)
     # the folder reused (--force) with another target: its kept searches are not taken
     other = RunConfig.from_dict({**cfg.to_dict(), "sufficiency_target": 0.6})
     searched.clear()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        run_pipeline(other, tmp_path, force=True, quiet=True)
+    _quiet_run(other, tmp_path, force=True)
     assert len(searched) == 3
