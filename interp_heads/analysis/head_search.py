@@ -200,10 +200,13 @@ class KeptModel:
         for b in self.batches:
             zs = self._z(b, b.clean)
             w = b.mask.flip(1).to(zs[0].dtype)  # column j: j tokens before the last
+            if b.weight is not None:  # a row counted c times counts c times in the means
+                w = w * b.weight.to(w.dtype)[:, None]
             flipped = [z.flip(1) * w[:, :, None, None] for z in zs]
             n = w.sum(1).clamp(min=1)
-            rows += [{layer: (f[i].sum(0) / n[i]).cpu() for layer, f in enumerate(flipped)}
-                     for i in range(len(b))]  # fmt: skip
+            each = [{layer: (f[i].sum(0) / n[i]).cpu() for layer, f in enumerate(flipped)}
+                    for i in range(len(b))]  # fmt: skip
+            rows += [row for row, c in zip(each, _counts(b), strict=True) for _ in range(c)]
             part = [_padded(f.sum(0), self.longest) for f in flipped]  # [from_end, head, d]
             count = _padded(w.sum(0), self.longest)
             sums = part if sums is None else [s + p for s, p in zip(sums, part, strict=True)]
@@ -255,8 +258,12 @@ class KeptModel:
             run = self._pass(i, plan, graph=keep)
             passes.append(run if keep else None)
             values = run.values.detach().float()
-            total += float(values.sum())  # m: one float per batch, summed in batch order
-            each.append(values.cpu().numpy())
+            b = self.batches[i]
+            if b.weight is None:
+                total += float(values.sum())  # m: one float per batch, summed in batch order
+            else:
+                total += float((values.double() * b.weights).sum())
+            each.append(np.repeat(values.cpu().numpy(), _counts(b)))
         each = np.concatenate(each)
         return Trial(self, ablated, plan, passes, total / len(each), each)
 
@@ -298,12 +305,15 @@ class KeptModel:
             run, passes[i] = passes[i] or self._pass(i, plan), None  # each graph freed once used
             zs, grads = run.z, run.gradients()
             del run
-            w = b.mask.to(zs[0].dtype)[:, :, None, None]
+            w = b.mask.to(zs[0].dtype)
+            if b.weight is not None:  # a row's gradient is its own value's: counted c times
+                w = w * b.weight.to(w.dtype)[:, None]
+            w = w[:, :, None, None]
             for layer, (z, g) in enumerate(zip(zs, grads, strict=True)):
                 gone = self._rewritten(z, self.every[layer], i, layer)
                 term = (g * (z - gone) * w).sum(dim=(0, 1, 3))
                 cost[layer] += term.float().cpu()
-            n += len(b)
+            n += sum(_counts(b))
         return torch.where(ablated, 0.0, cost / n)
 
 
@@ -325,6 +335,11 @@ class Trial:
             self._cost = self.kept_model._cost(self.ablated, self.plan, self.passes)
             self.passes = None
         return self._cost
+
+
+def _counts(b: Batch) -> list[int]:
+    """How many times each row of ``b`` counts (``Batch.weight``; once each when None)."""
+    return [1] * len(b) if b.weight is None else [int(c) for c in b.weight.tolist()]
 
 
 def _padded(t: torch.Tensor, n: int) -> torch.Tensor:

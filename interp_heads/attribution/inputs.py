@@ -55,9 +55,19 @@ class Batch:
     corrupted: Int[torch.Tensor, "batch pos"] | None = None
     corrupted_answer: Int[torch.Tensor, " batch"] | None = None
     memory_capped: bool = False  # the free memory cut the task's batches (``make_batches``)
+    # how many times each row counts ([batch] whole numbers; None: once each): a bootstrap
+    # resample's repeated examples run once (``analysis.search_resamples``)
+    weight: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @property
+    def weights(self) -> torch.Tensor:
+        """Each row's count as float64 (ones when ``weight`` is None)."""
+        if self.weight is None:
+            return torch.ones(len(self), dtype=torch.float64)
+        return self.weight.to(torch.float64)
 
     @property
     def first_diff(self) -> int:

@@ -358,3 +358,59 @@ def test_a_rejected_trial_takes_no_backward_pass_and_every_trial_is_the_sweeps_f
         assert (m - m_none) / (m_all - m_none) == pytest.approx(t["f"], abs=1e-4)
         if t["accepted"]:
             removed = tried
+
+
+@pytest.mark.parametrize("kind", ["mean", "position_mean", "counterfactual"])
+def test_an_example_run_once_with_weight_c_is_the_search_over_c_copies(kind):
+    """A bootstrap resample's repeated examples run once each, counted by ``Batch.weight``: the
+    search takes the same trials (removed heads, accepted or not) with f equal to 1e-5 as the
+    search over the rows written out c times, and keeps the same heads."""
+    import dataclasses
+
+    from interp_heads.testing.tiny import tiny_model
+
+    model, task = tiny_model(), _toy()
+    times = [3, 1, 2, 1, 1, 4, 1, 2]  # example i counted times[i] times
+    copies = Task("toy", [dataclasses.replace(e, id=f"{e.id}.{j}")
+                          for e, c in zip(task.examples, times, strict=True)
+                          for j in range(c)])  # fmt: skip
+    corrupted = kind == "counterfactual"
+    written_out = search_heads(model, make_batches(model, copies, corrupted=corrupted),
+                               ablation=kind, target=0.5)  # fmt: skip
+    count = {e.id: c for e, c in zip(task.examples, times, strict=True)}
+    weighted = [dataclasses.replace(b, weight=torch.tensor([count[i] for i in b.ids]))
+                for b in make_batches(model, task, batch_size=3, corrupted=corrupted)]  # fmt: skip
+    once = search_heads(model, weighted, ablation=kind, target=0.5)
+    assert len(written_out.trials) > 3
+    assert once.heads == written_out.heads
+    for a, b in zip(once.trials, written_out.trials, strict=True):
+        assert (a["removed"], a["accepted"]) == (b["removed"], b["accepted"])
+        assert a["f"] == pytest.approx(b["f"], abs=1e-5)
+    assert once.m_all == pytest.approx(written_out.m_all, abs=1e-5)
+    assert sorted(once.examples["all"]) == pytest.approx(sorted(written_out.examples["all"]))
+
+
+def test_resample_values_hold_an_example_counted_c_times_c_times():
+    """``resample`` draws a prompt per removed head: with weights, each prompt's row is there as
+    many times as it counts, so the draws fall on the same prompts with the same probabilities
+    as over the rows written out (in another order)."""
+    import dataclasses
+
+    from interp_heads.analysis.head_search import KeptModel
+    from interp_heads.testing.tiny import tiny_model
+
+    model, task = tiny_model(), _toy()
+    times = [3, 1, 2, 1, 1, 4, 1, 2]
+    copies = Task("toy", [dataclasses.replace(e, id=f"{e.id}.{j}")
+                          for e, c in zip(task.examples, times, strict=True)
+                          for j in range(c)])  # fmt: skip
+    count = {e.id: c for e, c in zip(task.examples, times, strict=True)}
+    weighted = [dataclasses.replace(b, weight=torch.tensor([count[i] for i in b.ids]))
+                for b in make_batches(model, task, batch_size=3, corrupted=False)]  # fmt: skip
+
+    def rows(batches):
+        values = KeptModel(model, batches, "resample").values
+        return sorted(tuple(round(float(v), 5) for v in row[0].flatten()[:4]) for row in values)
+
+    assert rows(weighted) == rows(make_batches(model, copies, corrupted=False))
+    assert len(rows(weighted)) == sum(times)
