@@ -10,7 +10,7 @@ not try (``SearchPath.size_interval``: [105, 105] said nothing about other paths
 
 An example a resample draws c times runs once and counts c times (``Batch.weight``: in m, in
 the ranking's gradient terms and in the ablation values), which gives the search over the c
-copies (f to float rounding) in about 0.63 of the passes. Under ``resample`` ablation a removed
+copies (f to float rounding) on about 0.63 of the rows. Under ``resample`` ablation a removed
 head's prompt is drawn from the same rows with the same probabilities, in another order.
 """
 
