@@ -22,15 +22,14 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from interp_heads.analysis.head_search import (
-    COUNTERFACTUAL,
     PATIENCE,
     STEP,
     TARGET,
     UPPER,
-    KeptModel,
     SearchPath,
     search_heads,
 )
+from interp_heads.analysis.kept_model import COUNTERFACTUAL, KeptModel
 from interp_heads.analysis.sufficiency import faithfulness_curves
 from interp_heads.errors import InputError
 from interp_heads.heads import Head, head_label
@@ -128,7 +127,7 @@ def find_sufficient_set(
     built-in's name; ``ranking``: a ``HeadScores`` or heads most important first (None:
     ``attribute_heads(model, searched examples, method)``); ``out_dir``: where the verification
     sweeps are stored and resumed; ``ablation``: what every head not kept becomes, in the search
-    and the verification (``analysis.head_search.ABLATIONS``). ``counterfactual`` (each example's
+    and the verification (``analysis.kept_model.ABLATIONS``). ``counterfactual`` (each example's
     own corrupted prompt, MIB's choice) needs the task's corrupted prompts and is verified on the
     answer's log-prob only (:func:`verify_counterfactual`; ``metrics`` and the generation options
     do not apply). ``patience``: single heads whose removal fails kept for good before the search

@@ -181,7 +181,7 @@ class RunConfig(
             )
 
     def _check_search_ablation(self) -> None:
-        from interp_heads.analysis.head_search import ABLATIONS  # torch: only when searching
+        from interp_heads.analysis.kept_model import ABLATIONS  # torch: only when searching
 
         if str(self.search_ablation) not in ABLATIONS:
             raise PipelineError(

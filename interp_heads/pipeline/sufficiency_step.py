@@ -84,7 +84,8 @@ def search_sets(exp: Experiment, inputs: Inputs, rankings: dict, metrics: list[s
     is skipped with a note, and the set is verified on log-prob only (``verify_counterfactual``)."""
     import pandas as pd
 
-    from interp_heads.analysis.head_search import COUNTERFACTUAL, search_heads
+    from interp_heads.analysis.head_search import search_heads
+    from interp_heads.analysis.kept_model import COUNTERFACTUAL
     from interp_heads.analysis.search_resamples import resampled_sizes, sizes_text
     from interp_heads.analysis.sufficient_set import set_status
     from interp_heads.attribution.inputs import make_batches
@@ -228,7 +229,7 @@ def _stored_sets(exp: Experiment, ablation: str):
 def _verify(exp: Experiment, inputs: Inputs, name, ev, heads, ranking, metrics, ablation):
     """The found set on the eval examples beside the ranking's prefix and random sets: by the
     sweep (generation and logit metrics), or teacher-forced under ``counterfactual``."""
-    from interp_heads.analysis.head_search import COUNTERFACTUAL
+    from interp_heads.analysis.kept_model import COUNTERFACTUAL
     from interp_heads.analysis.sufficient_set import verify_counterfactual, verify_set
     from interp_heads.store.names import safe_name
 

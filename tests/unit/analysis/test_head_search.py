@@ -311,7 +311,7 @@ def test_a_rejected_trial_takes_no_backward_pass_and_every_trial_is_the_sweeps_f
     graph (much free memory) or only the last one's (none: the others run again when accepted)
     gives the same trials, and every trial's f, rejected ones included, is f by the sweep's own
     mask on the set it tried."""
-    from interp_heads.analysis import head_search
+    from interp_heads.analysis import kept_model
     from interp_heads.attribution import memory
     from interp_heads.attribution.gradients import ZPass
     from interp_heads.heads import parse_head
@@ -322,7 +322,7 @@ def test_a_rejected_trial_takes_no_backward_pass_and_every_trial_is_the_sweeps_f
     assert len(batches) == 3
     monkeypatch.setattr(memory, "free_bytes", lambda device: free)
     calls = {"backward": 0, "forward": 0, "graph": 0}
-    gradients, forward = ZPass.gradients, head_search.z_forward
+    gradients, forward = ZPass.gradients, kept_model.z_forward
 
     def counted_gradients(self):
         calls["backward"] += 1
@@ -334,7 +334,7 @@ def test_a_rejected_trial_takes_no_backward_pass_and_every_trial_is_the_sweeps_f
         return forward(*args, graph=graph, **kw)
 
     monkeypatch.setattr(ZPass, "gradients", counted_gradients)
-    monkeypatch.setattr(head_search, "z_forward", counted_forward)
+    monkeypatch.setattr(kept_model, "z_forward", counted_forward)
     path = search_heads(model, batches, ablation="mean")
     steps = path.steps()
     accepted, rejected = int(steps.accepted.sum()), int((~steps.accepted).sum())
@@ -396,7 +396,7 @@ def test_resample_values_hold_an_example_counted_c_times_c_times():
     as over the rows written out (in another order)."""
     import dataclasses
 
-    from interp_heads.analysis.head_search import KeptModel
+    from interp_heads.analysis.kept_model import KeptModel
     from interp_heads.testing.tiny import tiny_model
 
     model, task = tiny_model(), _toy()
