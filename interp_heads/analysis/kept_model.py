@@ -21,6 +21,11 @@ from interp_heads.attribution.inputs import Batch, answer_logprob
 from interp_heads.errors import InputError
 from interp_heads.heads import heads_by_layer
 
+# the share of the free memory a trial's held graphs may take: keeping a graph only saves running
+# its forward pass again, so it leaves room to the jobs beside it (on the 24 GB machine beside a
+# study, retrieval's searched batches, about 8 GB each, were held two at a time at 16 GB with
+# FRACTION's 95%)
+HOLD_SHARE = 0.5
 # what the search replaces a removed head's z with: registered kinds, and each example's own
 # corrupted prompt (MIB's counterfactual; teacher-forced only, see KeptModel)
 ABLATIONS = ("mean", "position_mean", "resample", "counterfactual")
@@ -154,15 +159,15 @@ class KeptModel:
                          attention_mask=b.mask, transform=ablate, graph=graph)  # fmt: skip
 
     def _holds(self, i: int) -> bool:
-        """Whether batch ``i``'s graph may be kept: the free memory now holds it and the
-        largest gradient pass of the batches after it."""
+        """Whether batch ``i``'s graph may be kept: half the free memory now holds it and the
+        largest gradient pass of the batches after it (:data:`HOLD_SHARE`)."""
         from interp_heads.attribution import memory
 
         free = memory.free_bytes(self.model.cfg.device)
         if free is None:
             return False
         need = [memory.row_bytes(self.model.cfg, b.clean.shape[1]) * len(b) for b in self.batches]
-        return need[i] + max(need[i + 1 :]) <= memory.FRACTION * free
+        return need[i] + max(need[i + 1 :]) <= HOLD_SHARE * free
 
     def run(self, ablated: torch.Tensor) -> tuple[float, torch.Tensor, np.ndarray]:
         """m with the heads of ``ablated`` (``[layer, head]`` bool) ablated, per head the
