@@ -39,7 +39,7 @@ is not: the cheapest head's failure says nothing about the others'.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -155,12 +155,14 @@ def search_heads(
     model, batches: Sequence[Batch], *, target: float = TARGET, step: float = STEP,
     ablation: str = "mean", seed: int = 0, patience: int = PATIENCE,
     upper: float | None = UPPER, minimal: bool = True,
+    on_trial: Callable[[dict], None] | None = None,
 ) -> SearchPath:  # fmt: skip
     """The search of the module docstring on ``batches`` (``attribution.inputs.make_batches``);
-    ``ablation``: one of ``analysis.kept_model.ABLATIONS`` (:class:`KeptModel`); ``seed`` seeds ``resample``'s draws;
-    ``patience``: how many single heads whose removal fails are kept for good before the search
-    stops (0: it stops at the first); ``upper``: the band's top (None: f >= ``target`` only);
-    ``minimal``: end with the 1-minimality pass.
+    ``ablation``: one of ``analysis.kept_model.ABLATIONS`` (:class:`KeptModel`); ``seed`` seeds
+    ``resample``'s draws; ``patience``: how many single heads whose removal fails are kept for
+    good before the search stops (0: it stops at the first); ``upper``: the band's top (None:
+    f >= ``target`` only); ``minimal``: end with the 1-minimality pass; ``on_trial(row)``: called
+    after each trial with its row of :meth:`SearchPath.steps` (a long search's progress).
 
     Raises InputError for a target or step outside (0, 1], an ``upper`` below 1, and
     when ablating every head does not lower the answer's log-prob (f is then undefined: nothing
@@ -195,6 +197,8 @@ def search_heads(
         trials.append({"kept_before": kept, "tried": len(order), "f": trial_f, "accepted": ok,
                        "in_band": band, "removed": ",".join(head_label(*h) for h in order),
                        "phase": phase})  # fmt: skip
+        if on_trial is not None:
+            on_trial(trials[-1])
         # the next step's ranking: the backward passes only for a kept set the search moves to
         return ok, trial_f, passes.cost() if ok else None
 

@@ -29,7 +29,8 @@ from interp_heads.errors import InputError
 def resampled_sizes(
     model, task, *, resamples: int, seed: int = 0, fmt: str = "auto", batch_size: int = 16,
     corrupted: bool = False, done: Mapping[int, int | None] | None = None,
-    on_size: Callable[[int, int | None], None] | None = None, **search,
+    on_size: Callable[[int, int | None], None] | None = None,
+    on_trial: Callable[[int, dict], None] | None = None, **search,
 ) -> list[int | None]:  # fmt: skip
     """The size of the set ``search_heads(**search)`` finds on each of ``resamples`` resamples of
     ``task``'s examples (None where a resample has nothing to search for: ablating every head
@@ -38,7 +39,8 @@ def resampled_sizes(
 
     Each resample is a whole search, so a run folder keeps each size as it comes: ``done`` holds
     the sizes of resamples already searched (by index; they are not searched again, and the
-    draws of the others are the same), ``on_size(i, size)`` is called after each new one."""
+    draws of the others are the same), ``on_size(i, size)`` is called after each new one, and
+    ``on_trial(i, row)`` after each of its trials (``search_heads``' ``on_trial``)."""
     import torch
 
     from interp_heads.analysis.head_search import search_heads
@@ -67,7 +69,9 @@ def resampled_sizes(
         batches = [dataclasses.replace(b, weight=torch.tensor([count[e] for e in b.ids]))
                    for b in batches]  # fmt: skip
         try:
-            sizes.append(len(search_heads(model, batches, seed=seed, **search).heads))
+            each = None if on_trial is None else (lambda row, r=r: on_trial(r, row))
+            sizes.append(len(search_heads(model, batches, seed=seed, on_trial=each,
+                                          **search).heads))  # fmt: skip
         except InputError:
             sizes.append(None)
         if on_size is not None:

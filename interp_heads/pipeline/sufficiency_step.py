@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
 from interp_heads.analysis.sufficiency import SELECTIONS, kept_grid
@@ -114,16 +115,19 @@ def search_sets(exp: Experiment, inputs: Inputs, rankings: dict, metrics: list[s
                                    corrupted=patched,
                                    rows_for_width=gradient_rows(exp.model, batch_size))  # fmt: skip
             key = _search_key(rank, search, seed=cfg.seed, fmt=fmt, batch_size=batch_size)
-            path = _kept_search(folder, name, key, lambda batches=batches: search_heads(
-                exp.model, batches, seed=cfg.seed, **search))  # fmt: skip
+            with _trials_bar(exp, name) as shown:
+                path = _kept_search(folder, name, key, lambda batches=batches: search_heads(
+                    exp.model, batches, seed=cfg.seed, on_trial=shown, **search))  # fmt: skip
         except (InputError, ValueError) as exc:  # nothing to search for; no corrupted prompts
             note[name] = {"skipped": str(exc)}
             exp.say(f"sufficiency_search: {name}: skipped: {exc}")
             continue
-        sizes = resampled_sizes(exp.model, rank, resamples=cfg.sufficiency_resamples,
-                                seed=cfg.seed, fmt=fmt, batch_size=batch_size,
-                                corrupted=patched, **search,
-                                **_kept_sizes(folder, name, key, cfg.sufficiency_resamples))  # fmt: skip
+        with _trials_bar(exp, f"{name} resamples") as shown:
+            sizes = resampled_sizes(exp.model, rank, resamples=cfg.sufficiency_resamples,
+                                    seed=cfg.seed, fmt=fmt, batch_size=batch_size,
+                                    corrupted=patched, on_trial=lambda r, row: shown(row, r),
+                                    **search, **_kept_sizes(folder, name, key,
+                                                            cfg.sufficiency_resamples))  # fmt: skip
         table = _verify(exp, inputs, name, ev, path.heads, rankings[name], metrics, ablation)
         status, reason = set_status(table, cfg.sufficiency_target, cfg.sufficiency_upper)
         heads = ",".join(head_label(*h) for h in path.heads)
@@ -142,6 +146,24 @@ def search_sets(exp: Experiment, inputs: Inputs, rankings: dict, metrics: list[s
         folder.write_frame(folder.sufficient_sets_csv, pd.concat(tables, ignore_index=True))
         folder.write_frame(folder.sufficient_steps_csv, pd.concat(steps, ignore_index=True))
     return note
+
+
+@contextmanager
+def _trials_bar(exp: Experiment, label: str):
+    """A progress bar over a search's trials (off with ``--quiet``): ``shown(row, resample=None)``
+    counts one trial and shows the heads kept after it, its f and the resample searched."""
+    from tqdm.auto import tqdm
+
+    with tqdm(desc=f"search {label}", unit=" trials", leave=False,
+              disable=exp.invocation.quiet) as bar:  # fmt: skip
+
+        def shown(row: dict, resample: int | None = None) -> None:
+            kept = row["kept_before"] - (row["tried"] if row["accepted"] else 0)
+            extra = {} if resample is None else {"resample": resample}
+            bar.set_postfix(kept=kept, f=f"{row['f']:.2f}", **extra, refresh=False)
+            bar.update(1)
+
+        yield shown
 
 
 def _search_key(rank, search: dict, **options) -> str:

@@ -252,3 +252,18 @@ def test_resampled_sizes_skip_the_resamples_done_and_keep_each_new_one():
                             on_size=lambda r, s: kept.append((r, s)))  # fmt: skip
     # the done sizes are taken as given (not searched); resample 1 draws the same examples
     assert sizes == [7, whole[1], None] and kept == [(1, whole[1])]
+
+
+def test_on_trial_sees_every_trial_as_the_path_keeps_it_and_the_resample_searched():
+    from interp_heads.analysis.search_resamples import resampled_sizes
+    from interp_heads.testing.planted import planted_model
+
+    model = planted_model()
+    task = _successor_task(model)
+    seen: list = []
+    path = search_heads(model, make_batches(model, task, corrupted=False), on_trial=seen.append)
+    assert seen == path.trials and len(seen) > 1
+    resampled: list = []
+    sizes = resampled_sizes(model, task, resamples=2, seed=1, step=0.5,
+                            on_trial=lambda r, row: resampled.append((r, row["phase"])))  # fmt: skip
+    assert sizes == [1, 1] and {r for r, _ in resampled} == {0, 1}
