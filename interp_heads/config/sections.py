@@ -245,7 +245,8 @@ class AnalysisSection(Section):
         "above it; None: f >= sufficiency_target only)")  # fmt: skip
     sufficiency_resamples: NonNeg = Field(0, description="bootstrap resamples of the searched "
                                           "examples the same search runs on again: the sizes "
-                                          "it finds there (each costs one whole search)")  # fmt: skip
+                                          "it finds there (each costs one whole search on "
+                                          "its distinct examples)")  # fmt: skip
 
 
 class GenerationSection(Section):
