@@ -192,10 +192,13 @@ def table(rows: pd.DataFrame, rankings: dict | None = None) -> list[str]:
 class SufficientSets(Study):
     name = "sufficient_sets"
     summary = "the smallest sufficient head set per task, searched, under four ablations"
-    # 2026-12-04, the four full-size runs one after another: counterfactual 48.6, position_mean
-    # 35.2 (both sharing the machine with tests), mean 43.9 and resample 39.5 min
+    # full: not timed since the patient search (patience 8, the 1-minimality pass, 3 resamples
+    # each a whole search). The 167 min of 2026-12-04 were the patience-0 search's. On retrieval
+    # under mean ablation, at one torch thread beside another study: the main search 57 min (55
+    # trials, before rejected trials went forward-only), its first resample 29 min (forward-only
+    # rejected trials, distinct examples once); the other tasks' prompts are 4-15x shorter
     # small: 2026-12-07, shared machine (Study.minutes)
-    minutes: dict = {"small": 3.4, "full": 167.2}
+    minutes: dict = {"small": 3.4}
     base = "configs/sufficiency_search.toml"
     ablations = ABLATIONS
     # the kept-set sweep only at the run's ks: the verdicts side by side (the curves over MIB's
