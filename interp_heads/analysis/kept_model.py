@@ -128,8 +128,8 @@ class KeptModel:
         per example now, each kept head's estimated cost only if asked (:meth:`Trial.cost`, the
         backward passes), so a trial the search rejects costs forward passes only.
 
-        A batch's graph is kept for the backward pass while the free memory also holds the
-        next batch's gradient pass (``attribution.memory``; the last batch's always: the batches
+        A batch's graph is kept for the backward pass while half the free memory holds it and
+        the next batch's gradient pass (:meth:`_holds`; the last batch's always: the batches
         were cut so that one pass fits); a batch run without its graph is run again with it when
         its cost is asked for. Either way the values are those of the same forward pass."""
         plan, passes, each, total = self._plan(ablated), [], [], 0.0
