@@ -59,7 +59,7 @@ def resampled_sizes(
             sizes.append(done[r])
             continue
         # an example drawn c times runs once and counts c times (Batch.weight): the same sums
-        # as c rows, in fewer passes (a resample of n holds about 0.63 n distinct examples)
+        # as c rows, on fewer rows (a resample of n holds about 0.63 n distinct examples)
         times = Counter(int(i) for i in drawn)
         examples = [task.examples[i] for i in sorted(times)]
         sub = Task(task.name, examples, task.source, task.sha256, dict(task.meta))
