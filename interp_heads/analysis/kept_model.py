@@ -64,6 +64,10 @@ class KeptModel:
         else:
             self.kind = get_kind(ablation)
             self.values = self._values(ablation)
+        # each batch's gradient pass in bytes (attribution.memory), what holding its graph takes
+        from interp_heads.attribution.memory import row_bytes
+
+        self._need = [row_bytes(cfg, b.clean.shape[1]) * len(b) for b in self.batches]
         # every head's rewrite: what a kept head's estimated cost is measured against
         self.every = self._plan(torch.ones(self.shape, dtype=torch.bool))
 
@@ -86,7 +90,7 @@ class KeptModel:
             n = w.sum(1).clamp(min=1)
             each = [{layer: (f[i].sum(0) / n[i]).cpu() for layer, f in enumerate(flipped)}
                     for i in range(len(b))]  # fmt: skip
-            rows += [row for row, c in zip(each, _counts(b), strict=True) for _ in range(c)]
+            rows += [row for row, c in zip(each, b.counts, strict=True) for _ in range(c)]
             part = [_padded(f.sum(0), self.longest) for f in flipped]  # [from_end, head, d]
             count = _padded(w.sum(0), self.longest)
             sums = part if sums is None else [s + p for s, p in zip(sums, part, strict=True)]
@@ -142,8 +146,8 @@ class KeptModel:
             if b.weight is None:
                 total += float(values.sum())  # m: one float per batch, summed in batch order
             else:
-                total += float((values.double() * b.weights).sum())
-            each.append(np.repeat(values.cpu().numpy(), _counts(b)))
+                total += float((values.double() * b.weight.double()).sum())
+            each.append(np.repeat(values.cpu().numpy(), b.counts))
         each = np.concatenate(each)
         return Trial(self, ablated, plan, passes, total / len(each), each)
 
@@ -166,8 +170,7 @@ class KeptModel:
         free = memory.free_bytes(self.model.cfg.device)
         if free is None:
             return False
-        need = [memory.row_bytes(self.model.cfg, b.clean.shape[1]) * len(b) for b in self.batches]
-        return need[i] + max(need[i + 1 :]) <= HOLD_SHARE * free
+        return self._need[i] + max(self._need[i + 1 :]) <= HOLD_SHARE * free
 
     def run(self, ablated: torch.Tensor) -> tuple[float, torch.Tensor, np.ndarray]:
         """m with the heads of ``ablated`` (``[layer, head]`` bool) ablated, per head the
@@ -193,7 +196,7 @@ class KeptModel:
                 gone = self._rewritten(z, self.every[layer], i, layer)
                 term = (g * (z - gone) * w).sum(dim=(0, 1, 3))
                 cost[layer] += term.float().cpu()
-            n += sum(_counts(b))
+            n += sum(b.counts)
         return torch.where(ablated, 0.0, cost / n)
 
 
@@ -215,11 +218,6 @@ class Trial:
             self._cost = self.kept_model._cost(self.ablated, self.plan, self.passes)
             self.passes = None
         return self._cost
-
-
-def _counts(b: Batch) -> list[int]:
-    """How many times each row of ``b`` counts (``Batch.weight``; once each when None)."""
-    return [1] * len(b) if b.weight is None else [int(c) for c in b.weight.tolist()]
 
 
 def _padded(t: torch.Tensor, n: int) -> torch.Tensor:

@@ -63,11 +63,9 @@ class Batch:
         return len(self.ids)
 
     @property
-    def weights(self) -> torch.Tensor:
-        """Each row's count as float64 (ones when ``weight`` is None)."""
-        if self.weight is None:
-            return torch.ones(len(self), dtype=torch.float64)
-        return self.weight.to(torch.float64)
+    def counts(self) -> list[int]:
+        """How many times each row counts (once each when ``weight`` is None)."""
+        return [1] * len(self) if self.weight is None else [int(c) for c in self.weight.tolist()]
 
     @property
     def first_diff(self) -> int:
